@@ -1,0 +1,164 @@
+//! The JSON report document, version `JSON_VERSION`: run provenance, verifications, and one summary
+//! per cell-step (every metric as median and 95% interval), relative speeds, memory fits and the proxy
+//! study. Documented field by field in docs/reports.md; fields are only ever added within a version.
+
+use crate::overhead::Source;
+use crate::view::ReportView;
+use bakeoff_lab::results::{CellKey, RunInfo, VerifyReport};
+use bakeoff_lab::summary::Estimate;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const JSON_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Document<'a> {
+    format: &'static str,
+    version: u32,
+    run: &'a RunInfo,
+    status: &'a str,
+    finished: bool,
+    finished_at: Option<&'a str>,
+    verifications: &'a [VerifyReport],
+    cells: Vec<Cell<'a>>,
+    relative: BTreeMap<&'a str, Vec<Relative<'a>>>,
+    proxy: Option<Proxy<'a>>,
+}
+
+#[derive(Serialize)]
+struct Cell<'a> {
+    #[serde(flatten)]
+    cell: &'a CellKey,
+    step: usize,
+    step_label: &'a str,
+    target_rate: Option<f64>,
+    metrics: BTreeMap<&'static str, &'a Estimate>,
+    rps_spread: f64,
+    disagree: bool,
+    warnings: Vec<Warning<'a>>,
+    memory: Option<Memory>,
+}
+
+#[derive(Serialize)]
+struct Warning<'a> {
+    message: &'a str,
+    advice: &'a str,
+}
+
+#[derive(Serialize)]
+struct Memory {
+    trial: u32,
+    slope_mib_per_min: f64,
+    r2: f64,
+    growing: bool,
+}
+
+#[derive(Serialize)]
+struct Relative<'a> {
+    #[serde(flatten)]
+    cell: &'a CellKey,
+    ratio: f64,
+    low: f64,
+    high: f64,
+    fastest: bool,
+}
+
+#[derive(Serialize)]
+struct Proxy<'a> {
+    baseline_stack: &'static str,
+    overhead: Vec<OverheadRow<'a>>,
+    max_throughput: Vec<MaxRow<'a>>,
+}
+
+#[derive(Serialize)]
+struct OverheadRow<'a> {
+    #[serde(flatten)]
+    cell: &'a CellKey,
+    step: usize,
+    target_rate: f64,
+    /// stat label -> (delta µs, delta %)
+    delta_us: BTreeMap<&'static str, f64>,
+    delta_percent: BTreeMap<&'static str, f64>,
+    from_histograms: bool,
+}
+
+#[derive(Serialize)]
+struct MaxRow<'a> {
+    #[serde(flatten)]
+    cell: &'a CellKey,
+    requests_per_sec: &'a Estimate,
+    percent_of_baseline: Option<f64>,
+}
+
+pub fn render(view: &ReportView) -> String {
+    let d = view.data;
+    let cells = view
+        .cells
+        .iter()
+        .map(|c| Cell {
+            cell: &c.cell,
+            step: c.step,
+            step_label: &c.step_label,
+            target_rate: c.target_rate,
+            metrics: c.metrics.iter().map(|(m, e)| (m.id(), e)).collect(),
+            rps_spread: c.rps_spread,
+            disagree: c.disagree,
+            warnings: c.warnings.iter().map(|(m, a)| Warning { message: m, advice: a }).collect(),
+            memory: view.memory_of(&c.cell).and_then(|m| {
+                m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })
+            }),
+        })
+        .collect();
+    let relative = view
+        .scenarios
+        .iter()
+        .map(|s| {
+            let rows = s
+                .relative
+                .iter()
+                .map(|r| Relative { cell: &r.cell, ratio: r.ratio, low: r.low, high: r.high, fastest: r.fastest })
+                .collect();
+            (s.scenario.as_str(), rows)
+        })
+        .collect();
+    let proxy = view.proxy.as_ref().map(|p| Proxy {
+        baseline_stack: crate::proxy::BASELINE_STACK,
+        overhead: p
+            .overheads
+            .iter()
+            .map(|o| OverheadRow {
+                cell: &o.cell,
+                step: o.step,
+                target_rate: o.target_rate,
+                delta_us: o.overheads.iter().map(|x| (x.stat.label(), x.delta_us)).collect(),
+                delta_percent: o.overheads.iter().map(|x| (x.stat.label(), x.delta_percent)).collect(),
+                from_histograms: p
+                    .lines
+                    .iter()
+                    .filter(|l| l.cell == o.cell)
+                    .flat_map(|l| &l.points)
+                    .any(|pt| pt.step == o.step && pt.percentiles.source == Source::Histograms),
+            })
+            .collect(),
+        max_throughput: p
+            .max
+            .iter()
+            .map(|m| MaxRow { cell: &m.cell, requests_per_sec: &m.rps, percent_of_baseline: m.percent_of_baseline })
+            .collect(),
+    });
+    let doc = Document {
+        format: "bakeoff-report",
+        version: JSON_VERSION,
+        run: &d.run,
+        status: &d.status,
+        finished: d.is_finished(),
+        finished_at: d.finished_at.as_deref(),
+        verifications: &d.verifications,
+        cells,
+        relative,
+        proxy,
+    };
+    let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,48 @@
+//! The Markdown report: the text report's tables as GitHub pipe tables, for pasting into an article
+//! or an issue.
+
+use crate::tables::{self, Table};
+use crate::view::ReportView;
+use std::fmt::Write;
+
+pub fn render(view: &ReportView) -> String {
+    let mut out = format!("# bakeoff run `{}`\n\n", view.data.run.id);
+    out.push_str("| | |\n|---|---|\n");
+    for (k, v) in tables::provenance(view) {
+        let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    }
+    for sv in &view.scenarios {
+        let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
+        table(&mut out, &tables::scenario(view, sv));
+    }
+    if let Some(t) = tables::proxy_overhead(view) {
+        out.push_str("\n## Proxy: latency overhead over the baseline (nginx direct)\n\n");
+        table(&mut out, &t);
+    }
+    if let Some(t) = tables::proxy_max(view) {
+        out.push_str("\n## Proxy: maximum throughput (closed model)\n\n");
+        table(&mut out, &t);
+    }
+    let (fails, warns) = view.verification_counts();
+    let _ = writeln!(out, "\n## Verification: {fails} failed, {warns} warned\n");
+    table(&mut out, &tables::verification(view, false));
+    out
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn table(out: &mut String, t: &Table) {
+    let _ = writeln!(out, "| {} |", t.headers.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(t.headers.len()));
+    for r in &t.rows {
+        let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    }
+    if !t.notes.is_empty() {
+        out.push('\n');
+        for (i, (msg, advice)) in t.notes.iter().enumerate() {
+            let _ = writeln!(out, "{}. ⚠ {}: {}", i + 1, cell(msg), cell(advice));
+        }
+    }
+}

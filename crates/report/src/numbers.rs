@@ -1,0 +1,104 @@
+//! How numbers are written in human-facing formats (text, Markdown, HTML): one place, so the same
+//! value reads the same everywhere. CSV and JSON write raw numbers instead.
+
+use bakeoff_lab::summary::{Estimate, Metric};
+
+/// A latency in microseconds with a unit that keeps 3 significant digits: "812 µs", "1.23 ms", "2.50 s".
+pub fn latency(us: f64) -> String {
+    if !us.is_finite() {
+        "–".into()
+    } else if us < 1_000.0 {
+        format!("{} µs", sig3(us))
+    } else if us < 1_000_000.0 {
+        format!("{} ms", sig3(us / 1_000.0))
+    } else {
+        format!("{} s", sig3(us / 1_000_000.0))
+    }
+}
+
+/// 3 significant digits, no exponent.
+pub fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// An integer-ish count with thousands separators: 128,748.
+pub fn grouped(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    let n = v.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+/// A metric's median in its natural unit.
+pub fn metric_value(m: Metric, v: f64) -> String {
+    if !v.is_finite() {
+        return "–".into();
+    }
+    match m {
+        Metric::P50Us | Metric::P90Us | Metric::P99Us | Metric::P999Us | Metric::P9999Us | Metric::MaxUs
+        | Metric::MeanUs | Metric::Tm999Us => latency(v),
+        Metric::RequestsPerSec => grouped(v),
+        Metric::ErrorPercent => format!("{v:.2}%"),
+        Metric::ServerCpuPercent | Metric::ClientCpuPercent => format!("{v:.0}%"),
+        _ => sig3(v),
+    }
+}
+
+/// The half-width of the 95% interval as a percentage of the median: "±1.2%"; "(1 trial)" when there
+/// is no interval to show.
+pub fn interval(e: &Estimate) -> String {
+    if e.trials < 2 {
+        "(1 trial)".into()
+    } else if !e.ci_low.is_finite() || !e.ci_high.is_finite() {
+        "".into()
+    } else {
+        format!("±{:.1}%", e.relative_half_width() * 100.0)
+    }
+}
+
+/// "128,748 ±1.2%"
+pub fn estimate(m: Metric, e: &Estimate) -> String {
+    let i = interval(e);
+    if i.is_empty() { metric_value(m, e.median) } else { format!("{} {}", metric_value(m, e.median), i) }
+}
+
+pub fn mib(bytes: u64) -> String {
+    format!("{} MiB", sig3(bytes as f64 / (1024.0 * 1024.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latencies_keep_three_digits() {
+        assert_eq!(latency(812.4), "812 µs");
+        assert_eq!(latency(1234.0), "1.23 ms");
+        assert_eq!(latency(45_600.0), "45.6 ms");
+        assert_eq!(latency(2_500_000.0), "2.50 s");
+        assert_eq!(latency(f64::NAN), "–");
+    }
+
+    #[test]
+    fn counts_are_grouped() {
+        assert_eq!(grouped(128747.6), "128,748");
+        assert_eq!(grouped(999.0), "999");
+        assert_eq!(grouped(-1000.0), "-1,000");
+    }
+}

@@ -1,0 +1,134 @@
+//! The proxy study view (seed 004): for cells of scenario "proxy", latency percentiles against the
+//! target rate of each ramp step, each proxy's overhead over the baseline (stack "baseline": nginx
+//! served directly) at the same step, and maximum throughput from the closed-model steps.
+//!
+//! Max throughput rule: a proxy cell's steps without a target rate (closed model) measure how much it
+//! can serve; its maximum is the best median req/s among them. The lab has one "proxy" scenario, and
+//! a variant names a stack's build, so neither a "proxy-max" scenario nor a "max" variant is needed.
+
+use crate::overhead::{overhead, pooled, Overhead, Percentiles};
+use bakeoff_lab::results::{CellKey, TrialRecord};
+use bakeoff_lab::summary::{CellSummary, Estimate, Metric};
+use std::collections::BTreeMap;
+
+pub const PROXY_SCENARIO: &str = "proxy";
+pub const BASELINE_STACK: &str = "baseline";
+
+pub struct ProxyView {
+    /// Baseline first, then proxies by name.
+    pub lines: Vec<RampLine>,
+    /// One row per proxy cell and ramp step that the baseline also ran.
+    pub overheads: Vec<OverheadRow>,
+    /// Baseline first, then by throughput.
+    pub max: Vec<MaxThroughput>,
+}
+
+/// Pooled percentiles of one cell at each open-model step.
+pub struct RampLine {
+    pub cell: CellKey,
+    pub points: Vec<RampPoint>,
+}
+
+pub struct RampPoint {
+    pub step: usize,
+    pub target_rate: f64,
+    pub achieved_rps: f64,
+    pub percentiles: Percentiles,
+}
+
+pub struct OverheadRow {
+    pub cell: CellKey,
+    pub step: usize,
+    pub target_rate: f64,
+    pub overheads: Vec<Overhead>,
+}
+
+pub struct MaxThroughput {
+    pub cell: CellKey,
+    pub rps: Estimate,
+    /// 100 * rps / baseline rps.
+    pub percent_of_baseline: Option<f64>,
+}
+
+/// Rates match when they differ by less than 0.5% (they come from the same study file, so they are
+/// equal in practice; the slack only absorbs float printing).
+fn same_rate(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 0.005 * a.abs().max(b.abs())
+}
+
+pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<ProxyView> {
+    let mut by_cell: BTreeMap<&CellKey, Vec<&TrialRecord>> = BTreeMap::new();
+    for t in trials.iter().filter(|t| t.cell.scenario == PROXY_SCENARIO) {
+        by_cell.entry(&t.cell).or_default().push(t);
+    }
+    if by_cell.is_empty() {
+        return None;
+    }
+    let mut lines: Vec<RampLine> = by_cell.iter().map(|(cell, ts)| ramp_line(cell, ts)).collect();
+    lines.sort_by_key(|l| (l.cell.stack != BASELINE_STACK, l.cell.clone()));
+    let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
+    let overheads = match baseline {
+        None => Vec::new(),
+        Some(b) => lines
+            .iter()
+            .filter(|l| l.cell.stack != BASELINE_STACK)
+            .flat_map(|l| {
+                l.points.iter().filter_map(move |p| {
+                    let bp = b.points.iter().find(|bp| same_rate(bp.target_rate, p.target_rate))?;
+                    Some(OverheadRow {
+                        cell: l.cell.clone(),
+                        step: p.step,
+                        target_rate: p.target_rate,
+                        overheads: overhead(&p.percentiles, &bp.percentiles),
+                    })
+                })
+            })
+            .collect(),
+    };
+    Some(ProxyView { lines, overheads, max: max_throughput(cells) })
+}
+
+fn ramp_line(cell: &CellKey, trials: &[&TrialRecord]) -> RampLine {
+    let first = trials[0];
+    let points = first
+        .load
+        .steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let rate = s.target_rate?;
+            let achieved: Vec<f64> = trials.iter().filter_map(|t| t.load.steps.get(i)).map(|s| s.requests_per_sec).collect();
+            Some(RampPoint {
+                step: i,
+                target_rate: rate,
+                achieved_rps: achieved.iter().sum::<f64>() / achieved.len() as f64,
+                percentiles: pooled(trials, i),
+            })
+        })
+        .collect();
+    RampLine { cell: cell.clone(), points }
+}
+
+fn max_throughput(cells: &[CellSummary]) -> Vec<MaxThroughput> {
+    let mut best: BTreeMap<&CellKey, Estimate> = BTreeMap::new();
+    for c in cells.iter().filter(|c| c.cell.scenario == PROXY_SCENARIO && c.target_rate.is_none()) {
+        let e = c.get(Metric::RequestsPerSec);
+        let entry = best.entry(&c.cell).or_insert(e);
+        if e.median > entry.median {
+            *entry = e;
+        }
+    }
+    let base = best.iter().find(|(k, _)| k.stack == BASELINE_STACK).map(|(_, e)| e.median);
+    let mut out: Vec<MaxThroughput> = best
+        .into_iter()
+        .map(|(cell, rps)| MaxThroughput {
+            cell: cell.clone(),
+            percent_of_baseline: base.filter(|b| *b > 0.0).map(|b| 100.0 * rps.median / b),
+            rps,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.cell.stack != BASELINE_STACK).cmp(&(b.cell.stack != BASELINE_STACK)).then(b.rps.median.total_cmp(&a.rps.median))
+    });
+    out
+}

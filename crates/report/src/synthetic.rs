@@ -1,0 +1,253 @@
+//! A deterministic synthetic run for tests, snapshots and demos (`bakeoff report --demo`): three HTTP
+//! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise
+//! and one leaking server. Histograms are real HDR histograms, so every format reads realistic data.
+
+use bakeoff_lab::results::{
+    CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
+};
+use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, StepReport, TimelinePoint};
+use bakeoff_store::RunData;
+use base64::Engine;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+pub const RUN_ID: &str = "20240501T120000Z-demo";
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The histogram string a `StepReport` carries: base64 of the V2-deflate serialization.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut buf).expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(buf)
+}
+
+/// `count` latencies around `base_us` with a tail that grows with `tail`, laid out on a quantile grid
+/// fine enough to resolve p99.99.
+pub fn latency_histogram(base_us: f64, tail: f64, count: u64) -> Histogram<u64> {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("valid bounds");
+    let grid: Vec<f64> = (0..=200).map(|k| 1.0 - 10f64.powf(-(k as f64) / 40.0)).collect();
+    let mut recorded = 0;
+    for (k, w) in grid.windows(2).enumerate() {
+        let u = (w[0] + w[1]) / 2.0;
+        let x = -(1.0 - u).ln();
+        let v = (base_us * (1.0 + tail * x.powf(1.6) / 4.0)).round().max(1.0) as u64;
+        let n = if k == grid.len() - 2 { count - recorded } else { ((w[1] - w[0]) * count as f64).round() as u64 };
+        let n = n.min(count - recorded);
+        if n > 0 {
+            h.record_n(v, n).expect("value within bounds");
+            recorded += n;
+        }
+    }
+    h
+}
+
+fn step(label: &str, connections: u32, target_rate: Option<f64>, h: &Histogram<u64>) -> StepReport {
+    let duration_s = 10.0;
+    let requests = h.len();
+    let latency = bakeoff_load::latency_stats(h);
+    let timeline = (0..10)
+        .map(|s| TimelinePoint {
+            second: s,
+            requests: requests / 10,
+            errors: 0,
+            p50_us: latency.p50_us,
+            p99_us: latency.p99_us,
+        })
+        .collect();
+    StepReport {
+        label: label.to_string(),
+        connections,
+        target_rate,
+        duration_s,
+        requests,
+        bytes: requests * 150,
+        requests_per_sec: requests as f64 / duration_s,
+        bytes_per_sec: requests as f64 * 150.0 / duration_s,
+        service_time: target_rate.map(|_| latency.clone()),
+        latency,
+        errors: ErrorCounts::default(),
+        timeline,
+        histogram: encode_histogram(h),
+        max_schedule_lag_ms: target_rate.map(|_| 0.4),
+        warnings: Vec::new(),
+    }
+}
+
+/// A trial of `stack` x `scenario` whose steps have the given target rates (None: closed model at 64
+/// connections) and histograms. Server usage and samples are flat; callers adjust them.
+pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, Histogram<u64>)]) -> TrialRecord {
+    let steps: Vec<StepReport> = steps
+        .iter()
+        .map(|(rate, h)| match rate {
+            Some(r) => step(&format!("{r:.0} req/s"), 64, Some(*r), h),
+            None => step("64 connections", 64, None, h),
+        })
+        .collect();
+    let load = LoadReport {
+        schema_version: 1,
+        plan: Default::default(),
+        steps,
+        warnings: Vec::new(),
+        client: ClientUsage { cpu_user_s: 4.0, cpu_system_s: 3.0, cpu_percent: 70.0, max_rss_bytes: 24 << 20, threads: 2 },
+    };
+    TrialRecord {
+        run_id: RUN_ID.to_string(),
+        cell: CellKey { stack: stack.into(), scenario: scenario.into(), variant: "default".into(), workers: 2 },
+        trial,
+        started_at: format!("2024-05-01T12:{:02}:00Z", trial * 5),
+        load,
+        server: ServerUsage::default(),
+        samples: Vec::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Deterministic noise in [-1, 1).
+fn noise(i: u64) -> f64 {
+    let x = i.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407) >> 33;
+    (x % 20_000) as f64 / 10_000.0 - 1.0
+}
+
+/// RSS samples every second for 30 s (plus two warm-up samples): `base` MiB, growing `slope` MiB/min,
+/// with `jitter` MiB of noise.
+fn samples(seed: u64, base: f64, slope: f64, jitter: f64) -> Vec<ProcessSample> {
+    (-2..=30i64)
+        .map(|s| {
+            let mib = base + slope * s.max(0) as f64 / 60.0 + jitter * noise(seed * 1000 + (s + 2) as u64);
+            ProcessSample {
+                t_ms: s * 1000,
+                rss_bytes: (mib * MIB) as u64,
+                pss_bytes: (mib * 0.9 * MIB) as u64,
+                cpu_s: 0.8 * (s.max(0) as f64),
+                processes: 3,
+            }
+        })
+        .collect()
+}
+
+fn with_usage(mut t: TrialRecord, seed: u64, base_mib: f64, slope: f64, jitter: f64) -> TrialRecord {
+    t.samples = samples(seed, base_mib, slope, jitter);
+    let measured: Vec<_> = t.samples.iter().filter(|s| s.t_ms >= 0).collect();
+    let requests: u64 = t.load.steps.iter().map(|s| s.requests).sum();
+    let cpu_s = 24.0 + seed as f64 % 3.0;
+    t.server = ServerUsage {
+        cpu_s,
+        cpu_percent: cpu_s / 30.0 * 100.0,
+        cpu_us_per_request: cpu_s * 1e6 / requests.max(1) as f64,
+        peak_rss_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        mean_rss_bytes: measured.iter().map(|s| s.rss_bytes).sum::<u64>() / measured.len() as u64,
+        peak_pss_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
+        mean_pss_bytes: measured.iter().map(|s| s.pss_bytes).sum::<u64>() / measured.len() as u64,
+        rss_slope_mib_per_min: slope,
+    };
+    t
+}
+
+/// The demo run. Trials are interleaved across stacks, as the lab runs them.
+pub fn run_data() -> RunData {
+    // (stack, base latency µs, tail, base RSS MiB)
+    let http = [("rust-actix", 70.0, 1.0, 12.0), ("go-fasthttp", 90.0, 2.0, 18.0), ("python-flask", 700.0, 1.5, 45.0)];
+    let scenarios = [("hello", 1.0), ("json", 6.0)];
+    let mut trials = Vec::new();
+    for n in 1..=3u32 {
+        let drift = 1.0 + 0.02 * (n as f64 - 2.0);
+        for (si, (scenario, cost)) in scenarios.iter().enumerate() {
+            for (ki, (stack, base, tail, rss)) in http.iter().enumerate() {
+                let seed = (n as u64) * 100 + si as u64 * 10 + ki as u64;
+                let mean_us = base * cost * drift * if *stack == "python-flask" && n == 2 { 1.25 } else { 1.0 };
+                let count = (64.0 / (mean_us * 1.6e-6) * 10.0) as u64;
+                let h = latency_histogram(mean_us, *tail, count);
+                let leak = if *stack == "go-fasthttp" && *scenario == "json" { 6.0 } else { 0.0 };
+                let mut t = with_usage(trial(stack, scenario, n, &[(None, h)]), seed, *rss, leak, 0.6);
+                if leak > 0.0 {
+                    t.warnings.push(LabWarning::MemoryGrowth { mib_per_min: leak });
+                }
+                if *stack == "python-flask" && n == 2 {
+                    t.warnings.push(LabWarning::BackgroundNoise { cpu_percent: 14.0 });
+                }
+                trials.push(t);
+            }
+        }
+        // The proxy study: a rate ramp then a closed-model step for maximum throughput.
+        for (ki, (stack, added, tail, max_rps)) in
+            [("baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)]
+                .iter()
+                .enumerate()
+        {
+            let mut steps: Vec<(Option<f64>, Histogram<u64>)> = [5_000.0, 10_000.0, 20_000.0]
+                .iter()
+                .map(|&r| {
+                    let base = (60.0 + r / 1_000.0 + added) * drift;
+                    (Some(r), latency_histogram(base, *tail, (r * 10.0) as u64))
+                })
+                .collect();
+            steps.push((None, latency_histogram(64.0 / (max_rps * drift) * 1e6 / 1.6, *tail, (max_rps * drift * 10.0) as u64)));
+            trials.push(with_usage(trial(stack, "proxy", n, &steps), 900 + ki as u64, 6.0, 0.0, 0.2));
+        }
+    }
+    RunData {
+        run: RunInfo {
+            id: RUN_ID.to_string(),
+            started_at: "2024-05-01T12:00:00Z".into(),
+            git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            machine: MachineInfo {
+                hostname: "bench-1".into(),
+                cpu_model: "AMD EPYC 7B13".into(),
+                cores: 8,
+                kernel: "6.1.0-18-amd64".into(),
+                memory_bytes: 32 << 30,
+                os: "Debian GNU/Linux 12".into(),
+            },
+            study: "demo".into(),
+            settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
+                                         "server_cpus": "0-3", "client_cpus": "4-7"}),
+            services: vec!["nginx 1.22.1 (proxy upstream)".into()],
+        },
+        status: "complete".into(),
+        finished_at: Some("2024-05-01T12:48:00Z".into()),
+        verifications: verifications(),
+        trials,
+    }
+}
+
+fn check(scenario: &str, verdict: Verdict, what: &str, url: &str, reason: &str) -> Check {
+    Check { scenario: scenario.into(), verdict, what: what.into(), url: url.into(), reason: reason.into() }
+}
+
+fn verifications() -> Vec<VerifyReport> {
+    let ok = |stack: &str| VerifyReport {
+        stack: stack.into(),
+        variant: "default".into(),
+        checks: vec![
+            check("hello", Verdict::Pass, "body is Hello World!", "http://127.0.0.1:8080/", ""),
+            check("json", Verdict::Pass, "body length for n=417", "http://127.0.0.1:8080/json?n=417", ""),
+        ],
+    };
+    let mut python = ok("python-flask");
+    python.checks.push(check(
+        "json",
+        Verdict::Warn,
+        "Content-Type",
+        "http://127.0.0.1:8080/json?n=3",
+        "text/html; charset=utf-8 instead of text/plain",
+    ));
+    vec![
+        ok("rust-actix"),
+        ok("go-fasthttp"),
+        python,
+        VerifyReport {
+            stack: "node-express".into(),
+            variant: "default".into(),
+            checks: vec![
+                check("hello", Verdict::Pass, "body is Hello World!", "http://127.0.0.1:8080/", ""),
+                check(
+                    "json",
+                    Verdict::Fail,
+                    "body for random n",
+                    "http://127.0.0.1:8080/json?n=731",
+                    "body is 134261 for every n: the answer is cached",
+                ),
+            ],
+        },
+    ]
+}

@@ -1,0 +1,173 @@
+//! The tables shared by the text, Markdown and HTML formats, as plain rows of strings: what each table
+//! says is decided here once, and each format only lays it out.
+
+use crate::numbers::{estimate, grouped, latency, metric_value, mib};
+use crate::overhead::STATS;
+use crate::view::{ReportView, ScenarioView};
+use bakeoff_lab::results::Verdict;
+use bakeoff_lab::summary::{CellSummary, Metric};
+
+pub struct Table {
+    pub headers: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Footnotes referenced from the rows as [n]: (message, advice).
+    pub notes: Vec<(String, String)>,
+}
+
+impl Table {
+    fn new(headers: &[&str]) -> Table {
+        Table { headers: headers.iter().map(|h| h.to_string()).collect(), rows: Vec::new(), notes: Vec::new() }
+    }
+
+    /// Numbers the warnings of a row, reusing the number of a message already noted.
+    fn note_refs(&mut self, warnings: &[(String, String)], prefix: &str) -> String {
+        let refs: Vec<String> = warnings
+            .iter()
+            .map(|(msg, advice)| {
+                let full = format!("{prefix}{msg}");
+                let i = match self.notes.iter().position(|(m, _)| *m == full) {
+                    Some(i) => i,
+                    None => {
+                        self.notes.push((full, advice.clone()));
+                        self.notes.len() - 1
+                    }
+                };
+                format!("[{}]", i + 1)
+            })
+            .collect();
+        if refs.is_empty() { String::new() } else { format!("⚠ {}", refs.join("")) }
+    }
+}
+
+pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
+    let r = &view.data.run;
+    let m = &r.machine;
+    vec![
+        ("run", r.id.clone()),
+        ("study", r.study.clone()),
+        ("status", view.status_line()),
+        ("started", r.started_at.clone()),
+        ("finished", view.data.finished_at.clone().unwrap_or_else(|| "–".into())),
+        ("git commit", r.git_commit.clone().unwrap_or_else(|| "unknown (not a git checkout)".into())),
+        ("machine", format!("{} ({} cores, {}, {} memory)", m.hostname, m.cores, m.cpu_model, mib_or_gib(m.memory_bytes))),
+        ("os", format!("{}, kernel {}", m.os, m.kernel)),
+        ("services", if r.services.is_empty() { "none".into() } else { r.services.join("; ") }),
+        ("settings", serde_json::to_string(&r.settings).unwrap_or_default()),
+    ]
+}
+
+fn mib_or_gib(bytes: u64) -> String {
+    if bytes >= 1 << 30 { format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64) } else { mib(bytes) }
+}
+
+fn step_name(c: &CellSummary) -> String {
+    match c.target_rate {
+        Some(r) => format!("{} req/s", grouped(r)),
+        None => c.step_label.clone(),
+    }
+}
+
+/// Every step of every cell of a scenario, with the relative speed of the headline rows.
+pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
+    let mut t = Table::new(&[
+        "stack", "variant", "workers", "step", "req/s (95% CI)", "vs fastest", "p50", "p99", "p99.9", "max", "errors",
+        "CPU µs/req", "peak RSS MiB", "RSS MiB/min", "warnings",
+    ]);
+    for c in &sv.rows {
+        let rel = sv
+            .relative
+            .iter()
+            .find(|r| r.cell == c.cell && sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step))
+            .map(|r| if r.fastest { "fastest".to_string() } else { format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high) })
+            .unwrap_or_default();
+        let mem = view.memory_of(&c.cell);
+        let slope = mem
+            .and_then(|m| m.fit.map(|f| format!("{:+.2}{}", f.slope, if m.growing() { " ⚠ growing" } else { "" })))
+            .unwrap_or_else(|| "–".into());
+        let mut warnings = c.warnings.clone();
+        if mem.is_some_and(|m| m.growing()) && !warnings.iter().any(|(m, _)| m.starts_with("memory grows")) {
+            let w = bakeoff_lab::results::LabWarning::MemoryGrowth { mib_per_min: mem.and_then(|m| m.fit).map_or(0.0, |f| f.slope) };
+            warnings.push((w.message(), w.advice().to_string()));
+        }
+        let refs = t.note_refs(&warnings, &format!("{}: ", c.cell.label()));
+        t.rows.push(vec![
+            c.cell.stack.clone(),
+            c.cell.variant.clone(),
+            c.cell.workers.to_string(),
+            step_name(c),
+            estimate(Metric::RequestsPerSec, &c.get(Metric::RequestsPerSec)),
+            rel,
+            metric_value(Metric::P50Us, c.get(Metric::P50Us).median),
+            metric_value(Metric::P99Us, c.get(Metric::P99Us).median),
+            metric_value(Metric::P999Us, c.get(Metric::P999Us).median),
+            metric_value(Metric::MaxUs, c.get(Metric::MaxUs).median),
+            metric_value(Metric::ErrorPercent, c.get(Metric::ErrorPercent).median),
+            metric_value(Metric::CpuUsPerRequest, c.get(Metric::CpuUsPerRequest).median),
+            metric_value(Metric::PeakRssMib, c.get(Metric::PeakRssMib).median),
+            slope,
+            refs,
+        ]);
+    }
+    t
+}
+
+/// Every check that did not pass, plus one line per stack that passed everything.
+pub fn verification(view: &ReportView, all_checks: bool) -> Table {
+    let mut t = Table::new(&["stack", "variant", "scenario", "verdict", "check", "url", "reason"]);
+    for v in &view.data.verifications {
+        if !all_checks && v.verdict() == Verdict::Pass {
+            t.rows.push(vec![v.stack.clone(), v.variant.clone(), "*".into(), "pass".into(), format!("all {} checks", v.checks.len()), String::new(), String::new()]);
+            continue;
+        }
+        for c in v.checks.iter().filter(|c| all_checks || c.verdict != Verdict::Pass) {
+            t.rows.push(vec![
+                v.stack.clone(),
+                v.variant.clone(),
+                c.scenario.clone(),
+                verdict_name(c.verdict).into(),
+                c.what.clone(),
+                c.url.clone(),
+                c.reason.clone(),
+            ]);
+        }
+    }
+    t
+}
+
+pub fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Warn => "WARN",
+        Verdict::Fail => "FAIL",
+    }
+}
+
+/// Proxy overhead per step: "+25 µs (+31%)" for each statistic.
+pub fn proxy_overhead(view: &ReportView) -> Option<Table> {
+    let p = view.proxy.as_ref()?;
+    let mut headers = vec!["proxy", "rate"];
+    headers.extend(STATS.iter().map(|s| s.label()));
+    let mut t = Table::new(&headers);
+    for row in &p.overheads {
+        let mut r = vec![row.cell.label(), format!("{} req/s", grouped(row.target_rate))];
+        r.extend(row.overheads.iter().map(|o| {
+            let pct = if o.delta_percent.is_finite() { format!(" ({:+.0}%)", o.delta_percent) } else { String::new() };
+            format!("{}{}{pct}", if o.delta_us >= 0.0 { "+" } else { "-" }, latency(o.delta_us.abs()))
+        }));
+        t.rows.push(r);
+    }
+    Some(t)
+}
+
+pub fn proxy_max(view: &ReportView) -> Option<Table> {
+    let p = view.proxy.as_ref()?;
+    let mut t = Table::new(&["stack", "max req/s (95% CI)", "% of baseline"]);
+    for m in &p.max {
+        t.rows.push(vec![
+            m.cell.label(),
+            estimate(Metric::RequestsPerSec, &m.rps),
+            m.percent_of_baseline.map(|p| format!("{p:.0}%")).unwrap_or_else(|| "–".into()),
+        ]);
+    }
+    Some(t)
+}

@@ -1,0 +1,65 @@
+//! The terminal report: provenance, then per scenario an aligned table with warnings as numbered
+//! notes under it, the proxy study, and verification problems.
+
+use crate::tables::{self, Table};
+use crate::view::ReportView;
+use std::fmt::Write;
+
+pub fn render(view: &ReportView) -> String {
+    let mut out = String::new();
+    for (k, v) in tables::provenance(view) {
+        let _ = writeln!(out, "{k:>10}: {v}");
+    }
+    for sv in &view.scenarios {
+        let _ = writeln!(out, "\n== {} ==", sv.scenario);
+        layout(&mut out, &tables::scenario(view, sv));
+    }
+    if let Some(t) = tables::proxy_overhead(view) {
+        let _ = writeln!(out, "\n== proxy: latency overhead over the baseline (nginx direct) ==");
+        layout(&mut out, &t);
+    }
+    if let Some(t) = tables::proxy_max(view) {
+        let _ = writeln!(out, "\n== proxy: maximum throughput (closed model) ==");
+        layout(&mut out, &t);
+    }
+    let (fails, warns) = view.verification_counts();
+    let _ = writeln!(out, "\n== verification: {fails} failed, {warns} warned ==");
+    layout(&mut out, &tables::verification(view, false));
+    out
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Left-aligned text columns, right-aligned numbers, two spaces apart; notes below.
+pub fn layout(out: &mut String, t: &Table) {
+    let n = t.headers.len();
+    let mut w: Vec<usize> = t.headers.iter().map(|h| width(h)).collect();
+    for r in &t.rows {
+        for (i, c) in r.iter().enumerate().take(n) {
+            w[i] = w[i].max(width(c));
+        }
+    }
+    let numeric: Vec<bool> = (0..n)
+        .map(|i| t.rows.iter().all(|r| r[i].chars().next().map_or(true, |c| c.is_ascii_digit() || "+-–".contains(c))))
+        .collect();
+    let line = |out: &mut String, cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = " ".repeat(w[i] - width(c));
+            if numeric[i] { s.push_str(&format!("{pad}{c}")) } else { s.push_str(&format!("{c}{pad}")) }
+            s.push_str("  ");
+        }
+        let _ = writeln!(out, "{}", s.trim_end());
+    };
+    line(out, &t.headers);
+    let rule: Vec<String> = w.iter().map(|&x| "-".repeat(x)).collect();
+    line(out, &rule);
+    for r in &t.rows {
+        line(out, r);
+    }
+    for (i, (msg, advice)) in t.notes.iter().enumerate() {
+        let _ = writeln!(out, "  [{}] {msg}: {advice}", i + 1);
+    }
+}

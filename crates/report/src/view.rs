@@ -1,0 +1,128 @@
+//! The derived view every format renders: trial summaries per cell-step, scenarios with their
+//! headline rows and relative speeds, memory lines, and the proxy study. Built once per report.
+
+use crate::memory::{memory_series, MemorySeries};
+use crate::proxy::{self, ProxyView};
+use bakeoff_lab::results::{CellKey, Verdict};
+use bakeoff_lab::summary::{summarize, CellSummary, Metric};
+use bakeoff_store::RunData;
+
+pub struct ReportView<'a> {
+    pub data: &'a RunData,
+    /// Every cell-step, in cell order then step order.
+    pub cells: Vec<CellSummary>,
+    /// Scenarios other than the proxy study's, sorted by id.
+    pub scenarios: Vec<ScenarioView>,
+    pub memory: Vec<MemorySeries>,
+    /// Present when the run has proxy cells.
+    pub proxy: Option<ProxyView>,
+    /// Sorted stack names, so a stack has the same colour in every chart.
+    pub stacks: Vec<String>,
+}
+
+pub struct ScenarioView {
+    pub scenario: String,
+    /// Every step of every cell of the scenario.
+    pub rows: Vec<CellSummary>,
+    /// One row per cell: its last step (the top of a ramp or sweep; the only step of a plain run).
+    pub headline: Vec<CellSummary>,
+    /// Closed-model headline rows relative to the fastest, fastest first.
+    pub relative: Vec<Relative>,
+}
+
+/// A cell's throughput relative to the scenario's fastest cell.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relative {
+    pub cell: CellKey,
+    pub ratio: f64,
+    /// 95% interval of the ratio: both cells' relative half-widths added in quadrature (first-order
+    /// propagation for a quotient). The fastest cell is the reference: ratio 1, no interval.
+    pub low: f64,
+    pub high: f64,
+    pub fastest: bool,
+}
+
+impl<'a> ReportView<'a> {
+    pub fn new(data: &'a RunData) -> ReportView<'a> {
+        let cells = summarize(&data.trials);
+        let mut names: Vec<String> = cells.iter().map(|c| c.cell.scenario.clone()).collect();
+        names.sort();
+        names.dedup();
+        let scenarios = names
+            .into_iter()
+            .filter(|s| s != proxy::PROXY_SCENARIO)
+            .map(|s| scenario_view(&s, &cells))
+            .collect();
+        let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
+        stacks.sort();
+        stacks.dedup();
+        ReportView {
+            memory: memory_series(&data.trials),
+            proxy: proxy::proxy_view(&data.trials, &cells),
+            cells,
+            scenarios,
+            stacks,
+            data,
+        }
+    }
+
+    /// Index of a stack in the sorted list (the colour index of charts).
+    pub fn stack_index(&self, stack: &str) -> usize {
+        self.stacks.iter().position(|s| s == stack).unwrap_or(0)
+    }
+
+    pub fn memory_of(&self, cell: &CellKey) -> Option<&MemorySeries> {
+        self.memory.iter().find(|m| &m.cell == cell)
+    }
+
+    /// "complete", or a warning that the run never finished.
+    pub fn status_line(&self) -> String {
+        if self.data.is_finished() {
+            self.data.status.clone()
+        } else {
+            "never finished (killed, or still running): the cells shown are those saved so far".into()
+        }
+    }
+
+    /// Number of failing checks, and of warning ones.
+    pub fn verification_counts(&self) -> (usize, usize) {
+        let all = self.data.verifications.iter().flat_map(|v| &v.checks);
+        let fails = all.clone().filter(|c| c.verdict == Verdict::Fail).count();
+        (fails, all.filter(|c| c.verdict == Verdict::Warn).count())
+    }
+}
+
+fn scenario_view(scenario: &str, cells: &[CellSummary]) -> ScenarioView {
+    let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
+    let headline: Vec<CellSummary> = rows
+        .iter()
+        .filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step))
+        .cloned()
+        .collect();
+    let relative = relative_speeds(&headline);
+    ScenarioView { scenario: scenario.to_string(), rows, headline, relative }
+}
+
+/// Relative requests/s of the closed-model rows (open-model rows run at a set rate, so their
+/// throughput says nothing about speed).
+pub fn relative_speeds(rows: &[CellSummary]) -> Vec<Relative> {
+    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none()).collect();
+    let Some(best) = closed.iter().max_by(|a, b| {
+        a.get(Metric::RequestsPerSec).median.total_cmp(&b.get(Metric::RequestsPerSec).median)
+    }) else {
+        return Vec::new();
+    };
+    let b = best.get(Metric::RequestsPerSec);
+    let mut out: Vec<Relative> = closed
+        .iter()
+        .map(|c| {
+            let e = c.get(Metric::RequestsPerSec);
+            let ratio = e.median / b.median;
+            let fastest = c.cell == best.cell;
+            let rel = if fastest { 0.0 } else { e.relative_half_width().hypot(b.relative_half_width()) };
+            Relative { cell: c.cell.clone(), ratio, low: ratio * (1.0 - rel), high: ratio * (1.0 + rel), fastest }
+        })
+        .collect();
+    out.sort_by(|x, y| y.ratio.total_cmp(&x.ratio).then(x.cell.cmp(&y.cell)));
+    out
+}

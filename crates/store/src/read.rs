@@ -1,0 +1,228 @@
+//! Reading side: runs listed, and one run loaded whole, exactly as the lab handed it over.
+
+use crate::{Store, StoreError, STATUS_RUNNING};
+use bakeoff_lab::results::{
+    CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
+};
+use rusqlite::{OptionalExtension, Row};
+use serde::{Deserialize, Serialize};
+
+/// Everything stored about one run: what every report format reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunData {
+    pub run: RunInfo,
+    /// "running" (never finished: the process was killed, or is still going), "complete",
+    /// "interrupted" or "failed: <reason>".
+    pub status: String,
+    pub finished_at: Option<String>,
+    /// In the order they were recorded.
+    pub verifications: Vec<VerifyReport>,
+    /// In the order they were recorded (the lab interleaves stacks, so this is measurement order).
+    pub trials: Vec<TrialRecord>,
+}
+
+impl RunData {
+    /// False for a run whose process never called `finish_run`.
+    pub fn is_finished(&self) -> bool {
+        self.status != STATUS_RUNNING
+    }
+}
+
+/// One line of `list_runs`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunListing {
+    pub id: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub status: String,
+    pub study: String,
+    pub git_commit: Option<String>,
+    pub trials: u64,
+}
+
+impl Store {
+    /// Every run, newest first.
+    pub fn list_runs(&self) -> Result<Vec<RunListing>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.started_at, r.finished_at, r.status, r.study, r.git_commit,
+                    (SELECT COUNT(*) FROM trials t WHERE t.run_id = r.id)
+             FROM runs r ORDER BY r.started_at DESC, r.rowid DESC",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(RunListing {
+                id: r.get(0)?,
+                started_at: r.get(1)?,
+                finished_at: r.get(2)?,
+                status: r.get(3)?,
+                study: r.get(4)?,
+                git_commit: r.get(5)?,
+                trials: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The run that started last, if any.
+    pub fn latest_run_id(&self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
+            .optional()?)
+    }
+
+    pub fn load_run(&self, id: &str) -> Result<RunData, StoreError> {
+        let (run, status, finished_at) = self
+            .conn
+            .query_row(
+                "SELECT id, started_at, finished_at, status, git_commit, study, hostname, cpu_model, cores, kernel,
+                        memory_bytes, os, settings_json, services_json FROM runs WHERE id = ?1",
+                [id],
+                run_row,
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
+        let run = RunInfo {
+            settings: serde_json::from_str(&run.settings)?,
+            services: serde_json::from_str(&run.services)?,
+            ..run.info
+        };
+        Ok(RunData { run, status, finished_at, verifications: self.verifications(id)?, trials: self.trials(id)? })
+    }
+
+    fn verifications(&self, run_id: &str) -> Result<Vec<VerifyReport>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT id, stack, variant FROM verifications WHERE run_id = ?1 ORDER BY id")?;
+        let heads: Vec<(i64, String, String)> =
+            stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
+        let mut checks = self.conn.prepare(
+            "SELECT scenario, verdict, what, url, reason FROM verification_checks WHERE verification_id = ?1 ORDER BY seq",
+        )?;
+        let mut out = Vec::with_capacity(heads.len());
+        for (id, stack, variant) in heads {
+            let rows = checks.query_map([id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })?;
+            let mut list = Vec::new();
+            for row in rows {
+                let (scenario, verdict, what, url, reason) = row?;
+                list.push(Check { scenario, verdict: parse_verdict(&verdict)?, what, url, reason });
+            }
+            out.push(VerifyReport { stack, variant, checks: list });
+        }
+        Ok(out)
+    }
+
+    fn trials(&self, run_id: &str) -> Result<Vec<TrialRecord>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, run_id, stack, scenario, variant, workers, trial, started_at, load_json,
+                    server_cpu_s, server_cpu_percent, server_cpu_us_per_request, server_peak_rss_bytes,
+                    server_mean_rss_bytes, server_peak_pss_bytes, server_mean_pss_bytes,
+                    server_rss_slope_mib_per_min, warnings_json
+             FROM trials WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
+        let mut samples = self.conn.prepare(
+            "SELECT t_ms, rss_bytes, pss_bytes, cpu_s, processes FROM samples WHERE trial_id = ?1 ORDER BY seq",
+        )?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, t) in rows {
+            let s: Vec<ProcessSample> = samples
+                .query_map([id], |r| {
+                    Ok(ProcessSample {
+                        t_ms: r.get(0)?,
+                        rss_bytes: r.get(1)?,
+                        pss_bytes: r.get(2)?,
+                        cpu_s: real(r, 3)?,
+                        processes: r.get(4)?,
+                    })
+                })?
+                .collect::<Result<_, _>>()?;
+            let warnings: Vec<LabWarning> = serde_json::from_str(&t.warnings_json)?;
+            out.push(TrialRecord {
+                run_id: t.run_id,
+                cell: t.cell,
+                trial: t.trial,
+                started_at: t.started_at,
+                load: serde_json::from_str(&t.load_json)?,
+                server: t.server,
+                samples: s,
+                warnings,
+            });
+        }
+        Ok(out)
+    }
+}
+
+struct StoredRun {
+    info: RunInfo,
+    settings: String,
+    services: String,
+}
+
+fn run_row(r: &Row) -> rusqlite::Result<(StoredRun, String, Option<String>)> {
+    let info = RunInfo {
+        id: r.get(0)?,
+        started_at: r.get(1)?,
+        git_commit: r.get(4)?,
+        study: r.get(5)?,
+        machine: MachineInfo {
+            hostname: r.get(6)?,
+            cpu_model: r.get(7)?,
+            cores: r.get(8)?,
+            kernel: r.get(9)?,
+            memory_bytes: r.get(10)?,
+            os: r.get(11)?,
+        },
+        settings: serde_json::Value::Null,
+        services: Vec::new(),
+    };
+    Ok((StoredRun { info, settings: r.get(12)?, services: r.get(13)? }, r.get(3)?, r.get(2)?))
+}
+
+struct StoredTrial {
+    run_id: String,
+    cell: CellKey,
+    trial: u32,
+    started_at: String,
+    load_json: String,
+    server: ServerUsage,
+    warnings_json: String,
+}
+
+fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
+    Ok((
+        r.get(0)?,
+        StoredTrial {
+            run_id: r.get(1)?,
+            cell: CellKey { stack: r.get(2)?, scenario: r.get(3)?, variant: r.get(4)?, workers: r.get(5)? },
+            trial: r.get(6)?,
+            started_at: r.get(7)?,
+            load_json: r.get(8)?,
+            server: ServerUsage {
+                cpu_s: real(r, 9)?,
+                cpu_percent: real(r, 10)?,
+                cpu_us_per_request: real(r, 11)?,
+                peak_rss_bytes: r.get(12)?,
+                mean_rss_bytes: r.get(13)?,
+                peak_pss_bytes: r.get(14)?,
+                mean_pss_bytes: r.get(15)?,
+                rss_slope_mib_per_min: real(r, 16)?,
+            },
+            warnings_json: r.get(17)?,
+        },
+    ))
+}
+
+fn parse_verdict(s: &str) -> Result<Verdict, StoreError> {
+    match s {
+        "pass" => Ok(Verdict::Pass),
+        "warn" => Ok(Verdict::Warn),
+        "fail" => Ok(Verdict::Fail),
+        other => Err(StoreError::Corrupt(format!("unknown verdict {other:?}"))),
+    }
+}
+
+
+/// SQLite stores NaN as NULL, so REAL columns are nullable and NULL reads back as NaN.
+fn real(r: &Row, i: usize) -> rusqlite::Result<f64> {
+    Ok(r.get::<_, Option<f64>>(i)?.unwrap_or(f64::NAN))
+}

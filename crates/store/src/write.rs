@@ -1,0 +1,134 @@
+//! Writing side: the store as the lab's `ResultSink`. Every call is one transaction committed before
+//! it returns, so whatever the lab was told is saved is on disk when the process dies.
+
+use crate::{Store, StoreError, STATUS_RUNNING};
+use bakeoff_lab::results::{ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
+use rusqlite::params;
+
+impl Store {
+    pub fn insert_run(&mut self, run: &RunInfo) -> Result<(), StoreError> {
+        let exists: bool = self.conn.query_row("SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?1)", [&run.id], |r| r.get(0))?;
+        if exists {
+            return Err(StoreError::DuplicateRun(run.id.clone()));
+        }
+        let m = &run.machine;
+        self.conn.execute(
+            "INSERT INTO runs (id, started_at, finished_at, status, git_commit, study, hostname, cpu_model, cores,
+                               kernel, memory_bytes, os, settings_json, services_json)
+             VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                run.id,
+                run.started_at,
+                STATUS_RUNNING,
+                run.git_commit,
+                run.study,
+                m.hostname,
+                m.cpu_model,
+                m.cores,
+                m.kernel,
+                m.memory_bytes,
+                m.os,
+                serde_json::to_string(&run.settings)?,
+                serde_json::to_string(&run.services)?,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn insert_verification(&mut self, run_id: &str, report: &VerifyReport) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO verifications (run_id, stack, variant) VALUES (?1, ?2, ?3)",
+            params![run_id, report.stack, report.variant],
+        )?;
+        let id = tx.last_insert_rowid();
+        for (seq, c) in report.checks.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO verification_checks (verification_id, seq, scenario, verdict, what, url, reason)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, seq as i64, c.scenario, verdict_str(c.verdict), c.what, c.url, c.reason],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// One transaction: the trial row and all its samples, or nothing.
+    pub fn insert_trial(&mut self, t: &TrialRecord) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        let s = &t.server;
+        tx.execute(
+            "INSERT INTO trials (run_id, stack, scenario, variant, workers, trial, started_at, load_json,
+                                 server_cpu_s, server_cpu_percent, server_cpu_us_per_request,
+                                 server_peak_rss_bytes, server_mean_rss_bytes, server_peak_pss_bytes,
+                                 server_mean_pss_bytes, server_rss_slope_mib_per_min, warnings_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                t.run_id,
+                t.cell.stack,
+                t.cell.scenario,
+                t.cell.variant,
+                t.cell.workers,
+                t.trial,
+                t.started_at,
+                serde_json::to_string(&t.load)?,
+                s.cpu_s,
+                s.cpu_percent,
+                s.cpu_us_per_request,
+                s.peak_rss_bytes,
+                s.mean_rss_bytes,
+                s.peak_pss_bytes,
+                s.mean_pss_bytes,
+                s.rss_slope_mib_per_min,
+                serde_json::to_string(&t.warnings)?,
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut stmt = tx.prepare_cached(
+                "INSERT INTO samples (trial_id, seq, t_ms, rss_bytes, pss_bytes, cpu_s, processes)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            )?;
+            for (seq, p) in t.samples.iter().enumerate() {
+                stmt.execute(params![id, seq as i64, p.t_ms, p.rss_bytes, p.pss_bytes, p.cpu_s, p.processes])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Marks the run finished now with `status`.
+    pub fn set_finished(&mut self, run_id: &str, status: &str) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![run_id, status, crate::now_rfc3339()],
+        )?;
+        if n == 0 {
+            return Err(StoreError::RunNotFound(run_id.to_string()));
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn verdict_str(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Warn => "warn",
+        Verdict::Fail => "fail",
+    }
+}
+
+impl ResultSink for Store {
+    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()> {
+        Ok(self.insert_run(run)?)
+    }
+    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()> {
+        Ok(self.insert_verification(run_id, report)?)
+    }
+    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()> {
+        Ok(self.insert_trial(trial)?)
+    }
+    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
+        Ok(self.set_finished(run_id, status)?)
+    }
+}
