@@ -1,0 +1,3 @@
+module bakeoff/stacks/go/iocopy
+
+go 1.26
