@@ -1,0 +1,154 @@
+//! Command-line arguments of every subcommand, with their defaults and help in one place.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "bakeoff", version, about = "Fair, reproducible benchmarks of web backends across languages")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate)
+    Load(bakeoff_load::cli::LoadArgs),
+    /// Write the scenario fixtures into a directory
+    Fixtures(FixturesArgs),
+    /// List stacks, their scenarios and whether their toolchain is present
+    Stacks(CommonArgs),
+    /// Install and build stacks (cached: redone only when their files change)
+    Setup(SetupArgs),
+    /// Start stacks and check every scenario contract, without measuring
+    Verify(VerifyArgs),
+    /// Verify and measure stacks x scenarios x variants, store the results, write the report
+    Run(RunArgs),
+    /// Show a stored run as text, markdown, csv, json or html
+    Report(ReportArgs),
+}
+
+#[derive(Args, Clone)]
+pub struct CommonArgs {
+    /// The project folder holding stacks/ and services/ (default: found from the current folder)
+    #[arg(long, env = "BAKEOFF_ROOT")]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct FixturesArgs {
+    pub dir: PathBuf,
+}
+
+#[derive(Args)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Stacks to set up: names (`go/fasthttp`), languages (`go`) or `all`
+    #[arg(value_delimiter = ',')]
+    pub stacks: Vec<String>,
+    /// Set up every stack
+    #[arg(long)]
+    pub all: bool,
+    /// Redo the setup even when nothing changed
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args)]
+pub struct Selection {
+    /// Stacks: names (`go/fasthttp`), languages (`go`) or `all`
+    #[arg(long, value_delimiter = ',')]
+    pub stacks: Vec<String>,
+    /// Scenarios (default: every scenario each stack implements)
+    #[arg(long, value_delimiter = ',')]
+    pub scenarios: Vec<String>,
+    /// Variants (default: all)
+    #[arg(long, value_delimiter = ',')]
+    pub variants: Vec<String>,
+    /// Use this MongoDB instead of starting the bundled MongoDB-protocol server
+    #[arg(long)]
+    pub docstore: Option<String>,
+}
+
+#[derive(Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Stacks to verify (positional form of --stacks)
+    #[arg(value_delimiter = ',')]
+    pub names: Vec<String>,
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Where verification results are stored
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// A study file (stacks, scenarios, load, claims); flags override it. Default: studies/quick.toml
+    #[arg(long)]
+    pub study: Option<PathBuf>,
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Worker counts to measure (WORKERS)
+    #[arg(long, value_delimiter = ',')]
+    pub workers: Vec<u32>,
+    #[arg(long)]
+    pub trials: Option<u32>,
+    /// Measured time per trial
+    #[arg(long, short = 'd')]
+    pub duration: Option<String>,
+    /// Load before measuring, excluded from the statistics
+    #[arg(long)]
+    pub warmup: Option<String>,
+    #[arg(long, short = 'c')]
+    pub connections: Option<u32>,
+    /// Client threads
+    #[arg(long, short = 't', default_value_t = 1)]
+    pub threads: u32,
+    /// Open model: constant arrival rate, requests/s
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD]
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Reconnect after this many requests per connection
+    #[arg(long)]
+    pub requests_per_conn: Option<u64>,
+    /// Keep one cell under load this long, sampling memory (one trial)
+    #[arg(long)]
+    pub soak: Option<String>,
+    /// CPUs of the server and its services, e.g. `0` or `0-1`
+    #[arg(long)]
+    pub server_cpus: Option<String>,
+    /// CPUs of the load generator
+    #[arg(long)]
+    pub client_cpus: Option<String>,
+    /// Results database
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// Keep the run's scratch directory (logs, data) after the run
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Run id (default: the latest run)
+    pub run: Option<String>,
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// text, markdown, csv, json or html
+    #[arg(long, short = 'f', default_value = "text")]
+    pub format: String,
+    /// Write to this file instead of standard output
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub mod fixtures;
+pub mod report;
+pub mod run;
+pub mod setup;
+pub mod stacks;
+pub mod verify;

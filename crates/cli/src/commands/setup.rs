@@ -1,0 +1,36 @@
+//! `bakeoff setup`: installs and builds stacks from their own dependency files, cached.
+
+use crate::args::SetupArgs;
+use crate::context;
+use bakeoff_lab::manifest::Stack;
+use bakeoff_lab::setup::{self, SetupJob, SetupOutcome};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
+    let root = context::project_root(&args.common)?;
+    let catalog = context::catalog(&root);
+    let names = if args.all || args.stacks.is_empty() { vec!["all".to_string()] } else { args.stacks.clone() };
+    let stacks = catalog.select(&names)?;
+    let failed = setup_stacks(&stacks, &root, args.force);
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Sets up each stack, printing the outcome; returns how many failed (others still run).
+pub fn setup_stacks(stacks: &[&Stack], root: &Path, force: bool) -> usize {
+    let mut failed = 0;
+    for stack in stacks {
+        let Some(job) = SetupJob::for_stack(stack) else { continue };
+        eprint!("setup {:<34} ", stack.name);
+        match setup::run(&job, root, force) {
+            Ok(SetupOutcome::Cached) => eprintln!("cached"),
+            Ok(SetupOutcome::Done(t)) => eprintln!("done in {:.0} s", t.as_secs_f64()),
+            Ok(SetupOutcome::Nothing) => eprintln!("nothing to do"),
+            Err(e) => {
+                eprintln!("FAILED\n{e}");
+                failed += 1;
+            }
+        }
+    }
+    failed
+}

@@ -1,0 +1,27 @@
+//! `bakeoff stacks`: every stack with its seed, scenarios, variants and toolchain status.
+
+use crate::args::CommonArgs;
+use crate::context;
+use std::process::ExitCode;
+
+pub fn run(args: &CommonArgs) -> anyhow::Result<ExitCode> {
+    let root = context::project_root(args)?;
+    let catalog = context::catalog(&root);
+    println!("{:<34} {:<5} {:<10} {:<52} {}", "stack", "seed", "toolchain", "scenarios", "variants");
+    for s in &catalog.stacks {
+        let tools = bakeoff_lab::catalog::toolchain_present(s);
+        let missing: Vec<&str> = tools.iter().filter(|(_, ok)| !ok).map(|(t, _)| t.as_str()).collect();
+        let toolchain = if missing.is_empty() { "ok".to_string() } else { format!("missing {}", missing.join(",")) };
+        let scenarios: Vec<&str> = s.scenarios.iter().map(|x| x.id()).collect();
+        let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+        println!(
+            "{:<34} {:<5} {:<10} {:<52} {}",
+            s.name,
+            s.seed.as_deref().unwrap_or("-"),
+            toolchain,
+            scenarios.join(","),
+            variants.join(",")
+        );
+    }
+    Ok(if catalog.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,74 @@
+//! `bakeoff verify`: starts each selected stack variant and checks its scenario contracts; prints
+//! every problem with its reason and URL; exits non-zero when a check fails.
+
+use crate::args::VerifyArgs;
+use crate::commands::run::{new_run, scenario_filter, Workspace};
+use crate::context;
+use bakeoff_lab::results::{ResultSink, Verdict, VerifyReport};
+use std::process::ExitCode;
+
+pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    let root = context::project_root(&args.common)?;
+    let catalog = context::catalog(&root);
+    let mut names = args.names.clone();
+    names.extend(args.selection.stacks.iter().cloned());
+    if names.is_empty() {
+        names.push("all".into());
+    }
+    let stacks = catalog.select(&names)?;
+    let scenarios = scenario_filter(&args.selection.scenarios)?;
+    crate::commands::setup::setup_stacks(&stacks, &root, false);
+    context::install_ctrl_c();
+    let mut store = bakeoff_store::Store::open(&args.db)?;
+    let run = new_run(&root, "verify", serde_json::json!({"command": "verify"}));
+    let ws = Workspace::create(&run.id, false)?;
+    store.begin_run(&run)?;
+    let mut events = context::print_event;
+    let mut lab = ws.lab(&root, args.selection.docstore.clone(), crate::commands::run::default_settings(), &mut store, &mut events);
+    let mut reports: Vec<VerifyReport> = Vec::new();
+    for stack in &stacks {
+        for variant in &stack.variants {
+            if !args.selection.variants.is_empty() && !args.selection.variants.contains(&variant.name) {
+                continue;
+            }
+            let chosen: Vec<_> = variant.scenarios.iter().copied().filter(|s| scenarios.as_ref().map(|f| f.contains(s)).unwrap_or(true)).collect();
+            if chosen.is_empty() || context::CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
+                continue;
+            }
+            let report = lab.verify_variant(stack, variant, &chosen, 1);
+            lab.sink.record_verification(&run.id, &report)?;
+            if args.json {
+                println!("{}", serde_json::to_string(&report)?);
+            } else {
+                print_report(&report);
+            }
+            reports.push(report);
+        }
+    }
+    lab.sink.finish_run(&run.id, "complete")?;
+    drop(lab);
+    ws.finish(reports.iter().any(|r| r.verdict() == Verdict::Fail));
+    let failed = reports.iter().filter(|r| r.verdict() == Verdict::Fail).count();
+    if !args.json {
+        println!("{} of {} stack variants pass", reports.len() - failed, reports.len());
+    }
+    Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn print_report(r: &VerifyReport) {
+    let verdict = match r.verdict() {
+        Verdict::Pass => "PASS",
+        Verdict::Warn => "WARN",
+        Verdict::Fail => "FAIL",
+    };
+    println!("{verdict} {} [{}] ({} checks)", r.stack, r.variant, r.checks.len());
+    print_problems(r);
+}
+
+/// Prints the warnings and failures of a report, one per line with the URL and reason.
+pub fn print_problems(r: &VerifyReport) {
+    for c in r.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
+        let v = if c.verdict == Verdict::Fail { "fail" } else { "warn" };
+        println!("  {v} {:<9} {}: {}\n       {}", c.scenario, c.what, c.url, c.reason);
+    }
+}

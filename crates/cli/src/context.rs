@@ -1,0 +1,94 @@
+//! What every lab command shares: finding the project folder, loading the stack catalogue, Ctrl-C
+//! handling, and printing the lab's progress events.
+
+use crate::args::CommonArgs;
+use anyhow::{bail, Result};
+use bakeoff_lab::catalog::{self, Catalog};
+use bakeoff_lab::runner::Event;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The project folder: `--root`/`BAKEOFF_ROOT`, else the nearest ancestor of the current folder
+/// with a `stacks/` folder, else the folder this binary was built from.
+pub fn project_root(common: &CommonArgs) -> Result<PathBuf> {
+    if let Some(r) = &common.root {
+        if !r.join("stacks").is_dir() {
+            bail!("{} has no stacks/ folder\n  hint: point --root at the bakeoff project folder", r.display());
+        }
+        return Ok(r.clone());
+    }
+    let mut dir = std::env::current_dir()?;
+    loop {
+        if dir.join("stacks").is_dir() && dir.join("services").is_dir() {
+            return Ok(dir);
+        }
+        if !dir.pop() {
+            break;
+        }
+    }
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    if built.join("stacks").is_dir() {
+        return Ok(built.canonicalize()?);
+    }
+    bail!("cannot find the bakeoff project folder (with stacks/ and services/)\n  hint: run from inside it or pass --root")
+}
+
+/// Loads the catalogue; manifest problems are printed (all at once) but do not stop other stacks.
+pub fn catalog(root: &std::path::Path) -> Catalog {
+    let c = catalog::discover(&root.join("stacks"));
+    for p in &c.problems {
+        eprintln!("warning: {p}");
+    }
+    c
+}
+
+pub static CANCEL: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    CANCEL.store(true, Ordering::SeqCst);
+    // A second Ctrl-C ends the process at once.
+    // SAFETY: resetting a signal disposition is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+    }
+}
+
+/// Makes Ctrl-C stop the run gracefully: servers stopped, what was measured kept.
+pub fn install_ctrl_c() {
+    // SAFETY: the handler only stores to an atomic and resets the disposition.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+    }
+}
+
+/// Prints lab events as progress lines on stderr.
+pub fn print_event(event: Event<'_>) {
+    match event {
+        Event::ServiceStarting(s) => eprintln!("starting service {s}"),
+        Event::Verified(r) => {
+            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Fail).count();
+            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Warn).count();
+            eprintln!("verified {} [{}]: {} checks, {fails} failed, {warns} warnings", r.stack, r.variant, r.checks.len());
+            crate::commands::verify::print_problems(r);
+        }
+        Event::TrialStarting { cell, trial, trials } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
+        Event::TrialDone(t) => {
+            for s in &t.load.steps {
+                eprintln!(
+                    "  {}: {:.0} req/s, p50 {:.0} us, p99 {:.0} us, errors {}, server CPU {:.0}%, peak RSS {:.1} MiB",
+                    s.label,
+                    s.requests_per_sec,
+                    s.latency.p50_us,
+                    s.latency.p99_us,
+                    s.errors.total(),
+                    t.server.cpu_percent,
+                    t.server.peak_rss_bytes as f64 / 1048576.0
+                );
+            }
+            for w in &t.warnings {
+                eprintln!("  warning: {} ({})", w.message(), w.advice());
+            }
+        }
+        Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
+    }
+}

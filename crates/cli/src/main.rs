@@ -1,0 +1,31 @@
+//! The `bakeoff` binary: parses arguments and hands each subcommand to its module; nothing else.
+
+mod args;
+mod commands;
+mod context;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        args::Command::Load(a) => bakeoff_load::cli::run_cli(&a),
+        args::Command::Fixtures(a) => commands::fixtures::run(&a),
+        args::Command::Stacks(a) => commands::stacks::run(&a),
+        args::Command::Setup(a) => commands::setup::run(&a),
+        args::Command::Verify(a) => commands::verify::run(&a),
+        args::Command::Run(a) => commands::run::run(&a),
+        args::Command::Report(a) => commands::report::run(&a),
+    }
+}

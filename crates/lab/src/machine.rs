@@ -1,0 +1,96 @@
+//! Provenance of a run: the machine (CPU model, cores, kernel, memory, OS) and the git commit.
+
+use crate::results::MachineInfo;
+use std::path::Path;
+
+pub fn machine_info() -> MachineInfo {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().find(|l| l.starts_with("MemTotal:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(0);
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("PRETTY_NAME="))?.split_once('=').map(|(_, v)| v.trim_matches('"').to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    MachineInfo {
+        hostname: read_trim("/proc/sys/kernel/hostname"),
+        cpu_model,
+        cores: std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1),
+        kernel: read_trim("/proc/sys/kernel/osrelease"),
+        memory_bytes,
+        os,
+    }
+}
+
+fn read_trim(path: &str) -> String {
+    std::fs::read_to_string(path).map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+/// `HEAD`'s commit, with `-dirty` when the work tree has changes; None outside a git checkout.
+pub fn git_commit(root: &Path) -> Option<String> {
+    let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let dirty = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=no"])
+        .current_dir(root)
+        .output()
+        .map(|o| !o.stdout.is_empty())
+        .unwrap_or(false);
+    Some(if dirty { format!("{commit}-dirty") } else { commit })
+}
+
+/// Splits the machine's CPUs between server and client: the first half serves, the second loads
+/// (with 2 cores: CPU 0 and CPU 1). Services share the server's CPUs.
+pub fn default_cpu_split() -> (Vec<usize>, Vec<usize>) {
+    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if n < 2 {
+        return (vec![], vec![]);
+    }
+    let half = n / 2;
+    ((0..half).collect(), (half..n).collect())
+}
+
+/// Parses a CPU list such as `0`, `0,2` or `0-3`.
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (
+            a.parse().map_err(|_| format!("`{part}` is not a CPU number or range"))?,
+            b.parse().map_err(|_| format!("`{part}` is not a CPU number or range"))?,
+        );
+        if a > b || b >= n {
+            return Err(format!("`{part}` is outside this machine's CPUs 0-{}", n - 1));
+        }
+        out.extend(a..=b);
+    }
+    if out.is_empty() {
+        return Err("empty CPU list".into());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        assert!(parse_cpu_list("9999").unwrap_err().contains("outside"));
+        assert!(parse_cpu_list("a").unwrap_err().contains("not a CPU"));
+        let m = machine_info();
+        assert!(m.cores >= 1 && m.memory_bytes > 0 && !m.kernel.is_empty());
+    }
+}

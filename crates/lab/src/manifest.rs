@@ -1,0 +1,391 @@
+//! `stack.toml`: the one manifest of a stack, parsed and validated with messages that name the file,
+//! the field and the fix. docs/stacks.md documents the format.
+
+use crate::duration::parse_duration;
+use crate::error::LabError;
+use crate::scenario::{Scenario, ServiceKind};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const MANIFEST_FILE: &str = "stack.toml";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    language: String,
+    runtime: String,
+    framework: String,
+    server: String,
+    description: String,
+    seed: Option<String>,
+    #[serde(default)]
+    kind: Option<String>,
+    scenarios: Vec<String>,
+    #[serde(default)]
+    services: Vec<String>,
+    #[serde(default)]
+    toolchain: Vec<String>,
+    #[serde(default)]
+    apt: Vec<String>,
+    setup: Option<RawSetup>,
+    start: RawStart,
+    #[serde(default)]
+    variants: Vec<RawVariant>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSetup {
+    commands: Vec<String>,
+    #[serde(default)]
+    inputs: Vec<String>,
+    timeout: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStart {
+    command: String,
+    ready_timeout: Option<String>,
+    warmup: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    name: String,
+    database: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    scenarios: Option<Vec<String>>,
+    #[serde(default)]
+    services: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackKind {
+    Http,
+    Proxy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Database {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub commands: Vec<String>,
+    pub inputs: Vec<String>,
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub database: Option<Database>,
+    pub env: BTreeMap<String, String>,
+    /// The scenarios this variant is measured for.
+    pub scenarios: Vec<Scenario>,
+    pub services: Vec<ServiceKind>,
+}
+
+/// A validated stack.
+#[derive(Debug, Clone)]
+pub struct Stack {
+    /// `language/name`, the folder's path under stacks/.
+    pub name: String,
+    pub dir: PathBuf,
+    pub language: String,
+    pub runtime: String,
+    pub framework: String,
+    pub server: String,
+    pub description: String,
+    pub seed: Option<String>,
+    pub kind: StackKind,
+    pub scenarios: Vec<Scenario>,
+    pub services: Vec<ServiceKind>,
+    pub toolchain: Vec<String>,
+    pub apt: Vec<String>,
+    pub setup: Option<Setup>,
+    pub start_command: String,
+    pub ready_timeout: Duration,
+    pub warmup: Option<Duration>,
+    pub variants: Vec<Variant>,
+}
+
+impl Stack {
+    /// The variants measured for `scenario`: later variants that list it, else the first one.
+    pub fn variants_for(&self, scenario: Scenario) -> Vec<&Variant> {
+        let specific: Vec<&Variant> = self.variants[1..].iter().filter(|v| v.scenarios.contains(&scenario)).collect();
+        let mut out = Vec::new();
+        if self.variants[0].scenarios.contains(&scenario) {
+            out.push(&self.variants[0]);
+        }
+        out.extend(specific);
+        out
+    }
+
+    pub fn variant(&self, name: &str) -> Option<&Variant> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// Services a cell of this stack needs for `scenario` in `variant`.
+    pub fn services_for(&self, scenario: Scenario, variant: &Variant) -> Vec<ServiceKind> {
+        let mut s: Vec<ServiceKind> = self.services.iter().chain(variant.services.iter()).copied().collect();
+        s.extend(scenario.service());
+        if scenario == Scenario::Products && variant.database == Some(Database::Postgres) {
+            s.push(ServiceKind::Postgres);
+        }
+        s.sort();
+        s.dedup();
+        s
+    }
+}
+
+/// Loads and validates `dir/stack.toml`; `name` is the stack's path under stacks/.
+pub fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
+    let file = dir.join(MANIFEST_FILE);
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| LabError::manifest(&file, format!("cannot read: {e}"), "create it as docs/stacks.md shows"))?;
+    parse(&text, dir, name)
+}
+
+/// Parses and validates manifest text; `dir` is the stack folder (for `setup.inputs` and messages).
+pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
+    let file = dir.join(MANIFEST_FILE);
+    let err = |problem: String, hint: &str| LabError::manifest(&file, problem, hint);
+    let raw: RawManifest = toml::from_str(text).map_err(|e| {
+        err(e.to_string().trim().to_string(), "compare with the format in docs/stacks.md (fields, types, spelling)")
+    })?;
+
+    let language_dir = name.split('/').next().unwrap_or_default();
+    if raw.language != language_dir {
+        return Err(err(
+            format!("`language = \"{}\"` but the stack is in stacks/{language_dir}/", raw.language),
+            "make `language` match the folder, or move the folder",
+        ));
+    }
+    for (field, value) in [
+        ("runtime", &raw.runtime),
+        ("framework", &raw.framework),
+        ("server", &raw.server),
+        ("description", &raw.description),
+        ("start.command", &raw.start.command),
+    ] {
+        if value.trim().is_empty() {
+            return Err(err(format!("`{field}` is empty"), "say what it is in a few words"));
+        }
+    }
+    let kind = match raw.kind.as_deref() {
+        None | Some("http") => StackKind::Http,
+        Some("proxy") => StackKind::Proxy,
+        Some(other) => return Err(err(format!("`kind = \"{other}\"` is unknown"), "use \"http\" or \"proxy\"")),
+    };
+    let scenarios = parse_scenarios(&raw.scenarios, "scenarios", &file)?;
+    if scenarios.is_empty() {
+        return Err(err("`scenarios` is empty".into(), "list the scenarios the stack implements"));
+    }
+    if (kind == StackKind::Proxy) != (scenarios == [Scenario::Proxy]) {
+        return Err(err(
+            "a proxy stack implements exactly `scenarios = [\"proxy\"]`, and only proxy stacks do".into(),
+            "set `kind = \"proxy\"` with scenarios [\"proxy\"], or remove \"proxy\" from scenarios",
+        ));
+    }
+    let services = parse_services(&raw.services, "services", &file)?;
+    let setup = raw
+        .setup
+        .map(|s| -> Result<Setup, LabError> {
+            for input in &s.inputs {
+                if !dir.join(input).exists() {
+                    return Err(err(
+                        format!("`setup.inputs` names `{input}`, which does not exist in the stack folder"),
+                        "list files or folders of the stack whose change must redo the setup",
+                    ));
+                }
+            }
+            let timeout = duration(s.timeout.as_deref(), "setup.timeout", Duration::from_secs(1200), &file)?;
+            Ok(Setup { commands: s.commands, inputs: s.inputs, timeout })
+        })
+        .transpose()?;
+    let ready_timeout = duration(raw.start.ready_timeout.as_deref(), "start.ready_timeout", Duration::from_secs(30), &file)?;
+    let warmup = raw.start.warmup.as_deref().map(|w| duration(Some(w), "start.warmup", Duration::ZERO, &file)).transpose()?;
+    let variants = parse_variants(raw.variants, &scenarios, &file)?;
+
+    Ok(Stack {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        language: raw.language,
+        runtime: raw.runtime,
+        framework: raw.framework,
+        server: raw.server,
+        description: raw.description,
+        seed: raw.seed,
+        kind,
+        scenarios,
+        services,
+        toolchain: raw.toolchain,
+        apt: raw.apt,
+        setup,
+        start_command: raw.start.command,
+        ready_timeout,
+        warmup,
+        variants,
+    })
+}
+
+fn duration(value: Option<&str>, field: &str, default: Duration, file: &Path) -> Result<Duration, LabError> {
+    match value {
+        None => Ok(default),
+        Some(v) => parse_duration(v).map_err(|e| LabError::manifest(file, format!("`{field}`: {e}"), "write e.g. \"30s\" or \"5m\"")),
+    }
+}
+
+fn parse_scenarios(ids: &[String], field: &str, file: &Path) -> Result<Vec<Scenario>, LabError> {
+    let mut out = Vec::new();
+    for id in ids {
+        let s: Scenario = id.parse().map_err(|e: String| LabError::manifest(file, format!("`{field}`: {e}"), "see docs/scenarios.md"))?;
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    Ok(out)
+}
+
+fn parse_services(ids: &[String], field: &str, file: &Path) -> Result<Vec<ServiceKind>, LabError> {
+    ids.iter()
+        .map(|id| id.parse().map_err(|e: String| LabError::manifest(file, format!("`{field}`: {e}"), "remove it or fix the spelling")))
+        .collect()
+}
+
+fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Path) -> Result<Vec<Variant>, LabError> {
+    let err = |problem: String, hint: &str| LabError::manifest(file, problem, hint);
+    if raw.is_empty() {
+        return Ok(vec![Variant {
+            name: "default".into(),
+            database: stack_scenarios.contains(&Scenario::Products).then_some(Database::Sqlite),
+            env: BTreeMap::new(),
+            scenarios: stack_scenarios.to_vec(),
+            services: vec![],
+        }]);
+    }
+    let mut out: Vec<Variant> = Vec::new();
+    for (i, v) in raw.into_iter().enumerate() {
+        let field = format!("variants[{i}]");
+        if v.name.is_empty() || !v.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            return Err(err(format!("`{field}.name = \"{}\"` is not [a-z0-9-]+", v.name), "use a short kebab-case name"));
+        }
+        if out.iter().any(|o| o.name == v.name) {
+            return Err(err(format!("variant `{}` is defined twice", v.name), "give each variant its own name"));
+        }
+        let database = match v.database.as_deref() {
+            None => None,
+            Some("sqlite") => Some(Database::Sqlite),
+            Some("postgres") => Some(Database::Postgres),
+            Some(other) => return Err(err(format!("`{field}.database = \"{other}\"` is unknown"), "use \"sqlite\" or \"postgres\"")),
+        };
+        let scenarios = match v.scenarios {
+            None => stack_scenarios.to_vec(),
+            Some(ids) => parse_scenarios(&ids, &format!("{field}.scenarios"), file)?,
+        };
+        if let Some(s) = scenarios.iter().find(|s| !stack_scenarios.contains(s)) {
+            return Err(err(
+                format!("variant `{}` lists scenario `{s}`, which the stack's `scenarios` does not", v.name),
+                "add it to the stack's scenarios or remove it from the variant",
+            ));
+        }
+        let services = parse_services(&v.services, &format!("{field}.services"), file)?;
+        out.push(Variant { name: v.name, database, env: v.env, scenarios, services });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+language = "rust"
+runtime = "rustc 1.95"
+framework = "actix-web 4"
+server = "actix-web"
+description = "test stack"
+scenarios = ["hello", "products"]
+[start]
+command = "exec ./server"
+[[variants]]
+name = "sqlite"
+database = "sqlite"
+[[variants]]
+name = "postgres"
+database = "postgres"
+scenarios = ["products"]
+"#;
+
+    fn parse_err(text: &str) -> String {
+        parse(text, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_good_manifest_loads_with_variants_per_scenario() {
+        let s = parse(GOOD, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        assert_eq!(s.scenarios, vec![Scenario::Hello, Scenario::Products]);
+        let names = |sc| s.variants_for(sc).iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(Scenario::Hello), ["sqlite"]);
+        assert_eq!(names(Scenario::Products), ["sqlite", "postgres"]);
+        let pg = s.variant("postgres").unwrap();
+        assert_eq!(s.services_for(Scenario::Products, pg), vec![ServiceKind::Postgres]);
+        assert_eq!(s.ready_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn missing_field_names_the_file_and_field() {
+        let e = parse_err(&GOOD.replace("runtime = \"rustc 1.95\"\n", ""));
+        assert!(e.contains("/tmp/stacks/rust/x/stack.toml") && e.contains("runtime"), "{e}");
+        assert!(e.contains("hint:"), "{e}");
+    }
+
+    #[test]
+    fn unknown_field_is_an_error_not_ignored() {
+        let e = parse_err(&GOOD.replace("server =", "sever = \"x\"\nserver ="));
+        assert!(e.contains("sever"), "{e}");
+    }
+
+    #[test]
+    fn unknown_scenario_lists_the_known_ones() {
+        let e = parse_err(&GOOD.replace("\"hello\",", "\"helo\","));
+        assert!(e.contains("unknown scenario `helo`") && e.contains("greeting"), "{e}");
+    }
+
+    #[test]
+    fn language_must_match_the_folder() {
+        let e = parse(GOOD, Path::new("/tmp/stacks/go/x"), "go/x").unwrap_err().to_string();
+        assert!(e.contains("stacks/go/"), "{e}");
+    }
+
+    #[test]
+    fn bad_variant_database_and_duplicate_names_and_foreign_scenarios() {
+        assert!(parse_err(&GOOD.replace("database = \"postgres\"", "database = \"mysql\"")).contains("mysql"));
+        assert!(parse_err(&GOOD.replace("name = \"postgres\"", "name = \"sqlite\"")).contains("defined twice"));
+        assert!(parse_err(&GOOD.replace("scenarios = [\"products\"]", "scenarios = [\"loop\"]")).contains("does not"));
+        assert!(parse_err(&GOOD.replace("name = \"postgres\"", "name = \"Post Gres\"")).contains("[a-z0-9-]+"));
+    }
+
+    #[test]
+    fn bad_durations_and_kinds_and_services() {
+        let e = parse_err(&GOOD.replace("command = \"exec ./server\"", "command = \"x\"\nready_timeout = \"soon\""));
+        assert!(e.contains("start.ready_timeout"), "{e}");
+        assert!(parse_err(&GOOD.replace("description", "kind = \"grpc\"\ndescription")).contains("grpc"));
+        assert!(parse_err(&GOOD.replace("description", "services = [\"redis\"]\ndescription")).contains("redis"));
+        assert!(parse_err(&GOOD.replace("\"hello\", \"products\"", "\"proxy\"").replace("scenarios = [\"products\"]", "")).contains("proxy"));
+    }
+
+    #[test]
+    fn setup_inputs_must_exist() {
+        let text = GOOD.replace("[start]", "[setup]\ncommands = [\"true\"]\ninputs = [\"nope.txt\"]\n[start]");
+        assert!(parse_err(&text).contains("nope.txt"));
+    }
+}

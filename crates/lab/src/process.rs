@@ -1,0 +1,179 @@
+//! A server process the lab started: its own process group, pinned CPUs, output to a log file, a
+//! bounded readiness wait that notices an early exit at once, and a stop that reaps the whole group.
+
+use crate::error::LabError;
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct ServerProcess {
+    pub name: String,
+    pub child: Child,
+    pub log: PathBuf,
+    exited: Option<ExitStatus>,
+}
+
+pub struct Launch<'a> {
+    pub name: &'a str,
+    pub command: &'a str,
+    pub dir: &'a Path,
+    pub env: &'a BTreeMap<String, String>,
+    pub cpus: &'a [usize],
+    pub log: PathBuf,
+}
+
+impl ServerProcess {
+    /// Starts `sh -c command` in its own process group, pinned to `cpus` (inherited by children).
+    pub fn start(launch: Launch<'_>) -> Result<ServerProcess, LabError> {
+        let log = std::fs::File::create(&launch.log).map_err(|e| LabError::Input {
+            what: launch.log.display().to_string(),
+            problem: format!("cannot create the log: {e}"),
+            hint: "check that the run directory is writable".into(),
+        })?;
+        let log_err = log.try_clone().expect("clone log handle");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(launch.command)
+            .current_dir(launch.dir)
+            .envs(launch.env)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .process_group(0);
+        let cpus = launch.cpus.to_vec();
+        // SAFETY: only async-signal-safe calls between fork and exec (sched_setaffinity).
+        unsafe {
+            cmd.pre_exec(move || {
+                pin_current(&cpus);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| LabError::NotReady {
+            stack: launch.name.to_string(),
+            reason: format!("cannot run `sh -c {}`: {e}", launch.command),
+            log: launch.log.clone(),
+            log_tail: String::new(),
+        })?;
+        Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The exit status if the process has exited (reaping it).
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().ok().flatten();
+        }
+        self.exited
+    }
+
+    /// Waits until `addr` accepts a connection, the process exits, or `timeout` passes.
+    pub fn wait_ready(&mut self, addr: SocketAddr, timeout: Duration) -> Result<Duration, LabError> {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                return Err(self.not_ready(format!("it exited with {status} before listening on {addr}")));
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(start.elapsed());
+            }
+            if start.elapsed() > timeout {
+                return Err(self.not_ready(format!(
+                    "nothing listened on {addr} within {timeout:?} (raise start.ready_timeout if it is just slow)"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn not_ready(&self, reason: String) -> LabError {
+        LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
+    }
+
+    /// SIGTERM to the group, then SIGKILL after `grace`; reaps the leader. Safe to call twice.
+    pub fn stop(&mut self, grace: Duration) {
+        let pgid = self.child.id() as i32;
+        signal_group(pgid, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if self.exited().is_some() && !group_alive(pgid) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        signal_group(pgid, libc::SIGKILL);
+        let _ = self.child.wait();
+        // Children of the group that the leader did not reap are re-parented; give them a moment.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while group_alive(pgid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        if self.exited.is_none() || group_alive(self.child.id() as i32) {
+            self.stop(Duration::from_secs(3));
+        }
+    }
+}
+
+fn signal_group(pgid: i32, sig: i32) {
+    // SAFETY: kill(2) on a process group we created; a stale group yields ESRCH, which is fine.
+    unsafe {
+        libc::kill(-pgid, sig);
+    }
+}
+
+/// Whether any process is still in the group (zombies count as gone).
+pub fn group_alive(pgid: i32) -> bool {
+    crate::sampler::group_members(pgid as u32).iter().any(|&pid| !is_zombie(pid))
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .unwrap_or(true)
+}
+
+/// Pins the calling thread/process to `cpus` (no-op when empty).
+pub fn pin_current(cpus: &[usize]) {
+    if cpus.is_empty() {
+        return;
+    }
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET and sched_setaffinity only touch it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// The last `lines` lines of a log file.
+pub fn log_tail(path: &Path, lines: usize) -> String {
+    let Ok(mut f) = std::fs::File::open(path) else { return String::from("(no log)") };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
+    let mut buf = String::new();
+    let mut bytes = Vec::new();
+    let _ = f.read_to_end(&mut bytes);
+    buf.push_str(&String::from_utf8_lossy(&bytes));
+    let all: Vec<&str> = buf.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// A free TCP port on 127.0.0.1 (bound and released; the window for a race is small and a taken
+/// port shows as a clear readiness error).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
+}

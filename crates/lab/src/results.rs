@@ -1,0 +1,203 @@
+//! The result types of a run: what the lab measures and hands to a `ResultSink`, what the store keeps
+//! and what every report format reads. One source of truth for result fields.
+
+use bakeoff_load::LoadReport;
+use serde::{Deserialize, Serialize};
+
+/// One invocation of `bakeoff run`, with the provenance a reader needs to reproduce it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub id: String,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub git_commit: Option<String>,
+    pub machine: MachineInfo,
+    /// The study name, or "adhoc" for a run from flags.
+    pub study: String,
+    /// The resolved settings of the run (durations, connections, trials, CPU sets...), as JSON.
+    pub settings: serde_json::Value,
+    /// Services used by the run, e.g. "postgres 15.18", "mongo-java-server 1.45 (memory backend)".
+    pub services: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct MachineInfo {
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cores: u32,
+    pub kernel: String,
+    pub memory_bytes: u64,
+    pub os: String,
+}
+
+/// A cell is one stack x scenario x variant x worker count.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellKey {
+    pub stack: String,
+    pub scenario: String,
+    pub variant: String,
+    pub workers: u32,
+}
+
+impl CellKey {
+    pub fn label(&self) -> String {
+        let variant = if self.variant == "default" { String::new() } else { format!("[{}]", self.variant) };
+        format!("{}{} {} w{}", self.stack, variant, self.scenario, self.workers)
+    }
+}
+
+/// One sample of the server's whole process tree.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct ProcessSample {
+    /// Milliseconds since the measurement started (negative during warm-up).
+    pub t_ms: i64,
+    pub rss_bytes: u64,
+    /// Proportional set size; 0 where smaps_rollup cannot be read.
+    pub pss_bytes: u64,
+    /// Cumulative user+system CPU seconds of the tree (including reaped children).
+    pub cpu_s: f64,
+    pub processes: u32,
+}
+
+/// What the server used during the measured part of one trial, derived from the samples.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ServerUsage {
+    pub cpu_s: f64,
+    /// Percent of one core, averaged over the measurement.
+    pub cpu_percent: f64,
+    pub cpu_us_per_request: f64,
+    pub peak_rss_bytes: u64,
+    pub mean_rss_bytes: u64,
+    pub peak_pss_bytes: u64,
+    pub mean_pss_bytes: u64,
+    /// Fitted memory growth (RSS) over the measurement, MiB per minute.
+    pub rss_slope_mib_per_min: f64,
+}
+
+/// One measured repetition of a cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TrialRecord {
+    pub run_id: String,
+    pub cell: CellKey,
+    pub trial: u32,
+    pub started_at: String,
+    pub load: LoadReport,
+    pub server: ServerUsage,
+    pub samples: Vec<ProcessSample>,
+    /// Lab-level warnings (server died, background CPU noise...), beside the load generator's own.
+    pub warnings: Vec<LabWarning>,
+}
+
+/// Measurement-quality problems the lab sees around the load generator.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LabWarning {
+    /// The server process tree exited during measurement.
+    ServerDied { exit: String },
+    /// CPU used by processes that are neither the server nor the client.
+    BackgroundNoise { cpu_percent: f64 },
+    /// The trials of a cell disagree by more than the tolerance.
+    TrialsDisagree { metric: String, spread_percent: f64 },
+    /// Memory grew steadily during the measurement.
+    MemoryGrowth { mib_per_min: f64 },
+}
+
+impl LabWarning {
+    pub fn message(&self) -> String {
+        match self {
+            LabWarning::ServerDied { exit } => format!("server died during measurement ({exit})"),
+            LabWarning::BackgroundNoise { cpu_percent } => {
+                format!("other processes used {cpu_percent:.0}% CPU during measurement")
+            }
+            LabWarning::TrialsDisagree { metric, spread_percent } => {
+                format!("trials disagree on {metric} by {spread_percent:.1}%")
+            }
+            LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
+        }
+    }
+
+    pub fn advice(&self) -> &'static str {
+        match self {
+            LabWarning::ServerDied { .. } => "see the server log in the run directory; the cell's numbers are partial",
+            LabWarning::BackgroundNoise { .. } => "stop other work on the machine and rerun; noise hits cells unevenly",
+            LabWarning::TrialsDisagree { .. } => "run more trials or longer ones; check for thermal or background noise",
+            LabWarning::MemoryGrowth { .. } => "run `bakeoff run --soak 5m` on this cell to see whether it levels off",
+        }
+    }
+}
+
+/// The verification outcome of one check.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Check {
+    pub scenario: String,
+    pub verdict: Verdict,
+    pub what: String,
+    pub url: String,
+    /// Why it failed or warned; empty on pass.
+    pub reason: String,
+}
+
+/// Every check of one stack variant, all at once.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VerifyReport {
+    pub stack: String,
+    pub variant: String,
+    pub checks: Vec<Check>,
+}
+
+impl VerifyReport {
+    pub fn verdict(&self) -> Verdict {
+        self.checks.iter().map(|c| c.verdict).max().unwrap_or(Verdict::Pass)
+    }
+    /// Scenario ids that may be measured: those with no failing check.
+    pub fn passed_scenario(&self, scenario: &str) -> bool {
+        !self.checks.iter().any(|c| c.scenario == scenario && c.verdict == Verdict::Fail)
+            && !self.checks.iter().any(|c| c.scenario == "*" && c.verdict == Verdict::Fail)
+    }
+}
+
+/// Where results go as they are made; the store implements it. Called after every trial, so a crash
+/// loses at most the trial in flight.
+pub trait ResultSink {
+    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()>;
+    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()>;
+    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()>;
+    /// `status` is "complete", "interrupted" or "failed: <reason>".
+    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()>;
+}
+
+/// A sink that keeps everything in memory: for library users and tests.
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    pub runs: Vec<RunInfo>,
+    pub verifications: Vec<VerifyReport>,
+    pub trials: Vec<TrialRecord>,
+    pub finished: Vec<(String, String)>,
+}
+
+impl ResultSink for MemorySink {
+    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()> {
+        self.runs.push(run.clone());
+        Ok(())
+    }
+    fn record_verification(&mut self, _run_id: &str, report: &VerifyReport) -> anyhow::Result<()> {
+        self.verifications.push(report.clone());
+        Ok(())
+    }
+    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()> {
+        self.trials.push(trial.clone());
+        Ok(())
+    }
+    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
+        self.finished.push((run_id.into(), status.into()));
+        Ok(())
+    }
+}

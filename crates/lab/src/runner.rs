@@ -1,0 +1,309 @@
+//! The measured lifecycle of every cell: verify each stack variant, then for each trial (stacks
+//! interleaved so drift hits all alike) start -> ready -> warm-up -> measure while sampling the
+//! server's process tree -> stop -> store. Every step is bounded; a failing cell never stops the run.
+
+use crate::cells::Cell;
+use crate::error::LabError;
+use crate::manifest::{Database, Stack, StackKind, Variant};
+use crate::process::{free_port, Launch, ServerProcess};
+use crate::results::{CellKey, LabWarning, ResultSink, RunInfo, TrialRecord, VerifyReport};
+use crate::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::scenario::Scenario;
+use crate::services::{postgres::SqliteFile, ServiceContext, Services};
+use crate::verify::{self, LiveData, Target};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// How every cell is loaded and measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadSettings {
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub connections: u32,
+    pub client_threads: u32,
+    /// Open model: requests per second (latency from intended send times).
+    pub rate: Option<f64>,
+    /// Rate ramp `START:STEP:STEP_DURATION:MAX[:HOLD]` (proxy study).
+    pub ramp: Option<String>,
+    pub requests_per_conn: Option<u64>,
+    pub timeout: Duration,
+    pub trials: u32,
+    pub server_cpus: Vec<usize>,
+    pub client_cpus: Vec<usize>,
+}
+
+/// What a run reports as it goes.
+pub enum Event<'a> {
+    ServiceStarting(&'a str),
+    Verified(&'a VerifyReport),
+    TrialStarting { cell: &'a CellKey, trial: u32, trials: u32 },
+    TrialDone(&'a TrialRecord),
+    CellFailed { cell: &'a CellKey, error: String },
+}
+
+pub struct Lab<'a> {
+    pub project_root: PathBuf,
+    pub run_dir: PathBuf,
+    pub data_dir: PathBuf,
+    pub external_docstore: Option<String>,
+    pub settings: LoadSettings,
+    pub sink: &'a mut dyn ResultSink,
+    pub events: &'a mut dyn FnMut(Event<'_>),
+    pub cancel: &'a AtomicBool,
+    pub services: Services,
+}
+
+/// The outcome of a run: verifications and how many trials were stored.
+pub struct RunOutcome {
+    pub verifications: Vec<VerifyReport>,
+    pub trials_stored: usize,
+    pub failed_cells: Vec<(CellKey, String)>,
+    pub interrupted: bool,
+}
+
+impl<'a> Lab<'a> {
+    fn service_ctx(&self) -> ServiceContext<'_> {
+        ServiceContext {
+            project_root: &self.project_root,
+            run_dir: &self.run_dir,
+            data_dir: &self.data_dir,
+            cpus: &self.settings.server_cpus,
+            external_docstore: self.external_docstore.as_deref(),
+        }
+    }
+
+    fn ensure_services(&mut self, stack: &Stack, scenarios: &[Scenario], variant: &Variant) -> Result<(), LabError> {
+        let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
+        kinds.sort();
+        kinds.dedup();
+        for k in &kinds {
+            let running = match k {
+                crate::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
+                crate::scenario::ServiceKind::Docstore => self.services.docstore.is_some(),
+                crate::scenario::ServiceKind::Nginx => self.services.nginx.is_some(),
+            };
+            if !running {
+                (self.events)(Event::ServiceStarting(k.id()));
+            }
+        }
+        let mut services = std::mem::take(&mut self.services);
+        let result = services.ensure(&kinds, &self.service_ctx());
+        self.services = services;
+        result
+    }
+
+    /// The environment a stack starts with.
+    fn stack_env(&self, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
+        let mut env = self.services.env();
+        env.insert("PORT".into(), port.to_string());
+        env.insert("WORKERS".into(), workers.to_string());
+        env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
+        env.insert("RUN_DIR".into(), cell_dir.display().to_string());
+        let db = match (variant.database, &self.services.postgres) {
+            (Some(Database::Postgres), Some(pg)) => pg.url.clone(),
+            _ => format!("sqlite://{}", self.data_dir.join("products.sqlite").display()),
+        };
+        env.insert("DATABASE_URL".into(), db);
+        env.extend(variant.env.clone());
+        env
+    }
+
+    fn start_stack(&self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(ServerProcess, SocketAddr), LabError> {
+        let cell_dir = self.run_dir.join("cells").join(label);
+        std::fs::create_dir_all(&cell_dir).ok();
+        let port = free_port();
+        let env = self.stack_env(variant, port, workers, &cell_dir);
+        let mut server = ServerProcess::start(Launch {
+            name: &stack.name,
+            command: &stack.start_command,
+            dir: &stack.dir,
+            env: &env,
+            cpus: &self.settings.server_cpus,
+            log: cell_dir.join("server.log"),
+        })?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        server.wait_ready(addr, stack.ready_timeout)?;
+        Ok((server, addr))
+    }
+
+    /// Starts one stack variant and checks every chosen scenario's contract.
+    pub fn verify_variant(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
+        let failed = |reason: String| VerifyReport {
+            stack: stack.name.clone(),
+            variant: variant.name.clone(),
+            checks: vec![crate::results::Check {
+                scenario: "*".into(),
+                verdict: crate::results::Verdict::Fail,
+                what: "the stack starts and listens".into(),
+                url: String::new(),
+                reason,
+            }],
+        };
+        if let Err(e) = self.ensure_services(stack, scenarios, variant) {
+            return failed(e.to_string());
+        }
+        let label = format!("verify-{}-{}", stack.name.replace('/', "-"), variant.name);
+        let (mut server, addr) = match self.start_stack(stack, variant, workers, &label) {
+            Ok(s) => s,
+            Err(e) => return failed(e.to_string()),
+        };
+        let sqlite = SqliteFile(self.data_dir.join("products.sqlite"));
+        let products: Option<&dyn LiveData> = match variant.database {
+            Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+            _ => Some(&sqlite),
+        };
+        let target = Target {
+            stack: &stack.name,
+            variant: &variant.name,
+            addr,
+            scenarios,
+            products,
+            documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
+            upstream: self.services.nginx.as_ref().map(|n| n.addr),
+        };
+        let mut report = verify::verify(&target);
+        if let Some(status) = server.exited() {
+            report.checks.push(crate::results::Check {
+                scenario: "*".into(),
+                verdict: crate::results::Verdict::Fail,
+                what: "the server stays up during verification".into(),
+                url: format!("http://{addr}/"),
+                reason: format!("it exited with {status}; see {}", server.log.display()),
+            });
+        }
+        server.stop(Duration::from_secs(5));
+        report
+    }
+
+    /// Measures one trial of one cell.
+    pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
+        self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
+        let key = cell.key();
+        let label = format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
+        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
+        let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
+        let plan = self.load_plan(cell, addr, warmup)?;
+        let started_at = crate::now_rfc3339();
+        let zero = Instant::now() + warmup;
+        let sampler = Sampler::start(server.pid(), zero, SAMPLE_INTERVAL);
+        let busy_before = (sampler::machine_busy_seconds(), Instant::now());
+        let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        let busy_after = (sampler::machine_busy_seconds(), Instant::now());
+        let samples = sampler.finish();
+        let died = server.exited();
+        server.stop(Duration::from_secs(5));
+        let load = load.map_err(|e| LabError::Input { what: key.label(), problem: format!("load generator: {e}"), hint: "check the load flags".into() })?;
+        let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
+        let server_usage = sampler::usage(&samples, requests);
+        let mut warnings = Vec::new();
+        if let Some(status) = died {
+            warnings.push(LabWarning::ServerDied { exit: status.to_string() });
+        }
+        let wall = (busy_after.1 - busy_before.1).as_secs_f64();
+        let client_cpu = load.client.cpu_user_s + load.client.cpu_system_s;
+        let measured_server_cpu = samples.last().map(|s| s.cpu_s).unwrap_or(0.0) - samples.first().map(|s| s.cpu_s).unwrap_or(0.0);
+        let other = (busy_after.0 - busy_before.0) - client_cpu - measured_server_cpu;
+        if wall > 0.0 && other / wall > NOISE_LIMIT {
+            warnings.push(LabWarning::BackgroundNoise { cpu_percent: 100.0 * other / wall });
+        }
+        if server_usage.rss_slope_mib_per_min > GROWTH_LIMIT_MIB_PER_MIN && self.settings.duration >= Duration::from_secs(30) {
+            warnings.push(LabWarning::MemoryGrowth { mib_per_min: server_usage.rss_slope_mib_per_min });
+        }
+        Ok(TrialRecord { run_id: String::new(), cell: key, trial, started_at, load, server: server_usage, samples, warnings })
+    }
+
+    fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
+        let s = &self.settings;
+        let url = format!("http://{addr}{}", cell.scenario.load_path());
+        let mut b = bakeoff_load::LoadPlan::builder(&url)
+            .connections(s.connections)
+            .threads(s.client_threads)
+            .duration(s.duration)
+            .warmup(warmup)
+            .timeout(s.timeout)
+            .pin_cpus(s.client_cpus.clone());
+        if let Some(rate) = s.rate {
+            b = b.rate(rate);
+        }
+        if let Some(ramp) = &s.ramp {
+            let ramp = bakeoff_load::Ramp::parse(ramp).map_err(|e| LabError::Input { what: "--ramp".into(), problem: e.to_string(), hint: "write START:STEP:STEP_DURATION:MAX[:HOLD]".into() })?;
+            b = b.ramp(ramp);
+        }
+        if let Some(k) = s.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        b.build().map_err(|e| LabError::Input { what: "load settings".into(), problem: e.to_string(), hint: "check --connections, --duration and --rate".into() })
+    }
+
+    /// Verifies every stack variant of `cells`, then measures the passing cells `trials` times,
+    /// interleaving cells within each trial round; stores every trial as soon as it is measured.
+    pub fn run(&mut self, run: &RunInfo, cells: &[Cell<'_>]) -> anyhow::Result<RunOutcome> {
+        self.sink.begin_run(run)?;
+        let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
+        let mut measurable: Vec<&Cell<'_>> = Vec::new();
+        let mut verified: BTreeMap<(String, String), VerifyReport> = BTreeMap::new();
+        for cell in cells {
+            if self.cancel.load(Ordering::Relaxed) {
+                break;
+            }
+            let id = (cell.stack.name.clone(), cell.variant.name.clone());
+            if !verified.contains_key(&id) {
+                let scenarios: Vec<Scenario> = cells.iter().filter(|c| c.stack.name == id.0 && c.variant.name == id.1).map(|c| c.scenario).collect();
+                let report = self.verify_variant(cell.stack, cell.variant, &dedup(scenarios), cell.workers);
+                self.sink.record_verification(&run.id, &report)?;
+                (self.events)(Event::Verified(&report));
+                outcome.verifications.push(report.clone());
+                verified.insert(id.clone(), report);
+            }
+            if verified[&id].passed_scenario(cell.scenario.id()) {
+                measurable.push(cell);
+            }
+        }
+        'trials: for trial in 1..=self.settings.trials {
+            for cell in &measurable {
+                if self.cancel.load(Ordering::Relaxed) {
+                    outcome.interrupted = true;
+                    break 'trials;
+                }
+                let key = cell.key();
+                (self.events)(Event::TrialStarting { cell: &key, trial, trials: self.settings.trials });
+                match self.measure(cell, trial) {
+                    Ok(mut record) => {
+                        record.run_id = run.id.clone();
+                        self.sink.record_trial(&record)?;
+                        outcome.trials_stored += 1;
+                        (self.events)(Event::TrialDone(&record));
+                    }
+                    Err(e) => {
+                        let error = e.to_string();
+                        (self.events)(Event::CellFailed { cell: &key, error: error.clone() });
+                        outcome.failed_cells.push((key, error));
+                    }
+                }
+            }
+        }
+        outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
+        let status = if outcome.interrupted { "interrupted".to_string() } else { "complete".to_string() };
+        self.sink.finish_run(&run.id, &status)?;
+        Ok(outcome)
+    }
+}
+
+/// Other processes may use this share of one core before a trial is flagged as noisy.
+const NOISE_LIMIT: f64 = 0.10;
+/// RSS growth above this (over a measurement of at least 30 s) is flagged.
+pub const GROWTH_LIMIT_MIB_PER_MIN: f64 = 1.0;
+
+fn dedup(mut v: Vec<Scenario>) -> Vec<Scenario> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// True for stacks whose cells are proxies (measured against nginx's bodies).
+pub fn is_proxy(stack: &Stack) -> bool {
+    stack.kind == StackKind::Proxy
+}

@@ -1,0 +1,227 @@
+//! Samples a server's whole process tree (RSS, PSS, CPU time) every interval on its own thread, so
+//! memory is seen over time, not once; and reads the machine's total CPU use to detect noise.
+
+use crate::results::{ProcessSample, ServerUsage};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
+
+struct ProcStat {
+    pid: u32,
+    ppid: u32,
+    pgrp: u32,
+}
+
+fn read_stat(pid: u32) -> Option<(ProcStat, f64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = text.rsplit_once(')')?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields after the command: state(0) ppid(1) pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14)
+    let ticks: f64 = [11, 12, 13, 14].iter().filter_map(|&i| f.get(i)?.parse::<f64>().ok()).sum();
+    let stat = ProcStat { pid, ppid: f.get(1)?.parse().ok()?, pgrp: f.get(2)?.parse().ok()? };
+    Some((stat, ticks / clock_ticks()))
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 { t as f64 } else { 100.0 }
+}
+
+fn all_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// Processes of the tree rooted at `leader`: its process group plus every descendant (servers that
+/// put workers in groups of their own are still counted).
+pub fn group_members(leader: u32) -> Vec<u32> {
+    tree(leader).into_iter().map(|(s, _)| s.pid).collect()
+}
+
+fn tree(leader: u32) -> Vec<(ProcStat, f64)> {
+    let stats: Vec<(ProcStat, f64)> = all_pids().into_iter().filter_map(read_stat).collect();
+    let mut members: Vec<u32> = stats.iter().filter(|(s, _)| s.pgrp == leader || s.pid == leader).map(|(s, _)| s.pid).collect();
+    loop {
+        let before = members.len();
+        for (s, _) in &stats {
+            if members.contains(&s.ppid) && !members.contains(&s.pid) {
+                members.push(s.pid);
+            }
+        }
+        if members.len() == before {
+            break;
+        }
+    }
+    stats.into_iter().filter(|(s, _)| members.contains(&s.pid)).collect()
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 { p as u64 } else { 4096 }
+}
+
+fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/statm"))
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map(|pages| pages * page_size())
+        .unwrap_or(0)
+}
+
+fn pss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("Pss:"))?.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0)
+}
+
+/// One sample of the tree rooted at `leader`.
+pub fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
+    let members = tree(leader);
+    let mut s = ProcessSample { t_ms, rss_bytes: 0, pss_bytes: 0, cpu_s: 0.0, processes: 0 };
+    for (stat, cpu) in &members {
+        s.rss_bytes += rss_bytes(stat.pid);
+        s.pss_bytes += pss_bytes(stat.pid);
+        s.cpu_s += cpu;
+        s.processes += 1;
+    }
+    s
+}
+
+/// A running sampler; `finish` stops it and returns the samples.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Vec<ProcessSample>>,
+}
+
+impl Sampler {
+    /// Samples the tree of `leader`; times are relative to `zero`.
+    pub fn start(leader: u32, zero: Instant, interval: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("bakeoff-sampler".into())
+            .spawn(move || {
+                let mut out = Vec::new();
+                let mut next = Instant::now();
+                while !flag.load(Ordering::Relaxed) {
+                    let t_ms = signed_ms(zero);
+                    out.push(sample_tree(leader, t_ms));
+                    next += interval;
+                    let now = Instant::now();
+                    if next > now {
+                        std::thread::sleep(next - now);
+                    } else {
+                        next = now;
+                    }
+                }
+                out.push(sample_tree(leader, signed_ms(zero)));
+                out
+            })
+            .expect("spawn sampler thread");
+        Sampler { stop, handle }
+    }
+
+    pub fn finish(self) -> Vec<ProcessSample> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+fn signed_ms(zero: Instant) -> i64 {
+    let now = Instant::now();
+    if now >= zero { (now - zero).as_millis() as i64 } else { -((zero - now).as_millis() as i64) }
+}
+
+/// Server usage over the measured window (samples with t_ms >= 0), for `requests` requests.
+pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
+    let measured: Vec<&ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
+    if measured.len() < 2 {
+        return ServerUsage::default();
+    }
+    let (first, last) = (measured[0], measured[measured.len() - 1]);
+    let cpu_s = (last.cpu_s - first.cpu_s).max(0.0);
+    let wall_s = (last.t_ms - first.t_ms) as f64 / 1000.0;
+    let mean = |f: fn(&ProcessSample) -> u64| measured.iter().map(|s| f(s)).sum::<u64>() / measured.len() as u64;
+    ServerUsage {
+        cpu_s,
+        cpu_percent: if wall_s > 0.0 { 100.0 * cpu_s / wall_s } else { 0.0 },
+        cpu_us_per_request: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
+        peak_rss_bytes: measured.iter().map(|s| s.rss_bytes).max().unwrap_or(0),
+        mean_rss_bytes: mean(|s| s.rss_bytes),
+        peak_pss_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
+        mean_pss_bytes: mean(|s| s.pss_bytes),
+        rss_slope_mib_per_min: rss_slope_mib_per_min(&measured),
+    }
+}
+
+/// Least-squares slope of RSS over time, MiB per minute.
+fn rss_slope_mib_per_min(samples: &[&ProcessSample]) -> f64 {
+    let n = samples.len() as f64;
+    let xs: Vec<f64> = samples.iter().map(|s| s.t_ms as f64 / 60_000.0).collect();
+    let ys: Vec<f64> = samples.iter().map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0)).collect();
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+    if sxx > 0.0 { sxy / sxx } else { 0.0 }
+}
+
+/// Busy CPU seconds of the whole machine so far (all cores), from /proc/stat.
+pub fn machine_busy_seconds() -> f64 {
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return 0.0 };
+    let Some(line) = text.lines().next() else { return 0.0 };
+    let v: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal ...: busy = all - idle - iowait
+    let total: f64 = v.iter().take(8).sum();
+    let idle = v.get(3).copied().unwrap_or(0.0) + v.get(4).copied().unwrap_or(0.0);
+    (total - idle) / clock_ticks()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_a_real_process_tree_with_children() {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", "sleep 5 & sleep 5 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let s = sample_tree(child.id(), 0);
+        assert!(s.processes >= 3, "sh and two sleeps: {s:?}");
+        assert!(s.rss_bytes > 0);
+        unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn usage_and_slope_from_samples() {
+        let samples: Vec<ProcessSample> = (0..=60)
+            .map(|i| ProcessSample {
+                t_ms: i * 1000,
+                rss_bytes: (100 + i as u64) * 1024 * 1024,
+                pss_bytes: 50 * 1024 * 1024,
+                cpu_s: i as f64 * 0.5,
+                processes: 1,
+            })
+            .collect();
+        let u = usage(&samples, 60_000);
+        assert!((u.cpu_percent - 50.0).abs() < 1e-9);
+        assert!((u.cpu_us_per_request - 500.0).abs() < 1e-9);
+        assert_eq!(u.peak_rss_bytes, 160 * 1024 * 1024);
+        assert!((u.rss_slope_mib_per_min - 60.0).abs() < 1e-6, "{}", u.rss_slope_mib_per_min);
+    }
+
+    use std::os::unix::process::CommandExt;
+}

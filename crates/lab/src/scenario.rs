@@ -1,0 +1,125 @@
+//! The scenario catalogue: ids, routes and the response types of the contracts in docs/scenarios.md.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scenario {
+    Hello,
+    Greeting,
+    Msgpack,
+    Json,
+    Transfer,
+    Loop,
+    Products,
+    Document,
+    Proxy,
+}
+
+/// Services a scenario needs besides the stack itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceKind {
+    Postgres,
+    Docstore,
+    Nginx,
+}
+
+impl ServiceKind {
+    pub const ALL: [ServiceKind; 3] = [ServiceKind::Postgres, ServiceKind::Docstore, ServiceKind::Nginx];
+    pub fn id(self) -> &'static str {
+        match self {
+            ServiceKind::Postgres => "postgres",
+            ServiceKind::Docstore => "docstore",
+            ServiceKind::Nginx => "nginx",
+        }
+    }
+}
+
+impl FromStr for ServiceKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ServiceKind::ALL
+            .into_iter()
+            .find(|k| k.id() == s)
+            .ok_or_else(|| format!("unknown service `{s}`; known: postgres, docstore, nginx"))
+    }
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 9] = [
+        Scenario::Hello,
+        Scenario::Greeting,
+        Scenario::Msgpack,
+        Scenario::Json,
+        Scenario::Transfer,
+        Scenario::Loop,
+        Scenario::Products,
+        Scenario::Document,
+        Scenario::Proxy,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Scenario::Hello => "hello",
+            Scenario::Greeting => "greeting",
+            Scenario::Msgpack => "msgpack",
+            Scenario::Json => "json",
+            Scenario::Transfer => "transfer",
+            Scenario::Loop => "loop",
+            Scenario::Products => "products",
+            Scenario::Document => "document",
+            Scenario::Proxy => "proxy",
+        }
+    }
+
+    /// The path the load generator requests during measurement (default parameters).
+    pub fn load_path(self) -> &'static str {
+        match self {
+            Scenario::Hello => "/",
+            Scenario::Greeting => "/greeting/bakeoff",
+            Scenario::Msgpack => "/msgpack",
+            Scenario::Json => "/json?n=1000",
+            Scenario::Transfer => "/transfer",
+            Scenario::Loop => "/loop?n=1000000",
+            Scenario::Products => "/products",
+            Scenario::Document => "/documents/42",
+            Scenario::Proxy => "/bytes/10240",
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Scenario::Transfer | Scenario::Products | Scenario::Document => "application/json",
+            Scenario::Proxy => "application/octet-stream",
+            _ => "text/plain",
+        }
+    }
+
+    /// The backing service this scenario reads from, if any (products' is chosen by the variant).
+    pub fn service(self) -> Option<ServiceKind> {
+        match self {
+            Scenario::Document => Some(ServiceKind::Docstore),
+            Scenario::Proxy => Some(ServiceKind::Nginx),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Scenario {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for Scenario {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Scenario::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| {
+            let known: Vec<_> = Scenario::ALL.iter().map(|s| s.id()).collect();
+            format!("unknown scenario `{s}`; known: {}", known.join(", "))
+        })
+    }
+}

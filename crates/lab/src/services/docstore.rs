@@ -1,0 +1,74 @@
+//! The document store: by default mongo-java-server (MongoDB wire protocol, memory backend) run from
+//! the project's `services/docstore` jar; with `--docstore URL` a real MongoDB the user runs. Seeded
+//! with the 100 fixture documents; the same jar's client role changes a document for the probe.
+
+use super::{run_bounded, service_dir, service_error, ServiceContext};
+use crate::error::LabError;
+use crate::process::{free_port, Launch, ServerProcess};
+use crate::setup::{self, SetupJob};
+use crate::verify::LiveData;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub struct Docstore {
+    /// `mongodb://127.0.0.1:PORT/bakeoff`
+    pub url: String,
+    pub description: String,
+    jar: PathBuf,
+    process: Option<ServerProcess>,
+}
+
+/// Builds (cached) and finds the docstore jar under `<root>/services/docstore`.
+pub fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
+    let dir = project_root.join("services").join("docstore");
+    let commands = vec!["mvn -q -B -o package -DskipTests || mvn -q -B package -DskipTests".to_string()];
+    let inputs = vec!["pom.xml".to_string(), "src".to_string()];
+    let apt = vec!["maven".to_string()];
+    let job = SetupJob { name: "services/docstore", dir: &dir, apt: &apt, commands: &commands, inputs: &inputs, timeout: Duration::from_secs(900) };
+    setup::run(&job, project_root, false)?;
+    let mut jars: Vec<PathBuf> = glob::glob(&dir.join("target").join("*.jar").to_string_lossy())
+        .map(|g| g.filter_map(Result::ok).collect())
+        .unwrap_or_default();
+    jars.retain(|j| !j.file_name().map(|n| n.to_string_lossy().starts_with("original-")).unwrap_or(true));
+    jars.sort_by_key(|j| std::fs::metadata(j).map(|m| m.len()).unwrap_or(0));
+    jars.pop().ok_or_else(|| service_error("docstore", format!("no jar in {}/target after the build", dir.display()), "run `mvn package` in services/docstore and read its output"))
+}
+
+impl Docstore {
+    pub fn start(ctx: &ServiceContext<'_>) -> Result<Docstore, LabError> {
+        let jar = jar(ctx.project_root)?;
+        let (url, description, process) = match ctx.external_docstore {
+            Some(url) => (url.to_string(), format!("MongoDB at {url} (external)"), None),
+            None => {
+                let dir = service_dir(ctx, "docstore")?;
+                let port = free_port();
+                let command = format!("exec java -Xmx512m -jar '{}' serve {port}", jar.display());
+                let mut p = ServerProcess::start(Launch { name: "docstore", command: &command, dir: &dir, env: &BTreeMap::new(), cpus: ctx.cpus, log: dir.join("docstore.log") })?;
+                p.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
+                (format!("mongodb://127.0.0.1:{port}/bakeoff"), "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(), Some(p))
+            }
+        };
+        let store = Docstore { url, description, jar, process };
+        store.client(&["seed", &store.url, &ctx.data_dir.join("documents.json").to_string_lossy()])
+            .map_err(|e| service_error("docstore", format!("seeding failed: {e}"), "check the store's log in the run directory"))?;
+        Ok(store)
+    }
+
+    fn client(&self, args: &[&str]) -> Result<String, String> {
+        let mut c = Command::new("java");
+        c.arg("-jar").arg(&self.jar).args(args);
+        run_bounded(&mut c, Duration::from_secs(60))
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(|p| p.pid())
+    }
+}
+
+impl LiveData for Docstore {
+    fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
+        self.client(&["set", &self.url, &id.to_string(), field, value]).map(|_| ())
+    }
+}

@@ -1,0 +1,127 @@
+//! Real backing services a scenario needs (PostgreSQL, a MongoDB-protocol document store, nginx),
+//! started by the lab on loopback in throwaway directories, seeded from the fixtures, and stopped.
+
+pub mod docstore;
+pub mod nginx;
+pub mod postgres;
+
+use crate::error::LabError;
+use crate::scenario::ServiceKind;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where services run and what they may use.
+pub struct ServiceContext<'a> {
+    pub project_root: &'a Path,
+    pub run_dir: &'a Path,
+    pub data_dir: &'a Path,
+    pub cpus: &'a [usize],
+    /// `--docstore mongodb://...`: use this store instead of starting one.
+    pub external_docstore: Option<&'a str>,
+}
+
+/// The services running for a run, started on first need and stopped on drop.
+#[derive(Default)]
+pub struct Services {
+    pub postgres: Option<postgres::Postgres>,
+    pub docstore: Option<docstore::Docstore>,
+    pub nginx: Option<nginx::Nginx>,
+}
+
+impl Services {
+    /// Starts every service in `kinds` that is not running yet.
+    pub fn ensure(&mut self, kinds: &[ServiceKind], ctx: &ServiceContext<'_>) -> Result<(), LabError> {
+        for kind in kinds {
+            match kind {
+                ServiceKind::Postgres if self.postgres.is_none() => self.postgres = Some(postgres::Postgres::start(ctx)?),
+                ServiceKind::Docstore if self.docstore.is_none() => self.docstore = Some(docstore::Docstore::start(ctx)?),
+                ServiceKind::Nginx if self.nginx.is_none() => self.nginx = Some(nginx::Nginx::start(ctx)?),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Environment variables the running services give a stack.
+    pub fn env(&self) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        if let Some(d) = &self.docstore {
+            env.insert("DOCSTORE_URL".into(), d.url.clone());
+        }
+        if let Some(n) = &self.nginx {
+            env.insert("UPSTREAM".into(), n.addr.to_string());
+        }
+        env
+    }
+
+    /// One line per running service for the run's provenance.
+    pub fn describe(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        out.extend(self.postgres.as_ref().map(|p| p.version.clone()));
+        out.extend(self.docstore.as_ref().map(|d| d.description.clone()));
+        out.extend(self.nginx.as_ref().map(|n| n.version.clone()));
+        out
+    }
+}
+
+/// A fresh directory for a service inside the run directory.
+pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBuf, LabError> {
+    let dir = ctx.run_dir.join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).map_err(|e| service_error(name, format!("cannot create {}: {e}", dir.display()), "check the run directory"))?;
+    Ok(dir)
+}
+
+pub(crate) fn service_error(service: &str, reason: impl Into<String>, hint: impl Into<String>) -> LabError {
+    LabError::Service { service: service.into(), reason: reason.into(), hint: hint.into() }
+}
+
+/// Runs a command to completion with a timeout, returning stdout or a message with stderr.
+pub(crate) fn run_bounded(cmd: &mut std::process::Command, timeout: std::time::Duration) -> Result<String, String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
+    let mut out_pipe = child.stdout.take().expect("piped");
+    let mut err_pipe = child.stderr.take().expect("piped");
+    let out_t = std::thread::spawn(move || { let mut s = String::new(); let _ = out_pipe.read_to_string(&mut s); s });
+    let err_t = std::thread::spawn(move || { let mut s = String::new(); let _ = err_pipe.read_to_string(&mut s); s });
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break st;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{:?} did not finish within {timeout:?}", cmd.get_program()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (out, err) = (out_t.join().unwrap_or_default(), err_t.join().unwrap_or_default());
+    if status.success() { Ok(out) } else { Err(format!("{:?} exited with {status}: {}", cmd.get_program(), err.trim())) }
+}
+
+/// Installs Debian packages with apt-get when a binary is missing (we run as root on the lab machine).
+pub fn apt_install(packages: &[String]) -> Result<(), String> {
+    if packages.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<&String> = packages
+        .iter()
+        .filter(|p| !std::process::Command::new("dpkg").args(["-s", p]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().map(|s| s.success()).unwrap_or(false))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let long = std::time::Duration::from_secs(900);
+    let mut update = std::process::Command::new("apt-get");
+    update.arg("update").env("DEBIAN_FRONTEND", "noninteractive");
+    run_bounded(&mut update, long)?;
+    let mut install = std::process::Command::new("apt-get");
+    install.args(["install", "-y", "--no-install-recommends"]).args(&missing).env("DEBIAN_FRONTEND", "noninteractive");
+    run_bounded(&mut install, long).map(|_| ())
+}

@@ -1,0 +1,60 @@
+//! nginx as the proxy study's upstream: the project's config template rendered into a throwaway
+//! prefix, bodies of every verified size written as static files, the server in the foreground.
+
+use super::{apt_install, service_dir, service_error, ServiceContext};
+use crate::error::LabError;
+use crate::process::{free_port, Launch, ServerProcess};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Body sizes nginx serves under `/bytes/SIZE`.
+pub const SIZES: [usize; 5] = [1, 10_240, 102_400, 1_048_576, 12];
+
+pub struct Nginx {
+    pub addr: SocketAddr,
+    pub version: String,
+    process: ServerProcess,
+}
+
+impl Nginx {
+    pub fn start(ctx: &ServiceContext<'_>) -> Result<Nginx, LabError> {
+        if !crate::catalog::on_path("nginx") && !std::path::Path::new("/usr/sbin/nginx").exists() {
+            apt_install(&["nginx".into()]).map_err(|e| service_error("nginx", e, "apt-get install nginx"))?;
+        }
+        let template_path = ctx.project_root.join("services/nginx/nginx.conf.template");
+        let template = std::fs::read_to_string(&template_path)
+            .map_err(|e| service_error("nginx", format!("cannot read {}: {e}", template_path.display()), "restore services/nginx from the repository"))?;
+        let prefix = service_dir(ctx, "nginx")?;
+        let bytes = prefix.join("html").join("bytes");
+        std::fs::create_dir_all(&bytes).map_err(|e| service_error("nginx", e.to_string(), "check the run directory"))?;
+        for size in SIZES {
+            let body: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
+            std::fs::write(bytes.join(size.to_string()), body).map_err(|e| service_error("nginx", e.to_string(), "check disk space"))?;
+        }
+        for sub in ["logs", "tmp"] {
+            std::fs::create_dir_all(prefix.join(sub)).ok();
+        }
+        let port = free_port();
+        let conf = template
+            .replace("{{PORT}}", &port.to_string())
+            .replace("{{PREFIX}}", &prefix.to_string_lossy())
+            .replace("{{WORKERS}}", "1");
+        std::fs::write(prefix.join("nginx.conf"), conf).map_err(|e| service_error("nginx", e.to_string(), "check the run directory"))?;
+        let command = format!("exec nginx -p '{0}' -c '{0}/nginx.conf' -e '{0}/logs/error.log'", prefix.display());
+        let env: BTreeMap<String, String> = [("PATH".to_string(), format!("/usr/sbin:{}", std::env::var("PATH").unwrap_or_default()))].into();
+        let mut process = ServerProcess::start(Launch { name: "nginx", command: &command, dir: &prefix, env: &env, cpus: ctx.cpus, log: prefix.join("logs/stdout.log") })?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        process.wait_ready(addr, Duration::from_secs(20))?;
+        let version = std::process::Command::new("sh")
+            .args(["-c", "PATH=/usr/sbin:$PATH nginx -v 2>&1"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().replace("nginx version: ", ""))
+            .unwrap_or_else(|_| "nginx".into());
+        Ok(Nginx { addr, version, process })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+}

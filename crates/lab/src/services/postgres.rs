@@ -1,0 +1,147 @@
+//! A PostgreSQL cluster made for the run: initdb as the `postgres` user (initdb refuses root) into a
+//! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`.
+
+use super::{apt_install, run_bounded, service_dir, service_error, ServiceContext};
+use crate::error::LabError;
+use crate::process::{free_port, Launch, ServerProcess};
+use crate::verify::LiveData;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub struct Postgres {
+    pub port: u16,
+    /// `postgres://postgres@127.0.0.1:PORT/bakeoff`
+    pub url: String,
+    pub version: String,
+    process: ServerProcess,
+}
+
+fn bin_dir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = glob::glob("/usr/lib/postgresql/*/bin").ok()?.filter_map(Result::ok).filter(|d| d.join("postgres").exists()).collect();
+    dirs.sort_by_key(|d| d.parent().and_then(|p| p.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0));
+    dirs.pop()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// `cmd args...` as the postgres user when we are root (setpriv execs in place, so the process we
+/// start is the server itself, in our process group).
+fn as_postgres(program: &Path) -> Command {
+    if is_root() {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=postgres", "--regid=postgres", "--init-groups", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+impl Postgres {
+    pub fn start(ctx: &ServiceContext<'_>) -> Result<Postgres, LabError> {
+        if bin_dir().is_none() {
+            apt_install(&["postgresql".into()]).map_err(|e| service_error("postgres", e, "install PostgreSQL: apt-get install postgresql"))?;
+        }
+        let bin = bin_dir().ok_or_else(|| service_error("postgres", "no /usr/lib/postgresql/*/bin/postgres", "apt-get install postgresql"))?;
+        let dir = service_dir(ctx, "postgres")?;
+        let data = dir.join("data");
+        if is_root() {
+            let _ = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&dir).status();
+            // The run directory may sit under a path postgres cannot traverse (e.g. /root).
+            let _ = Command::new("chmod").args(["o+x"]).arg(ctx.run_dir).status();
+        }
+        let mut initdb = as_postgres(&bin.join("initdb"));
+        initdb.args(["-D"]).arg(&data).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+        run_bounded(&mut initdb, Duration::from_secs(120)).map_err(|e| service_error("postgres", format!("initdb failed: {e}"), "the `postgres` user must be able to write the run directory"))?;
+
+        let port = free_port();
+        let command = format!(
+            "exec {} -D '{}' -p {port} -k '{}' -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=128MB",
+            shell_prefix(&bin.join("postgres")),
+            data.display(),
+            dir.display()
+        );
+        let mut process = ServerProcess::start(Launch {
+            name: "postgres",
+            command: &command,
+            dir: &dir,
+            env: &BTreeMap::new(),
+            cpus: ctx.cpus,
+            log: dir.join("postgres.log"),
+        })?;
+        process.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
+        let pg = Postgres {
+            port,
+            url: format!("postgres://postgres@127.0.0.1:{port}/bakeoff"),
+            version: version(&bin),
+            process,
+        };
+        pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
+        let sql = ctx.data_dir.join("products.sql");
+        pg.psql("bakeoff", &["-v", "ON_ERROR_STOP=1", "-q", "-f", &sql.to_string_lossy()])?;
+        Ok(pg)
+    }
+
+    /// Runs psql against the cluster (retrying while the server finishes starting).
+    pub fn psql(&self, db: &str, args: &[&str]) -> Result<String, LabError> {
+        let mut last = String::new();
+        for _ in 0..50 {
+            let mut c = Command::new("psql");
+            c.args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", db]).args(args);
+            match run_bounded(&mut c, Duration::from_secs(30)) {
+                Ok(out) => return Ok(out),
+                Err(e) if e.contains("starting up") || e.contains("Connection refused") => {
+                    last = e;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                Err(e) => return Err(service_error("postgres", e, "see the postgres log in the run directory")),
+            }
+        }
+        Err(service_error("postgres", last, "the server did not accept connections"))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.process.pid()
+    }
+}
+
+fn shell_prefix(program: &Path) -> String {
+    if is_root() {
+        format!("setpriv --reuid=postgres --regid=postgres --init-groups -- '{}'", program.display())
+    } else {
+        format!("'{}'", program.display())
+    }
+}
+
+fn version(bin: &Path) -> String {
+    Command::new(bin.join("postgres"))
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().replace("postgres (PostgreSQL) ", "PostgreSQL "))
+        .unwrap_or_else(|| "PostgreSQL".into())
+}
+
+impl LiveData for Postgres {
+    fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
+        let sql = format!("UPDATE product SET {field} = '{}' WHERE id = {id}", value.replace('\'', "''"));
+        self.psql("bakeoff", &["-c", &sql]).map(|_| ()).map_err(|e| e.to_string())
+    }
+}
+
+/// The SQLite database of a run, changed in place by the live-data probe.
+pub struct SqliteFile(pub PathBuf);
+
+impl LiveData for SqliteFile {
+    fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
+        let db = rusqlite::Connection::open(&self.0).map_err(|e| e.to_string())?;
+        db.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+        db.execute(&format!("UPDATE product SET {field} = ?1 WHERE id = ?2"), rusqlite::params![value, id])
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,175 @@
+//! Setting up stacks and service programs: Debian packages, then the setup commands, cached by a hash
+//! of the declared input files and the commands, so a setup reruns only when its inputs change.
+
+use crate::error::LabError;
+use crate::manifest::Stack;
+use crate::process::log_tail;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupOutcome {
+    Cached,
+    Done(Duration),
+    Nothing,
+}
+
+/// One buildable thing: a stack or a service program.
+pub struct SetupJob<'a> {
+    pub name: &'a str,
+    pub dir: &'a Path,
+    pub apt: &'a [String],
+    pub commands: &'a [String],
+    pub inputs: &'a [String],
+    pub timeout: Duration,
+}
+
+impl<'a> SetupJob<'a> {
+    pub fn for_stack(stack: &'a Stack) -> Option<SetupJob<'a>> {
+        let setup = stack.setup.as_ref()?;
+        Some(SetupJob { name: &stack.name, dir: &stack.dir, apt: &stack.apt, commands: &setup.commands, inputs: &setup.inputs, timeout: setup.timeout })
+    }
+}
+
+/// Where setup stamps and logs live: `<root>/.bakeoff-cache/setup/`.
+pub fn cache_dir(project_root: &Path) -> PathBuf {
+    project_root.join(".bakeoff-cache").join("setup")
+}
+
+/// Runs `job` unless its stamp matches; `force` ignores the stamp.
+pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<SetupOutcome, LabError> {
+    if job.commands.is_empty() && job.apt.is_empty() {
+        return Ok(SetupOutcome::Nothing);
+    }
+    let cache = cache_dir(project_root);
+    std::fs::create_dir_all(&cache).ok();
+    let key = job.name.replace('/', "-");
+    let stamp = cache.join(format!("{key}.stamp"));
+    let log = cache.join(format!("{key}.log"));
+    let hash = inputs_hash(job);
+    if !force && std::fs::read_to_string(&stamp).map(|s| s.trim() == hash).unwrap_or(false) {
+        return Ok(SetupOutcome::Cached);
+    }
+    let started = Instant::now();
+    crate::services::apt_install(job.apt).map_err(|e| LabError::Setup {
+        stack: job.name.into(),
+        command: format!("apt-get install {}", job.apt.join(" ")),
+        status: "an error".into(),
+        log_tail: e,
+        log: log.clone(),
+    })?;
+    let _ = std::fs::remove_file(&log);
+    for command in job.commands {
+        run_command(job, command, &log)?;
+    }
+    std::fs::write(&stamp, &hash).ok();
+    Ok(SetupOutcome::Done(started.elapsed()))
+}
+
+fn run_command(job: &SetupJob<'_>, command: &str, log: &Path) -> Result<(), LabError> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| LabError::Input {
+        what: log.display().to_string(),
+        problem: e.to_string(),
+        hint: "check that the project folder is writable".into(),
+    })?;
+    let _ = writeln!(file, "$ {command}");
+    let err_file = file.try_clone().expect("clone log handle");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(job.dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(file)
+        .stderr(err_file)
+        .spawn()
+        .map_err(|e| setup_error(job, command, e.to_string(), log))?;
+    let deadline = Instant::now() + job.timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(setup_error(job, command, status.to_string(), log)),
+            Ok(None) if Instant::now() > deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(setup_error(job, command, format!("a timeout after {:?} (raise setup.timeout)", job.timeout), log));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+            Err(e) => return Err(setup_error(job, command, e.to_string(), log)),
+        }
+    }
+}
+
+fn setup_error(job: &SetupJob<'_>, command: &str, status: String, log: &Path) -> LabError {
+    LabError::Setup { stack: job.name.into(), command: command.into(), status, log_tail: log_tail(log, 15), log: log.to_path_buf() }
+}
+
+/// SHA-256 over the commands, the apt list and every input file (path and content), in sorted
+/// order; build output folders are skipped.
+pub fn inputs_hash(job: &SetupJob<'_>) -> String {
+    let mut h = Sha256::new();
+    for c in job.commands.iter().chain(job.apt.iter()) {
+        h.update(c.as_bytes());
+        h.update([0]);
+    }
+    let mut files = Vec::new();
+    for input in job.inputs {
+        collect_files(&job.dir.join(input), &mut files);
+    }
+    files.sort();
+    for f in files {
+        h.update(f.strip_prefix(job.dir).unwrap_or(&f).to_string_lossy().as_bytes());
+        h.update(std::fs::read(&f).unwrap_or_default());
+    }
+    hex::encode(h.finalize())
+}
+
+const SKIPPED: [&str; 6] = ["target", "node_modules", ".venv", "__pycache__", "bin", "build"];
+
+fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_file() {
+        out.push(path.to_path_buf());
+    } else if let Ok(entries) = std::fs::read_dir(path) {
+        for e in entries.flatten() {
+            let p = e.path();
+            let skip = p.file_name().and_then(|n| n.to_str()).map(|n| SKIPPED.contains(&n)).unwrap_or(false);
+            if !skip {
+                collect_files(&p, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setup_runs_once_then_is_cached_until_an_input_changes() {
+        let root = std::env::temp_dir().join(format!("bakeoff-setup-{}", std::process::id()));
+        let dir = root.join("stack");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("input.txt"), "v1").unwrap();
+        let commands = vec!["echo run >> count.txt".to_string()];
+        let inputs = vec!["input.txt".to_string()];
+        let job = SetupJob { name: "t/s", dir: &dir, apt: &[], commands: &commands, inputs: &inputs, timeout: Duration::from_secs(10) };
+        assert!(matches!(run(&job, &root, false).unwrap(), SetupOutcome::Done(_)));
+        assert_eq!(run(&job, &root, false).unwrap(), SetupOutcome::Cached);
+        std::fs::write(dir.join("input.txt"), "v2").unwrap();
+        assert!(matches!(run(&job, &root, false).unwrap(), SetupOutcome::Done(_)));
+        assert_eq!(std::fs::read_to_string(dir.join("count.txt")).unwrap().lines().count(), 2);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_failing_command_names_the_command_and_shows_the_log() {
+        let root = std::env::temp_dir().join(format!("bakeoff-setup-fail-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let commands = vec!["echo compiling; echo 'error: no such crate' >&2; exit 3".to_string()];
+        let job = SetupJob { name: "t/f", dir: &root, apt: &[], commands: &commands, inputs: &[], timeout: Duration::from_secs(10) };
+        let e = run(&job, &root, false).unwrap_err().to_string();
+        assert!(e.contains("exit status: 3") && e.contains("error: no such crate") && e.contains("t/f"), "{e}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}

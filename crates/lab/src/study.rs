@@ -1,0 +1,123 @@
+//! Study files: which stacks, scenarios and load a study uses, and the claims of the article it
+//! reproduces, written as checkable statements that are judged against the measured summaries.
+
+use crate::duration::parse_duration;
+use crate::error::LabError;
+use crate::summary::{CellSummary, Metric};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Study {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub stacks: Vec<String>,
+    #[serde(default)]
+    pub scenarios: Vec<String>,
+    #[serde(default)]
+    pub variants: Vec<String>,
+    #[serde(default)]
+    pub workers: Vec<u32>,
+    pub trials: Option<u32>,
+    pub duration: Option<String>,
+    pub warmup: Option<String>,
+    pub connections: Option<u32>,
+    pub rate: Option<f64>,
+    pub ramp: Option<String>,
+    pub requests_per_conn: Option<u64>,
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+}
+
+/// "`faster` beats `slower` on `scenario` by `metric`" (requests/s unless said otherwise), by at
+/// least `by_percent`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    pub statement: String,
+    pub scenario: String,
+    pub faster: String,
+    pub slower: String,
+    #[serde(default)]
+    pub metric: Option<Metric>,
+    #[serde(default)]
+    pub by_percent: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub enum ClaimVerdict {
+    Held,
+    /// Contradicted by non-overlapping intervals.
+    Failed,
+    /// The intervals overlap: this machine cannot tell.
+    Inconclusive,
+    /// A cell it needs was not measured.
+    NotMeasured,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ClaimResult {
+    pub claim: Claim,
+    pub verdict: ClaimVerdict,
+    pub detail: String,
+}
+
+impl Study {
+    pub fn load(path: &Path) -> Result<Study, LabError> {
+        let err = |problem: String, hint: &str| LabError::Input { what: path.display().to_string(), problem, hint: hint.into() };
+        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
+        let study: Study = toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string(), "compare with studies/quick.toml"))?;
+        for (field, v) in [("duration", &study.duration), ("warmup", &study.warmup)] {
+            if let Some(v) = v {
+                parse_duration(v).map_err(|e| err(format!("`{field}`: {e}"), "write e.g. \"10s\""))?;
+            }
+        }
+        for c in &study.claims {
+            if !study.stacks.contains(&c.faster) || !study.stacks.contains(&c.slower) {
+                return Err(err(format!("claim `{}` names a stack the study does not run", c.statement), "add the stack to `stacks` or fix the claim"));
+            }
+        }
+        Ok(study)
+    }
+
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    pub fn warmup(&self) -> Option<Duration> {
+        self.warmup.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+}
+
+/// Judges each claim on the first step of the best-matching cells (lowest worker count).
+pub fn judge(claims: &[Claim], summaries: &[CellSummary]) -> Vec<ClaimResult> {
+    claims.iter().map(|c| judge_one(c, summaries)).collect()
+}
+
+fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
+    let metric = claim.metric.unwrap_or(Metric::RequestsPerSec);
+    let find = |stack: &str| summaries.iter().filter(|s| s.cell.stack == stack && s.cell.scenario == claim.scenario && s.step == 0).min_by_key(|s| s.cell.workers);
+    let (Some(a), Some(b)) = (find(&claim.faster), find(&claim.slower)) else {
+        return ClaimResult { claim: claim.clone(), verdict: ClaimVerdict::NotMeasured, detail: "a cell the claim needs was not measured".into() };
+    };
+    let (ea, eb) = (a.get(metric), b.get(metric));
+    let factor = 1.0 + claim.by_percent / 100.0;
+    let ratio = if metric.higher_is_better() { ea.median / eb.median } else { eb.median / ea.median };
+    let detail = format!("{} {:.4} vs {} {:.4} ({}): ratio {ratio:.2}", claim.faster, ea.median, claim.slower, eb.median, metric.id());
+    // Intervals that do not overlap decide; overlapping ones leave the claim open.
+    let (held, failed) = if metric.higher_is_better() {
+        (ea.ci_low >= eb.ci_high * factor, ea.ci_high < eb.ci_low * factor)
+    } else {
+        (ea.ci_high * factor <= eb.ci_low, ea.ci_low * factor > eb.ci_high)
+    };
+    let verdict = if held {
+        ClaimVerdict::Held
+    } else if failed {
+        ClaimVerdict::Failed
+    } else {
+        ClaimVerdict::Inconclusive
+    };
+    ClaimResult { claim: claim.clone(), verdict, detail }
+}

@@ -1,0 +1,288 @@
+//! Summaries of repeated trials: every metric of a cell as a median with a 95% confidence interval,
+//! computed on read from the stored trials (the trials are the source of truth, never the summary).
+
+use crate::results::{CellKey, TrialRecord};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Trials of a cell whose requests/s spread (max-min over median) exceeds this are marked.
+pub const DISAGREEMENT_TOLERANCE: f64 = 0.05;
+
+/// Every metric a cell reports. The list, names and units live here once; all outputs read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    RequestsPerSec,
+    MibPerSec,
+    P50Us,
+    P90Us,
+    P99Us,
+    P999Us,
+    P9999Us,
+    MaxUs,
+    MeanUs,
+    Tm999Us,
+    ErrorPercent,
+    ServerCpuPercent,
+    CpuUsPerRequest,
+    PeakRssMib,
+    MeanRssMib,
+    PeakPssMib,
+    MeanPssMib,
+    ClientCpuPercent,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 18] = [
+        Metric::RequestsPerSec,
+        Metric::MibPerSec,
+        Metric::P50Us,
+        Metric::P90Us,
+        Metric::P99Us,
+        Metric::P999Us,
+        Metric::P9999Us,
+        Metric::MaxUs,
+        Metric::MeanUs,
+        Metric::Tm999Us,
+        Metric::ErrorPercent,
+        Metric::ServerCpuPercent,
+        Metric::CpuUsPerRequest,
+        Metric::PeakRssMib,
+        Metric::MeanRssMib,
+        Metric::PeakPssMib,
+        Metric::MeanPssMib,
+        Metric::ClientCpuPercent,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Metric::RequestsPerSec => "requests_per_sec",
+            Metric::MibPerSec => "mib_per_sec",
+            Metric::P50Us => "p50_us",
+            Metric::P90Us => "p90_us",
+            Metric::P99Us => "p99_us",
+            Metric::P999Us => "p99_9_us",
+            Metric::P9999Us => "p99_99_us",
+            Metric::MaxUs => "max_us",
+            Metric::MeanUs => "mean_us",
+            Metric::Tm999Us => "tm99_9_us",
+            Metric::ErrorPercent => "error_percent",
+            Metric::ServerCpuPercent => "server_cpu_percent",
+            Metric::CpuUsPerRequest => "cpu_us_per_request",
+            Metric::PeakRssMib => "peak_rss_mib",
+            Metric::MeanRssMib => "mean_rss_mib",
+            Metric::PeakPssMib => "peak_pss_mib",
+            Metric::MeanPssMib => "mean_pss_mib",
+            Metric::ClientCpuPercent => "client_cpu_percent",
+        }
+    }
+
+    /// Short column heading for tables.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Metric::RequestsPerSec => "req/s",
+            Metric::MibPerSec => "MiB/s",
+            Metric::P50Us => "p50",
+            Metric::P90Us => "p90",
+            Metric::P99Us => "p99",
+            Metric::P999Us => "p99.9",
+            Metric::P9999Us => "p99.99",
+            Metric::MaxUs => "max",
+            Metric::MeanUs => "mean",
+            Metric::Tm999Us => "tm99.9",
+            Metric::ErrorPercent => "errors %",
+            Metric::ServerCpuPercent => "server CPU %",
+            Metric::CpuUsPerRequest => "CPU us/req",
+            Metric::PeakRssMib => "peak RSS MiB",
+            Metric::MeanRssMib => "mean RSS MiB",
+            Metric::PeakPssMib => "peak PSS MiB",
+            Metric::MeanPssMib => "mean PSS MiB",
+            Metric::ClientCpuPercent => "client CPU %",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Metric::RequestsPerSec | Metric::MibPerSec)
+    }
+
+    /// The value of this metric in one step of one trial.
+    pub fn of(self, trial: &TrialRecord, step: usize) -> f64 {
+        const MIB: f64 = 1024.0 * 1024.0;
+        let s = &trial.load.steps[step];
+        let l = &s.latency;
+        let attempts = s.requests + s.errors.total();
+        match self {
+            Metric::RequestsPerSec => s.requests_per_sec,
+            Metric::MibPerSec => s.bytes_per_sec / MIB,
+            Metric::P50Us => l.p50_us,
+            Metric::P90Us => l.p90_us,
+            Metric::P99Us => l.p99_us,
+            Metric::P999Us => l.p999_us,
+            Metric::P9999Us => l.p9999_us,
+            Metric::MaxUs => l.max_us,
+            Metric::MeanUs => l.mean_us,
+            Metric::Tm999Us => l.tm999_us,
+            Metric::ErrorPercent => {
+                if attempts == 0 { 0.0 } else { 100.0 * s.errors.total() as f64 / attempts as f64 }
+            }
+            Metric::ServerCpuPercent => trial.server.cpu_percent,
+            Metric::CpuUsPerRequest => trial.server.cpu_us_per_request,
+            Metric::PeakRssMib => trial.server.peak_rss_bytes as f64 / MIB,
+            Metric::MeanRssMib => trial.server.mean_rss_bytes as f64 / MIB,
+            Metric::PeakPssMib => trial.server.peak_pss_bytes as f64 / MIB,
+            Metric::MeanPssMib => trial.server.mean_pss_bytes as f64 / MIB,
+            Metric::ClientCpuPercent => trial.load.client.cpu_percent,
+        }
+    }
+}
+
+/// A median over trials with a 95% confidence interval (Student t on the trial values; with one
+/// trial the interval is the value itself and `trials` says so).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Estimate {
+    pub median: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub trials: u32,
+}
+
+impl Estimate {
+    pub fn from_values(values: &[f64]) -> Estimate {
+        let n = values.len();
+        if n == 0 {
+            return Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0 };
+        }
+        let mut v = values.to_vec();
+        v.sort_by(|a, b| a.total_cmp(b));
+        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+        if n == 1 {
+            return Estimate { median, ci_low: median, ci_high: median, trials: 1 };
+        }
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+        let half = student_t95(n - 1) * (var / n as f64).sqrt();
+        Estimate { median, ci_low: mean - half, ci_high: mean + half, trials: n as u32 }
+    }
+
+    /// Spread of the interval relative to the median, as a fraction.
+    pub fn relative_half_width(&self) -> f64 {
+        if self.median == 0.0 { 0.0 } else { (self.ci_high - self.ci_low) / 2.0 / self.median.abs() }
+    }
+}
+
+/// Two-sided 95% quantile of Student's t distribution.
+fn student_t95(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
+        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
+        2.045, 2.042,
+    ];
+    if df == 0 { f64::INFINITY } else if df <= 30 { TABLE[df - 1] } else { 1.96 }
+}
+
+/// The summary of one step of one cell over its trials.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellSummary {
+    pub cell: CellKey,
+    pub step: usize,
+    pub step_label: String,
+    pub target_rate: Option<f64>,
+    pub metrics: BTreeMap<Metric, Estimate>,
+    /// Spread of requests/s between the trials, (max - min) / median.
+    pub rps_spread: f64,
+    pub disagree: bool,
+    /// Every warning of every trial, deduplicated by message, with advice.
+    pub warnings: Vec<(String, String)>,
+}
+
+impl CellSummary {
+    pub fn get(&self, m: Metric) -> Estimate {
+        self.metrics.get(&m).copied().unwrap_or(Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0 })
+    }
+}
+
+/// Groups trials by cell and step and summarizes each group, in cell order.
+pub fn summarize(trials: &[TrialRecord]) -> Vec<CellSummary> {
+    let mut groups: BTreeMap<(CellKey, usize), Vec<&TrialRecord>> = BTreeMap::new();
+    for t in trials {
+        for step in 0..t.load.steps.len() {
+            groups.entry((t.cell.clone(), step)).or_default().push(t);
+        }
+    }
+    groups.into_iter().map(|((cell, step), ts)| summarize_group(cell, step, &ts)).collect()
+}
+
+fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellSummary {
+    let metrics: BTreeMap<Metric, Estimate> = Metric::ALL
+        .iter()
+        .map(|&m| (m, Estimate::from_values(&trials.iter().map(|t| m.of(t, step)).collect::<Vec<_>>())))
+        .collect();
+    let rps: Vec<f64> = trials.iter().map(|t| Metric::RequestsPerSec.of(t, step)).collect();
+    let median = metrics[&Metric::RequestsPerSec].median;
+    let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let rps_spread = if median > 0.0 && rps.len() > 1 { (hi - lo) / median } else { 0.0 };
+    let mut warnings: Vec<(String, String)> = Vec::new();
+    let mut push = |msg: String, advice: &str| {
+        if !warnings.iter().any(|(m, _)| *m == msg) {
+            warnings.push((msg, advice.to_string()));
+        }
+    };
+    for t in trials {
+        for w in t.load.warnings.iter().chain(t.load.steps[step].warnings.iter()) {
+            push(w.message(), w.advice());
+        }
+        for w in &t.warnings {
+            push(w.message(), w.advice());
+        }
+    }
+    let disagree = rps_spread > DISAGREEMENT_TOLERANCE;
+    if disagree {
+        let w = crate::results::LabWarning::TrialsDisagree {
+            metric: "requests/s".into(),
+            spread_percent: rps_spread * 100.0,
+        };
+        push(w.message(), w.advice());
+    }
+    let s = &trials[0].load.steps[step];
+    CellSummary {
+        cell,
+        step,
+        step_label: s.label.clone(),
+        target_rate: s.target_rate,
+        metrics,
+        rps_spread,
+        disagree,
+        warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_interval_of_three_trials() {
+        let e = Estimate::from_values(&[100.0, 110.0, 90.0]);
+        assert_eq!(e.median, 100.0);
+        // mean 100, s = 10, t(2) = 4.303, half = 4.303 * 10 / sqrt(3)
+        let half = 4.303 * 10.0 / 3f64.sqrt();
+        assert!((e.ci_low - (100.0 - half)).abs() < 1e-9);
+        assert!((e.ci_high - (100.0 + half)).abs() < 1e-9);
+        assert_eq!(e.trials, 3);
+    }
+
+    #[test]
+    fn single_trial_has_degenerate_interval_and_even_counts_average_the_middle() {
+        let e = Estimate::from_values(&[42.0]);
+        assert_eq!((e.median, e.ci_low, e.ci_high, e.trials), (42.0, 42.0, 42.0, 1));
+        assert_eq!(Estimate::from_values(&[1.0, 4.0, 2.0, 3.0]).median, 2.5);
+    }
+
+    #[test]
+    fn metric_ids_are_unique() {
+        let mut ids: Vec<_> = Metric::ALL.iter().map(|m| m.id()).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), Metric::ALL.len());
+    }
+}

@@ -1,0 +1,70 @@
+//! Helpers shared by the lab's integration tests: the project root, a scratch run directory with
+//! fixtures, and a Lab wired to an in-memory sink.
+
+#![allow(dead_code)]
+
+use bakeoff_lab::results::MemorySink;
+use bakeoff_lab::runner::{Event, Lab, LoadSettings};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+pub fn project_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+pub struct Scratch {
+    pub dir: PathBuf,
+    pub data: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("bakeoff-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let data = dir.join("data");
+        bakeoff_lab::fixtures::write_all(&data).unwrap();
+        Scratch { dir, data }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn quick_settings() -> LoadSettings {
+    let (server_cpus, client_cpus) = bakeoff_lab::machine::default_cpu_split();
+    LoadSettings {
+        duration: Duration::from_secs(2),
+        warmup: Duration::from_millis(500),
+        connections: 8,
+        client_threads: 1,
+        rate: None,
+        ramp: None,
+        requests_per_conn: None,
+        timeout: Duration::from_secs(5),
+        trials: 1,
+        server_cpus,
+        client_cpus,
+    }
+}
+
+pub static NEVER: AtomicBool = AtomicBool::new(false);
+
+pub fn lab<'a>(scratch: &Scratch, sink: &'a mut MemorySink, events: &'a mut dyn FnMut(Event<'_>)) -> Lab<'a> {
+    Lab {
+        project_root: project_root(),
+        run_dir: scratch.dir.clone(),
+        data_dir: scratch.data.clone(),
+        external_docstore: None,
+        settings: quick_settings(),
+        sink,
+        events,
+        cancel: &NEVER,
+        services: Default::default(),
+    }
+}
+
+pub fn ignore(_: Event<'_>) {}

@@ -1,0 +1,53 @@
+//! A full run of one real stack (python/werkzeug-uwsgi under uWSGI) with short durations: setup,
+//! verification, measurement with process sampling, stop, and results handed to the sink.
+
+mod common;
+
+use bakeoff_lab::results::{MemorySink, Verdict};
+use bakeoff_lab::scenario::Scenario;
+use bakeoff_lab::setup::{self, SetupJob};
+
+#[test]
+fn a_real_stack_is_verified_measured_sampled_and_stopped() {
+    let root = common::project_root();
+    let catalog = bakeoff_lab::catalog::discover(&root.join("stacks"));
+    let stack = catalog.stacks.iter().find(|s| s.name == "python/werkzeug-uwsgi").expect("stack exists");
+    setup::run(&SetupJob::for_stack(stack).unwrap(), &root, false).expect("setup");
+
+    let scratch = common::Scratch::new("real-run");
+    let mut sink = MemorySink::default();
+    let mut events = common::ignore;
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings.trials = 2;
+    let scenarios = [Scenario::Hello, Scenario::Products];
+    let stacks = [stack];
+    let cells = bakeoff_lab::cells::plan(&stacks, Some(&scenarios), Some(&["default".to_string(), "sqlite".to_string()]), &[1]).unwrap();
+    let run = bakeoff_lab::results::RunInfo {
+        id: "test-run".into(),
+        started_at: bakeoff_lab::now_rfc3339(),
+        git_commit: None,
+        machine: bakeoff_lab::machine::machine_info(),
+        study: "test".into(),
+        settings: serde_json::json!({}),
+        services: vec![],
+    };
+    let outcome = lab.run(&run, &cells).unwrap();
+    drop(lab);
+
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    assert_eq!(sink.verifications.len(), 1);
+    let v = &sink.verifications[0];
+    assert_ne!(v.verdict(), Verdict::Fail, "{}", serde_json::to_string_pretty(v).unwrap());
+    // Two cells, two trials each, interleaved: hello, products, hello, products.
+    let order: Vec<(String, u32)> = sink.trials.iter().map(|t| (t.cell.scenario.clone(), t.trial)).collect();
+    assert_eq!(order, [("hello".into(), 1), ("products".into(), 1), ("hello".into(), 2), ("products".into(), 2)]);
+    for t in &sink.trials {
+        let step = &t.load.steps[0];
+        assert!(step.requests > 100, "{} measured only {} requests", t.cell.label(), step.requests);
+        assert_eq!(step.errors.total(), 0, "{:?}", step.errors);
+        assert!(t.samples.len() >= 4, "the process tree is sampled every 250 ms: {}", t.samples.len());
+        assert!(t.server.peak_rss_bytes > 1 << 20 && t.server.cpu_s > 0.0, "{:?}", t.server);
+        assert!(t.server.cpu_us_per_request > 0.0);
+    }
+    assert_eq!(sink.finished, [("test-run".to_string(), "complete".to_string())]);
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what bakeoff itself and its tests need on a fresh Debian 12 machine (as root): the load
+# generators it is compared with, the real services it starts, and the runtimes of the stacks.
+# Language toolchains (cargo, go, node, java/maven, python3) are expected on the machine.
+set -euo pipefail
+
+packages=(
+  build-essential pkg-config python3-dev python3-venv   # uWSGI and C extensions build from source
+  wrk apache2-utils hyperfine                            # peers of the load generator (bench/)
+  nginx haproxy                                          # proxy study upstream and C reference proxy
+  postgresql                                             # products on PostgreSQL
+  pypy3 pypy3-venv pypy3-dev                             # PyPy stacks
+  maven openjdk-17-jdk-headless                          # JVM stacks and the document store
+  libasio-dev                                            # the C++ proxy
+  chromium                                               # the HTML report test renders the page
+  patchelf ccache                                        # Nuitka
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+for tool in cargo go node npm java mvn python3; do
+  command -v "$tool" >/dev/null || { echo "error: $tool is not on PATH; install its toolchain first" >&2; exit 1; }
+done

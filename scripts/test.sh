@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what the tests need, then runs every crate's unit and integration
+# tests (which start real servers on loopback and stop them), then verifies every stack.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cargo build --release --locked -p bakeoff -j 2
+cargo test --release --locked --workspace -j 2 -- --test-threads=1
+if [[ "${BAKEOFF_VERIFY_STACKS:-1}" == 1 ]]; then
+  ./target/release/bakeoff setup --all
+  ./target/release/bakeoff verify all --db "$(mktemp -d)/verify.db"
+fi
