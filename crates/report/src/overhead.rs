@@ -155,7 +155,7 @@ mod tests {
     use crate::synthetic;
 
     fn histogram(values: &[(u64, u64)]) -> Histogram<u64> {
-        let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
+        let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
         for &(v, n) in values {
             h.record_n(v, n).unwrap();
         }

@@ -5,7 +5,7 @@
 use bakeoff_lab::results::{
     CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
-use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, StepReport, TimelinePoint};
+use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
 use bakeoff_store::RunData;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
@@ -14,17 +14,42 @@ use hdrhistogram::Histogram;
 pub const RUN_ID: &str = "20240501T120000Z-demo";
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// The histogram string a `StepReport` carries: base64 of the V2-deflate serialization.
+/// The histogram string a `StepReport` carries: base64 of the V2-deflate serialization. Written here
+/// rather than borrowed from bakeoff-load so the tests check that the two agree on the encoding.
 pub fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut buf = Vec::new();
     V2DeflateSerializer::new().serialize(h, &mut buf).expect("serializing to memory cannot fail");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
+fn plan(steps: &[StepReport]) -> PlanSummary {
+    let open = steps.iter().any(|s| s.target_rate.is_some());
+    PlanSummary {
+        urls: vec!["http://127.0.0.1:8080/".into()],
+        method: "GET".into(),
+        connections: 64,
+        threads: 2,
+        schedule: if open { "ramp".into() } else { "closed".into() },
+        rate: None,
+        duration_s: Some(10.0),
+        requests: None,
+        warmup_s: 5.0,
+        timeout_s: 10.0,
+        pipeline: 1,
+        close: false,
+        requests_per_conn: None,
+        expect_status: Some(200),
+        expect_length: None,
+        expect_body_hash: None,
+        pin_cpus: vec![4, 5, 6, 7],
+        cancelled: false,
+    }
+}
+
 /// `count` latencies around `base_us` with a tail that grows with `tail`, laid out on a quantile grid
 /// fine enough to resolve p99.99.
 pub fn latency_histogram(base_us: f64, tail: f64, count: u64) -> Histogram<u64> {
-    let mut h = Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).expect("valid bounds");
+    let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).expect("valid bounds");
     let grid: Vec<f64> = (0..=200).map(|k| 1.0 - 10f64.powf(-(k as f64) / 40.0)).collect();
     let mut recorded = 0;
     for (k, w) in grid.windows(2).enumerate() {
@@ -85,7 +110,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         .collect();
     let load = LoadReport {
         schema_version: 1,
-        plan: Default::default(),
+        plan: plan(&steps),
         steps,
         warnings: Vec::new(),
         client: ClientUsage { cpu_user_s: 4.0, cpu_system_s: 3.0, cpu_percent: 70.0, max_rss_bytes: 24 << 20, threads: 2 },
@@ -161,6 +186,9 @@ pub fn run_data() -> RunData {
                 let mut t = with_usage(trial(stack, scenario, n, &[(None, h)]), seed, *rss, leak, 0.6);
                 if leak > 0.0 {
                     t.warnings.push(LabWarning::MemoryGrowth { mib_per_min: leak });
+                }
+                if *stack == "rust-actix" && *scenario == "hello" && n == 3 {
+                    t.load.warnings.push(Warning::ClientSaturated { cpu_percent: 93.0, threads: 2 });
                 }
                 if *stack == "python-flask" && n == 2 {
                     t.warnings.push(LabWarning::BackgroundNoise { cpu_percent: 14.0 });

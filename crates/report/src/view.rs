@@ -84,6 +84,12 @@ impl<'a> ReportView<'a> {
         }
     }
 
+    /// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
+    pub fn scenario_table_for_proxy(&self) -> Option<crate::tables::Table> {
+        self.proxy.as_ref()?;
+        Some(crate::tables::scenario(self, &scenario_view(proxy::PROXY_SCENARIO, &self.cells)))
+    }
+
     /// Number of failing checks, and of warning ones.
     pub fn verification_counts(&self) -> (usize, usize) {
         let all = self.data.verifications.iter().flat_map(|v| &v.checks);

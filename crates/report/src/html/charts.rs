@@ -1,0 +1,318 @@
+//! The report's charts as inline SVG strings, drawn with plotters' SVG backend (text stays <text>, so
+//! no fonts are needed). Log axes are drawn as linear axes over log values with explicit ticks, which
+//! keeps tick placement exact (each major tick doubles on a log2 axis) and the output deterministic.
+//! Depends on plotters and std only; callers pass label formatters.
+
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::ops::Range;
+
+pub const WIDTH: u32 = 760;
+pub const HEIGHT: u32 = 360;
+
+/// Okabe–Ito: distinguishable with the common colour-vision deficiencies, and on white.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 0, 0),
+];
+
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+pub fn colour_hex(i: usize) -> String {
+    let RGBColor(r, g, b) = colour(i);
+    format!("#{r:02x}{g:02x}{b:02x}")
+}
+
+/// How an axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scale {
+    Linear,
+    /// Each major tick doubles (seed 000's throughput figure).
+    Log2,
+    /// Ticks at 1, 2, 5 x 10^k.
+    Log10,
+    /// Quantiles q placed at -log10(1 - q): p50, p90, p99, p99.9, p99.99 evenly spread by "nines".
+    Percentile,
+}
+
+impl Scale {
+    pub fn to_axis(self, v: f64) -> f64 {
+        match self {
+            Scale::Linear => v,
+            Scale::Log2 => v.max(1e-9).log2(),
+            Scale::Log10 => v.max(1e-9).log10(),
+            Scale::Percentile => -(1.0 - v).max(1e-9).log10(),
+        }
+    }
+
+    fn from_axis(self, a: f64) -> f64 {
+        match self {
+            Scale::Linear => a,
+            Scale::Log2 => a.exp2(),
+            Scale::Log10 => 10f64.powf(a),
+            Scale::Percentile => 1.0 - 10f64.powf(-a),
+        }
+    }
+
+    /// Axis range (in axis units) covering `lo..hi` (in values), and its ticks.
+    fn range_and_ticks(self, lo: f64, hi: f64) -> (f64, f64, Vec<f64>) {
+        match self {
+            Scale::Linear => {
+                let hi = if hi > lo { hi } else { lo + 1.0 };
+                let lo = lo.min(0.0);
+                let step = nice_step((hi - lo) / 6.0);
+                let top = (hi / step).ceil() * step;
+                let ticks = (0..=((top - lo) / step).round() as i64).map(|i| lo + i as f64 * step).collect();
+                (lo, top, ticks)
+            }
+            Scale::Log2 => {
+                let (a, b) = (self.to_axis(lo).floor() - 1.0, self.to_axis(hi).ceil());
+                (a, b, (a as i64..=b as i64).map(|i| i as f64).collect())
+            }
+            Scale::Log10 => {
+                let (a, b) = (self.to_axis(lo).floor(), self.to_axis(hi).ceil().max(self.to_axis(lo).floor() + 1.0));
+                let mut ticks = Vec::new();
+                for e in a as i64..=b as i64 {
+                    for m in [1.0, 2.0, 5.0] {
+                        let t = (m * 10f64.powi(e as i32)).log10();
+                        if t >= a - 1e-9 && t <= b + 1e-9 {
+                            ticks.push(t);
+                        }
+                    }
+                }
+                (a, b, ticks)
+            }
+            Scale::Percentile => (0.0, 4.3, vec![0.5f64, 0.9, 0.99, 0.999, 0.9999].iter().map(|&q| self.to_axis(q)).collect()),
+        }
+    }
+}
+
+fn nice_step(raw: f64) -> f64 {
+    let p = 10f64.powf(raw.max(1e-12).log10().floor());
+    let m = raw / p;
+    p * if m <= 1.0 { 1.0 } else if m <= 2.0 { 2.0 } else if m <= 5.0 { 5.0 } else { 10.0 }
+}
+
+/// A linear f64 axis with exactly the given ticks (plotters' own pick "nice" decimal ticks, which
+/// on a log axis would not fall on powers).
+struct Ticked {
+    lo: f64,
+    hi: f64,
+    ticks: Vec<f64>,
+}
+
+impl Ticked {
+    fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Ticked {
+        Ticked { lo, hi, ticks }
+    }
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let r = (v - self.lo) / (self.hi - self.lo);
+        limit.0 + (r * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        // Only bold grid lines: the ticks are already the lines worth drawing.
+        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
+    }
+
+    fn range(&self) -> Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    /// 95% interval, drawn as a whisker when it differs from the value.
+    pub low: f64,
+    pub high: f64,
+    pub colour: usize,
+    /// Printed above the bar.
+    pub note: String,
+}
+
+pub struct Series {
+    pub name: String,
+    pub colour: usize,
+    /// In values, not axis units.
+    pub points: Vec<(f64, f64)>,
+    pub dashed: bool,
+    /// Hidden from the legend (e.g. fitted lines already named by their data line).
+    pub in_legend: bool,
+}
+
+pub struct Axes<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub x: Scale,
+    pub y: Scale,
+    pub x_fmt: &'a dyn Fn(f64) -> String,
+    pub y_fmt: &'a dyn Fn(f64) -> String,
+}
+
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+fn svg_or_note(r: Res<()>, svg: String) -> String {
+    match r {
+        Ok(()) => svg,
+        Err(e) => format!("<p class=\"warn\">chart not drawn: {e}</p>"),
+    }
+}
+
+/// A bar per entry, with interval whiskers.
+pub fn bars(title: &str, y_desc: &str, bars: &[Bar], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> String {
+    let mut svg = String::new();
+    let r = draw_bars(&mut svg, title, y_desc, bars, y, y_fmt);
+    svg_or_note(r, svg)
+}
+
+fn draw_bars(svg: &mut String, title: &str, y_desc: &str, bars: &[Bar], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> Res<()> {
+    let positive = bars.iter().map(|b| b.value).filter(|v| *v > 0.0);
+    let lo = positive.clone().fold(f64::INFINITY, f64::min);
+    let hi = bars.iter().map(|b| b.high.max(b.value)).fold(0.0, f64::max);
+    let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1.0, 2.0) };
+    let (y0, y1, yticks) = y.range_and_ticks(if y == Scale::Linear { 0.0 } else { lo }, hi * 1.08);
+    let n = bars.len().max(1);
+    let xticks: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
+    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(34)
+        .y_label_area_size(78)
+        .build_cartesian_2d(Ticked::new(0.0, n as f64, xticks), Ticked::new(y0, y1, yticks))?;
+    let label = |x: &f64| bars.get(x.floor() as usize).map(|b| b.label.clone()).unwrap_or_default();
+    let ylabel = |v: &f64| y_fmt(y.from_axis(*v));
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_label_formatter(&label)
+        .y_label_formatter(&ylabel)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
+        let top = y.to_axis(b.value.max(1e-9)).max(y0);
+        Rectangle::new([(i as f64 + 0.18, y0), (i as f64 + 0.82, top)], colour(b.colour).filled())
+    }))?;
+    chart.draw_series(bars.iter().enumerate().filter(|(_, b)| b.high > b.low).map(|(i, b)| {
+        let (l, h) = (y.to_axis(b.low.max(1e-9)).max(y0), y.to_axis(b.high).min(y1));
+        let x = i as f64 + 0.5;
+        PathElement::new(vec![(x, l), (x, h)], BLACK.stroke_width(2))
+    }))?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, b)| {
+        let top = y.to_axis(b.high.max(b.value)).min(y1);
+        let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+        EmptyElement::at((i as f64 + 0.5, top)) + Text::new(b.note.clone(), (0, -4), style)
+    }))?;
+    root.present()?;
+    Ok(())
+}
+
+/// Lines over two scaled axes with a legend.
+pub fn lines(axes: &Axes, series: &[Series]) -> String {
+    let mut svg = String::new();
+    let r = draw_lines(&mut svg, axes, series);
+    svg_or_note(r, svg)
+}
+
+fn extent(series: &[Series], f: impl Fn(&(f64, f64)) -> f64, positive: bool) -> (f64, f64) {
+    let vals = series.iter().flat_map(|s| s.points.iter()).map(f).filter(|v| v.is_finite() && (!positive || *v > 0.0));
+    vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| (a.min(v), b.max(v)))
+}
+
+fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
+    let (xl, xh) = extent(series, |p| p.0, axes.x != Scale::Linear);
+    let (yl, yh) = extent(series, |p| p.1, axes.y != Scale::Linear);
+    let (xl, xh) = if xl.is_finite() { (xl, xh) } else { (1.0, 2.0) };
+    let (yl, yh) = if yl.is_finite() { (yl, yh) } else { (1.0, 2.0) };
+    let (x0, x1, xticks) = axes.x.range_and_ticks(xl, xh);
+    let (y0, y1, yticks) = axes.y.range_and_ticks(yl, if axes.y == Scale::Linear { yh * 1.1 } else { yh });
+    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(axes.title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(78)
+        .build_cartesian_2d(Ticked::new(x0, x1, xticks), Ticked::new(y0, y1, yticks))?;
+    let xlabel = |v: &f64| (axes.x_fmt)(axes.x.from_axis(*v));
+    let ylabel = |v: &f64| (axes.y_fmt)(axes.y.from_axis(*v));
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_label_formatter(&xlabel)
+        .y_label_formatter(&ylabel)
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+    for s in series {
+        let pts: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y)))
+            .collect();
+        let c = colour(s.colour);
+        if s.dashed {
+            chart.draw_series(DashedLineSeries::new(pts, 6, 4, c.stroke_width(2)))?;
+            continue;
+        }
+        let drawn = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
+        if s.in_legend {
+            drawn.label(s.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+        }
+        if pts.len() <= 12 {
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log2_ticks_double() {
+        let (a, b, t) = Scale::Log2.range_and_ticks(1000.0, 100_000.0);
+        assert_eq!((a, b), (8.0, 17.0));
+        assert!(t.windows(2).all(|w| Scale::Log2.from_axis(w[1]) / Scale::Log2.from_axis(w[0]) == 2.0));
+    }
+
+    #[test]
+    fn percentile_axis_spreads_nines_evenly() {
+        assert!((Scale::Percentile.to_axis(0.99) - 2.0).abs() < 1e-9);
+        assert!((Scale::Percentile.to_axis(0.9999) - 4.0).abs() < 1e-9);
+    }
+}

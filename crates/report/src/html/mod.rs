@@ -1,0 +1,113 @@
+//! The single-file HTML report: inline CSS and inline SVG charts, no scripts, fonts or links to load,
+//! so it opens offline and can be mailed or attached to an issue as one file.
+
+pub mod charts;
+mod sections;
+
+use crate::tables::{self, Table};
+use crate::view::ReportView;
+use std::fmt::Write;
+
+const CSS: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1560px;padding:0 24px 48px;color:#1d1d1f;background:#fafafa}
+h1{font-size:26px;margin:24px 0 4px}h2{font-size:21px;margin:36px 0 8px;border-bottom:2px solid #ddd;padding-bottom:4px}
+h3{font-size:16px;margin:20px 0 6px}
+table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.pass{color:#1a7f37}td.warn,span.warn,p.warn{color:#9a6700;font-weight:600}td.fail{color:#cf222e;font-weight:700}
+.charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{background:#fff;border:1px solid #e3e3e3}
+.banner{background:#fff4d6;border:1px solid #e0b000;padding:8px 12px;margin:12px 0}
+ol.notes{font-size:13px;color:#57606a}ol.notes b{color:#9a6700}
+.kv th{width:110px}code{font-size:12px}
+p.how{font-size:13px;color:#57606a;max-width:900px}
+";
+
+pub fn render(view: &ReportView) -> String {
+    let r = &view.data.run;
+    let mut out = String::with_capacity(256 * 1024);
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>bakeoff: {}</title><style>{CSS}</style></head><body>\n",
+        esc(&r.id)
+    );
+    let _ = writeln!(out, "<h1>bakeoff run <code>{}</code></h1>", esc(&r.id));
+    if !view.data.is_finished() {
+        let _ = writeln!(out, "<div class=\"banner\">This run {}.</div>", esc(&view.status_line()));
+    }
+    out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
+    for (k, v) in tables::provenance(view) {
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    out.push_str("</table></section>\n");
+    let (fails, warns) = view.verification_counts();
+    let _ = writeln!(out, "<section id=\"verification\"><h2>Verification: {fails} failed, {warns} warned</h2>");
+    out.push_str("<p class=\"how\">A stack whose check fails is not measured in that scenario.</p>\n");
+    table(&mut out, &tables::verification(view, true));
+    out.push_str("</section>\n");
+    for sv in &view.scenarios {
+        sections::scenario(&mut out, view, sv);
+    }
+    if view.proxy.is_some() {
+        sections::proxy(&mut out, view);
+    }
+    out.push_str(
+        "<p class=\"how\">Numbers are medians over trials; ± is the half-width of the 95% confidence interval \
+         (Student t over trials) relative to the median. Latency percentiles come from HDR histograms, measured \
+         from the intended send time in open-model steps. ⚠ marks a number with a measurement-quality warning; \
+         the note under its table says what to do. Charts are described in docs/reports.md.</p>\n",
+    );
+    out.push_str("</body></html>\n");
+    out
+}
+
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+fn cell_class(c: &str) -> &'static str {
+    match c {
+        "pass" | "fastest" => " class=\"pass\"",
+        "WARN" => " class=\"warn\"",
+        "FAIL" => " class=\"fail\"",
+        _ if c.starts_with('⚠') || c.contains("⚠ growing") => " class=\"warn\"",
+        _ if c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '+' || ch == '-' || ch == '–') => " class=\"num\"",
+        _ => "",
+    }
+}
+
+/// A shared table as HTML, warnings as a numbered list right under it.
+pub fn table(out: &mut String, t: &Table) {
+    out.push_str("<table><tr>");
+    for h in &t.headers {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>\n");
+    for r in &t.rows {
+        out.push_str("<tr>");
+        for c in r {
+            let _ = write!(out, "<td{}>{}</td>", cell_class(c), esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
+    if !t.notes.is_empty() {
+        out.push_str("<ol class=\"notes\">");
+        for (msg, advice) in &t.notes {
+            let _ = write!(out, "<li><b>⚠ {}</b>: {}</li>", esc(msg), esc(advice));
+        }
+        out.push_str("</ol>\n");
+    }
+}

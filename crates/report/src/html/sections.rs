@@ -1,0 +1,173 @@
+//! The chart-bearing sections of the HTML report: one per scenario (throughput, relative speed,
+//! latency percentiles, memory over time, the full table) and the proxy study.
+
+use super::charts::{self, Axes, Bar, Scale, Series};
+use super::{esc, table};
+use crate::numbers::{grouped, latency, sig3};
+use crate::overhead::Stat;
+use crate::tables;
+use crate::view::{ReportView, ScenarioView};
+use bakeoff_lab::summary::Metric;
+use std::fmt::Write;
+
+fn rps_label(v: f64) -> String {
+    if v >= 10_000.0 { format!("{}k", grouped(v / 1000.0)) } else { grouped(v) }
+}
+
+fn quantile_label(q: f64) -> String {
+    let p = (q * 100.0 * 1000.0).round() / 1000.0;
+    format!("p{p}")
+}
+
+fn mib_label(v: f64) -> String {
+    sig3(v)
+}
+
+fn minutes_label(v: f64) -> String {
+    format!("{}s", (v * 60.0).round())
+}
+
+fn latency_label(v: f64) -> String {
+    latency(v).replace(' ', "")
+}
+
+pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
+    let _ = writeln!(out, "<section class=\"scenario\" id=\"scenario-{0}\"><h2>Scenario <code>{0}</code></h2>", esc(&sv.scenario));
+    // Throughput: the same bars on a linear and a log2 axis (each major tick doubles), as in seed 000.
+    let bars: Vec<Bar> = sv
+        .headline
+        .iter()
+        .filter(|c| c.target_rate.is_none())
+        .map(|c| {
+            let e = c.get(Metric::RequestsPerSec);
+            Bar {
+                label: c.cell.label().replace(&format!(" {}", sv.scenario), ""),
+                value: e.median,
+                low: e.ci_low,
+                high: e.ci_high,
+                colour: view.stack_index(&c.cell.stack),
+                note: rps_label(e.median),
+            }
+        })
+        .collect();
+    out.push_str("<div class=\"charts\">");
+    if !bars.is_empty() {
+        let title = format!("{}: requests/s (median, 95% CI)", sv.scenario);
+        out.push_str(&charts::bars(&title, "requests/s", &bars, Scale::Linear, &rps_label));
+        let title = format!("{}: requests/s, log2 axis (each tick doubles)", sv.scenario);
+        out.push_str(&charts::bars(&title, "requests/s", &bars, Scale::Log2, &rps_label));
+    }
+    let pct: Vec<Series> = sv
+        .headline
+        .iter()
+        .map(|c| Series {
+            name: c.cell.label(),
+            colour: view.stack_index(&c.cell.stack),
+            points: [(0.5, Metric::P50Us), (0.9, Metric::P90Us), (0.99, Metric::P99Us), (0.999, Metric::P999Us), (0.9999, Metric::P9999Us)]
+                .iter()
+                .map(|&(q, m)| (q, c.get(m).median))
+                .collect(),
+            dashed: false,
+            in_legend: true,
+        })
+        .collect();
+    let title = format!("{}: latency percentiles (median over trials)", sv.scenario);
+    let axes = Axes { title: &title, x_desc: "percentile", y_desc: "latency", x: Scale::Percentile, y: Scale::Log10, x_fmt: &quantile_label, y_fmt: &latency_label };
+    out.push_str(&charts::lines(&axes, &pct));
+    let mut mem = Vec::new();
+    for c in &sv.headline {
+        let Some(m) = view.memory_of(&c.cell) else { continue };
+        let colour = view.stack_index(&c.cell.stack);
+        let slope = m.fit.map(|f| format!(" {:+.2} MiB/min{}", f.slope, if m.growing() { " ⚠ growing" } else { "" }));
+        mem.push(Series { name: format!("{}{}", c.cell.label(), slope.unwrap_or_default()), colour, points: m.points.clone(), dashed: false, in_legend: true });
+        if let (Some(f), Some(first), Some(last)) = (m.fit, m.points.first(), m.points.last()) {
+            let line = vec![(first.0, f.intercept + f.slope * first.0), (last.0, f.intercept + f.slope * last.0)];
+            mem.push(Series { name: String::new(), colour, points: line, dashed: true, in_legend: false });
+        }
+    }
+    if !mem.is_empty() {
+        let title = format!("{}: server RSS over the measurement (trial with the median slope)", sv.scenario);
+        let axes = Axes { title: &title, x_desc: "time since measurement start", y_desc: "RSS MiB (process tree)", x: Scale::Linear, y: Scale::Linear, x_fmt: &minutes_label, y_fmt: &mib_label };
+        out.push_str(&charts::lines(&axes, &mem));
+    }
+    out.push_str("</div>\n");
+    if !sv.relative.is_empty() {
+        out.push_str("<h3>Relative speed (requests/s over the fastest, 95% interval)</h3><table><tr><th>cell</th><th>relative</th><th>interval</th></tr>\n");
+        for r in &sv.relative {
+            let (rel, int) = if r.fastest { ("1.00 (fastest)".to_string(), "reference".to_string()) } else { (format!("{:.2}", r.ratio), format!("{:.2}–{:.2}", r.low, r.high)) };
+            let _ = writeln!(out, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", esc(&r.cell.label()), esc(&rel), esc(&int));
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("<h3>All numbers</h3>\n");
+    table(out, &tables::scenario(view, sv));
+    out.push_str("</section>\n");
+}
+
+pub fn proxy(out: &mut String, view: &ReportView) {
+    let Some(p) = &view.proxy else { return };
+    out.push_str("<section id=\"proxy\"><h2>Proxy study</h2>\n<p class=\"how\">Each proxy relays to nginx; <code>baseline</code> is nginx served directly. \
+        Percentiles are pooled over trials from the merged HDR histograms. Overhead is the proxy's percentile minus the baseline's at the same target rate.</p>\n<div class=\"charts\">");
+    for l in &p.lines {
+        let series: Vec<Series> = [(Stat::P50, 2), (Stat::P90, 1), (Stat::P99, 0)]
+            .iter()
+            .map(|&(s, colour)| Series {
+                name: s.label().to_string(),
+                colour,
+                points: l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(s))).collect(),
+                dashed: false,
+                in_legend: true,
+            })
+            .collect();
+        let title = format!("{}: latency vs request rate", l.cell.label());
+        let axes = Axes { title: &title, x_desc: "target rate (req/s)", y_desc: "latency", x: Scale::Linear, y: Scale::Log10, x_fmt: &rps_label, y_fmt: &latency_label };
+        out.push_str(&charts::lines(&axes, &series));
+    }
+    for stat in [Stat::P999, Stat::P9999] {
+        let series: Vec<Series> = p
+            .lines
+            .iter()
+            .map(|l| Series {
+                name: l.cell.label(),
+                colour: view.stack_index(&l.cell.stack),
+                points: l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(stat))).collect(),
+                dashed: false,
+                in_legend: true,
+            })
+            .collect();
+        let title = format!("tail: {} vs request rate", stat.label());
+        let axes = Axes { title: &title, x_desc: "target rate (req/s)", y_desc: "latency", x: Scale::Linear, y: Scale::Log10, x_fmt: &rps_label, y_fmt: &latency_label };
+        out.push_str(&charts::lines(&axes, &series));
+    }
+    let bars: Vec<Bar> = p
+        .max
+        .iter()
+        .map(|m| Bar {
+            label: m.cell.stack.clone(),
+            value: m.rps.median,
+            low: m.rps.ci_low,
+            high: m.rps.ci_high,
+            colour: view.stack_index(&m.cell.stack),
+            note: match m.percent_of_baseline {
+                Some(pct) => format!("{} ({pct:.0}%)", rps_label(m.rps.median)),
+                None => rps_label(m.rps.median),
+            },
+        })
+        .collect();
+    if !bars.is_empty() {
+        out.push_str(&charts::bars("maximum throughput, closed model (% of baseline)", "requests/s", &bars, Scale::Linear, &rps_label));
+    }
+    out.push_str("</div>\n<h3>Latency overhead over the baseline, µs (% of the baseline's value)</h3>\n");
+    if let Some(t) = tables::proxy_overhead(view) {
+        table(out, &t);
+    }
+    out.push_str("<h3>Maximum throughput</h3>\n");
+    if let Some(t) = tables::proxy_max(view) {
+        table(out, &t);
+    }
+    if let Some(t) = view.scenario_table_for_proxy() {
+        out.push_str("<h3>All numbers</h3>\n");
+        table(out, &t);
+    }
+    out.push_str("</section>\n");
+}
