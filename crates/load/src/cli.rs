@@ -1,0 +1,209 @@
+//! The `bakeoff load` subcommand: clap arguments, plan building, running, printing.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::SystemTime;
+
+use clap::Args;
+
+use crate::error::PlanError;
+use crate::output::{human_summary, progress_line, write_hdr_log};
+use crate::plan::{parse_duration, LoadPlan};
+use crate::runner::run_observed;
+use crate::schedule::Ramp;
+
+/// Load-test HTTP/1.1 servers (wrk-like flags).
+#[derive(Debug, Clone, Args)]
+pub struct LoadArgs {
+    /// Target URLs (http:// only; IP literal or localhost). Several are used round-robin.
+    #[arg(required = true, num_args = 1..)]
+    pub urls: Vec<String>,
+    /// Connections to keep open.
+    #[arg(short = 'c', long, default_value_t = 10)]
+    pub connections: u32,
+    /// Threads (one event loop each); at most the number of connections.
+    #[arg(short = 't', long, default_value_t = 1)]
+    pub threads: u32,
+    /// Test duration (e.g. 10s, 1m).
+    #[arg(short = 'd', long, default_value = "10s")]
+    pub duration: String,
+    /// Stop after this many requests instead of a duration.
+    #[arg(short = 'n', long)]
+    pub requests: Option<u64>,
+    /// Open model: constant arrival rate in requests/s (latency corrected for coordinated omission).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Rate ladder START:STEP:STEP_DURATION:MAX[:HOLD], e.g. 1000:1000:5s:10000:10s.
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Concurrency ladder: connection counts, one measured step each, e.g. 16,64,256.
+    #[arg(long)]
+    pub conn_ladder: Option<String>,
+    /// Duration of each --conn-ladder step (default: -d).
+    #[arg(long)]
+    pub step_duration: Option<String>,
+    /// Unmeasured warmup before the first step.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// A request unanswered after this is a timeout error (max 60s).
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
+    /// Requests in flight per connection.
+    #[arg(long, default_value_t = 1)]
+    pub pipeline: u32,
+    /// New connection for every request.
+    #[arg(long)]
+    pub close: bool,
+    /// Reconnect after this many requests on a connection.
+    #[arg(long)]
+    pub requests_per_conn: Option<u64>,
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Extra header `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Only this status counts as success (default: any 2xx/3xx).
+    #[arg(long)]
+    pub expect_status: Option<u16>,
+    /// Expected body length in bytes (decoded).
+    #[arg(long)]
+    pub expect_length: Option<u64>,
+    /// Expected 64-bit FNV-1a hash of the decoded body, hex (e.g. `printf 'Hello World!' | ...`).
+    #[arg(long)]
+    pub expect_body_hash: Option<String>,
+    /// Pin worker threads to these CPUs, round-robin, e.g. 1,2.
+    #[arg(long)]
+    pub pin_cpus: Option<String>,
+    /// Print the JSON report (schema in docs/load-generator.md) instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Write an HdrHistogram interval log (V2) to this file.
+    #[arg(long)]
+    pub hdr_log: Option<PathBuf>,
+}
+
+fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
+    s.split(',').map(|x| x.trim().parse().ok()).collect()
+}
+
+impl LoadArgs {
+    /// Turns the flags into a validated plan.
+    pub fn to_plan(&self) -> Result<LoadPlan, PlanError> {
+        let mut b = LoadPlan::builder(&self.urls[0])
+            .connections(self.connections)
+            .threads(self.threads)
+            .duration(parse_duration(&self.duration)?)
+            .timeout(parse_duration(&self.timeout)?)
+            .pipeline(self.pipeline)
+            .close(self.close)
+            .method(&self.method);
+        for u in &self.urls[1..] {
+            b = b.url(u);
+        }
+        if let Some(n) = self.requests {
+            b = b.requests(n);
+        }
+        if let Some(r) = self.rate {
+            b = b.rate(r);
+        }
+        if let Some(r) = &self.ramp {
+            b = b.ramp(Ramp::parse(r)?);
+        }
+        if let Some(l) = &self.conn_ladder {
+            b = b.conn_ladder(list(l).ok_or_else(|| PlanError::BadLadder(l.clone()))?);
+        }
+        if let Some(d) = &self.step_duration {
+            b = b.step_duration(parse_duration(d)?);
+        }
+        if let Some(w) = &self.warmup {
+            b = b.warmup(parse_duration(w)?);
+        }
+        if let Some(k) = self.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        for h in &self.headers {
+            b = b.header_line(h);
+        }
+        if let Some(body) = &self.body {
+            b = b.body(body.as_bytes().to_vec());
+        }
+        if let Some(s) = self.expect_status {
+            b = b.expect_status(s);
+        }
+        if let Some(n) = self.expect_length {
+            b = b.expect_length(n);
+        }
+        if let Some(h) = &self.expect_body_hash {
+            let hex = h.trim().trim_start_matches("0x");
+            let v = u64::from_str_radix(hex, 16)
+                .map_err(|_| PlanError::Invalid(format!("--expect-body-hash `{h}` is not a 64-bit hex number")))?;
+            b = b.expect_body_hash(v);
+        }
+        if let Some(p) = &self.pin_cpus {
+            b = b.pin_cpus(list(p).ok_or_else(|| PlanError::Invalid(format!("--pin-cpus `{p}`: expected e.g. 1,2")))?);
+        }
+        b.build()
+    }
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Everything `bakeoff load` does. Exit code 0 if responses were measured,
+/// 1 if none were, 2 for unusable flags.
+pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
+    let plan = match args.to_plan() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}\nhint: {}", e.hint());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    // Ctrl-C ends the run early but still prints what was measured.
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+    }
+    let start = SystemTime::now();
+    let tty = std::io::stderr().is_terminal();
+    let mut show = |p: &crate::runner::ProgressSnapshot| {
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[2K{}", progress_line(p));
+        let _ = e.flush();
+    };
+    let out = run_observed(&plan, &INTERRUPTED, if tty { Some(&mut show) } else { None });
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}\nhint: {}", e.hint());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(path) = &args.hdr_log {
+        write_hdr_log(path, &out.details, start)
+            .map_err(|e| anyhow::anyhow!("cannot write HDR log {}: {e}", path.display()))?;
+    }
+    let r = &out.report;
+    let mut stdout = std::io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", r.to_json())?;
+    } else {
+        write!(stdout, "{}", human_summary(r))?;
+    }
+    stdout.flush()?;
+    let any = r.steps.iter().any(|s| s.requests > 0);
+    Ok(if any { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

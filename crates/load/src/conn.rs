@@ -1,0 +1,99 @@
+//! One client connection: socket, in-flight requests (ring of intended/sent times), write buffer, parser.
+
+use std::collections::VecDeque;
+
+use mio::net::TcpStream;
+
+use crate::parser::ResponseParser;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    /// No socket; (re)connect at `retry_at`.
+    Idle,
+    Connecting,
+    Open,
+}
+
+/// Timestamps of one request, worker clock in ns.
+#[derive(Debug, Clone, Copy)]
+pub struct InFlight {
+    /// When the schedule wanted it sent (== `sent` in the closed model).
+    pub intended: u64,
+    pub sent: u64,
+}
+
+pub struct Conn {
+    pub stream: Option<TcpStream>,
+    pub state: ConnState,
+    /// Bumped on every new socket so a stale event cannot hit a new socket.
+    pub generation: u32,
+    /// Index into the worker's address groups.
+    pub group: usize,
+    /// Round-robin position within the group's targets.
+    pub cursor: usize,
+    /// Capacity = pipeline depth, allocated once: push/pop never allocate.
+    pub inflight: VecDeque<InFlight>,
+    /// Pending request bytes; reused, so it stops allocating after the first fill.
+    pub wbuf: Vec<u8>,
+    pub woff: usize,
+    pub parser: ResponseParser,
+    /// Requests written on the current socket (for --requests-per-conn).
+    pub sent_on_socket: u64,
+    /// No more requests on this socket; recycle it once `inflight` drains.
+    pub draining: bool,
+    /// Connect start (for the connect timeout).
+    pub since: u64,
+    pub retry_at: u64,
+    /// Whether the index is on the worker's ready stack, and since when.
+    pub in_ready: bool,
+    pub ready_since: u64,
+}
+
+impl Conn {
+    pub fn new(group: usize, pipeline: u32, hash: bool, head: bool) -> Conn {
+        let mut parser = ResponseParser::new(hash);
+        parser.set_head_request(head);
+        Conn {
+            stream: None,
+            state: ConnState::Idle,
+            generation: 0,
+            group,
+            cursor: 0,
+            inflight: VecDeque::with_capacity(pipeline as usize),
+            wbuf: Vec::new(),
+            woff: 0,
+            parser,
+            sent_on_socket: 0,
+            draining: false,
+            since: 0,
+            retry_at: 0,
+            in_ready: false,
+            ready_since: 0,
+        }
+    }
+
+    /// Drops the socket and all per-socket state. The caller has already
+    /// accounted for the in-flight requests.
+    pub fn reset_socket(&mut self) {
+        self.stream = None;
+        self.state = ConnState::Idle;
+        self.generation = self.generation.wrapping_add(1);
+        self.inflight.clear();
+        self.wbuf.clear();
+        self.woff = 0;
+        self.parser.reset();
+        self.sent_on_socket = 0;
+        self.draining = false;
+    }
+}
+
+/// Token layout: low 32 bits connection index, high 32 bits generation.
+#[inline]
+pub fn token(index: usize, generation: u32) -> mio::Token {
+    mio::Token(index | ((generation as usize) << 32))
+}
+
+#[inline]
+pub fn untoken(t: mio::Token) -> (usize, u32) {
+    (t.0 & 0xffff_ffff, (t.0 >> 32) as u32)
+}

@@ -1,0 +1,43 @@
+//! bakeoff-load: an HTTP/1.1 load generator (closed and open schedules, HDR latency with
+//! coordinated-omission correction, typed warnings). Knows nothing of stacks, stores or reports.
+//!
+//! See docs/load-generator.md for the design, the JSON schema and the bench results.
+
+pub mod cli;
+pub mod conn;
+pub mod error;
+pub mod output;
+pub mod parser;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod schedule;
+pub mod stats;
+pub mod usage;
+pub mod warnings;
+pub mod worker;
+
+use std::sync::atomic::AtomicBool;
+
+pub use hdrhistogram::Histogram;
+
+pub use cli::{run_cli, LoadArgs};
+pub use error::{LoadError, PlanError};
+pub use parser::{fnv1a64, ResponseParser};
+pub use plan::{parse_duration, Checks, LoadPlan, LoadPlanBuilder, Target};
+pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, StepReport, TimelinePoint, SCHEMA_VERSION};
+pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
+pub use schedule::{Ramp, Schedule, StepSpec, Stop};
+pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
+pub use warnings::Warning;
+
+/// Runs the plan to completion (blocking).
+pub fn run(plan: &LoadPlan) -> Result<LoadReport, LoadError> {
+    run_with_cancel(plan, &AtomicBool::new(false))
+}
+
+/// Runs the plan; setting `cancel` stops it within one housekeeping tick
+/// (~10 ms) and returns what was measured, flagged with `Warning::Cancelled`.
+pub fn run_with_cancel(plan: &LoadPlan, cancel: &AtomicBool) -> Result<LoadReport, LoadError> {
+    run_observed(plan, cancel, None).map(|o| o.report)
+}

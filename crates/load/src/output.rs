@@ -1,0 +1,172 @@
+//! Output: the wrk-like human summary, JSON, the HDR interval log, the live progress line.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::V2DeflateSerializer;
+
+use crate::report::{ErrorCounts, LatencyStats, LoadReport, StepReport};
+use crate::runner::{ProgressSnapshot, StepDetail};
+
+pub fn fmt_us(us: f64) -> String {
+    if us >= 1_000_000.0 {
+        format!("{:.2}s", us / 1e6)
+    } else if us >= 1000.0 {
+        format!("{:.2}ms", us / 1e3)
+    } else {
+        format!("{us:.0}us")
+    }
+}
+
+pub fn fmt_bytes(b: f64) -> String {
+    const U: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{v:.2}{}", U[i])
+}
+
+fn latency_block(out: &mut String, name: &str, l: &LatencyStats) {
+    let _ = writeln!(out, "  {name:<12} {:>10} {:>10} {:>10} {:>10}", "Min", "Mean", "Stdev", "Max");
+    let _ = writeln!(
+        out,
+        "  {:<12} {:>10} {:>10} {:>10} {:>10}",
+        "",
+        fmt_us(l.min_us),
+        fmt_us(l.mean_us),
+        fmt_us(l.stddev_us),
+        fmt_us(l.max_us)
+    );
+    let _ = writeln!(out, "  {name} distribution ({} samples)", l.count);
+    for (p, v) in [
+        ("50%", l.p50_us),
+        ("75%", l.p75_us),
+        ("90%", l.p90_us),
+        ("95%", l.p95_us),
+        ("99%", l.p99_us),
+        ("99.9%", l.p999_us),
+        ("99.99%", l.p9999_us),
+    ] {
+        let _ = writeln!(out, "    {p:>7}  {}", fmt_us(v));
+    }
+    let _ = writeln!(out, "    tm99 {}  tm99.9 {}", fmt_us(l.tm99_us), fmt_us(l.tm999_us));
+}
+
+fn errors_line(e: &ErrorCounts) -> String {
+    let mut s = format!(
+        "connect {}, read {}, write {}, timeout {}, malformed {}, body mismatch {}",
+        e.connect, e.read, e.write, e.timeout, e.malformed, e.body_mismatch
+    );
+    for (code, n) in &e.status {
+        let _ = write!(s, ", status {code}: {n}");
+    }
+    s
+}
+
+fn step_block(out: &mut String, s: &StepReport, open: bool) {
+    let rate = s.target_rate.map(|r| format!(", target {r:.1} req/s")).unwrap_or_default();
+    let _ = writeln!(out, "Step {}: {} connections{rate}", s.label, s.connections);
+    let name = if open { "Latency*" } else { "Latency" };
+    latency_block(out, name, &s.latency);
+    if let Some(st) = &s.service_time {
+        latency_block(out, "Service", st);
+        let _ = writeln!(out, "  * corrected for coordinated omission: measured from each request's intended send time");
+    }
+    let _ = writeln!(out, "  {} requests in {:.2}s, {} read", s.requests, s.duration_s, fmt_bytes(s.bytes as f64));
+    if s.errors.total() > 0 {
+        let _ = writeln!(out, "  Errors ({}): {}", s.errors.total(), errors_line(&s.errors));
+    }
+    if let Some(l) = s.max_schedule_lag_ms {
+        let _ = writeln!(out, "  Max schedule lag: {l:.2}ms");
+    }
+    let _ = writeln!(out, "Requests/sec: {:>12.2}", s.requests_per_sec);
+    let _ = writeln!(out, "Transfer/sec: {:>12}", fmt_bytes(s.bytes_per_sec));
+}
+
+/// The human summary, wrk-style, warnings last so they are what one reads.
+pub fn human_summary(r: &LoadReport) -> String {
+    let mut out = String::new();
+    let p = &r.plan;
+    let what = match (&p.duration_s, &p.requests) {
+        (_, Some(n)) => format!("{n} requests"),
+        (Some(d), None) => format!("{d}s test"),
+        _ => "test".into(),
+    };
+    let _ = writeln!(out, "Running {what} @ {}", p.urls.join(", "));
+    let _ = writeln!(
+        out,
+        "  {} threads and {} connections, {} schedule{}{}",
+        p.threads,
+        p.connections,
+        p.schedule,
+        p.rate.map(|r| format!(" at {r} req/s")).unwrap_or_default(),
+        if p.pipeline > 1 { format!(", pipeline {}", p.pipeline) } else { String::new() }
+    );
+    let open = p.schedule != "closed";
+    for s in &r.steps {
+        step_block(&mut out, s, open);
+    }
+    let c = &r.client;
+    let _ = writeln!(
+        out,
+        "Client: {:.0}% CPU of one core over {} thread(s) (user {:.2}s, sys {:.2}s), max RSS {}",
+        c.cpu_percent,
+        c.threads,
+        c.cpu_user_s,
+        c.cpu_system_s,
+        fmt_bytes(c.max_rss_bytes as f64)
+    );
+    if r.warnings.is_empty() {
+        let _ = writeln!(out, "Warnings: none");
+    } else {
+        let _ = writeln!(out, "Warnings:");
+        for w in &r.warnings {
+            let _ = writeln!(out, "  ! {}\n    -> {}", w.message(), w.advice());
+        }
+    }
+    out
+}
+
+/// Writes an HdrHistogram interval log (V2, deflate): one interval per
+/// measured second per step, tagged with the step label. Values are
+/// microseconds; the max column is in milliseconds (divisor 1000).
+pub fn write_hdr_log(path: &Path, details: &[StepDetail], start: SystemTime) -> std::io::Result<()> {
+    let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut ser = V2DeflateSerializer::new();
+    let mut b = IntervalLogWriterBuilder::new();
+    b.add_comment("bakeoff-load latency log; values in microseconds (corrected for coordinated omission on open schedules)");
+    b.with_start_time(start).with_base_time(start).with_max_value_divisor(1000.0);
+    let mut w = b.begin_log_with(&mut file, &mut ser)?;
+    for d in details {
+        let tag: String = d.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
+        for (i, h) in d.seconds.iter().enumerate() {
+            let start = Duration::from_secs_f64(d.start_offset_s + i as f64);
+            w.write_histogram(h, start, Duration::from_secs(1), Tag::new(&tag))
+                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        }
+    }
+    drop(w);
+    file.flush()
+}
+
+/// One live progress line (no newline), for a terminal.
+pub fn progress_line(p: &ProgressSnapshot) -> String {
+    let el = p.elapsed_s.max(0.0);
+    let planned = p.planned_s.map(|t| format!("/{t:.0}s")).unwrap_or_default();
+    let rps = if el > 0.0 { p.requests as f64 / el } else { 0.0 };
+    let warm = if p.elapsed_s < 0.0 { " (warmup)" } else { "" };
+    format!(
+        "[{}/{} {}] {el:.0}s{planned}{warm}  {} req  {rps:.0} req/s  {} errors",
+        p.step_index + 1,
+        p.steps,
+        p.step,
+        p.requests,
+        p.errors
+    )
+}

@@ -1,0 +1,428 @@
+//! Incremental HTTP/1.1 response parser: httparse for the head, a hand-written
+//! allocation-free chunked decoder, body bytes counted (and optionally hashed), never stored.
+
+/// Longest response head we accept; longer is a malformed response, not a hang.
+pub const MAX_HEAD: usize = 64 * 1024;
+const MAX_HEADERS: usize = 64;
+
+/// One complete response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Decoded body length (chunk framing excluded).
+    pub body_len: u64,
+    /// FNV-1a 64 of the decoded body, if hashing is on; else the FNV offset basis.
+    pub body_hash: u64,
+    /// The server will close the connection after this response.
+    pub close: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParseError {
+    /// Not HTTP: bad status line, header syntax, too many headers, bad Content-Length.
+    Malformed,
+    /// Head longer than [`MAX_HEAD`].
+    HeadTooLarge,
+    /// Broken chunked framing.
+    BadChunk,
+    /// The connection ended in the middle of a response.
+    Truncated,
+}
+
+pub const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// 64-bit FNV-1a, the hash `--expect-body-hash` compares against. Chosen
+/// because it streams byte by byte over split reads with no state but a u64.
+#[inline]
+pub fn fnv1a64_update(mut h: u64, data: &[u8]) -> u64 {
+    for &b in data {
+        h ^= b as u64;
+        h = h.wrapping_mul(FNV_PRIME);
+    }
+    h
+}
+
+pub fn fnv1a64(data: &[u8]) -> u64 {
+    fnv1a64_update(FNV_OFFSET, data)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Chunk {
+    Size { value: u64, digits: u8 },
+    Ext,
+    SizeLf { value: u64 },
+    Data(u64),
+    DataCr,
+    DataLf,
+    TrailerStart,
+    TrailerLine,
+    TrailerLf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    Length(u64),
+    Chunked(Chunk),
+    UntilClose,
+}
+
+/// Parser for a stream of responses on one connection. Feed it whatever the
+/// socket returned; it keeps only the bytes of an incomplete head.
+#[derive(Debug, Clone)]
+pub struct ResponseParser {
+    state: State,
+    /// Bytes of a head split across reads (rare: heads are small).
+    carry: Vec<u8>,
+    hash: bool,
+    head_request: bool,
+    status: u16,
+    close: bool,
+    body_len: u64,
+    body_hash: u64,
+    /// Chunk size parked while skipping a chunk extension.
+    pending: u64,
+}
+
+struct Head {
+    len: usize,
+    status: u16,
+    close: bool,
+    body: State,
+    informational: bool,
+}
+
+impl ResponseParser {
+    pub fn new(hash: bool) -> Self {
+        ResponseParser {
+            state: State::Head,
+            carry: Vec::new(),
+            hash,
+            head_request: false,
+            status: 0,
+            close: false,
+            body_len: 0,
+            body_hash: FNV_OFFSET,
+            pending: 0,
+        }
+    }
+
+    /// Responses to HEAD carry no body whatever their Content-Length says.
+    pub fn set_head_request(&mut self, head: bool) {
+        self.head_request = head;
+    }
+
+    /// Forget any partial response (new connection).
+    pub fn reset(&mut self) {
+        self.state = State::Head;
+        self.carry.clear();
+    }
+
+    /// No partial response buffered.
+    pub fn is_idle(&self) -> bool {
+        self.state == State::Head && self.carry.is_empty()
+    }
+
+    /// Consumes a prefix of `input`. Returns the bytes consumed and the
+    /// response completed by them, if any; without a response all of `input`
+    /// was consumed. Call again with the rest for pipelined responses.
+    pub fn parse(&mut self, input: &[u8]) -> Result<(usize, Option<Response>), ParseError> {
+        let mut i = 0;
+        loop {
+            match self.state {
+                State::Head => {
+                    if i == input.len() {
+                        return Ok((i, None));
+                    }
+                    let rest = &input[i..];
+                    let head = if self.carry.is_empty() {
+                        match parse_head(rest, self.head_request)? {
+                            Some(h) => {
+                                i += h.len;
+                                h
+                            }
+                            None => {
+                                if rest.len() > MAX_HEAD {
+                                    return Err(ParseError::HeadTooLarge);
+                                }
+                                self.carry.extend_from_slice(rest);
+                                return Ok((input.len(), None));
+                            }
+                        }
+                    } else {
+                        let old = self.carry.len();
+                        self.carry.extend_from_slice(rest);
+                        match parse_head(&self.carry, self.head_request)? {
+                            Some(h) => {
+                                i += h.len - old;
+                                self.carry.clear();
+                                h
+                            }
+                            None => {
+                                if self.carry.len() > MAX_HEAD {
+                                    return Err(ParseError::HeadTooLarge);
+                                }
+                                return Ok((input.len(), None));
+                            }
+                        }
+                    };
+                    if head.informational {
+                        continue;
+                    }
+                    self.status = head.status;
+                    self.close = head.close;
+                    self.body_len = 0;
+                    self.body_hash = FNV_OFFSET;
+                    self.state = head.body;
+                    if self.state == State::Length(0) {
+                        return Ok((i, Some(self.complete())));
+                    }
+                }
+                State::Length(rem) => {
+                    let take = rem.min((input.len() - i) as u64) as usize;
+                    self.body(&input[i..i + take]);
+                    i += take;
+                    let rem = rem - take as u64;
+                    self.state = State::Length(rem);
+                    if rem == 0 {
+                        return Ok((i, Some(self.complete())));
+                    }
+                    return Ok((i, None));
+                }
+                State::UntilClose => {
+                    self.body(&input[i..]);
+                    return Ok((input.len(), None));
+                }
+                State::Chunked(c) => {
+                    let (used, done) = self.chunked(c, &input[i..])?;
+                    i += used;
+                    if done {
+                        return Ok((i, Some(self.complete())));
+                    }
+                    return Ok((i, None));
+                }
+            }
+        }
+    }
+
+    /// The peer closed the stream. A read-until-close body ends here; any other
+    /// partial response is truncated.
+    pub fn finish(&mut self) -> Result<Option<Response>, ParseError> {
+        match self.state {
+            State::UntilClose => {
+                let r = self.complete();
+                Ok(Some(Response { close: true, ..r }))
+            }
+            State::Head if self.carry.is_empty() => Ok(None),
+            _ => {
+                self.reset();
+                Err(ParseError::Truncated)
+            }
+        }
+    }
+
+    #[inline]
+    fn body(&mut self, data: &[u8]) {
+        self.body_len += data.len() as u64;
+        if self.hash {
+            self.body_hash = fnv1a64_update(self.body_hash, data);
+        }
+    }
+
+    fn complete(&mut self) -> Response {
+        self.state = State::Head;
+        Response { status: self.status, body_len: self.body_len, body_hash: self.body_hash, close: self.close }
+    }
+
+    /// Runs the chunked state machine over `input`; returns bytes used and
+    /// whether the body (incl. trailers) ended. Data runs are skipped in bulk.
+    fn chunked(&mut self, mut c: Chunk, input: &[u8]) -> Result<(usize, bool), ParseError> {
+        let mut i = 0;
+        let result = loop {
+            if i == input.len() {
+                break (i, false);
+            }
+            let b = input[i];
+            match c {
+                Chunk::Size { value, digits } => {
+                    i += 1;
+                    if let Some(d) = hex(b) {
+                        if digits >= 15 {
+                            return Err(ParseError::BadChunk);
+                        }
+                        c = Chunk::Size { value: value * 16 + d as u64, digits: digits + 1 };
+                        continue;
+                    }
+                    if digits == 0 {
+                        return Err(ParseError::BadChunk);
+                    }
+                    c = match b {
+                        b'\r' => Chunk::SizeLf { value },
+                        b'\n' => size_done(value),
+                        b';' | b' ' | b'\t' => {
+                            // Extensions are ignored; the size must survive
+                            // a read split inside them.
+                            self.pending = value;
+                            Chunk::Ext
+                        }
+                        _ => return Err(ParseError::BadChunk),
+                    };
+                }
+                Chunk::Ext => match input[i..].iter().position(|&x| x == b'\n') {
+                    Some(p) => {
+                        i += p + 1;
+                        c = size_done(std::mem::take(&mut self.pending));
+                    }
+                    None => i = input.len(),
+                },
+                Chunk::SizeLf { value } => {
+                    i += 1;
+                    if b != b'\n' {
+                        return Err(ParseError::BadChunk);
+                    }
+                    c = size_done(value);
+                }
+                Chunk::Data(rem) => {
+                    let take = rem.min((input.len() - i) as u64) as usize;
+                    self.body(&input[i..i + take]);
+                    i += take;
+                    let rem = rem - take as u64;
+                    c = if rem == 0 { Chunk::DataCr } else { Chunk::Data(rem) };
+                }
+                Chunk::DataCr => {
+                    i += 1;
+                    c = match b {
+                        b'\r' => Chunk::DataLf,
+                        b'\n' => Chunk::Size { value: 0, digits: 0 },
+                        _ => return Err(ParseError::BadChunk),
+                    };
+                }
+                Chunk::DataLf => {
+                    i += 1;
+                    if b != b'\n' {
+                        return Err(ParseError::BadChunk);
+                    }
+                    c = Chunk::Size { value: 0, digits: 0 };
+                }
+                Chunk::TrailerStart => {
+                    i += 1;
+                    c = match b {
+                        b'\r' => Chunk::TrailerLf,
+                        b'\n' => break (i, true),
+                        _ => Chunk::TrailerLine,
+                    };
+                }
+                Chunk::TrailerLine => match input[i..].iter().position(|&x| x == b'\n') {
+                    Some(p) => {
+                        i += p + 1;
+                        c = Chunk::TrailerStart;
+                    }
+                    None => i = input.len(),
+                },
+                Chunk::TrailerLf => {
+                    i += 1;
+                    if b != b'\n' {
+                        return Err(ParseError::BadChunk);
+                    }
+                    break (i, true);
+                }
+            }
+        };
+        self.state = State::Chunked(c);
+        Ok(result)
+    }
+}
+
+#[inline]
+fn size_done(value: u64) -> Chunk {
+    if value == 0 {
+        Chunk::TrailerStart
+    } else {
+        Chunk::Data(value)
+    }
+}
+
+#[inline]
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut headers);
+    let len = match resp.parse(buf) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ParseError::Malformed),
+    };
+    // Checked on completion too, so the verdict does not depend on how the
+    // bytes were split across reads.
+    if len > MAX_HEAD {
+        return Err(ParseError::HeadTooLarge);
+    }
+    let status = resp.code.ok_or(ParseError::Malformed)?;
+    let version = resp.version.unwrap_or(1);
+    let mut close = version == 0;
+    let mut length: Option<u64> = None;
+    let mut chunked = false;
+    for h in resp.headers.iter() {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let v = std::str::from_utf8(h.value).map_err(|_| ParseError::Malformed)?.trim();
+            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(ParseError::Malformed);
+            }
+            let n: u64 = v.parse().map_err(|_| ParseError::Malformed)?;
+            if length.is_some_and(|l| l != n) {
+                return Err(ParseError::Malformed);
+            }
+            length = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            // Only the last coding decides the framing (RFC 9112 6.3).
+            let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
+            chunked = trim(last).eq_ignore_ascii_case(b"chunked");
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for tok in h.value.split(|&b| b == b',') {
+                let tok = trim(tok);
+                if tok.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if tok.eq_ignore_ascii_case(b"keep-alive") && version == 0 {
+                    close = false;
+                }
+            }
+        }
+    }
+    if status == 101 {
+        // We never ask for an upgrade; a server that switches protocols anyway
+        // is not answering HTTP/1.1 requests any more.
+        return Err(ParseError::Malformed);
+    }
+    let informational = (100..200).contains(&status);
+    let body = if informational || head_request || status == 204 || status == 304 {
+        State::Length(0)
+    } else if chunked {
+        State::Chunked(Chunk::Size { value: 0, digits: 0 })
+    } else if let Some(n) = length {
+        State::Length(n)
+    } else {
+        close = true;
+        State::UntilClose
+    };
+    Ok(Some(Head { len, status, close, body, informational }))
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}

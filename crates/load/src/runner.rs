@@ -1,0 +1,271 @@
+//! The coordinator: runs each step on T worker threads, merges their recorders, builds the report.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::plan::LoadPlan;
+use crate::report::{ClientUsage, LoadReport, PlanSummary, StepReport, SCHEMA_VERSION};
+use crate::schedule::{share, Schedule, Stop};
+use crate::stats::{encode_histogram, latency_stats, Recorder};
+use crate::warnings::{self, Warning};
+use crate::worker::{run_worker, Group, Progress, WorkerSpec};
+use crate::LoadError;
+
+/// Histograms kept beside the report for the HDR log export.
+#[derive(Debug, Clone)]
+pub struct StepDetail {
+    pub label: String,
+    /// Seconds from the start of the run to the start of this step's measured window.
+    pub start_offset_s: f64,
+    pub latency: Histogram<u64>,
+    /// One (coarser, 2-digit) histogram per measured second.
+    pub seconds: Vec<Histogram<u64>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub report: LoadReport,
+    pub details: Vec<StepDetail>,
+}
+
+/// What the live progress line shows; sent about once a second.
+#[derive(Debug, Clone)]
+pub struct ProgressSnapshot {
+    pub step: String,
+    pub step_index: usize,
+    pub steps: usize,
+    pub elapsed_s: f64,
+    pub planned_s: Option<f64>,
+    pub requests: u64,
+    pub errors: u64,
+}
+
+fn groups(plan: &LoadPlan) -> Vec<Group> {
+    let mut g: Vec<Group> = Vec::new();
+    for (i, t) in plan.targets.iter().enumerate() {
+        match g.iter_mut().find(|x| x.addr == t.addr) {
+            Some(x) => x.targets.push(i),
+            None => g.push(Group { addr: t.addr, targets: vec![i] }),
+        }
+    }
+    g
+}
+
+pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
+    PlanSummary {
+        urls: plan.targets.iter().map(|t| t.url.clone()).collect(),
+        method: plan.method.clone(),
+        connections: plan.connections,
+        threads: plan.threads,
+        schedule: match plan.schedule {
+            Schedule::Closed => "closed",
+            Schedule::Rate(_) => "rate",
+            Schedule::Ramp(_) => "ramp",
+        }
+        .into(),
+        rate: if let Schedule::Rate(r) = plan.schedule { Some(r) } else { None },
+        duration_s: if let Stop::Duration(d) = plan.stop { Some(d.as_secs_f64()) } else { None },
+        requests: if let Stop::Requests(n) = plan.stop { Some(n) } else { None },
+        warmup_s: plan.warmup.as_secs_f64(),
+        timeout_s: plan.timeout.as_secs_f64(),
+        pipeline: plan.pipeline,
+        close: plan.close,
+        requests_per_conn: plan.requests_per_conn,
+        expect_status: plan.checks.expect_status,
+        expect_length: plan.checks.expect_length,
+        expect_body_hash: plan.checks.expect_body_hash.map(|h| format!("{h:016x}")),
+        pin_cpus: plan.pin_cpus.clone(),
+        cancelled,
+    }
+}
+
+pub fn run_observed(
+    plan: &LoadPlan,
+    cancel: &AtomicBool,
+    mut on_progress: Option<&mut dyn FnMut(&ProgressSnapshot)>,
+) -> Result<RunOutput, LoadError> {
+    let groups = groups(plan);
+    let specs = plan.steps();
+    let run_start = Instant::now();
+    let mut steps = Vec::new();
+    let mut details = Vec::new();
+    let (mut cpu_user, mut cpu_sys, mut wall) = (0.0f64, 0.0f64, 0.0f64);
+    let mut cancelled = false;
+    for (si, step) in specs.iter().enumerate() {
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+            break;
+        }
+        let threads = plan.threads.min(step.connections).max(1);
+        let warm_ns = step.warmup.as_nanos() as u64;
+        let end_ns = match step.stop {
+            Stop::Duration(d) => Some(warm_ns + d.as_nanos() as u64),
+            Stop::Requests(_) => None,
+        };
+        let budget = |t: u32| match step.stop {
+            Stop::Requests(n) => Some(share(n, threads, t)),
+            Stop::Duration(_) => None,
+        };
+        // Workers watch this flag, not the caller's, so a failed spawn can stop the others.
+        let stop = AtomicBool::new(false);
+        let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+        let epoch = Instant::now();
+        let step_offset = epoch.duration_since(run_start).as_secs_f64() + step.warmup.as_secs_f64();
+        let results: Result<Vec<_>, LoadError> = std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            let mut first_conn = 0usize;
+            for t in 0..threads {
+                let conns = share(step.connections as u64, threads, t) as u32;
+                let spec = WorkerSpec {
+                    plan,
+                    groups: &groups,
+                    first_conn,
+                    connections: conns,
+                    rate: step.rate.map(|r| r / threads as f64),
+                    phase: t as f64 / threads as f64,
+                    budget: budget(t),
+                    epoch,
+                    measure_start_ns: warm_ns,
+                    end_ns,
+                    cancel: &stop,
+                    progress: &progress[t as usize],
+                    pin_cpu: (!plan.pin_cpus.is_empty()).then(|| plan.pin_cpus[t as usize % plan.pin_cpus.len()]),
+                };
+                first_conn += conns as usize;
+                match std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(s, move || run_worker(spec)) {
+                    Ok(h) => handles.push(h),
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(LoadError::Spawn(e));
+                    }
+                }
+            }
+            let mut last = Instant::now();
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(Duration::from_millis(20));
+                if cancel.load(Ordering::Relaxed) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if let Some(cb) = on_progress.as_mut() {
+                    if last.elapsed() >= Duration::from_secs(1) {
+                        last = Instant::now();
+                        let el = epoch.elapsed().as_secs_f64() - step.warmup.as_secs_f64();
+                        cb(&ProgressSnapshot {
+                            step: step.label.clone(),
+                            step_index: si,
+                            steps: specs.len(),
+                            elapsed_s: el,
+                            planned_s: end_ns.map(|e| (e - warm_ns) as f64 / 1e9),
+                            requests: progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum(),
+                            errors: progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum(),
+                        });
+                    }
+                }
+            }
+            let mut out = Vec::new();
+            for h in handles {
+                out.push(h.join().map_err(|_| LoadError::WorkerPanicked)??);
+            }
+            Ok(out)
+        });
+        let results = results?;
+        wall += epoch.elapsed().as_secs_f64();
+        if cancel.load(Ordering::Relaxed) {
+            cancelled = true;
+        }
+        let open = step.rate.is_some();
+        let mut rec = Recorder::new(open, warm_ns);
+        let mut ended = warm_ns;
+        for r in &results {
+            rec.merge(&r.rec);
+            ended = ended.max(r.ended_ns);
+            cpu_user += r.cpu.0;
+            cpu_sys += r.cpu.1;
+        }
+        let duration_s = ((ended - warm_ns) as f64 / 1e9).max(1e-9);
+        let rps = rec.requests as f64 / duration_s;
+        let mut w = Vec::new();
+        if let Some(target) = step.rate {
+            if rps < warnings::RATE_FRACTION * target && !cancelled {
+                w.push(Warning::TargetRateNotReached { step: step.label.clone(), target_rps: target, achieved_rps: rps });
+            }
+        }
+        let e = &rec.errors;
+        let transport = e.connect + e.read + e.write + e.timeout + e.malformed;
+        let attempts = rec.requests + transport;
+        let errors = e.total();
+        if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
+            w.push(Warning::HighErrorRate {
+                step: step.label.clone(),
+                errors,
+                attempts,
+                percent: 100.0 * errors as f64 / attempts as f64,
+            });
+        }
+        let lag_ms = open.then(|| rec.max_lag_ns as f64 / 1e6);
+        if let Some(l) = lag_ms {
+            if l > warnings::LAG_MS {
+                w.push(Warning::ScheduleLag { step: step.label.clone(), max_lag_ms: l });
+            }
+        }
+        if rec.requests == 0 && !cancelled {
+            w.push(Warning::NoResponses { step: step.label.clone() });
+        }
+        steps.push(StepReport {
+            label: step.label.clone(),
+            connections: step.connections,
+            target_rate: step.rate,
+            duration_s,
+            requests: rec.requests,
+            bytes: rec.bytes,
+            requests_per_sec: rps,
+            bytes_per_sec: rec.bytes as f64 / duration_s,
+            latency: latency_stats(&rec.latency),
+            service_time: rec.service.as_ref().map(latency_stats),
+            errors: rec.errors.clone(),
+            timeline: rec.timeline_points(),
+            histogram: encode_histogram(&rec.latency),
+            max_schedule_lag_ms: lag_ms,
+            warnings: w,
+        });
+        details.push(StepDetail {
+            label: step.label.clone(),
+            start_offset_s: step_offset,
+            latency: rec.latency.clone(),
+            seconds: rec.timeline.iter().map(|s| s.hist.clone()).collect(),
+        });
+        if cancelled {
+            break;
+        }
+    }
+    let threads = plan.threads;
+    let cpu_percent = if wall > 0.0 { 100.0 * (cpu_user + cpu_sys) / wall } else { 0.0 };
+    let mut all = Vec::new();
+    if cpu_percent >= warnings::SATURATED_FRACTION * 100.0 * threads as f64 {
+        all.push(Warning::ClientSaturated { cpu_percent, threads });
+    }
+    for s in &steps {
+        all.extend(s.warnings.iter().cloned());
+    }
+    if cancelled {
+        all.push(Warning::Cancelled);
+    }
+    Ok(RunOutput {
+        report: LoadReport {
+            schema_version: SCHEMA_VERSION,
+            plan: summary(plan, cancelled),
+            steps,
+            warnings: all,
+            client: ClientUsage {
+                cpu_user_s: cpu_user,
+                cpu_system_s: cpu_sys,
+                cpu_percent,
+                max_rss_bytes: crate::usage::max_rss_bytes(),
+                threads,
+            },
+        },
+        details,
+    })
+}

@@ -1,0 +1,67 @@
+//! Typed warnings: the client tells when its own numbers should not be trusted. Never silent.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The client's threads were (nearly) always on CPU: it, not the server, may be the bottleneck.
+    ClientSaturated { cpu_percent: f64, threads: u32 },
+    /// An open schedule achieved less than 95% of its target rate.
+    TargetRateNotReached { step: String, target_rps: f64, achieved_rps: f64 },
+    /// More than 1% of requests failed.
+    HighErrorRate { step: String, errors: u64, attempts: u64, percent: f64 },
+    /// The client released requests late: its event loop could not keep up with the schedule.
+    ScheduleLag { step: String, max_lag_ms: f64 },
+    /// A step completed no request at all.
+    NoResponses { step: String },
+    /// The run was cancelled before its planned end; numbers cover a shorter window.
+    Cancelled,
+}
+
+/// Thresholds, kept together so the docs can quote them.
+pub const SATURATED_FRACTION: f64 = 0.90;
+pub const RATE_FRACTION: f64 = 0.95;
+pub const ERROR_FRACTION: f64 = 0.01;
+pub const LAG_MS: f64 = 50.0;
+
+impl Warning {
+    pub fn message(&self) -> String {
+        match self {
+            Warning::ClientSaturated { cpu_percent, threads } => format!(
+                "client saturated: {cpu_percent:.0}% CPU over {threads} thread(s)"
+            ),
+            Warning::TargetRateNotReached { step, target_rps, achieved_rps } => format!(
+                "[{step}] target rate not reached: {achieved_rps:.1} req/s of {target_rps:.1} ({:.1}%)",
+                100.0 * achieved_rps / target_rps
+            ),
+            Warning::HighErrorRate { step, errors, attempts, percent } => {
+                format!("[{step}] high error rate: {errors} errors in {attempts} attempts ({percent:.2}%)")
+            }
+            Warning::ScheduleLag { step, max_lag_ms } => {
+                format!("[{step}] client fell behind its schedule by up to {max_lag_ms:.1} ms")
+            }
+            Warning::NoResponses { step } => format!("[{step}] no response was completed"),
+            Warning::Cancelled => "run cancelled before its planned end".to_string(),
+        }
+    }
+
+    pub fn advice(&self) -> &'static str {
+        match self {
+            Warning::ClientSaturated { .. } => {
+                "the load generator may be the bottleneck: add client threads (-t), pin client and server to separate CPUs, or run the client on another machine"
+            }
+            Warning::TargetRateNotReached { .. } => {
+                "the server (or the connection pool) cannot sustain this rate: add connections (-c), or treat this rate as beyond capacity"
+            }
+            Warning::HighErrorRate { .. } => {
+                "latency and throughput of a failing server are not comparable: check the errors by kind before using these numbers"
+            }
+            Warning::ScheduleLag { .. } => {
+                "requests left the client late, so latency is overstated: add client threads, lower the rate, or reduce machine noise"
+            }
+            Warning::NoResponses { .. } => "check the URL, the server, and --timeout",
+            Warning::Cancelled => "rerun to completion for comparable numbers",
+        }
+    }
+}
