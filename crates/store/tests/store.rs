@@ -1,0 +1,250 @@
+//! The store's contract: a run reads back exactly as written, a run whose process died keeps every
+//! committed trial, and a file from a newer bakeoff is refused with a clear error.
+
+use bakeoff_lab::results::*;
+use bakeoff_load::*;
+use bakeoff_store::{Store, StoreError, SCHEMA_VERSION, STATUS_RUNNING};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn run(id: &str) -> RunInfo {
+    RunInfo {
+        id: id.into(),
+        started_at: "2024-05-01T12:00:00Z".into(),
+        git_commit: Some("abc123".into()),
+        machine: MachineInfo {
+            hostname: "h".into(),
+            cpu_model: "cpu".into(),
+            cores: 8,
+            kernel: "6.1".into(),
+            memory_bytes: 1 << 34,
+            os: "Debian".into(),
+        },
+        study: "adhoc".into(),
+        settings: serde_json::json!({"duration_s": 10.5, "nested": {"x": [1, 2]}}),
+        services: vec!["postgres 15.18".into()],
+    }
+}
+
+fn latency(base: f64) -> LatencyStats {
+    LatencyStats {
+        min_us: base * 0.5,
+        mean_us: base * 1.1,
+        stddev_us: base * 0.3,
+        p50_us: base,
+        p75_us: base * 1.2,
+        p90_us: base * 1.5,
+        p95_us: base * 2.0,
+        p99_us: base * 3.0,
+        p999_us: base * 7.0,
+        p9999_us: base * 13.0,
+        max_us: base * 40.0,
+        tm99_us: base * 1.05,
+        tm999_us: base * 1.07,
+        count: 123_457,
+    }
+}
+
+fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
+    let step = StepReport {
+        label: "64 connections".into(),
+        connections: 64,
+        target_rate: None,
+        duration_s: 10.0,
+        requests: 123_457,
+        bytes: 9_876_543,
+        requests_per_sec: 12_345.678_901_234_5,
+        bytes_per_sec: 987_654.321_098_7,
+        latency: latency(101.3 + n as f64),
+        service_time: Some(latency(0.1 + 0.2)),
+        errors: ErrorCounts { timeout: 2, status: BTreeMap::from([(500, 3)]), ..Default::default() },
+        timeline: vec![TimelinePoint { second: 0, requests: 12_000, errors: 1, p50_us: 100.1, p99_us: 290.7 }],
+        histogram: "HISTFAAAAB54nJNpmSzMwMDAxQABzFAaxmey+wBhAACGwwWd".into(),
+        max_schedule_lag_ms: None,
+        warnings: vec![Warning::HighErrorRate { step: "s".into(), errors: 5, attempts: 100, percent: 5.0 }],
+    };
+    TrialRecord {
+        run_id: run_id.into(),
+        cell: CellKey { stack: stack.into(), scenario: "hello".into(), variant: "default".into(), workers: 2 },
+        trial: n,
+        started_at: format!("2024-05-01T12:0{n}:00Z"),
+        load: LoadReport {
+            schema_version: 1,
+            plan: PlanSummary {
+                urls: vec!["http://127.0.0.1:1/".into()],
+                method: "GET".into(),
+                connections: 64,
+                threads: 2,
+                schedule: "closed".into(),
+                rate: None,
+                duration_s: Some(10.0),
+                requests: None,
+                warmup_s: 1.0 / 3.0,
+                timeout_s: 10.0,
+                pipeline: 1,
+                close: false,
+                requests_per_conn: None,
+                expect_status: Some(200),
+                expect_length: Some(12),
+                expect_body_hash: Some("cafebabe".into()),
+                pin_cpus: vec![2, 3],
+                cancelled: false,
+            },
+            steps: vec![step],
+            warnings: vec![Warning::ClientSaturated { cpu_percent: 97.5, threads: 2 }],
+            client: ClientUsage { cpu_user_s: 1.1, cpu_system_s: 2.2, cpu_percent: 33.3, max_rss_bytes: 1 << 24, threads: 2 },
+        },
+        server: ServerUsage {
+            cpu_s: 12.345,
+            cpu_percent: 123.45,
+            cpu_us_per_request: 0.1 + 0.2,
+            peak_rss_bytes: 55 << 20,
+            mean_rss_bytes: 50 << 20,
+            peak_pss_bytes: 44 << 20,
+            mean_pss_bytes: 40 << 20,
+            rss_slope_mib_per_min: -0.012_345_678_9,
+        },
+        samples: (0..5)
+            .map(|i| ProcessSample { t_ms: i * 250 - 500, rss_bytes: 50 << 20, pss_bytes: 0, cpu_s: i as f64 / 3.0, processes: 3 })
+            .collect(),
+        warnings: vec![LabWarning::BackgroundNoise { cpu_percent: 12.5 }, LabWarning::ServerDied { exit: "signal 9".into() }],
+    }
+}
+
+fn verify(stack: &str) -> VerifyReport {
+    VerifyReport {
+        stack: stack.into(),
+        variant: "default".into(),
+        checks: vec![
+            Check { scenario: "hello".into(), verdict: Verdict::Pass, what: "body".into(), url: "http://x/".into(), reason: String::new() },
+            Check { scenario: "*".into(), verdict: Verdict::Fail, what: "404".into(), url: "http://x/nope".into(), reason: "got 200".into() },
+            Check { scenario: "json".into(), verdict: Verdict::Warn, what: "type".into(), url: "http://x/json".into(), reason: "text/html".into() },
+        ],
+    }
+}
+
+#[test]
+fn run_round_trips_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested/folder/bakeoff.db");
+    let mut s = Store::open(&path).unwrap();
+    let info = run("r1");
+    let trials = vec![trial("r1", "a", 1), trial("r1", "b", 1), trial("r1", "a", 2)];
+    ResultSink::begin_run(&mut s, &info).unwrap();
+    s.record_verification("r1", &verify("a")).unwrap();
+    s.record_verification("r1", &VerifyReport { stack: "b".into(), variant: "v2".into(), checks: vec![] }).unwrap();
+    for t in &trials {
+        s.record_trial(t).unwrap();
+    }
+    s.finish_run("r1", "complete").unwrap();
+    drop(s);
+
+    let s = Store::open(&path).unwrap();
+    let d = s.load_run("r1").unwrap();
+    assert_eq!(d.run, info);
+    assert_eq!(d.status, "complete");
+    assert!(d.finished_at.is_some() && d.is_finished());
+    assert_eq!(d.verifications, vec![verify("a"), VerifyReport { stack: "b".into(), variant: "v2".into(), checks: vec![] }]);
+    assert_eq!(d.trials, trials);
+    assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r1"));
+    let list = s.list_runs().unwrap();
+    assert_eq!((list.len(), list[0].trials, list[0].status.as_str()), (1, 3, "complete"));
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn errors_are_typed() {
+    let mut s = Store::open_in_memory().unwrap();
+    assert!(matches!(s.load_run("nope"), Err(StoreError::RunNotFound(_))));
+    s.insert_run(&run("r")).unwrap();
+    assert!(matches!(s.insert_run(&run("r")), Err(StoreError::DuplicateRun(_))));
+    assert!(matches!(s.set_finished("other", "complete"), Err(StoreError::RunNotFound(_))));
+    assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r"));
+}
+
+#[test]
+fn latest_run_is_the_newest() {
+    let mut s = Store::open_in_memory().unwrap();
+    s.insert_run(&RunInfo { started_at: "2024-05-02T00:00:00Z".into(), ..run("new") }).unwrap();
+    s.insert_run(&RunInfo { started_at: "2024-05-01T00:00:00Z".into(), ..run("old") }).unwrap();
+    assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("new"));
+    assert_eq!(s.list_runs().unwrap().iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["new", "old"]);
+}
+
+#[test]
+fn nan_server_numbers_read_back_as_nan() {
+    let mut s = Store::open_in_memory().unwrap();
+    s.insert_run(&run("r")).unwrap();
+    let mut t = trial("r", "a", 1);
+    t.server.cpu_us_per_request = f64::NAN;
+    s.insert_trial(&t).unwrap();
+    assert!(s.load_run("r").unwrap().trials[0].server.cpu_us_per_request.is_nan());
+}
+
+#[test]
+fn unfinished_run_keeps_its_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.db");
+    {
+        let mut s = Store::open(&path).unwrap();
+        s.begin_run(&run("killed")).unwrap();
+        s.record_trial(&trial("killed", "a", 1)).unwrap();
+        s.record_trial(&trial("killed", "b", 1)).unwrap();
+        // Dropped without finish_run, as when the lab panics.
+    }
+    let d = Store::open(&path).unwrap().load_run("killed").unwrap();
+    assert_eq!(d.trials.len(), 2);
+    assert_eq!((d.status.as_str(), d.finished_at.as_deref(), d.is_finished()), (STATUS_RUNNING, None, false));
+}
+
+const CHILD_DB: &str = "BAKEOFF_STORE_TEST_CHILD_DB";
+
+/// Not a test on its own: when the parent test below re-runs this binary with `CHILD_DB` set, this
+/// writes one trial, says so, and waits to be killed in the middle of its run.
+#[test]
+fn child_writer_for_sigkill_test() {
+    let Ok(path) = std::env::var(CHILD_DB) else { return };
+    let mut s = Store::open(&path).unwrap();
+    s.begin_run(&run("sigkilled")).unwrap();
+    s.record_trial(&trial("sigkilled", "a", 1)).unwrap();
+    println!("TRIAL-RECORDED");
+    std::thread::sleep(std::time::Duration::from_secs(60));
+    panic!("the parent should have killed this process");
+}
+
+#[test]
+fn sigkilled_run_keeps_committed_trial() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("killed.db");
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["child_writer_for_sigkill_test", "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_DB, &path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.any(|l| l.map(|l| l.contains("TRIAL-RECORDED")).unwrap_or(false)), "child never wrote its trial");
+    child.kill().unwrap(); // SIGKILL on Unix: no destructor, no checkpoint, no finish_run.
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    let s = Store::open(&path).unwrap();
+    let d = s.load_run("sigkilled").unwrap();
+    assert_eq!(d.trials, vec![trial("sigkilled", "a", 1)]);
+    assert!(!d.is_finished());
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute("UPDATE meta SET value = ?1 WHERE key = 'schema_version'", [(SCHEMA_VERSION + 1).to_string()]).unwrap();
+    drop(conn);
+    let err = Store::open(&path).err().expect("a newer file must not open");
+    assert!(matches!(err, StoreError::NewerSchema { found, supported, .. } if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION));
+    let msg = err.to_string();
+    assert!(msg.contains("newer bakeoff") && msg.contains("future.db"), "{msg}");
+}
