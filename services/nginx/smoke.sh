@@ -53,8 +53,15 @@ wait_port() {  # wait_port PORT PID SECONDS
     done
     return 1
 }
-# Sockets only: runtimes keep other descriptors in caches (Go pools splice pipes until a GC).
-fd_count() { find "/proc/$PROXY_PID/fd" -lname 'socket:*' 2>/dev/null | wc -l; }
+# Sockets only (runtimes keep other descriptors in caches: Go pools splice pipes until a GC),
+# over every process of the proxy's process group (multi-process proxies).
+fd_count() {
+    local pid n=0
+    for pid in $(pgrep -g "$PROXY_PID"); do
+        n=$((n + $(find "/proc/$pid/fd" -lname 'socket:*' 2>/dev/null | wc -l)))
+    done
+    echo "$n"
+}
 
 # --- nginx -----------------------------------------------------------------------------------
 mkdir -p "$PREFIX/html/bytes" "$PREFIX/tmp" "$PREFIX/run" "$PREFIX/out"
