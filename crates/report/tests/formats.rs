@@ -1,0 +1,163 @@
+//! Snapshot tests of every format on the synthetic run (golden files in tests/snapshots; run with
+//! BAKEOFF_UPDATE_SNAPSHOTS=1 to rewrite them after an intended change), and the HTML report checked
+//! in headless Chromium when /usr/bin/chromium exists.
+
+use bakeoff_report::{render, synthetic, Format};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn snapshot_path(f: Format) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(format!("demo.{}", f.extension()))
+}
+
+fn check_snapshot(f: Format) {
+    let got = render(&synthetic::run_data(), f);
+    let path = snapshot_path(f);
+    if std::env::var_os("BAKEOFF_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} is missing; run with BAKEOFF_UPDATE_SNAPSHOTS=1", path.display()));
+    if got != want {
+        let line = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
+        panic!(
+            "{f} output differs from {} at line {}:\n got: {}\nwant: {}\n(BAKEOFF_UPDATE_SNAPSHOTS=1 rewrites it)",
+            path.display(),
+            line + 1,
+            got.lines().nth(line).unwrap_or(""),
+            want.lines().nth(line).unwrap_or("")
+        );
+    }
+}
+
+#[test]
+fn text_snapshot() {
+    check_snapshot(Format::Text);
+}
+
+#[test]
+fn markdown_snapshot() {
+    check_snapshot(Format::Markdown);
+}
+
+#[test]
+fn csv_snapshot() {
+    check_snapshot(Format::Csv);
+}
+
+#[test]
+fn json_snapshot() {
+    check_snapshot(Format::Json);
+}
+
+#[test]
+fn html_snapshot() {
+    check_snapshot(Format::Html);
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let d = synthetic::run_data();
+    for f in Format::ALL {
+        assert_eq!(render(&d, f), render(&d, f), "{f}");
+    }
+}
+
+#[test]
+fn reports_say_what_matters() {
+    let d = synthetic::run_data();
+    let text = render(&d, Format::Text);
+    // The failed check, the background-noise warning beside python's row, the leak, the proxy study.
+    assert!(text.contains("FAIL") && text.contains("the answer is cached"), "{text}");
+    assert!(text.contains("python-flask[") || text.contains("other processes used 14% CPU"));
+    assert!(text.contains("memory grows"));
+    assert!(text.contains("latency overhead over the baseline"));
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    assert_eq!(json["format"], "bakeoff-report");
+    assert_eq!(json["version"], 1);
+    let growing: Vec<_> = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["memory"]["growing"] == true)
+        .map(|c| format!("{} {}", c["stack"].as_str().unwrap(), c["scenario"].as_str().unwrap()))
+        .collect();
+    assert_eq!(growing, ["go-fasthttp json"]);
+    let csv = render(&d, Format::Csv);
+    let rows: Vec<&str> = csv.lines().collect();
+    let width = rows[0].split(',').count();
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len());
+    assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,step"));
+    assert!(rows.iter().skip(1).all(|r| !r.contains('"') || r.split(',').count() >= width));
+}
+
+#[test]
+fn html_is_self_contained() {
+    let html = render(&synthetic::run_data(), Format::Html);
+    for banned in ["<script", "<link", "@import", "src=\"http", "href=\"http", "url("] {
+        assert!(!html.contains(banned), "HTML report must not load anything: found {banned}");
+    }
+    assert!(html.matches("<svg").count() >= 10);
+}
+
+#[test]
+fn unfinished_run_is_flagged() {
+    let mut d = synthetic::run_data();
+    d.status = "running".into();
+    d.finished_at = None;
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        assert!(render(&d, f).contains("never finished"), "{f}");
+    }
+}
+
+/// Headless Chromium renders the file: the dumped DOM holds the charts and tables, and the log shows
+/// no console error. Skipped (with a note) where Chromium is not installed; CI installs it.
+#[test]
+fn html_renders_in_headless_chromium() {
+    let chromium = Path::new("/usr/bin/chromium");
+    if !chromium.exists() {
+        eprintln!("note: /usr/bin/chromium not found; skipping the browser check (apt-get install -y chromium)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.html");
+    std::fs::write(&file, render(&synthetic::run_data(), Format::Html)).unwrap();
+    let profile = dir.path().join("profile");
+    let shot = std::env::var("BAKEOFF_SCREENSHOT").ok();
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args.push("--dump-dom".into());
+    args.push(format!("file://{}", file.display()));
+    let out = Command::new(chromium).args(&args).output().expect("chromium runs");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium failed: {log}");
+    assert!(dom.matches("<svg").count() >= 10, "charts missing from the rendered DOM");
+    assert!(dom.contains("<polyline") || dom.contains("<path"), "no chart lines in the DOM");
+    assert!(dom.contains("<table") && dom.contains("Relative speed") && dom.contains("Proxy study"));
+    let console_errors: Vec<&str> = log.lines().filter(|l| l.contains("CONSOLE") && l.contains("ERROR")).collect();
+    assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
+    if let Some(png) = shot {
+        // For people: BAKEOFF_SCREENSHOT=/tmp/report.png cargo test -p bakeoff-report html_renders
+        let mut a = args.clone();
+        a.retain(|x| x != "--dump-dom");
+        a.insert(a.len() - 1, format!("--screenshot={png}"));
+        a.insert(a.len() - 1, "--window-size=1600,4000".into());
+        Command::new(chromium).args(&a).output().unwrap();
+    }
+}
