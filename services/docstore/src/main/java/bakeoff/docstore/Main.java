@@ -1,0 +1,175 @@
+// docstore command line: `serve PORT`, `seed URL FILE`, `set URL ID FIELD VALUE`, `get URL ID`.
+package bakeoff.docstore;
+
+import com.mongodb.ConnectionString;
+import com.mongodb.client.MongoClient;
+import com.mongodb.client.MongoClients;
+import com.mongodb.client.MongoCollection;
+import com.mongodb.client.MongoDatabase;
+import com.mongodb.client.model.Filters;
+import com.mongodb.client.model.Updates;
+import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import org.bson.Document;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+
+public final class Main {
+    static final String DEFAULT_DATABASE = "bakeoff";
+    static final String COLLECTION = "documents";
+
+    /**
+     * The version the server reports. mongo-java-server's newest built-in one says wire version 8
+     * (MongoDB 4.2), which current drivers refuse (pymongo 4.20 needs 9). MongoDB 4.4 / wire 9 is the
+     * lowest they accept; it promises no command that the memory backend lacks for this use.
+     */
+    static final MongoVersion REPORTED_VERSION = new MongoVersion() {
+        @Override
+        public List<Integer> getVersionArray() {
+            return List.of(4, 4, 0);
+        }
+
+        @Override
+        public int getWireVersion() {
+            return 9;
+        }
+    };
+
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        // Before any logger exists: library chatter stays at warnings, on stderr.
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+        System.exit(run(args));
+    }
+
+    static int run(String[] args) throws Exception {
+        String command = args.length > 0 ? args[0] : "";
+        switch (command) {
+            case "serve":
+                if (args.length != 2) return usage();
+                return serve(Integer.parseInt(args[1]));
+            case "seed":
+                if (args.length != 3) return usage();
+                return seed(args[1], Path.of(args[2]));
+            case "set":
+                if (args.length != 5) return usage();
+                return set(args[1], Integer.parseInt(args[2]), args[3], args[4]);
+            case "get":
+                if (args.length != 3) return usage();
+                return get(args[1], Integer.parseInt(args[2]));
+            default:
+                return usage();
+        }
+    }
+
+    static int usage() {
+        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID");
+        return 2;
+    }
+
+    /** Serves the in-memory store on 127.0.0.1:PORT until SIGTERM, or until a piped stdin closes. */
+    static int serve(int port) throws Exception {
+        MongoServer server = new MongoServer(new MemoryBackend().version(REPORTED_VERSION));
+        server.bind("127.0.0.1", port);
+        CountDownLatch stop = new CountDownLatch(1);
+        // SIGTERM/SIGINT run shutdown hooks: close the listener before the JVM exits.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.shutdownNow();
+            stop.countDown();
+        }));
+        System.out.println("ready");
+        System.out.flush();
+        // Only a pipe counts as "the parent's handle": stdin from /dev/null or a file is at EOF at once
+        // and must not stop the server.
+        if (stdinIsPipe()) {
+            Thread watcher = new Thread(() -> {
+                drain(System.in);
+                stop.countDown();
+            }, "stdin-watcher");
+            watcher.setDaemon(true);
+            watcher.start();
+        }
+        stop.await();
+        return 0;
+    }
+
+    static boolean stdinIsPipe() {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc/self/fd/0")).toString().startsWith("pipe:");
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    static void drain(InputStream in) {
+        byte[] buffer = new byte[4096];
+        try {
+            while (in.read(buffer) >= 0) {
+                // discard: only the end of the stream matters
+            }
+        } catch (IOException e) {
+            // a broken stdin means the parent is gone: stop as on EOF
+        }
+    }
+
+    /** Drops the database and fills the collection from a JSON array of documents with integer `_id`s. */
+    static int seed(String url, Path file) throws IOException {
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        // org.bson parses one document, not an array: wrap the array in a field.
+        List<Document> documents = Document.parse("{\"documents\": " + text + "}")
+                .getList("documents", Document.class);
+        try (MongoClient client = MongoClients.create(url)) {
+            MongoDatabase database = database(client, url);
+            database.drop();
+            database.getCollection(COLLECTION).insertMany(documents);
+            long count = database.getCollection(COLLECTION).countDocuments();
+            System.out.println("seeded " + count + " documents");
+            return count == documents.size() ? 0 : 1;
+        }
+    }
+
+    /** Sets one string field of one document; exit 1 when no document has that `_id`. */
+    static int set(String url, int id, String field, String value) {
+        try (MongoClient client = MongoClients.create(url)) {
+            long matched = collection(client, url)
+                    .updateOne(Filters.eq("_id", id), Updates.set(field, value))
+                    .getMatchedCount();
+            if (matched != 1) {
+                System.err.println("no document with _id " + id);
+                return 1;
+            }
+            return 0;
+        }
+    }
+
+    /** Prints one document as relaxed extended JSON (plain numbers); exit 1 when it is missing. */
+    static int get(String url, int id) {
+        try (MongoClient client = MongoClients.create(url)) {
+            Document document = collection(client, url).find(Filters.eq("_id", id)).first();
+            if (document == null) {
+                System.err.println("no document with _id " + id);
+                return 1;
+            }
+            System.out.println(document.toJson());
+            return 0;
+        }
+    }
+
+    static MongoDatabase database(MongoClient client, String url) {
+        String name = new ConnectionString(url).getDatabase();
+        return client.getDatabase(name == null || name.isEmpty() ? DEFAULT_DATABASE : name);
+    }
+
+    static MongoCollection<Document> collection(MongoClient client, String url) {
+        return database(client, url).getCollection(COLLECTION);
+    }
+}
