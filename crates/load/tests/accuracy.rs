@@ -9,7 +9,8 @@ use common::{Mode, Server};
 
 /// 10% of requests arrive during a stall and wait uniformly 0..200 ms, so the
 /// corrected p95 is ~100 ms and p99 ~180 ms; the service time of requests
-/// sent after the stall stays small. /// 200 connections: half of the ~400 requests arriving during a stall find a
+/// sent after the stall stays small.
+/// 200 connections: half of the ~400 requests arriving during a stall find a
 /// free connection, so the backlog drains in one extra round trip and does
 /// not noticeably lengthen the stall (p95 is L - 100 ms for a stall of L).
 #[test]
