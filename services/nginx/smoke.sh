@@ -64,14 +64,14 @@ fd_count() {
 }
 
 # --- nginx -----------------------------------------------------------------------------------
-mkdir -p "$PREFIX/html/bytes" "$PREFIX/tmp" "$PREFIX/run" "$PREFIX/out"
+mkdir -p "$PREFIX/html/bytes" "$PREFIX/logs" "$PREFIX/tmp" "$PREFIX/run" "$PREFIX/out"
 for size in $SIZES; do head -c "$size" /dev/urandom > "$PREFIX/html/bytes/$size"; done
 NPORT=$(free_port)
 sed -e "s#{{PORT}}#$NPORT#g" -e "s#{{PREFIX}}#$PREFIX#g" -e "s#{{WORKERS}}#1#g" \
     "$HERE/nginx.conf.template" > "$PREFIX/nginx.conf"
-nginx -p "$PREFIX/" -c "$PREFIX/nginx.conf" -e "$PREFIX/error.log" &
+nginx -p "$PREFIX/" -c "$PREFIX/nginx.conf" -e "$PREFIX/logs/error.log" &
 NGINX_PID=$!
-wait_port "$NPORT" "$NGINX_PID" 10 || { cat "$PREFIX/error.log" >&2; echo "nginx did not start" >&2; exit 1; }
+wait_port "$NPORT" "$NGINX_PID" 10 || { cat "$PREFIX/logs/error.log" >&2; echo "nginx did not start" >&2; exit 1; }
 echo "nginx pid $NGINX_PID on 127.0.0.1:$NPORT, prefix $PREFIX"
 
 # --- proxy -----------------------------------------------------------------------------------
