@@ -92,25 +92,47 @@ PRODUCT_KEYS = ("id", "name", "description", "price", "stock", "created_at")
 
 
 def connect_products():
-    """One connection per worker, opened at start-up; each request still runs the query."""
+    """A function running the products query on this worker's one connection (opened at start-up)."""
     if DATABASE_URL.startswith("sqlite://"):
         # check_same_thread=False: the tornado and eventlet workers may call from another (green) thread.
-        return sqlite3.connect(DATABASE_URL[len("sqlite://"):], check_same_thread=False)
+        db = sqlite3.connect(DATABASE_URL[len("sqlite://"):], check_same_thread=False)
+        return lambda: db.execute(PRODUCTS_SQL).fetchall()
     if DATABASE_URL.startswith(("postgres://", "postgresql://")):
-        import psycopg
-
+        try:
+            import psycopg
+        except ImportError:
+            # PyPy: psycopg 3's ctypes binding fails on PyPy 3.9, so the PyPy stacks install pg8000.
+            return connect_pg8000()
         # autocommit: no transaction is left open between requests, so changed rows show at once.
-        return psycopg.connect(DATABASE_URL, autocommit=True)
+        db = psycopg.connect(DATABASE_URL, autocommit=True)
+        return lambda: db.execute(PRODUCTS_SQL).fetchall()
     return None
 
 
-DB = connect_products()
+def connect_pg8000():
+    from urllib.parse import urlsplit
+
+    import pg8000.native
+
+    url = urlsplit(DATABASE_URL)
+    # pg8000's native connection runs each statement on its own, like autocommit.
+    db = pg8000.native.Connection(
+        user=url.username or "postgres",
+        password=url.password,
+        host=url.hostname or "127.0.0.1",
+        port=url.port or 5432,
+        database=url.path.lstrip("/"),
+    )
+    return lambda: db.run(PRODUCTS_SQL)
+
+
+QUERY_PRODUCTS = connect_products()
 
 
 def products(environ, start_response):
-    if DB is None:
+    if QUERY_PRODUCTS is None:
         return respond(start_response, "503 Service Unavailable", b"DATABASE_URL is not set")
-    rows = DB.execute(PRODUCTS_SQL).fetchall()
+    rows = QUERY_PRODUCTS()
     body = json.dumps([dict(zip(PRODUCT_KEYS, row)) for row in rows], separators=(",", ":"))
     return respond(start_response, "200 OK", body.encode(), JSON)
 
