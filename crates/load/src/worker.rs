@@ -235,13 +235,16 @@ impl Worker<'_> {
                         return;
                     }
                 }
-                Ok((_, None)) => return,
+                Ok((_, None)) => break,
                 Err(_) => {
                     self.recycle(i, now, Some(ErrorKind::Malformed));
                     return;
                 }
             }
         }
+        // Refill once per read, not once per response: every slot freed by
+        // this batch of responses goes out in a single write.
+        self.fill(i, now);
     }
 
     /// A complete response on connection `i`.
@@ -274,8 +277,6 @@ impl Worker<'_> {
             self.recycle(i, now, Some(ErrorKind::Read));
         } else if (c.draining || self.plan.close) && c.inflight.is_empty() {
             self.recycle(i, now, None);
-        } else {
-            self.fill(i, now);
         }
     }
 

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# bakeoff-load vs wrk against one nginx worker on loopback.
+#
+# nginx is pinned to CPU 0, the client to CPU 1, one client thread. For
+# connections 16, 64, 256 (and a 16-deep pipeline at 64) it alternates wrk and
+# bakeoff-load runs and prints the medians of requests/s and client CPU time
+# per request (utime+stime from /usr/bin/time), with ratios load/wrk, and the
+# client's peak RSS at 1000 connections.
+#
+#   bench/load-vs-wrk.sh           # 5 rounds x 5 s per client and config
+#   bench/load-vs-wrk.sh --quick   # 1 round x 2 s
+#   LOAD_BIN=/path/bakeoff-load bench/load-vs-wrk.sh   # skip the cargo build
+set -euo pipefail
+
+ROUNDS=5
+DUR=5
+case "${1:-}" in
+  --quick) ROUNDS=1; DUR=2 ;;
+  "") ;;
+  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+esac
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+HERE="$ROOT/bench/load"
+
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v taskset >/dev/null || need+=(util-linux)
+[ -x /usr/bin/time ] || need+=(time)
+command -v python3 >/dev/null || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+ncpu=$(nproc)
+if [ "$ncpu" -lt 2 ]; then
+  echo "warning: $ncpu CPU(s); server and client will share a core" >&2
+  SCPU=0; CCPU=0
+else
+  SCPU=0; CCPU=1
+fi
+
+# LOAD_BIN=path skips the build (e.g. a binary built elsewhere).
+if [ -n "${LOAD_BIN:-}" ]; then
+  LOAD="$LOAD_BIN"
+else
+  echo "building bakeoff-load (release)..." >&2
+  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff-load)
+  LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
+fi
+
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+TMP="$(mktemp -d /tmp/load-vs-wrk.XXXXXX)"
+mkdir -p "$TMP"/{body,proxy,fastcgi,uwsgi,scgi}
+NGINX_PID=""
+cleanup() {
+  if [ -n "$NGINX_PID" ]; then
+    kill "$NGINX_PID" 2>/dev/null || true
+    wait "$NGINX_PID" 2>/dev/null || true
+  fi
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$HERE/nginx.conf.in" > "$TMP/nginx.conf"
+taskset -c "$SCPU" "$NGINX" -p "$TMP" -c "$TMP/nginx.conf" -g 'daemon off;' &
+NGINX_PID=$!
+URL="http://127.0.0.1:$PORT/"
+for _ in $(seq 50); do
+  curl -fs "$URL" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+curl -fs "$URL" | grep -q 'Hello World!' || { echo "nginx did not come up" >&2; cat "$TMP/error.log" >&2; exit 1; }
+
+# run NAME CONNS EXTRA... -> prints "rps requests cpu_s rss_kb"
+run() {
+  local name=$1 conns=$2 dur=$3; shift 3
+  local out="$TMP/out" tf="$TMP/time"
+  if [ "$name" = wrk ]; then
+    taskset -c "$CCPU" /usr/bin/time -f '%U %S %M' -o "$tf" wrk -t1 -c"$conns" -d"${dur}s" "$@" "$URL" >"$out" 2>&1
+  else
+    taskset -c "$CCPU" /usr/bin/time -f '%U %S %M' -o "$tf" "$LOAD" -t1 -c"$conns" -d"${dur}s" "$@" "$URL" >"$out" 2>&1
+  fi
+  local rps reqs
+  rps=$(awk '/^Requests\/sec:/ {print $2}' "$out")
+  reqs=$(awk '/requests in/ {print $1; exit}' "$out")
+  read -r u s m < <(tail -n1 "$tf")
+  echo "$rps $reqs $(python3 -c "print($u+$s)") $m"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+printf '%-14s %12s %12s %7s %12s %12s %7s\n' config wrk_rps load_rps ratio wrk_us/req load_us/req ratio
+bench_config() {
+  local label=$1 conns=$2 wrkx=$3 loadx=$4
+  : >"$TMP/w_rps"; : >"$TMP/l_rps"; : >"$TMP/w_cpr"; : >"$TMP/l_cpr"
+  for _ in $(seq "$ROUNDS"); do
+    # shellcheck disable=SC2086
+    read -r rps reqs cpu _ < <(run wrk "$conns" "$DUR" $wrkx)
+    echo "$rps" >>"$TMP/w_rps"; python3 -c "print($cpu*1e6/max($reqs,1))" >>"$TMP/w_cpr"
+    # shellcheck disable=SC2086
+    read -r rps reqs cpu _ < <(run load "$conns" "$DUR" $loadx)
+    echo "$rps" >>"$TMP/l_rps"; python3 -c "print($cpu*1e6/max($reqs,1))" >>"$TMP/l_cpr"
+  done
+  local wr lr wc lc
+  wr=$(median <"$TMP/w_rps"); lr=$(median <"$TMP/l_rps")
+  wc=$(median <"$TMP/w_cpr"); lc=$(median <"$TMP/l_cpr")
+  python3 - "$label" "$wr" "$lr" "$wc" "$lc" <<'PY'
+import sys
+l, wr, lr, wc, lc = sys.argv[1], *map(float, sys.argv[2:])
+print(f"{l:<14} {wr:12.0f} {lr:12.0f} {lr/wr:6.2f}x {wc:12.3f} {lc:12.3f} {lc/wc:6.2f}x")
+PY
+}
+
+for c in 16 64 256; do
+  bench_config "c=$c" "$c" "" ""
+done
+bench_config "c=64 pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
+
+read -r _ _ _ wrss < <(run wrk 1000 2)
+read -r _ _ _ lrss < <(run load 1000 2)
+python3 -c "print(f'RSS at c=1000: wrk {$wrss/1024:.1f} MiB, bakeoff-load {$lrss/1024:.1f} MiB, ratio {$lrss/$wrss:.2f}x')"
+echo "rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU nginx=$("$NGINX" -v 2>&1 | sed 's/.*\///') $(date -u +%F)"
