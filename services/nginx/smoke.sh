@@ -233,7 +233,7 @@ if [ "$WRK_SECONDS" != 0 ] && command -v wrk >/dev/null; then
     kill -0 "$PROXY_PID" 2>/dev/null || fail "proxy died under wrk"
 fi
 
-if grep -qiE 'panic|exception|segfault|traceback' "$PREFIX/proxy.log"; then
+if grep -qiE 'panic|exception|segfault|traceback|leak' "$PREFIX/proxy.log"; then
     echo "proxy log:"; sed 's/^/      /' "$PREFIX/proxy.log" | tail -20
 fi
 [ "$FAILED" = 0 ] && echo "PASS" || echo "FAILED"
