@@ -33,6 +33,10 @@ pub fn fmt_bytes(b: f64) -> String {
 }
 
 fn latency_block(out: &mut String, name: &str, l: &LatencyStats) {
+    if l.count == 0 {
+        let _ = writeln!(out, "  {name}: no samples");
+        return;
+    }
     let _ = writeln!(out, "  {name:<12} {:>10} {:>10} {:>10} {:>10}", "Min", "Mean", "Stdev", "Max");
     let _ = writeln!(
         out,

@@ -217,3 +217,44 @@ fn multiple_urls_round_robin() {
     assert_eq!(r.steps[0].requests, 100);
     assert_eq!(r.plan.urls.len(), 2);
 }
+
+#[test]
+fn hdr_log_and_cli_args() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: bakeoff_load::LoadArgs,
+    }
+    let s = Server::start(Mode::Ok);
+    let cli = Cli::try_parse_from([
+        "x", "-c", "2", "-t", "1", "-d", "1200ms", "-H", "X-Test: 1", "--expect-status", "200",
+        "--expect-body-hash", &format!("{:x}", bakeoff_load::fnv1a64(b"Hello World!")), &s.url(),
+    ])
+    .unwrap();
+    let plan = cli.args.to_plan().unwrap();
+    assert_eq!(plan.connections, 2);
+    assert!(String::from_utf8_lossy(&plan.targets[0].request).contains("X-Test: 1\r\n"));
+    let out = bakeoff_load::run_observed(&plan, &AtomicBool::new(false), None).unwrap();
+    assert_eq!(out.report.steps[0].errors.total(), 0, "{:?}", out.report.steps[0].errors);
+    let path = std::env::temp_dir().join(format!("bakeoff-load-test-{}.hlog", std::process::id()));
+    bakeoff_load::output::write_hdr_log(&path, &out.details, std::time::SystemTime::now()).unwrap();
+    let text = std::fs::read(&path).unwrap();
+    let _ = std::fs::remove_file(&path);
+    let mut total = 0;
+    let mut intervals = 0;
+    for item in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&text) {
+        if let Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) = item {
+            let b = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, h.encoded_histogram()).unwrap();
+            let hist: hdrhistogram::Histogram<u64> =
+                hdrhistogram::serialization::Deserializer::new().deserialize(&mut &b[..]).unwrap();
+            total += hist.len();
+            intervals += 1;
+        }
+    }
+    assert_eq!(intervals, 2);
+    assert_eq!(total, out.report.steps[0].requests);
+    // bad flags are typed errors, not panics
+    let bad = Cli::try_parse_from(["x", "-d", "forever", &s.url()]).unwrap();
+    assert!(bad.args.to_plan().is_err());
+}
