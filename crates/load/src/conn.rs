@@ -14,6 +14,9 @@ pub enum ConnState {
     Open,
 }
 
+/// `ready_since` of a connection that is full, draining or not connected.
+pub const NOT_READY: u64 = u64::MAX;
+
 /// Timestamps of one request, worker clock in ns.
 #[derive(Debug, Clone, Copy)]
 pub struct InFlight {
@@ -44,8 +47,9 @@ pub struct Conn {
     /// Connect start (for the connect timeout).
     pub since: u64,
     pub retry_at: u64,
-    /// Whether the index is on the worker's ready stack, and since when.
+    /// Whether the index is on the worker's ready stack.
     pub in_ready: bool,
+    /// Since when this socket could take a request ([`NOT_READY`] if it cannot).
     pub ready_since: u64,
 }
 
@@ -68,7 +72,7 @@ impl Conn {
             since: 0,
             retry_at: 0,
             in_ready: false,
-            ready_since: 0,
+            ready_since: NOT_READY,
         }
     }
 
@@ -84,6 +88,7 @@ impl Conn {
         self.parser.reset();
         self.sent_on_socket = 0;
         self.draining = false;
+        self.ready_since = NOT_READY;
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Poll};
 
-use crate::conn::{token, untoken, Conn, ConnState, InFlight};
+use crate::conn::{token, untoken, Conn, ConnState, InFlight, NOT_READY};
 use crate::parser::Response;
 use crate::plan::{Checks, LoadPlan};
 use crate::report::ErrorKind;
@@ -300,8 +300,10 @@ impl Worker<'_> {
                 self.rec.error(now, ErrorKind::Timeout, 1);
                 continue;
             }
-            if self.open && added == 0 && c.in_ready {
-                let lag = now - intended.max(c.ready_since);
+            if self.open && added == 0 && c.ready_since != NOT_READY {
+                // The connection was free since `ready_since` and the request
+                // due since `intended`: any delay past both is the client's.
+                let lag = now.saturating_sub(intended.max(c.ready_since));
                 if lag > self.rec.max_lag_ns && self.rec.measuring(now) {
                     self.rec.max_lag_ns = lag;
                 }
@@ -318,16 +320,23 @@ impl Worker<'_> {
                 break;
             }
         }
-        c.in_ready = false;
         self.inflight += added;
         if added > 0 {
             self.write(i, now);
         }
         let c = &mut self.conns[i];
-        if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline && !c.in_ready {
-            c.in_ready = true;
-            c.ready_since = now;
-            self.ready.push(i);
+        if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline {
+            if c.ready_since == NOT_READY {
+                c.ready_since = now;
+            }
+            // `in_ready` <=> on the stack: never pushed twice, so the stack
+            // stays bounded by the connection count.
+            if !c.in_ready {
+                c.in_ready = true;
+                self.ready.push(i);
+            }
+        } else {
+            c.ready_since = NOT_READY;
         }
     }
 
@@ -357,9 +366,7 @@ impl Worker<'_> {
     fn pump(&mut self, now: u64) {
         while self.pacer.due(now).is_some() {
             let Some(i) = self.ready.pop() else { break };
-            if !self.conns[i].in_ready {
-                continue;
-            }
+            self.conns[i].in_ready = false;
             self.fill(i, now);
         }
     }
