@@ -359,7 +359,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, PlanError> {
         "h" => v * 3600.0,
         _ => return Err(err()),
     };
-    if !secs.is_finite() || secs < 0.0 || secs > 1e7 {
+    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
         return Err(err());
     }
     Ok(Duration::from_secs_f64(secs))

@@ -382,7 +382,7 @@ impl Worker<'_> {
             let c = &self.conns[i];
             match c.state {
                 ConnState::Idle => {
-                    if now >= c.retry_at && !self.stopping && !(self.pacer.exhausted() && !self.open) {
+                    if now >= c.retry_at && !self.stopping && (self.open || !self.pacer.exhausted()) {
                         self.connect(i, now);
                     }
                 }

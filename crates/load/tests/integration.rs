@@ -258,3 +258,14 @@ fn hdr_log_and_cli_args() {
     let bad = Cli::try_parse_from(["x", "-d", "forever", &s.url()]).unwrap();
     assert!(bad.args.to_plan().is_err());
 }
+
+#[test]
+fn open_model_with_pipelining() {
+    let s = Server::start(Mode::Ok);
+    let plan = quick(&s.url()).connections(2).pipeline(4).rate(1000.0).duration(Duration::from_millis(800)).build().unwrap();
+    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(4));
+    let st = &r.steps[0];
+    assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
+    assert!((st.requests as f64 - 800.0).abs() < 40.0, "{}", st.requests);
+    assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
+}
