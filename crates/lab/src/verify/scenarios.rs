@@ -22,7 +22,11 @@ pub(super) fn check(scenario: Scenario, checks: &mut Checks, client: &mut Client
             checks.add("hello", "body is `Hello World!`", "/", outcome);
             let first_conn_kept = client.connected();
             let again = client.get("/").map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 200));
-            let outcome = again.and_then(|_| if first_conn_kept { Ok(()) } else { fail("the server closed the connection after a response; keep-alive is required") });
+            let outcome = again.and_then(|_| if first_conn_kept {
+                Ok(())
+            } else {
+                warn("the server closes the connection after every response (as gunicorn's sync workers do): each request pays for a new TCP connection, and is measured that way")
+            });
             checks.add("hello", "keep-alive: two requests on one connection", "/", outcome);
         }
         Scenario::Greeting => greeting(checks, client),
