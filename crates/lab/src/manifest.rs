@@ -30,7 +30,7 @@ struct RawManifest {
     #[serde(default)]
     apt: Vec<String>,
     setup: Option<RawSetup>,
-    start: RawStart,
+    start: Option<RawStart>,
     #[serde(default)]
     variants: Vec<RawVariant>,
 }
@@ -68,6 +68,8 @@ struct RawVariant {
 pub enum StackKind {
     Http,
     Proxy,
+    /// No process of its own: the load goes straight to the upstream (the proxy study's baseline).
+    Baseline,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +176,6 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         ("framework", &raw.framework),
         ("server", &raw.server),
         ("description", &raw.description),
-        ("start.command", &raw.start.command),
     ] {
         if value.trim().is_empty() {
             return Err(err(format!("`{field}` is empty"), "say what it is in a few words"));
@@ -183,15 +184,21 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let kind = match raw.kind.as_deref() {
         None | Some("http") => StackKind::Http,
         Some("proxy") => StackKind::Proxy,
-        Some(other) => return Err(err(format!("`kind = \"{other}\"` is unknown"), "use \"http\" or \"proxy\"")),
+        Some("baseline") => StackKind::Baseline,
+        Some(other) => return Err(err(format!("`kind = \"{other}\"` is unknown"), "use \"http\", \"proxy\" or \"baseline\"")),
+    };
+    let start = match (raw.start, kind) {
+        (Some(s), _) if !s.command.trim().is_empty() => s,
+        (None, StackKind::Baseline) => RawStart { command: String::new(), ready_timeout: None, warmup: None },
+        _ => return Err(err("`start.command` is missing or empty".into(), "add [start] with command = \"exec ...\" that starts the server")),
     };
     let scenarios = parse_scenarios(&raw.scenarios, "scenarios", &file)?;
     if scenarios.is_empty() {
         return Err(err("`scenarios` is empty".into(), "list the scenarios the stack implements"));
     }
-    if (kind == StackKind::Proxy) != (scenarios == [Scenario::Proxy]) {
+    if (kind != StackKind::Http) != (scenarios == [Scenario::Proxy]) {
         return Err(err(
-            "a proxy stack implements exactly `scenarios = [\"proxy\"]`, and only proxy stacks do".into(),
+            "a proxy or baseline stack implements exactly `scenarios = [\"proxy\"]`, and only those do".into(),
             "set `kind = \"proxy\"` with scenarios [\"proxy\"], or remove \"proxy\" from scenarios",
         ));
     }
@@ -211,8 +218,8 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
             Ok(Setup { commands: s.commands, inputs: s.inputs, timeout })
         })
         .transpose()?;
-    let ready_timeout = duration(raw.start.ready_timeout.as_deref(), "start.ready_timeout", Duration::from_secs(30), &file)?;
-    let warmup = raw.start.warmup.as_deref().map(|w| duration(Some(w), "start.warmup", Duration::ZERO, &file)).transpose()?;
+    let ready_timeout = duration(start.ready_timeout.as_deref(), "start.ready_timeout", Duration::from_secs(30), &file)?;
+    let warmup = start.warmup.as_deref().map(|w| duration(Some(w), "start.warmup", Duration::ZERO, &file)).transpose()?;
     let variants = parse_variants(raw.variants, &scenarios, &file)?;
 
     Ok(Stack {
@@ -230,7 +237,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         toolchain: raw.toolchain,
         apt: raw.apt,
         setup,
-        start_command: raw.start.command,
+        start_command: start.command,
         ready_timeout,
         warmup,
         variants,

@@ -111,7 +111,12 @@ impl<'a> Lab<'a> {
         env
     }
 
-    fn start_stack(&self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(ServerProcess, SocketAddr), LabError> {
+    /// Starts the stack (a baseline has no process: its address is the upstream's).
+    fn start_stack(&self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+        if stack.kind == StackKind::Baseline {
+            let nginx = self.services.nginx.as_ref().ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
+            return Ok((None, nginx.addr));
+        }
         let cell_dir = self.run_dir.join("cells").join(label);
         std::fs::create_dir_all(&cell_dir).ok();
         let port = free_port();
@@ -126,7 +131,7 @@ impl<'a> Lab<'a> {
         })?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         server.wait_ready(addr, stack.ready_timeout)?;
-        Ok((server, addr))
+        Ok((Some(server), addr))
     }
 
     /// Starts one stack variant and checks every chosen scenario's contract.
@@ -146,7 +151,7 @@ impl<'a> Lab<'a> {
             return failed(e.to_string());
         }
         let label = format!("verify-{}-{}", stack.name.replace('/', "-"), variant.name);
-        let (mut server, addr) = match self.start_stack(stack, variant, workers, &label) {
+        let (server, addr) = match self.start_stack(stack, variant, workers, &label) {
             Ok(s) => s,
             Err(e) => return failed(e.to_string()),
         };
@@ -165,6 +170,7 @@ impl<'a> Lab<'a> {
             upstream: self.services.nginx.as_ref().map(|n| n.addr),
         };
         let mut report = verify::verify(&target);
+        let Some(mut server) = server else { return report };
         if let Some(status) = server.exited() {
             report.checks.push(crate::results::Check {
                 scenario: "*".into(),
@@ -184,17 +190,25 @@ impl<'a> Lab<'a> {
         let key = cell.key();
         let label = format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
+        // A baseline's measured process is the upstream itself.
+        let measured_pid = match (&server, &self.services.nginx) {
+            (Some(s), _) => s.pid(),
+            (None, Some(n)) => n.pid(),
+            (None, None) => unreachable!("start_stack checked the upstream"),
+        };
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
         let started_at = crate::now_rfc3339();
         let zero = Instant::now() + warmup;
-        let sampler = Sampler::start(server.pid(), zero, SAMPLE_INTERVAL);
+        let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL);
         let busy_before = (sampler::machine_busy_seconds(), Instant::now());
         let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
         let busy_after = (sampler::machine_busy_seconds(), Instant::now());
         let samples = sampler.finish();
-        let died = server.exited();
-        server.stop(Duration::from_secs(5));
+        let died = server.as_mut().and_then(|s| s.exited());
+        if let Some(s) = server.as_mut() {
+            s.stop(Duration::from_secs(5));
+        }
         let load = load.map_err(|e| LabError::Input { what: key.label(), problem: format!("load generator: {e}"), hint: "check the load flags".into() })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server_usage = sampler::usage(&samples, requests);
@@ -305,5 +319,5 @@ fn dedup(mut v: Vec<Scenario>) -> Vec<Scenario> {
 
 /// True for stacks whose cells are proxies (measured against nginx's bodies).
 pub fn is_proxy(stack: &Stack) -> bool {
-    stack.kind == StackKind::Proxy
+    stack.kind != StackKind::Http
 }

@@ -1,5 +1,5 @@
 //! The proxy study view (seed 004): for cells of scenario "proxy", latency percentiles against the
-//! target rate of each ramp step, each proxy's overhead over the baseline (stack "baseline": nginx
+//! target rate of each ramp step, each proxy's overhead over the baseline (stack "c/baseline": nginx
 //! served directly) at the same step, and maximum throughput from the closed-model steps.
 //!
 //! Max throughput rule: a proxy cell's steps without a target rate (closed model) measure how much it
@@ -12,7 +12,7 @@ use bakeoff_lab::summary::{CellSummary, Estimate, Metric};
 use std::collections::BTreeMap;
 
 pub const PROXY_SCENARIO: &str = "proxy";
-pub const BASELINE_STACK: &str = "baseline";
+pub const BASELINE_STACK: &str = "c/baseline";
 
 pub struct ProxyView {
     /// Baseline first, then proxies by name.

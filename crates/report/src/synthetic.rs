@@ -198,7 +198,7 @@ pub fn run_data() -> RunData {
         }
         // The proxy study: a rate ramp then a closed-model step for maximum throughput.
         for (ki, (stack, added, tail, max_rps)) in
-            [("baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)]
+            [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)]
                 .iter()
                 .enumerate()
         {
