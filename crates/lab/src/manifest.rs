@@ -33,6 +33,23 @@ struct RawManifest {
     start: Option<RawStart>,
     #[serde(default)]
     variants: Vec<RawVariant>,
+    products_probe: Option<ProductsProbe>,
+}
+
+/// Where the products live-data probe changes a row, for stacks that keep their own copy of the
+/// table (PocketBase seeds its own database from the fixture).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProductsProbe {
+    /// SQLite file, relative to the cell's RUN_DIR.
+    pub sqlite: String,
+    /// The column holding the contract's id (default `id`).
+    #[serde(default = "default_key")]
+    pub key: String,
+}
+
+fn default_key() -> String {
+    "id".into()
 }
 
 #[derive(Debug, Deserialize)]
@@ -117,6 +134,7 @@ pub struct Stack {
     pub ready_timeout: Duration,
     pub warmup: Option<Duration>,
     pub variants: Vec<Variant>,
+    pub products_probe: Option<ProductsProbe>,
 }
 
 impl Stack {
@@ -241,6 +259,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         ready_timeout,
         warmup,
         variants,
+        products_probe: raw.products_probe,
     })
 }
 

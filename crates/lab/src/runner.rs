@@ -111,13 +111,17 @@ impl<'a> Lab<'a> {
         env
     }
 
+    fn cell_dir(&self, label: &str) -> PathBuf {
+        self.run_dir.join("cells").join(label)
+    }
+
     /// Starts the stack (a baseline has no process: its address is the upstream's).
     fn start_stack(&self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         if stack.kind == StackKind::Baseline {
             let nginx = self.services.nginx.as_ref().ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
             return Ok((None, nginx.addr));
         }
-        let cell_dir = self.run_dir.join("cells").join(label);
+        let cell_dir = self.cell_dir(label);
         std::fs::create_dir_all(&cell_dir).ok();
         let port = free_port();
         let env = self.stack_env(variant, port, workers, &cell_dir);
@@ -155,7 +159,10 @@ impl<'a> Lab<'a> {
             Ok(s) => s,
             Err(e) => return failed(e.to_string()),
         };
-        let sqlite = SqliteFile(self.data_dir.join("products.sqlite"));
+        let sqlite = match &stack.products_probe {
+            Some(p) => SqliteFile { path: self.cell_dir(&label).join(&p.sqlite), key: p.key.clone() },
+            None => SqliteFile { path: self.data_dir.join("products.sqlite"), key: "id".into() },
+        };
         let products: Option<&dyn LiveData> = match variant.database {
             Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
             _ => Some(&sqlite),

@@ -133,14 +133,17 @@ impl LiveData for Postgres {
     }
 }
 
-/// The SQLite database of a run, changed in place by the live-data probe.
-pub struct SqliteFile(pub PathBuf);
+/// A SQLite `product` table changed in place by the live-data probe; `key` is the id column.
+pub struct SqliteFile {
+    pub path: PathBuf,
+    pub key: String,
+}
 
 impl LiveData for SqliteFile {
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
-        let db = rusqlite::Connection::open(&self.0).map_err(|e| e.to_string())?;
+        let db = rusqlite::Connection::open(&self.path).map_err(|e| e.to_string())?;
         db.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
-        db.execute(&format!("UPDATE product SET {field} = ?1 WHERE id = ?2"), rusqlite::params![value, id])
+        db.execute(&format!("UPDATE product SET {field} = ?1 WHERE {} = ?2", self.key), rusqlite::params![value, id])
             .map(|_| ())
             .map_err(|e| e.to_string())
     }
