@@ -9,6 +9,7 @@ pub mod cells;
 pub mod duration;
 pub mod error;
 pub mod fixtures;
+pub mod growth;
 pub mod machine;
 pub mod manifest;
 pub mod process;

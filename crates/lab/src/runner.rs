@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 /// How every cell is loaded and measured.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadSettings {
+    #[serde(serialize_with = "as_secs")]
     pub duration: Duration,
+    #[serde(serialize_with = "as_secs")]
     pub warmup: Duration,
     pub connections: u32,
     pub client_threads: u32,
@@ -29,6 +31,7 @@ pub struct LoadSettings {
     /// Rate ramp `START:STEP:STEP_DURATION:MAX[:HOLD]` (proxy study).
     pub ramp: Option<String>,
     pub requests_per_conn: Option<u64>,
+    #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
     pub trials: u32,
     pub server_cpus: Vec<usize>,
@@ -104,7 +107,7 @@ impl<'a> Lab<'a> {
         env.insert("RUN_DIR".into(), cell_dir.display().to_string());
         let db = match (variant.database, &self.services.postgres) {
             (Some(Database::Postgres), Some(pg)) => pg.url.clone(),
-            _ => format!("sqlite://{}", self.data_dir.join("products.sqlite").display()),
+            _ => format!("sqlite://{}", cell_dir.join("products.sqlite").display()),
         };
         env.insert("DATABASE_URL".into(), db);
         env.extend(variant.env.clone());
@@ -123,6 +126,14 @@ impl<'a> Lab<'a> {
         }
         let cell_dir = self.cell_dir(label);
         std::fs::create_dir_all(&cell_dir).ok();
+        // Each cell gets its own copy of the SQLite database, so a variant that changes the file
+        // (WAL mode) or a crashed probe cannot leak into the next cell.
+        let db = cell_dir.join("products.sqlite");
+        std::fs::copy(self.data_dir.join("products.sqlite"), &db).map_err(|e| LabError::Input {
+            what: db.display().to_string(),
+            problem: format!("cannot copy the SQLite fixture: {e}"),
+            hint: "check free space in the temporary directory".into(),
+        })?;
         let port = free_port();
         let env = self.stack_env(variant, port, workers, &cell_dir);
         let mut server = ServerProcess::start(Launch {
@@ -161,7 +172,7 @@ impl<'a> Lab<'a> {
         };
         let sqlite = match &stack.products_probe {
             Some(p) => SqliteFile { path: self.cell_dir(&label).join(&p.sqlite), key: p.key.clone() },
-            None => SqliteFile { path: self.data_dir.join("products.sqlite"), key: "id".into() },
+            None => SqliteFile { path: self.cell_dir(&label).join("products.sqlite"), key: "id".into() },
         };
         let products: Option<&dyn LiveData> = match variant.database {
             Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
@@ -230,8 +241,9 @@ impl<'a> Lab<'a> {
         if wall > 0.0 && other / wall > NOISE_LIMIT {
             warnings.push(LabWarning::BackgroundNoise { cpu_percent: 100.0 * other / wall });
         }
-        if server_usage.rss_slope_mib_per_min > GROWTH_LIMIT_MIB_PER_MIN && self.settings.duration >= Duration::from_secs(30) {
-            warnings.push(LabWarning::MemoryGrowth { mib_per_min: server_usage.rss_slope_mib_per_min });
+        let measured: Vec<&crate::results::ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
+        if let Some(fit) = sampler::rss_fit(&measured).filter(|f| f.is_growth()) {
+            warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
         Ok(TrialRecord { run_id: String::new(), cell: key, trial, started_at, load, server: server_usage, samples, warnings })
     }
@@ -315,8 +327,11 @@ impl<'a> Lab<'a> {
 
 /// Other processes may use this share of one core before a trial is flagged as noisy.
 const NOISE_LIMIT: f64 = 0.10;
-/// RSS growth above this (over a measurement of at least 30 s) is flagged.
-pub const GROWTH_LIMIT_MIB_PER_MIN: f64 = 1.0;
+
+/// Durations in stored settings read as seconds, e.g. `"duration": 10.0`.
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
 
 fn dedup(mut v: Vec<Scenario>) -> Vec<Scenario> {
     v.sort();

@@ -160,19 +160,14 @@ pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
         mean_rss_bytes: mean(|s| s.rss_bytes),
         peak_pss_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
         mean_pss_bytes: mean(|s| s.pss_bytes),
-        rss_slope_mib_per_min: rss_slope_mib_per_min(&measured),
+        rss_slope_mib_per_min: rss_fit(&measured).map(|f| f.slope).unwrap_or(0.0),
     }
 }
 
-/// Least-squares slope of RSS over time, MiB per minute.
-fn rss_slope_mib_per_min(samples: &[&ProcessSample]) -> f64 {
-    let n = samples.len() as f64;
-    let xs: Vec<f64> = samples.iter().map(|s| s.t_ms as f64 / 60_000.0).collect();
-    let ys: Vec<f64> = samples.iter().map(|s| s.rss_bytes as f64 / (1024.0 * 1024.0)).collect();
-    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
-    let sxx: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
-    let sxy: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
-    if sxx > 0.0 { sxy / sxx } else { 0.0 }
+/// The fitted RSS line over the measured samples (MiB against minutes).
+pub fn rss_fit(samples: &[&ProcessSample]) -> Option<crate::growth::Fit> {
+    let points: Vec<(f64, f64)> = samples.iter().map(|s| (s.t_ms as f64 / 60_000.0, s.rss_bytes as f64 / (1024.0 * 1024.0))).collect();
+    crate::growth::least_squares(&points)
 }
 
 /// Busy CPU seconds of the whole machine so far (all cores), from /proc/stat.

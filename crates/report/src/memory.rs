@@ -5,46 +5,9 @@
 use bakeoff_lab::results::{CellKey, TrialRecord};
 use std::collections::BTreeMap;
 
-/// Growth is flagged above this slope...
-pub const GROWTH_MIB_PER_MIN: f64 = 1.0;
-/// ...when the line explains at least this share of the variance.
-pub const GROWTH_MIN_R2: f64 = 0.5;
+pub use bakeoff_lab::growth::{least_squares, Fit, GROWTH_MIB_PER_MIN, GROWTH_MIN_R2};
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-/// A fitted line y = intercept + slope * x.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fit {
-    pub slope: f64,
-    pub intercept: f64,
-    /// Coefficient of determination; 0 when y does not vary at all.
-    pub r2: f64,
-}
-
-impl Fit {
-    pub fn is_growth(&self) -> bool {
-        self.slope > GROWTH_MIB_PER_MIN && self.r2 > GROWTH_MIN_R2
-    }
-}
-
-/// Ordinary least squares; None with fewer than 3 points or no spread in x.
-pub fn least_squares(points: &[(f64, f64)]) -> Option<Fit> {
-    let n = points.len() as f64;
-    if points.len() < 3 {
-        return None;
-    }
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let syy: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let slope = sxy / sxx;
-    let r2 = if syy == 0.0 { 0.0 } else { (sxy * sxy) / (sxx * syy) };
-    Some(Fit { slope, intercept: my - slope * mx, r2 })
-}
 
 /// The memory line of one cell: the trial whose slope is the median of the cell's trials, so one
 /// odd trial neither hides nor invents growth.
