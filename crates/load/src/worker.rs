@@ -290,6 +290,14 @@ impl Worker<'_> {
         if c.state != ConnState::Open || c.draining {
             return;
         }
+        // Closed model with pipelining: a connection sends its P requests as
+        // one batch and the next batch when all are answered. Topping up a
+        // slot per response would turn each batch into many small writes,
+        // and the server's cost per request (one read per write) would set
+        // the throughput, not the pipeline depth.
+        if !self.open && self.pipeline > 1 && !c.inflight.is_empty() {
+            return;
+        }
         let mut added = 0;
         while c.inflight.len() < self.pipeline {
             let Some(intended) = self.pacer.due(now) else { break };
