@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/bakeoff/workspace-target}"  # shared by clones (CI)
 cargo build --release --locked -p bakeoff -j 2
 cargo test --release --locked --workspace -j 2 -- --test-threads=1
 if [[ "${BAKEOFF_VERIFY_STACKS:-1}" == 1 ]]; then
-  ./target/release/bakeoff setup --all
-  ./target/release/bakeoff verify all --db "$(mktemp -d)/verify.db"
+  "$CARGO_TARGET_DIR/release/bakeoff" setup --all
+  "$CARGO_TARGET_DIR/release/bakeoff" verify all --db "$(mktemp -d)/verify.db"
 fi

@@ -116,9 +116,13 @@ pub struct RunArgs {
     /// Open model: constant arrival rate, requests/s
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD]
+    /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD], or `auto` (40% to 100% of the
+    /// c/baseline stack's maximum, measured first)
     #[arg(long)]
     pub ramp: Option<String>,
+    /// After an open-model schedule, also measure the closed-model maximum
+    #[arg(long)]
+    pub max_throughput: bool,
     /// Reconnect after this many requests per connection
     #[arg(long)]
     pub requests_per_conn: Option<u64>,

@@ -65,6 +65,9 @@ pub fn install_ctrl_c() {
 pub fn print_event(event: Event<'_>) {
     match event {
         Event::ServiceStarting(s) => eprintln!("starting service {s}"),
+        Event::RampCalibrated { ramp, baseline_max } => {
+            eprintln!("baseline maximum {baseline_max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)")
+        }
         Event::Verified(r) => {
             let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Fail).count();
             let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Warn).count();

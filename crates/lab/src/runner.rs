@@ -28,8 +28,11 @@ pub struct LoadSettings {
     pub client_threads: u32,
     /// Open model: requests per second (latency from intended send times).
     pub rate: Option<f64>,
-    /// Rate ramp `START:STEP:STEP_DURATION:MAX[:HOLD]` (proxy study).
+    /// Rate ramp `START:STEP:STEP_DURATION:MAX[:HOLD]`, or `auto` (proxy study): from 40% to 100%
+    /// of the baseline stack's closed-model maximum, measured first, in five steps.
     pub ramp: Option<String>,
+    /// After an open-model schedule, also measure the closed-model maximum (one more step).
+    pub max_throughput: bool,
     pub requests_per_conn: Option<u64>,
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
@@ -41,6 +44,7 @@ pub struct LoadSettings {
 /// What a run reports as it goes.
 pub enum Event<'a> {
     ServiceStarting(&'a str),
+    RampCalibrated { ramp: &'a str, baseline_max: f64 },
     Verified(&'a VerifyReport),
     TrialStarting { cell: &'a CellKey, trial: u32, trials: u32 },
     TrialDone(&'a TrialRecord),
@@ -99,8 +103,9 @@ impl<'a> Lab<'a> {
     }
 
     /// The environment a stack starts with.
-    fn stack_env(&self, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
+    fn stack_env(&self, stack: &Stack, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
         let mut env = self.services.env();
+        env.extend(crate::setup::build_env(&stack.name));
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
         env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
@@ -135,7 +140,7 @@ impl<'a> Lab<'a> {
             hint: "check free space in the temporary directory".into(),
         })?;
         let port = free_port();
-        let env = self.stack_env(variant, port, workers, &cell_dir);
+        let env = self.stack_env(stack, variant, port, workers, &cell_dir);
         let mut server = ServerProcess::start(Launch {
             name: &stack.name,
             command: &stack.start_command,
@@ -220,7 +225,10 @@ impl<'a> Lab<'a> {
         let zero = Instant::now() + warmup;
         let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL);
         let busy_before = (sampler::machine_busy_seconds(), Instant::now());
-        let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        if let (Ok(report), true) = (&mut load, self.settings.max_throughput && plan.is_open()) {
+            self.append_closed_max(report, cell, addr)?;
+        }
         let busy_after = (sampler::machine_busy_seconds(), Instant::now());
         let samples = sampler.finish();
         let died = server.as_mut().and_then(|s| s.exited());
@@ -248,8 +256,34 @@ impl<'a> Lab<'a> {
         Ok(TrialRecord { run_id: String::new(), cell: key, trial, started_at, load, server: server_usage, samples, warnings })
     }
 
+    /// Runs the closed model at the same connection count right after an open schedule and adds
+    /// its step (label "max", no target rate) to the report: the cell's maximum throughput.
+    fn append_closed_max(&self, report: &mut bakeoff_load::LoadReport, cell: &Cell<'_>, addr: SocketAddr) -> Result<(), LabError> {
+        let mut closed = self.clone_settings();
+        closed.ramp = None;
+        closed.rate = None;
+        let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
+        let max = bakeoff_load::run_with_cancel(&plan, self.cancel)
+            .map_err(|e| LabError::Input { what: cell.key().label(), problem: format!("load generator: {e}"), hint: "check the load flags".into() })?;
+        for mut step in max.steps {
+            step.label = "max".into();
+            report.steps.push(step);
+        }
+        report.warnings.extend(max.warnings);
+        report.client.cpu_user_s += max.client.cpu_user_s;
+        report.client.cpu_system_s += max.client.cpu_system_s;
+        Ok(())
+    }
+
+    fn clone_settings(&self) -> LoadSettings {
+        self.settings.clone()
+    }
+
     fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
-        let s = &self.settings;
+        self.plan_with(&self.settings, cell, addr, warmup)
+    }
+
+    fn plan_with(&self, s: &LoadSettings, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
         let url = format!("http://{addr}{}", cell.scenario.load_path());
         let mut b = bakeoff_load::LoadPlan::builder(&url)
             .connections(s.connections)
@@ -295,6 +329,9 @@ impl<'a> Lab<'a> {
                 measurable.push(cell);
             }
         }
+        if self.settings.ramp.as_deref() == Some("auto") {
+            self.calibrate_ramp(&measurable)?;
+        }
         'trials: for trial in 1..=self.settings.trials {
             for cell in &measurable {
                 if self.cancel.load(Ordering::Relaxed) {
@@ -322,6 +359,36 @@ impl<'a> Lab<'a> {
         let status = if outcome.interrupted { "interrupted".to_string() } else { "complete".to_string() };
         self.sink.finish_run(&run.id, &status)?;
         Ok(outcome)
+    }
+}
+
+impl Lab<'_> {
+    /// Replaces `--ramp auto` by a ladder from 40% to 100% of the baseline's closed-model maximum,
+    /// measured now, in five equal steps of the run's duration.
+    fn calibrate_ramp(&mut self, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
+        let baseline = cells
+            .iter()
+            .find(|c| c.stack.kind == StackKind::Baseline)
+            .ok_or_else(|| LabError::Selection("`--ramp auto` scales the ladder to the baseline's maximum: add the c/baseline stack".into()))?;
+        let saved = self.settings.clone();
+        self.settings.ramp = None;
+        self.settings.rate = None;
+        self.settings.max_throughput = false;
+        self.settings.duration = saved.duration.min(Duration::from_secs(5));
+        let probe = self.measure(baseline, 0);
+        self.settings = saved;
+        let max = probe?.load.steps.iter().map(|s| s.requests_per_sec).fold(0.0, f64::max);
+        if max < 10.0 {
+            anyhow::bail!("the baseline reached only {max:.0} req/s while calibrating `--ramp auto`; check nginx's log");
+        }
+        let start = (0.4 * max).round();
+        let step = ((max - start) / 4.0).floor().max(1.0);
+        // The top is on the ladder, so the ramp has exactly five steps.
+        let top = start + 4.0 * step;
+        let ramp = format!("{start}:{step}:{}s:{top}", self.settings.duration.as_secs().max(1));
+        (self.events)(Event::RampCalibrated { ramp: &ramp, baseline_max: max });
+        self.settings.ramp = Some(ramp);
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@ use crate::error::LabError;
 use crate::manifest::Stack;
 use crate::process::log_tail;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,23 @@ impl<'a> SetupJob<'a> {
         let setup = stack.setup.as_ref()?;
         Some(SetupJob { name: &stack.name, dir: &stack.dir, apt: &stack.apt, commands: &setup.commands, inputs: &setup.inputs, timeout: setup.timeout })
     }
+}
+
+/// Build caches shared by every checkout on this machine: `$BAKEOFF_CACHE`, else
+/// `~/.cache/bakeoff`. A fresh clone (as CI makes) reuses compiled dependencies from here.
+pub fn machine_cache() -> PathBuf {
+    std::env::var_os("BAKEOFF_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("bakeoff")))
+        .unwrap_or_else(|| std::env::temp_dir().join("bakeoff-cache"))
+}
+
+/// Environment every stack's setup and start share: Cargo's target directory lives in the machine
+/// cache (per stack), so Rust stacks start from `${CARGO_TARGET_DIR}/release/...` and a new clone
+/// recompiles only the stack's own crate.
+pub fn build_env(stack_name: &str) -> BTreeMap<String, String> {
+    let target = machine_cache().join("cargo-target").join(stack_name.replace('/', "-"));
+    [("CARGO_TARGET_DIR".to_string(), target.display().to_string())].into()
 }
 
 /// Where setup stamps and logs live: `<root>/.bakeoff-cache/setup/`.
@@ -79,6 +97,7 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path) -> Result<(), LabE
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
+        .envs(build_env(job.name))
         .current_dir(job.dir)
         .stdin(std::process::Stdio::null())
         .stdout(file)
@@ -109,6 +128,9 @@ fn setup_error(job: &SetupJob<'_>, command: &str, status: String, log: &Path) ->
 /// order; build output folders are skipped.
 pub fn inputs_hash(job: &SetupJob<'_>) -> String {
     let mut h = Sha256::new();
+    for (k, v) in build_env(job.name) {
+        h.update(format!("{k}={v}\0").as_bytes());
+    }
     for c in job.commands.iter().chain(job.apt.iter()) {
         h.update(c.as_bytes());
         h.update([0]);

@@ -29,6 +29,8 @@ pub struct Study {
     pub ramp: Option<String>,
     pub requests_per_conn: Option<u64>,
     #[serde(default)]
+    pub max_throughput: bool,
+    #[serde(default)]
     pub claims: Vec<Claim>,
 }
 
@@ -91,14 +93,19 @@ impl Study {
     }
 }
 
-/// Judges each claim on the first step of the best-matching cells (lowest worker count).
+/// Judges each claim on the best-matching cells (lowest worker count), on the closed-model "max"
+/// step where a cell has one (the proxy study's maximum throughput), else on its first step.
 pub fn judge(claims: &[Claim], summaries: &[CellSummary]) -> Vec<ClaimResult> {
     claims.iter().map(|c| judge_one(c, summaries)).collect()
 }
 
 fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let metric = claim.metric.unwrap_or(Metric::RequestsPerSec);
-    let find = |stack: &str| summaries.iter().filter(|s| s.cell.stack == stack && s.cell.scenario == claim.scenario && s.step == 0).min_by_key(|s| s.cell.workers);
+    let find = |stack: &str| {
+        let cells = summaries.iter().filter(|s| s.cell.stack == stack && s.cell.scenario == claim.scenario);
+        let max_step = cells.clone().filter(|s| s.step_label == "max").min_by_key(|s| s.cell.workers);
+        max_step.or_else(|| cells.filter(|s| s.step == 0).min_by_key(|s| s.cell.workers))
+    };
     let (Some(a), Some(b)) = (find(&claim.faster), find(&claim.slower)) else {
         return ClaimResult { claim: claim.clone(), verdict: ClaimVerdict::NotMeasured, detail: "a cell the claim needs was not measured".into() };
     };

@@ -23,6 +23,7 @@ pub fn default_settings() -> LoadSettings {
         client_threads: 1,
         rate: None,
         ramp: None,
+        max_throughput: false,
         requests_per_conn: None,
         timeout: Duration::from_secs(10),
         trials: 3,
@@ -118,6 +119,7 @@ fn settings(args: &RunArgs, study: &Study) -> Result<LoadSettings> {
     s.rate = args.rate.or(study.rate);
     s.ramp = args.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = args.requests_per_conn.or(study.requests_per_conn);
+    s.max_throughput = args.max_throughput || study.max_throughput;
     if let Some(c) = &args.server_cpus {
         s.server_cpus = bakeoff_lab::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?;
     }

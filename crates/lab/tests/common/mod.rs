@@ -43,6 +43,7 @@ pub fn quick_settings() -> LoadSettings {
         client_threads: 1,
         rate: None,
         ramp: None,
+        max_throughput: false,
         requests_per_conn: None,
         timeout: Duration::from_secs(5),
         trials: 1,
