@@ -50,6 +50,7 @@ pub struct Claim {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
 pub enum ClaimVerdict {
     Held,
     /// Contradicted by non-overlapping intervals.
@@ -112,7 +113,7 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let (ea, eb) = (a.get(metric), b.get(metric));
     let factor = 1.0 + claim.by_percent / 100.0;
     let ratio = if metric.higher_is_better() { ea.median / eb.median } else { eb.median / ea.median };
-    let detail = format!("{} {:.4} vs {} {:.4} ({}): ratio {ratio:.2}", claim.faster, ea.median, claim.slower, eb.median, metric.id());
+    let detail = format!("{} {:.1} vs {} {:.1} ({}): ratio {ratio:.2}", claim.faster, ea.median, claim.slower, eb.median, metric.id());
     // Intervals that do not overlap decide; overlapping ones leave the claim open.
     let (held, failed) = if metric.higher_is_better() {
         (ea.ci_low >= eb.ci_high * factor, ea.ci_high < eb.ci_low * factor)

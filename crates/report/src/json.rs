@@ -20,6 +20,8 @@ struct Document<'a> {
     finished: bool,
     finished_at: Option<&'a str>,
     verifications: &'a [VerifyReport],
+    /// The study's claims, each with verdict held / failed / inconclusive / not measured.
+    claims: &'a [bakeoff_lab::study::ClaimResult],
     cells: Vec<Cell<'a>>,
     relative: BTreeMap<&'a str, Vec<Relative<'a>>>,
     proxy: Option<Proxy<'a>>,
@@ -154,6 +156,7 @@ pub fn render(view: &ReportView) -> String {
         finished: d.is_finished(),
         finished_at: d.finished_at.as_deref(),
         verifications: &d.verifications,
+        claims: &view.claims,
         cells,
         relative,
         proxy,

@@ -11,6 +11,10 @@ pub fn render(view: &ReportView) -> String {
     for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "| {k} | {} |", cell(&v));
     }
+    if let Some(t) = tables::claims(view) {
+        out.push_str("\n## The study's claims on this machine\n\n");
+        table(&mut out, &t);
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));

@@ -4,6 +4,7 @@
 use crate::numbers::{estimate, grouped, latency, metric_value, mib};
 use crate::overhead::STATS;
 use crate::view::{ReportView, ScenarioView};
+use bakeoff_lab::study::ClaimVerdict;
 use bakeoff_lab::results::Verdict;
 use bakeoff_lab::summary::{CellSummary, Metric};
 
@@ -132,6 +133,24 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
         }
     }
     t
+}
+
+/// The study's claims and whether each held on this machine; None when the study has none.
+pub fn claims(view: &ReportView) -> Option<Table> {
+    if view.claims.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(&["claim", "verdict", "measured"]);
+    for c in &view.claims {
+        let verdict = match c.verdict {
+            ClaimVerdict::Held => "held",
+            ClaimVerdict::Failed => "FAILED",
+            ClaimVerdict::Inconclusive => "inconclusive (intervals overlap)",
+            ClaimVerdict::NotMeasured => "not measured",
+        };
+        t.rows.push(vec![c.claim.statement.clone(), verdict.into(), c.detail.clone()]);
+    }
+    Some(t)
 }
 
 pub fn verdict_name(v: Verdict) -> &'static str {

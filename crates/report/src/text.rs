@@ -10,6 +10,10 @@ pub fn render(view: &ReportView) -> String {
     for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "{k:>10}: {v}");
     }
+    if let Some(t) = tables::claims(view) {
+        let _ = writeln!(out, "\n== the study's claims on this machine ==");
+        layout(&mut out, &t);
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));

@@ -4,6 +4,7 @@
 use crate::memory::{memory_series, MemorySeries};
 use crate::proxy::{self, ProxyView};
 use bakeoff_lab::results::{CellKey, Verdict};
+use bakeoff_lab::study::{judge, Claim, ClaimResult};
 use bakeoff_lab::summary::{summarize, CellSummary, Metric};
 use bakeoff_store::RunData;
 
@@ -18,6 +19,8 @@ pub struct ReportView<'a> {
     pub proxy: Option<ProxyView>,
     /// Sorted stack names, so a stack has the same colour in every chart.
     pub stacks: Vec<String>,
+    /// The study's claims (stored with the run's settings), judged on this run's summaries.
+    pub claims: Vec<ClaimResult>,
 }
 
 pub struct ScenarioView {
@@ -56,7 +59,14 @@ impl<'a> ReportView<'a> {
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
         stacks.dedup();
+        let claims: Vec<Claim> = data
+            .run
+            .settings
+            .pointer("/study/claims")
+            .and_then(|c| serde_json::from_value(c.clone()).ok())
+            .unwrap_or_default();
         ReportView {
+            claims: judge(&claims, &cells),
             memory: memory_series(&data.trials),
             proxy: proxy::proxy_view(&data.trials, &cells),
             cells,

@@ -42,6 +42,12 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
     out.push_str("</table></section>\n");
+    if let Some(t) = tables::claims(view) {
+        out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
+        out.push_str("<p class=\"how\">A claim holds when the 95% intervals do not overlap in its favour, fails when they do not overlap against it, and is inconclusive otherwise.</p>\n");
+        table(&mut out, &t);
+        out.push_str("</section>\n");
+    }
     let (fails, warns) = view.verification_counts();
     let _ = writeln!(out, "<section id=\"verification\"><h2>Verification: {fails} failed, {warns} warned</h2>");
     out.push_str("<p class=\"how\">A stack whose check fails is not measured in that scenario.</p>\n");
