@@ -5,6 +5,7 @@
 pub mod results;
 pub mod summary;
 pub mod catalog;
+pub mod ceiling;
 pub mod cells;
 pub mod duration;
 pub mod error;

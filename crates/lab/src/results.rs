@@ -1,6 +1,7 @@
 //! The result types of a run: what the lab measures and hands to a `ResultSink`, what the store keeps
 //! and what every report format reads. One source of truth for result fields.
 
+pub use crate::ceiling::CeilingRecord;
 use bakeoff_load::LoadReport;
 use serde::{Deserialize, Serialize};
 
@@ -172,6 +173,11 @@ pub trait ResultSink {
     fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()>;
     /// `status` is "complete", "interrupted" or "failed: <reason>".
     fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()>;
+    /// A store ceiling measured for the run (products: sqlite/postgres; document: docstore). Sinks
+    /// that do not keep ceilings ignore it.
+    fn record_ceiling(&mut self, _c: &CeilingRecord) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps everything in memory: for library users and tests.
@@ -181,6 +187,7 @@ pub struct MemorySink {
     pub verifications: Vec<VerifyReport>,
     pub trials: Vec<TrialRecord>,
     pub finished: Vec<(String, String)>,
+    pub ceilings: Vec<CeilingRecord>,
 }
 
 impl ResultSink for MemorySink {
@@ -198,6 +205,10 @@ impl ResultSink for MemorySink {
     }
     fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
         self.finished.push((run_id.into(), status.into()));
+        Ok(())
+    }
+    fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
+        self.ceilings.push(c.clone());
         Ok(())
     }
 }

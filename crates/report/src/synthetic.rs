@@ -242,6 +242,7 @@ pub fn run_data() -> RunData {
         finished_at: Some("2024-05-01T12:48:00Z".into()),
         verifications: verifications(),
         trials,
+        ceilings: Vec::new(),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::{Store, StoreError, STATUS_RUNNING};
 use bakeoff_lab::results::{
-    CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
+    CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
 use rusqlite::{OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,10 @@ pub struct RunData {
     pub verifications: Vec<VerifyReport>,
     /// In the order they were recorded (the lab interleaves stacks, so this is measurement order).
     pub trials: Vec<TrialRecord>,
+    /// Store ceilings measured for the run, in the order they were recorded (empty for runs made
+    /// before schema version 2, or without products/document cells).
+    #[serde(default)]
+    pub ceilings: Vec<CeilingRecord>,
 }
 
 impl RunData {
@@ -86,7 +90,30 @@ impl Store {
             services: serde_json::from_str(&run.services)?,
             ..run.info
         };
-        Ok(RunData { run, status, finished_at, verifications: self.verifications(id)?, trials: self.trials(id)? })
+        Ok(RunData { run, status, finished_at, verifications: self.verifications(id)?, trials: self.trials(id)?, ceilings: self.ceilings(id)? })
+    }
+
+    fn ceilings(&self, run_id: &str) -> Result<Vec<CeilingRecord>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT run_id, store, scenario, client, connections, duration_s, queries, queries_per_sec,
+                    mean_latency_us, p99_latency_us
+             FROM ceilings WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok(CeilingRecord {
+                run_id: r.get(0)?,
+                store: r.get(1)?,
+                scenario: r.get(2)?,
+                client: r.get(3)?,
+                connections: r.get(4)?,
+                duration_s: real(r, 5)?,
+                queries: r.get(6)?,
+                queries_per_sec: real(r, 7)?,
+                mean_latency_us: real(r, 8)?,
+                p99_latency_us: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     fn verifications(&self, run_id: &str) -> Result<Vec<VerifyReport>, StoreError> {

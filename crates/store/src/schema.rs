@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -76,6 +76,23 @@ const MIGRATIONS: &[&str] = &[
         processes INTEGER NOT NULL,
         PRIMARY KEY (trial_id, seq)
     );
+    "#,
+    // 1 -> 2: store ceilings (a backing store's own throughput from a native client).
+    r#"
+    CREATE TABLE ceilings (
+        id              INTEGER PRIMARY KEY,
+        run_id          TEXT NOT NULL REFERENCES runs(id),
+        store           TEXT NOT NULL,
+        scenario        TEXT NOT NULL,
+        client          TEXT NOT NULL,
+        connections     INTEGER NOT NULL,
+        duration_s      REAL,
+        queries         INTEGER NOT NULL,
+        queries_per_sec REAL,
+        mean_latency_us REAL,
+        p99_latency_us  REAL
+    );
+    CREATE INDEX ceilings_run ON ceilings(run_id);
     "#,
 ];
 

@@ -2,7 +2,7 @@
 //! it returns, so whatever the lab was told is saved is on disk when the process dies.
 
 use crate::{Store, StoreError, STATUS_RUNNING};
-use bakeoff_lab::results::{ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
+use bakeoff_lab::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
 use rusqlite::params;
 
 impl Store {
@@ -97,6 +97,28 @@ impl Store {
         Ok(())
     }
 
+    /// One store ceiling of a run.
+    pub fn insert_ceiling(&mut self, c: &CeilingRecord) -> Result<(), StoreError> {
+        self.conn.execute(
+            "INSERT INTO ceilings (run_id, store, scenario, client, connections, duration_s, queries,
+                                   queries_per_sec, mean_latency_us, p99_latency_us)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                c.run_id,
+                c.store,
+                c.scenario,
+                c.client,
+                c.connections,
+                c.duration_s,
+                c.queries,
+                c.queries_per_sec,
+                c.mean_latency_us,
+                c.p99_latency_us,
+            ],
+        )?;
+        Ok(())
+    }
+
     /// Marks the run finished now with `status`.
     pub fn set_finished(&mut self, run_id: &str, status: &str) -> Result<(), StoreError> {
         let n = self.conn.execute(
@@ -130,5 +152,8 @@ impl ResultSink for Store {
     }
     fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
         Ok(self.set_finished(run_id, status)?)
+    }
+    fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
+        Ok(self.insert_ceiling(c)?)
     }
 }

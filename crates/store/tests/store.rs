@@ -124,6 +124,21 @@ fn verify(stack: &str) -> VerifyReport {
     }
 }
 
+fn ceiling(run_id: &str, store: &str, p99: Option<f64>) -> CeilingRecord {
+    CeilingRecord {
+        run_id: run_id.into(),
+        store: store.into(),
+        scenario: if store == "docstore" { "document" } else { "products" }.into(),
+        client: "pgbench 15.18".into(),
+        connections: 64,
+        duration_s: 10.0,
+        queries: 123_456,
+        queries_per_sec: 12_345.678_901_234_5,
+        mean_latency_us: 0.1 + 0.2,
+        p99_latency_us: p99,
+    }
+}
+
 #[test]
 fn run_round_trips_exactly() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,6 +152,10 @@ fn run_round_trips_exactly() {
     for t in &trials {
         s.record_trial(t).unwrap();
     }
+    let ceilings = vec![ceiling("r1", "postgres", Some(812.25)), ceiling("r1", "docstore", None)];
+    for c in &ceilings {
+        s.record_ceiling(c).unwrap();
+    }
     s.finish_run("r1", "complete").unwrap();
     drop(s);
 
@@ -147,6 +166,7 @@ fn run_round_trips_exactly() {
     assert!(d.finished_at.is_some() && d.is_finished());
     assert_eq!(d.verifications, vec![verify("a"), VerifyReport { stack: "b".into(), variant: "v2".into(), checks: vec![] }]);
     assert_eq!(d.trials, trials);
+    assert_eq!(d.ceilings, ceilings);
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r1"));
     let list = s.list_runs().unwrap();
     assert_eq!((list.len(), list[0].trials, list[0].status.as_str()), (1, 3, "complete"));
@@ -247,4 +267,26 @@ fn newer_schema_is_refused() {
     assert!(matches!(err, StoreError::NewerSchema { found, supported, .. } if found == SCHEMA_VERSION + 1 && supported == SCHEMA_VERSION));
     let msg = err.to_string();
     assert!(msg.contains("newer bakeoff") && msg.contains("future.db"), "{msg}");
+}
+
+#[test]
+fn version_1_file_is_migrated_and_keeps_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.db");
+    let mut s = Store::open(&path).unwrap();
+    ResultSink::begin_run(&mut s, &run("old")).unwrap();
+    s.record_trial(&trial("old", "a", 1)).unwrap();
+    s.finish_run("old", "complete").unwrap();
+    drop(s);
+    // A version 1 file is a version 2 file without the ceilings table.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("DROP TABLE ceilings; UPDATE meta SET value = '1' WHERE key = 'schema_version';").unwrap();
+    drop(conn);
+
+    let mut s = Store::open(&path).unwrap();
+    assert_eq!(s.schema_version().unwrap(), 2);
+    let d = s.load_run("old").unwrap();
+    assert_eq!((d.trials.len(), d.ceilings.len()), (1, 0));
+    s.record_ceiling(&ceiling("old", "sqlite", Some(9.0))).unwrap();
+    assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", "sqlite", Some(9.0))]);
 }

@@ -62,6 +62,11 @@ impl Docstore {
         run_bounded(&mut c, Duration::from_secs(60))
     }
 
+    /// The docstore jar this store runs from (its `bench` role measures the store ceiling).
+    pub fn jar_path(&self) -> &Path {
+        &self.jar
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(|p| p.pid())
     }

@@ -1,4 +1,5 @@
-// docstore command line: `serve PORT`, `seed URL FILE`, `set URL ID FIELD VALUE`, `get URL ID`.
+// docstore command line: `serve PORT`, `seed URL FILE`, `set URL ID FIELD VALUE`, `get URL ID`,
+// `bench URL CONNECTIONS SECONDS`.
 package bakeoff.docstore;
 
 import com.mongodb.ConnectionString;
@@ -18,8 +19,13 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 
 public final class Main {
     static final String DEFAULT_DATABASE = "bakeoff";
@@ -66,13 +72,16 @@ public final class Main {
             case "get":
                 if (args.length != 3) return usage();
                 return get(args[1], Integer.parseInt(args[2]));
+            case "bench":
+                if (args.length != 4) return usage();
+                return bench(args[1], Integer.parseInt(args[2]), Double.parseDouble(args[3]));
             default:
                 return usage();
         }
     }
 
     static int usage() {
-        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID");
+        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID | bench URL CONNECTIONS SECONDS");
         return 2;
     }
 
@@ -161,6 +170,87 @@ public final class Main {
             }
             System.out.println(document.toJson());
             return 0;
+        }
+    }
+
+    /** Documents the bench reads by `_id`: the fixture's 100. */
+    static final int BENCH_IDS = 100;
+    /** Unmeasured lookups per thread before the clock starts (opens the pool's connections). */
+    static final int BENCH_WARMUP = 20;
+
+    /**
+     * The store ceiling: CONNECTIONS threads sharing one client whose pool holds CONNECTIONS
+     * connections, each doing `find({_id: random 0..99}).first()` back to back for SECONDS. Prints one
+     * JSON line {"queries":..,"seconds":..,"mean_us":..,"p99_us":..}; exit 1 when a lookup misses.
+     */
+    static int bench(String url, int connections, double seconds) throws Exception {
+        if (connections < 1 || !(seconds > 0)) return usage();
+        ConnectionString cs = new ConnectionString(url);
+        com.mongodb.MongoClientSettings settings = com.mongodb.MongoClientSettings.builder()
+                .applyConnectionString(cs)
+                .applyToConnectionPoolSettings(p -> p.maxSize(connections).minSize(connections))
+                .build();
+        try (MongoClient client = MongoClients.create(settings)) {
+            MongoCollection<Document> documents = collection(client, url);
+            long[] deadline = new long[1];
+            long nanos = (long) (seconds * 1e9);
+            // The barrier's action runs once every thread has warmed up, before any is released
+            // (happens-before), so the clock starts when the last thread is ready.
+            CyclicBarrier start = new CyclicBarrier(connections + 1, () -> deadline[0] = System.nanoTime() + nanos);
+            long[][] latencies = new long[connections][];
+            int[] counts = new int[connections];
+            boolean[] missed = new boolean[1];
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < connections; t++) {
+                final int me = t;
+                Thread thread = new Thread(() -> {
+                    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+                    long[] lat = new long[1 << 14];
+                    int n = 0;
+                    try {
+                        for (int i = 0; i < BENCH_WARMUP; i++) {
+                            documents.find(Filters.eq("_id", rnd.nextInt(BENCH_IDS))).first();
+                        }
+                        start.await();
+                        long end = deadline[0];
+                        while (true) {
+                            long t0 = System.nanoTime();
+                            if (t0 >= end) break;
+                            Document d = documents.find(Filters.eq("_id", rnd.nextInt(BENCH_IDS))).first();
+                            long t1 = System.nanoTime();
+                            if (d == null) missed[0] = true;
+                            if (n == lat.length) lat = Arrays.copyOf(lat, n * 2);
+                            lat[n++] = t1 - t0;
+                        }
+                    } catch (Exception e) {
+                        System.err.println("bench thread failed: " + e);
+                        missed[0] = true;
+                    }
+                    latencies[me] = lat;
+                    counts[me] = n;
+                }, "bench-" + t);
+                threads.add(thread);
+                thread.start();
+            }
+            start.await(120, TimeUnit.SECONDS);
+            long begin = deadline[0] - nanos;
+            for (Thread thread : threads) thread.join();
+            double elapsed = (System.nanoTime() - begin) / 1e9;
+            int total = 0;
+            for (int c : counts) total += c;
+            long[] all = new long[total];
+            int at = 0;
+            double sum = 0;
+            for (int t = 0; t < connections; t++) {
+                System.arraycopy(latencies[t], 0, all, at, counts[t]);
+                at += counts[t];
+                for (int i = 0; i < counts[t]; i++) sum += latencies[t][i];
+            }
+            Arrays.sort(all);
+            double mean = total == 0 ? 0 : sum / total / 1e3;
+            double p99 = total == 0 ? 0 : all[Math.min(total - 1, (int) Math.ceil(0.99 * total) - 1)] / 1e3;
+            System.out.println("{\"queries\":" + total + ",\"seconds\":" + elapsed + ",\"mean_us\":" + mean + ",\"p99_us\":" + p99 + "}");
+            return missed[0] ? 1 : 0;
         }
     }
 
