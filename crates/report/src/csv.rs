@@ -39,6 +39,33 @@ pub fn render(view: &ReportView) -> String {
         row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
         out.push_str(&line(&row));
     }
+    // Store ceilings: one row each after the cells, stack `ceiling:<store>`, variant = the native
+    // client, step_label "store ceiling, N conns"; only requests_per_sec (= queries/s, no interval),
+    // mean_us and p99_us are filled.
+    for c in &view.data.ceilings {
+        let mut row = vec![
+            view.data.run.id.clone(),
+            format!("ceiling:{}", c.store),
+            c.scenario.clone(),
+            c.client.clone(),
+            String::new(),
+            "0".into(),
+            format!("store ceiling, {} conns", c.connections),
+            String::new(),
+            "1".into(),
+        ];
+        for m in Metric::ALL {
+            let v = match m {
+                Metric::RequestsPerSec => c.queries_per_sec,
+                Metric::MeanUs => c.mean_latency_us,
+                Metric::P99Us => c.p99_latency_us.unwrap_or(f64::NAN),
+                _ => f64::NAN,
+            };
+            row.extend([num(v), num(v), num(v)]);
+        }
+        row.extend([String::new(), "false".into(), "false".into(), String::new()]);
+        out.push_str(&line(&row));
+    }
     out
 }
 

@@ -25,6 +25,23 @@ struct Document<'a> {
     cells: Vec<Cell<'a>>,
     relative: BTreeMap<&'a str, Vec<Relative<'a>>>,
     proxy: Option<Proxy<'a>>,
+    /// Store ceilings, each with the headline cells above 70% of it.
+    ceilings: Vec<Ceiling<'a>>,
+}
+
+#[derive(Serialize)]
+struct Ceiling<'a> {
+    #[serde(flatten)]
+    record: &'a bakeoff_lab::results::CeilingRecord,
+    /// Closed-model headline cells above `ceiling::LIMIT_SHARE` of this ceiling.
+    limited_by_store: Vec<Limited<'a>>,
+}
+
+#[derive(Serialize)]
+struct Limited<'a> {
+    #[serde(flatten)]
+    cell: &'a CellKey,
+    percent_of_ceiling: f64,
 }
 
 #[derive(Serialize)]
@@ -90,6 +107,22 @@ struct MaxRow<'a> {
     cell: &'a CellKey,
     requests_per_sec: &'a Estimate,
     percent_of_baseline: Option<f64>,
+}
+
+fn ceilings<'a>(view: &'a ReportView) -> Vec<Ceiling<'a>> {
+    let limited: Vec<crate::ceiling::Limited> = view.scenarios.iter().flat_map(|sv| crate::ceiling::limited(view, sv)).collect();
+    view.data
+        .ceilings
+        .iter()
+        .map(|c| Ceiling {
+            record: c,
+            limited_by_store: limited
+                .iter()
+                .filter(|l| std::ptr::eq(l.ceiling, c))
+                .map(|l| Limited { cell: &l.cell.cell, percent_of_ceiling: l.percent })
+                .collect(),
+        })
+        .collect()
 }
 
 pub fn render(view: &ReportView) -> String {
@@ -160,6 +193,7 @@ pub fn render(view: &ReportView) -> String {
         cells,
         relative,
         proxy,
+        ceilings: ceilings(view),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

@@ -3,6 +3,7 @@
 //! and one leaking server. Histograms are real HDR histograms, so every format reads realistic data.
 
 use bakeoff_lab::results::{
+    CeilingRecord,
     CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
@@ -172,7 +173,7 @@ fn with_usage(mut t: TrialRecord, seed: u64, base_mib: f64, slope: f64, jitter: 
 pub fn run_data() -> RunData {
     // (stack, base latency µs, tail, base RSS MiB)
     let http = [("rust-actix", 70.0, 1.0, 12.0), ("go-fasthttp", 90.0, 2.0, 18.0), ("python-flask", 700.0, 1.5, 45.0)];
-    let scenarios = [("hello", 1.0), ("json", 6.0)];
+    let scenarios = [("hello", 1.0), ("json", 6.0), ("products", 4.0)];
     let mut trials = Vec::new();
     for n in 1..=3u32 {
         let drift = 1.0 + 0.02 * (n as f64 - 2.0);
@@ -192,6 +193,10 @@ pub fn run_data() -> RunData {
                 }
                 if *stack == "python-flask" && n == 2 {
                     t.warnings.push(LabWarning::BackgroundNoise { cpu_percent: 14.0 });
+                }
+                // products: Rust reads PostgreSQL (and comes close to its ceiling), the others SQLite.
+                if *stack == "rust-actix" && *scenario == "products" {
+                    t.cell.variant = "postgres".into();
                 }
                 trials.push(t);
             }
@@ -242,8 +247,29 @@ pub fn run_data() -> RunData {
         finished_at: Some("2024-05-01T12:48:00Z".into()),
         verifications: verifications(),
         trials,
-        ceilings: Vec::new(),
+        ceilings: ceilings(),
     }
+}
+
+/// Store ceilings of the products scenario: PostgreSQL near the Rust stack's throughput, SQLite far
+/// above every stack.
+fn ceilings() -> Vec<CeilingRecord> {
+    let c = |store: &str, client: &str, qps: f64, mean: f64, p99: Option<f64>| CeilingRecord {
+        run_id: RUN_ID.to_string(),
+        store: store.into(),
+        scenario: "products".into(),
+        client: client.into(),
+        connections: 64,
+        duration_s: 10.0,
+        queries: (qps * 10.0) as u64,
+        queries_per_sec: qps,
+        mean_latency_us: mean,
+        p99_latency_us: p99,
+    };
+    vec![
+        c("postgres", "pgbench 15.18", 150_000.0, 426.7, Some(1_210.0)),
+        c("sqlite", "rusqlite (in-process, SQLite 3.45.0)", 400_000.0, 160.0, Some(410.0)),
+    ]
 }
 
 fn check(scenario: &str, verdict: Verdict, what: &str, url: &str, reason: &str) -> Check {

@@ -21,7 +21,7 @@ impl Table {
     }
 
     /// Numbers the warnings of a row, reusing the number of a message already noted.
-    fn note_refs(&mut self, warnings: &[(String, String)], prefix: &str) -> String {
+    pub(crate) fn note_refs(&mut self, warnings: &[(String, String)], prefix: &str) -> String {
         let refs: Vec<String> = warnings
             .iter()
             .map(|(msg, advice)| {
@@ -109,6 +109,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
             refs,
         ]);
     }
+    crate::ceiling::add_rows(&mut t, view, sv);
     t
 }
 

@@ -87,9 +87,34 @@ fn reports_say_what_matters() {
     let csv = render(&d, Format::Csv);
     let rows: Vec<&str> = csv.lines().collect();
     let width = rows[0].split(',').count();
-    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len());
+    // One row per cell-step, then one per store ceiling.
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len());
+    assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,step"));
     assert!(rows.iter().skip(1).all(|r| !r.contains('"') || r.split(',').count() >= width));
+}
+
+/// The products scenario shows both store ceilings as rows, and says that the Rust stack, at 95% of
+/// the PostgreSQL ceiling, is held back by the database; the SQLite stacks are far below theirs.
+#[test]
+fn store_ceilings_are_shown_beside_the_stacks() {
+    let d = synthetic::run_data();
+    let limit = "the database, not the language, is the limit here";
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&d, f);
+        assert!(out.contains("store ceiling (postgres, pgbench 15.18, 64 conns)"), "{f}");
+        assert!(out.contains("store ceiling (sqlite, rusqlite (in-process, SQLite 3.45.0), 64 conns)"), "{f}");
+        assert!(out.contains("rust-actix[postgres] products w2 reaches 95% of the postgres store ceiling"), "{f}");
+        // One limited stack: a table note (and in HTML also a sentence above the charts).
+        assert_eq!(out.matches(limit).count(), if f == Format::Html { 2 } else { 1 }, "{f}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let ceilings = json["ceilings"].as_array().unwrap();
+    assert_eq!((ceilings[0]["store"].as_str(), ceilings[0]["queries_per_sec"].as_f64()), (Some("postgres"), Some(150_000.0)));
+    assert_eq!(ceilings[0]["limited_by_store"][0]["stack"], "rust-actix");
+    assert_eq!(ceilings[1]["limited_by_store"].as_array().unwrap().len(), 0);
+    let html = render(&d, Format::Html);
+    assert!(html.contains("store ceiling (postgres, pgbench 15.18, 64 conns): 150,000 q/s") || html.contains("150k q/s"), "the dashed line is labelled");
 }
 
 #[test]

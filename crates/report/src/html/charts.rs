@@ -174,17 +174,28 @@ fn svg_or_note(r: Res<()>, svg: String) -> String {
     }
 }
 
+/// A dashed horizontal line across a bar chart (a store ceiling), labelled at its right end.
+pub struct RefLine {
+    pub value: f64,
+    pub label: String,
+}
+
 /// A bar per entry, with interval whiskers.
 pub fn bars(title: &str, y_desc: &str, bars: &[Bar], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> String {
+    bars_with_lines(title, y_desc, bars, &[], y, y_fmt)
+}
+
+/// Bars with dashed reference lines across them.
+pub fn bars_with_lines(title: &str, y_desc: &str, bars: &[Bar], lines: &[RefLine], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> String {
     let mut svg = String::new();
-    let r = draw_bars(&mut svg, title, y_desc, bars, y, y_fmt);
+    let r = draw_bars(&mut svg, title, y_desc, bars, lines, y, y_fmt);
     svg_or_note(r, svg)
 }
 
-fn draw_bars(svg: &mut String, title: &str, y_desc: &str, bars: &[Bar], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> Res<()> {
+fn draw_bars(svg: &mut String, title: &str, y_desc: &str, bars: &[Bar], lines: &[RefLine], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> Res<()> {
     let positive = bars.iter().map(|b| b.value).filter(|v| *v > 0.0);
     let lo = positive.clone().fold(f64::INFINITY, f64::min);
-    let hi = bars.iter().map(|b| b.high.max(b.value)).fold(0.0, f64::max);
+    let hi = bars.iter().map(|b| b.high.max(b.value)).chain(lines.iter().map(|l| l.value)).fold(0.0, f64::max);
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (1.0, 2.0) };
     let (y0, y1, yticks) = y.range_and_ticks(if y == Scale::Linear { 0.0 } else { lo }, hi * 1.08);
     let n = bars.len().max(1);
@@ -224,6 +235,16 @@ fn draw_bars(svg: &mut String, title: &str, y_desc: &str, bars: &[Bar], y: Scale
         let style = ("sans-serif", 12).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
         EmptyElement::at((i as f64 + 0.5, top)) + Text::new(b.note.clone(), (0, -4), style)
     }))?;
+    let ink = RGBColor(80, 80, 80);
+    for l in lines.iter().filter(|l| l.value > 0.0) {
+        let v = y.to_axis(l.value).clamp(y0, y1);
+        // Dashes drawn as segments (plotters' dashed element needs a feature this build leaves out).
+        let (dash, gap) = (n as f64 / 60.0, n as f64 / 120.0);
+        let dashes = (0..).map(|i| i as f64 * (dash + gap)).take_while(|x| *x < n as f64);
+        chart.draw_series(dashes.map(|x| PathElement::new(vec![(x, v), ((x + dash).min(n as f64), v)], ink.stroke_width(2))))?;
+        let style = ("sans-serif", 12).into_font().color(&ink).pos(Pos::new(HPos::Right, VPos::Bottom));
+        chart.draw_series(std::iter::once(EmptyElement::at((n as f64, v)) + Text::new(l.label.clone(), (-4, -3), style)))?;
+    }
     root.present()?;
     Ok(())
 }

@@ -50,12 +50,20 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
             }
         })
         .collect();
+    // Store ceilings: dashed lines across the throughput bars, and a sentence per limited stack.
+    let ceilings: Vec<charts::RefLine> = crate::ceiling::for_scenario(view, &sv.scenario)
+        .iter()
+        .map(|c| charts::RefLine { value: c.queries_per_sec, label: format!("{}: {} q/s", crate::ceiling::label(c), rps_label(c.queries_per_sec)) })
+        .collect();
+    for l in crate::ceiling::limited(view, sv) {
+        let _ = writeln!(out, "<p class=\"warn\">{}: {}.</p>", esc(&l.sentence()), crate::ceiling::LIMIT_ADVICE);
+    }
     out.push_str("<div class=\"charts\">");
     if !bars.is_empty() {
         let title = format!("{}: requests/s (median, 95% CI)", sv.scenario);
-        out.push_str(&charts::bars(&title, "requests/s", &bars, Scale::Linear, &rps_label));
+        out.push_str(&charts::bars_with_lines(&title, "requests/s", &bars, &ceilings, Scale::Linear, &rps_label));
         let title = format!("{}: requests/s, log2 axis (each tick doubles)", sv.scenario);
-        out.push_str(&charts::bars(&title, "requests/s", &bars, Scale::Log2, &rps_label));
+        out.push_str(&charts::bars_with_lines(&title, "requests/s", &bars, &ceilings, Scale::Log2, &rps_label));
     }
     let pct: Vec<Series> = sv
         .headline
