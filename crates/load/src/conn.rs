@@ -51,6 +51,9 @@ pub struct Conn {
     pub in_ready: bool,
     /// Since when this socket could take a request ([`NOT_READY`] if it cannot).
     pub ready_since: u64,
+    /// Responses received in the measured window: a connection that got none was starved (a
+    /// server serving one keep-alive connection per worker leaves the others waiting).
+    pub answered: u64,
 }
 
 impl Conn {
@@ -73,6 +76,7 @@ impl Conn {
             retry_at: 0,
             in_ready: false,
             ready_since: NOT_READY,
+            answered: 0,
         }
     }
 

@@ -213,6 +213,12 @@ pub fn run_observed(
         if rec.requests == 0 && !cancelled {
             w.push(Warning::NoResponses { step: step.label.clone() });
         }
+        // In a closed model every connection should be answered; in an open model an idle
+        // connection only means the rate needed fewer.
+        let starved: u32 = results.iter().map(|r| r.starved).sum();
+        if step.rate.is_none() && rec.requests > 0 && starved > 0 && !cancelled {
+            w.push(Warning::StarvedConnections { step: step.label.clone(), starved, connections: step.connections });
+        }
         steps.push(StepReport {
             label: step.label.clone(),
             connections: step.connections,

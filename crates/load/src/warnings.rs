@@ -15,6 +15,9 @@ pub enum Warning {
     ScheduleLag { step: String, max_lag_ms: f64 },
     /// A step completed no request at all.
     NoResponses { step: String },
+    /// Connections that got no response while others did: their requests waited the whole step
+    /// and appear in no percentile.
+    StarvedConnections { step: String, starved: u32, connections: u32 },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
 }
@@ -42,6 +45,9 @@ impl Warning {
                 format!("[{step}] client fell behind its schedule by up to {max_lag_ms:.1} ms")
             }
             Warning::NoResponses { step } => format!("[{step}] no response was completed"),
+            Warning::StarvedConnections { step, starved, connections } => {
+                format!("[{step}] {starved} of {connections} connections got no response: their waits are in no percentile")
+            }
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }
     }
@@ -61,6 +67,9 @@ impl Warning {
                 "requests left the client late, so latency is overstated: add client threads, lower the rate, or reduce machine noise"
             }
             Warning::NoResponses { .. } => "check the URL, the server, and --timeout",
+            Warning::StarvedConnections { .. } => {
+                "the server serves fewer connections than you opened (e.g. one keep-alive connection per worker process): use as many connections as it has workers, or more workers"
+            }
             Warning::Cancelled => "rerun to completion for comparable numbers",
         }
     }

@@ -60,6 +60,8 @@ pub struct WorkerResult {
     pub ended_ns: u64,
     /// CPU seconds (user, system) of this thread.
     pub cpu: (f64, f64),
+    /// Connections that received no response in the measured window.
+    pub starved: u32,
 }
 
 struct Worker<'a> {
@@ -78,6 +80,7 @@ struct Worker<'a> {
     inflight: u64,
     stopping: bool,
     open: bool,
+    measure_start_ns: u64,
 }
 
 impl Worker<'_> {
@@ -270,6 +273,9 @@ impl Worker<'_> {
                 None
             };
             self.rec.response(now, req.intended, req.sent, verdict);
+            if now >= self.measure_start_ns {
+                self.conns[i].answered += 1;
+            }
         }
         let c = &self.conns[i];
         if resp.close {
@@ -431,6 +437,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
         ready: Vec::with_capacity(spec.connections as usize * 2),
         pacer: Pacer::new(spec.rate, now0, spec.phase, spec.budget),
         rec: Recorder::new(open, spec.measure_start_ns),
+        measure_start_ns: spec.measure_start_ns,
         epoch: spec.epoch,
         timeout_ns: plan.timeout.as_nanos() as u64,
         pipeline: plan.pipeline as usize,
@@ -496,5 +503,6 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     spec.progress.requests.store(w.rec.requests, Ordering::Relaxed);
     spec.progress.errors.store(w.rec.errors.total(), Ordering::Relaxed);
     let cpu1 = crate::usage::thread_cpu();
-    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1) })
+    let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
+    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved })
 }

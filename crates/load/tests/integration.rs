@@ -269,3 +269,21 @@ fn open_model_with_pipelining() {
     assert!((st.requests as f64 - 800.0).abs() < 40.0, "{}", st.requests);
     assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
 }
+
+#[test]
+fn connections_a_server_never_answers_are_reported_as_starved() {
+    let s = Server::start(Mode::OneAtATime);
+    let plan = quick(&s.url()).connections(4).threads(1).duration(Duration::from_millis(500)).timeout(Duration::from_secs(5)).build().unwrap();
+    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(5));
+    assert!(r.steps[0].requests > 10, "the one served connection made progress");
+    assert!(
+        r.steps[0].warnings.iter().any(|w| matches!(w, Warning::StarvedConnections { starved, connections: 4, .. } if *starved >= 2)),
+        "{:?}",
+        r.steps[0].warnings
+    );
+    // A server that answers every connection leaves none starved.
+    let ok = Server::start(Mode::Ok);
+    let plan = quick(&ok.url()).connections(4).duration(Duration::from_millis(300)).build().unwrap();
+    let r = run(&plan).unwrap();
+    assert!(!r.steps[0].warnings.iter().any(|w| matches!(w, Warning::StarvedConnections { .. })));
+}

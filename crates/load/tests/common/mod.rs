@@ -27,6 +27,9 @@ pub enum Mode {
     /// Answer each request, but hold every answer during the first
     /// `freeze_ms` of every `period_ms` (all connections at once).
     Freeze { period_ms: u64, freeze_ms: u64 },
+    /// Like `Ok`, but one connection at a time, kept until the client closes it (a blocking
+    /// server with one worker and keep-alive, as uWSGI's http11 socket with one process).
+    OneAtATime,
 }
 
 pub struct Server {
@@ -54,6 +57,10 @@ impl Server {
                     Ok((c, _)) => {
                         a.fetch_add(1, Ordering::Relaxed);
                         let (r, s) = (r.clone(), s.clone());
+                        if let Mode::OneAtATime = mode {
+                            serve(c, Mode::Ok, r, s, t0);
+                            continue;
+                        }
                         conns.push(std::thread::spawn(move || serve(c, mode, r, s, t0)));
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(1)),
@@ -103,7 +110,7 @@ fn serve(mut c: TcpStream, mode: Mode, reqs: Arc<AtomicU64>, stop: Arc<AtomicBoo
             start += p + 4;
             reqs.fetch_add(1, Ordering::Relaxed);
             match mode {
-                Mode::Ok => out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!"),
+                Mode::Ok | Mode::OneAtATime => out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!"),
                 Mode::Chunked => out.extend_from_slice(
                     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n7;x=y\r\n World!\r\n0\r\n\r\n",
                 ),
