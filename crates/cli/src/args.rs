@@ -17,7 +17,7 @@ pub enum Command {
     /// Write the scenario fixtures into a directory
     Fixtures(FixturesArgs),
     /// List stacks, their scenarios and whether their toolchain is present
-    Stacks(CommonArgs),
+    Stacks(StacksArgs),
     /// Install and build stacks (cached: redone only when their files change)
     Setup(SetupArgs),
     /// Start stacks and check every scenario contract, without measuring
@@ -33,6 +33,15 @@ pub struct CommonArgs {
     /// The project folder holding stacks/ and services/ (default: found from the current folder)
     #[arg(long, env = "BAKEOFF_ROOT")]
     pub root: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct StacksArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Print a Markdown table (as in the README)
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 #[derive(Args)]
@@ -123,6 +132,9 @@ pub struct RunArgs {
     /// After an open-model schedule, also measure the closed-model maximum
     #[arg(long)]
     pub max_throughput: bool,
+    /// Skip the store ceiling (the database's own throughput for the products/document query)
+    #[arg(long)]
+    pub no_ceiling: bool,
     /// Reconnect after this many requests per connection
     #[arg(long)]
     pub requests_per_conn: Option<u64>,

@@ -65,6 +65,11 @@ pub fn install_ctrl_c() {
 pub fn print_event(event: Event<'_>) {
     match event {
         Event::ServiceStarting(s) => eprintln!("starting service {s}"),
+        Event::CeilingMeasured(c) => eprintln!(
+            "store ceiling {} ({}, {} connections): {:.0} queries/s, mean {:.0} us",
+            c.store, c.client, c.connections, c.queries_per_sec, c.mean_latency_us
+        ),
+        Event::CeilingFailed { store, error } => eprintln!("warning: store ceiling of {store} not measured: {error}"),
         Event::RampCalibrated { ramp, baseline_max } => {
             eprintln!("baseline maximum {baseline_max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)")
         }

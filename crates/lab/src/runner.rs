@@ -33,6 +33,8 @@ pub struct LoadSettings {
     pub ramp: Option<String>,
     /// After an open-model schedule, also measure the closed-model maximum (one more step).
     pub max_throughput: bool,
+    /// Measure the store ceiling of the data scenarios (products, document).
+    pub ceiling: bool,
     pub requests_per_conn: Option<u64>,
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
@@ -45,6 +47,8 @@ pub struct LoadSettings {
 pub enum Event<'a> {
     ServiceStarting(&'a str),
     RampCalibrated { ramp: &'a str, baseline_max: f64 },
+    CeilingMeasured(&'a crate::ceiling::CeilingRecord),
+    CeilingFailed { store: &'a str, error: String },
     Verified(&'a VerifyReport),
     TrialStarting { cell: &'a CellKey, trial: u32, trials: u32 },
     TrialDone(&'a TrialRecord),
@@ -332,6 +336,9 @@ impl<'a> Lab<'a> {
         if self.settings.ramp.as_deref() == Some("auto") {
             self.calibrate_ramp(&measurable)?;
         }
+        if self.settings.ceiling && !self.cancel.load(Ordering::Relaxed) {
+            self.measure_ceilings(&run.id, &measurable)?;
+        }
         'trials: for trial in 1..=self.settings.trials {
             for cell in &measurable {
                 if self.cancel.load(Ordering::Relaxed) {
@@ -363,6 +370,42 @@ impl<'a> Lab<'a> {
 }
 
 impl Lab<'_> {
+    /// Measures the backing stores' own throughput for the data scenarios' queries (the store
+    /// ceiling), once per store the measured cells use. A failure is reported, not fatal: the
+    /// stacks' numbers stand without it.
+    fn measure_ceilings(&mut self, run_id: &str, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
+        use crate::ceiling::{self, CeilingStore};
+        let products = |db: Option<Database>| cells.iter().any(|c| c.scenario == Scenario::Products && (c.variant.database == Some(Database::Postgres)) == (db == Some(Database::Postgres)));
+        let mut wanted: Vec<&str> = Vec::new();
+        if products(Some(Database::Sqlite)) {
+            wanted.push("sqlite");
+        }
+        if products(Some(Database::Postgres)) {
+            wanted.push("postgres");
+        }
+        if cells.iter().any(|c| c.scenario == Scenario::Document) {
+            wanted.push("docstore");
+        }
+        let sqlite = self.data_dir.join("products.sqlite");
+        let (connections, duration, cpus) = (self.settings.connections, self.settings.duration, self.settings.server_cpus.clone());
+        for name in wanted {
+            let store = match name {
+                "postgres" => self.services.postgres.as_ref().map(CeilingStore::Postgres),
+                "docstore" => self.services.docstore.as_ref().map(CeilingStore::Docstore),
+                _ => Some(CeilingStore::Sqlite(&sqlite)),
+            };
+            let Some(store) = store else { continue };
+            match ceiling::measure(store, run_id, connections, duration, &cpus) {
+                Ok(record) => {
+                    self.sink.record_ceiling(&record)?;
+                    (self.events)(Event::CeilingMeasured(&record));
+                }
+                Err(e) => (self.events)(Event::CeilingFailed { store: name, error: e.to_string() }),
+            }
+        }
+        Ok(())
+    }
+
     /// Replaces `--ramp auto` by a ladder from 40% to 100% of the baseline's closed-model maximum,
     /// measured now, in five equal steps of the run's duration.
     fn calibrate_ramp(&mut self, cells: &[&Cell<'_>]) -> anyhow::Result<()> {

@@ -19,6 +19,7 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     lab.settings.trials = 2;
+    lab.settings.ceiling = true;
     let scenarios = [Scenario::Hello, Scenario::Products];
     let stacks = [stack];
     let cells = bakeoff_lab::cells::plan(&stacks, Some(&scenarios), Some(&["default".to_string(), "sqlite".to_string()]), &[1]).unwrap();
@@ -50,4 +51,8 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
         assert!(t.server.cpu_us_per_request > 0.0);
     }
     assert_eq!(sink.finished, [("test-run".to_string(), "complete".to_string())]);
+    // products on SQLite: the store ceiling of SQLite was measured once, beside the stack.
+    assert_eq!(sink.ceilings.len(), 1, "{:?}", sink.ceilings);
+    assert_eq!((sink.ceilings[0].store.as_str(), sink.ceilings[0].scenario.as_str()), ("sqlite", "products"));
+    assert!(sink.ceilings[0].queries_per_sec > 100.0);
 }

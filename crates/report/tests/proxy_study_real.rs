@@ -43,6 +43,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         rate: None,
         ramp: Some("400:400:1s:800".into()),
         max_throughput: true,
+        ceiling: false,
         requests_per_conn: Some(50),
         timeout: Duration::from_secs(5),
         trials: 1,

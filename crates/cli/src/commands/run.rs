@@ -24,6 +24,7 @@ pub fn default_settings() -> LoadSettings {
         rate: None,
         ramp: None,
         max_throughput: false,
+        ceiling: true,
         requests_per_conn: None,
         timeout: Duration::from_secs(10),
         trials: 3,
@@ -120,6 +121,7 @@ fn settings(args: &RunArgs, study: &Study) -> Result<LoadSettings> {
     s.ramp = args.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = args.requests_per_conn.or(study.requests_per_conn);
     s.max_throughput = args.max_throughput || study.max_throughput;
+    s.ceiling = !args.no_ceiling;
     if let Some(c) = &args.server_cpus {
         s.server_cpus = bakeoff_lab::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?;
     }

@@ -1,12 +1,30 @@
 //! `bakeoff stacks`: every stack with its seed, scenarios, variants and toolchain status.
 
-use crate::args::CommonArgs;
+use crate::args::StacksArgs;
 use crate::context;
 use std::process::ExitCode;
 
-pub fn run(args: &CommonArgs) -> anyhow::Result<ExitCode> {
-    let root = context::project_root(args)?;
+pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
+    let root = context::project_root(&args.common)?;
     let catalog = context::catalog(&root);
+    if args.markdown {
+        println!("| stack | seed | runtime | framework | server | scenarios | variants |\n|---|---|---|---|---|---|---|");
+        for s in &catalog.stacks {
+            let scenarios: Vec<&str> = s.scenarios.iter().map(|x| x.id()).collect();
+            let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+            println!(
+                "| `{}` | {} | {} | {} | {} | {} | {} |",
+                s.name,
+                s.seed.as_deref().unwrap_or("-"),
+                s.runtime,
+                s.framework,
+                s.server,
+                scenarios.join(", "),
+                variants.join(", ")
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     println!("{:<34} {:<5} {:<10} {:<52} {}", "stack", "seed", "toolchain", "scenarios", "variants");
     for s in &catalog.stacks {
         let tools = bakeoff_lab::catalog::toolchain_present(s);

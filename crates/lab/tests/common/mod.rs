@@ -44,6 +44,7 @@ pub fn quick_settings() -> LoadSettings {
         rate: None,
         ramp: None,
         max_throughput: false,
+        ceiling: false,
         requests_per_conn: None,
         timeout: Duration::from_secs(5),
         trials: 1,
