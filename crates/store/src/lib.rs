@@ -4,12 +4,11 @@
 
 mod read;
 mod schema;
-mod time;
 mod write;
 
 pub use read::{RunData, RunListing};
 pub use schema::SCHEMA_VERSION;
-pub use time::now_rfc3339;
+pub use bakeoff_lab::now_rfc3339;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
