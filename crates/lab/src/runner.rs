@@ -263,7 +263,7 @@ impl<'a> Lab<'a> {
     /// Runs the closed model at the same connection count right after an open schedule and adds
     /// its step (label "max", no target rate) to the report: the cell's maximum throughput.
     fn append_closed_max(&self, report: &mut bakeoff_load::LoadReport, cell: &Cell<'_>, addr: SocketAddr) -> Result<(), LabError> {
-        let mut closed = self.clone_settings();
+        let mut closed = self.settings.clone();
         closed.ramp = None;
         closed.rate = None;
         let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
@@ -277,10 +277,6 @@ impl<'a> Lab<'a> {
         report.client.cpu_user_s += max.client.cpu_user_s;
         report.client.cpu_system_s += max.client.cpu_system_s;
         Ok(())
-    }
-
-    fn clone_settings(&self) -> LoadSettings {
-        self.settings.clone()
     }
 
     fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
@@ -447,9 +443,4 @@ fn dedup(mut v: Vec<Scenario>) -> Vec<Scenario> {
     v.sort();
     v.dedup();
     v
-}
-
-/// True for stacks whose cells are proxies (measured against nginx's bodies).
-pub fn is_proxy(stack: &Stack) -> bool {
-    stack.kind != StackKind::Http
 }

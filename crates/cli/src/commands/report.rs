@@ -6,7 +6,12 @@ use std::process::ExitCode;
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let format: bakeoff_report::Format = args.format.parse().map_err(|e| anyhow::anyhow!("--format: {e}"))?;
-    let store = bakeoff_store::Store::open(&args.db)?;
+    // A relative --db is inside the project folder, as `bakeoff run` writes it.
+    let db = match crate::context::project_root(&crate::args::CommonArgs { root: None }) {
+        Ok(root) if args.db.is_relative() => root.join(&args.db),
+        _ => args.db.clone(),
+    };
+    let store = bakeoff_store::Store::open(&db)?;
     let id = match &args.run {
         Some(id) => id.clone(),
         None => store.latest_run_id()?.context("the results database has no runs yet\n  hint: run `bakeoff run` first")?,

@@ -19,7 +19,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let scenarios = scenario_filter(&args.selection.scenarios)?;
     crate::commands::setup::setup_stacks(&stacks, &root, false);
     context::install_ctrl_c();
-    let mut store = bakeoff_store::Store::open(&args.db)?;
+    let mut store = bakeoff_store::Store::open(&root.join(&args.db))?;
     let run = new_run(&root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     store.begin_run(&run)?;
