@@ -7,6 +7,7 @@ pub mod summary;
 pub mod catalog;
 pub mod ceiling;
 pub mod cells;
+pub mod cgroup;
 pub mod duration;
 pub mod error;
 pub mod fixtures;

@@ -15,6 +15,8 @@ pub struct ServerProcess {
     pub child: Child,
     pub log: PathBuf,
     exited: Option<ExitStatus>,
+    /// Declared after `child` so it is dropped (removed) after the process was stopped.
+    cpu_group: Option<crate::cgroup::CpuGroup>,
 }
 
 pub struct Launch<'a> {
@@ -58,11 +60,20 @@ impl ServerProcess {
             log: launch.log.clone(),
             log_tail: String::new(),
         })?;
-        Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None })
+        // Placed right after spawn: workers forked later inherit the group; any forked earlier
+        // still carry the affinity set before exec.
+        let group_name = format!("{}-{}", launch.name.replace('/', "-"), child.id());
+        let cpu_group = crate::cgroup::CpuGroup::place(&group_name, child.id(), launch.cpus);
+        Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, cpu_group })
     }
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// How this server is held on its CPUs.
+    pub fn placement(&self) -> &'static str {
+        if self.cpu_group.is_some() { "cgroup cpuset" } else { "sched_setaffinity" }
     }
 
     /// The exit status if the process has exited (reaping it).

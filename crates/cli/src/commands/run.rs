@@ -173,7 +173,12 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         eprintln!("warning: {failed_setups} stack(s) failed to set up; their cells will fail verification");
     }
     context::install_ctrl_c();
-    let settings_json = serde_json::json!({ "load": &settings, "study": &study, "workers": workers });
+    let settings_json = serde_json::json!({
+        "load": &settings,
+        "study": &study,
+        "workers": workers,
+        "cpu_placement": bakeoff_lab::cgroup::describe_placement(),
+    });
     let mut run = new_run(&root, &study.name, settings_json);
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
