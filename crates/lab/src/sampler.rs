@@ -97,10 +97,11 @@ pub fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
     s
 }
 
-/// A running sampler; `finish` stops it and returns the samples.
+/// A running sampler; `finish` stops it and returns the samples. Dropped without `finish` (an
+/// early return on an error), it still stops its thread.
 pub struct Sampler {
     stop: Arc<AtomicBool>,
-    handle: JoinHandle<Vec<ProcessSample>>,
+    handle: Option<JoinHandle<Vec<ProcessSample>>>,
 }
 
 impl Sampler {
@@ -128,12 +129,21 @@ impl Sampler {
                 out
             })
             .expect("spawn sampler thread");
-        Sampler { stop, handle }
+        Sampler { stop, handle: Some(handle) }
     }
 
-    pub fn finish(self) -> Vec<ProcessSample> {
+    pub fn finish(mut self) -> Vec<ProcessSample> {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle.join().unwrap_or_default()
+        self.handle.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default()
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
     }
 }
 
