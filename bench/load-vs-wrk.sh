@@ -2,18 +2,25 @@
 # bakeoff-load vs wrk against one nginx worker on loopback.
 #
 # nginx is pinned to CPU 0, the client to CPU 1, one client thread. For
-# connections 16, 64, 256 (and a 16-deep pipeline at 64) it alternates wrk and
-# bakeoff-load runs and prints the medians of requests/s and client CPU time
-# per request (utime+stime from /usr/bin/time), with ratios load/wrk, and the
-# client's peak RSS at 1000 connections.
+# connections 16, 64, 256 (and a 16-deep pipeline at 64) each round runs wrk and
+# bakeoff-load back to back (which goes first alternates), and
+# bench/load/compare.py prints, per config, the median of the paired ratios
+# load/wrk of requests/s and of client CPU time per request (utime+stime from
+# /usr/bin/time) with a sign-test 95% interval and a verdict against 1.0x; then
+# the client's peak RSS at 1000 connections. The raw rounds are kept in
+# bench/results/ for anyone who wants to recompute.
 #
-#   bench/load-vs-wrk.sh           # 5 rounds x 5 s per client and config
-#   bench/load-vs-wrk.sh --quick   # 1 round x 2 s
+#   bench/load-vs-wrk.sh           # 9 rounds x 4 s per client and config (~6 min)
+#   bench/load-vs-wrk.sh --quick   # 1 round x 2 s (no intervals)
+#   ROUNDS=15 DUR=5 bench/load-vs-wrk.sh
 #   LOAD_BIN=/path/bakeoff-load bench/load-vs-wrk.sh   # skip the cargo build
 set -euo pipefail
 
-ROUNDS=5
-DUR=5
+# Many short rounds beat few long ones here: a run's speed is set early (the
+# machine's noise comes in modes that last a whole run), so more runs, not
+# longer ones, narrow the interval.
+ROUNDS=${ROUNDS:-9}
+DUR=${DUR:-4}
 case "${1:-}" in
   --quick) ROUNDS=1; DUR=2 ;;
   "") ;;
@@ -94,36 +101,38 @@ run() {
   echo "$rps $reqs $(python3 -c "print($u+$s)") $m"
 }
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+RAW="$ROOT/bench/results/load-vs-wrk-$(date -u +%Y%m%dT%H%M%SZ).txt"
+mkdir -p "$(dirname "$RAW")"
 
-printf '%-14s %12s %12s %7s %12s %12s %7s\n' config wrk_rps load_rps ratio wrk_us/req load_us/req ratio
 bench_config() {
-  local label=$1 conns=$2 wrkx=$3 loadx=$4
-  : >"$TMP/w_rps"; : >"$TMP/l_rps"; : >"$TMP/w_cpr"; : >"$TMP/l_cpr"
-  for _ in $(seq "$ROUNDS"); do
-    # shellcheck disable=SC2086
-    read -r rps reqs cpu _ < <(run wrk "$conns" "$DUR" $wrkx)
-    echo "$rps" >>"$TMP/w_rps"; python3 -c "print($cpu*1e6/max($reqs,1))" >>"$TMP/w_cpr"
-    # shellcheck disable=SC2086
-    read -r rps reqs cpu _ < <(run load "$conns" "$DUR" $loadx)
-    echo "$rps" >>"$TMP/l_rps"; python3 -c "print($cpu*1e6/max($reqs,1))" >>"$TMP/l_cpr"
+  local label=$1 conns=$2 wrkx=$3 loadx=$4 r first second client
+  for r in $(seq "$ROUNDS"); do
+    # Alternate who goes first, so neither client always runs on a warmer nginx.
+    if ((r % 2)); then first=wrk; second=load; else first=load; second=wrk; fi
+    for client in $first $second; do
+      local extra=$loadx
+      [ "$client" = wrk ] && extra=$wrkx
+      # shellcheck disable=SC2086
+      read -r rps reqs cpu rss < <(run "$client" "$conns" "$DUR" $extra)
+      echo "$label $r $client $rps $reqs $cpu $rss" >>"$RAW"
+    done
   done
-  local wr lr wc lc
-  wr=$(median <"$TMP/w_rps"); lr=$(median <"$TMP/l_rps")
-  wc=$(median <"$TMP/w_cpr"); lc=$(median <"$TMP/l_cpr")
-  python3 - "$label" "$wr" "$lr" "$wc" "$lc" <<'PY'
-import sys
-l, wr, lr, wc, lc = sys.argv[1], *map(float, sys.argv[2:])
-print(f"{l:<14} {wr:12.0f} {lr:12.0f} {lr/wr:6.2f}x {wc:12.3f} {lc:12.3f} {lc/wc:6.2f}x")
-PY
 }
 
+{
+  echo "# bench/load-vs-wrk.sh $(date -u +%FT%TZ) rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU"
+  echo "# $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "# $("$NGINX" -v 2>&1), $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2), bakeoff-load $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "# config round client rps requests cpu_s max_rss_kb"
+} >"$RAW"
 for c in 16 64 256; do
   bench_config "c=$c" "$c" "" ""
 done
-bench_config "c=64 pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
+bench_config "c=64,pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
+python3 "$HERE/compare.py" "$RAW"
 
 read -r _ _ _ wrss < <(run wrk 1000 2)
 read -r _ _ _ lrss < <(run load 1000 2)
 python3 -c "print(f'RSS at c=1000: wrk {$wrss/1024:.1f} MiB, bakeoff-load {$lrss/1024:.1f} MiB, ratio {$lrss/$wrss:.2f}x')"
+echo "raw rounds: ${RAW#"$ROOT"/}"
 echo "rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU nginx=$("$NGINX" -v 2>&1 | sed 's/.*\///') $(date -u +%F)"
