@@ -26,6 +26,8 @@ pub enum Command {
     Run(RunArgs),
     /// Show a stored run as text, markdown, csv, json or html
     Report(ReportArgs),
+    /// List the runs in the results database, newest first
+    Runs(RunsArgs),
 }
 
 #[derive(Args, Clone)]
@@ -157,7 +159,7 @@ pub struct RunArgs {
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// Run id (default: the latest run)
+    /// Run id (default: the newest run with measurements; `bakeoff runs` lists them)
     pub run: Option<String>,
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,
@@ -167,4 +169,13 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct RunsArgs {
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// Print JSON instead of a table
+    #[arg(long)]
+    pub json: bool,
 }

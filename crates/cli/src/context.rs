@@ -33,6 +33,19 @@ pub fn project_root(common: &CommonArgs) -> Result<PathBuf> {
     bail!("cannot find the bakeoff project folder (with stacks/ and services/)\n  hint: run from inside it or pass --root")
 }
 
+/// Opens the results database for reading commands: a relative `--db` is inside the project
+/// folder (where `bakeoff run` writes it), so `report` and `runs` work from any folder.
+pub fn open_results(db: &std::path::Path) -> Result<bakeoff_store::Store> {
+    let path = match project_root(&CommonArgs { root: None }) {
+        Ok(root) if db.is_relative() => root.join(db),
+        _ => db.to_path_buf(),
+    };
+    if !path.exists() {
+        bail!("no results database at {}\n  hint: run `bakeoff run` first, or pass --db", path.display());
+    }
+    Ok(bakeoff_store::Store::open(&path)?)
+}
+
 /// Loads the catalogue; manifest problems are printed (all at once) but do not stop other stacks.
 pub fn catalog(root: &std::path::Path) -> Catalog {
     let c = catalog::discover(&root.join("stacks"));

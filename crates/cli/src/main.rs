@@ -27,5 +27,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Verify(a) => commands::verify::run(&a),
         args::Command::Run(a) => commands::run::run(&a),
         args::Command::Report(a) => commands::report::run(&a),
+        args::Command::Runs(a) => commands::runs::run(&a),
     }
 }

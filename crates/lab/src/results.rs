@@ -104,6 +104,26 @@ pub enum LabWarning {
 }
 
 impl LabWarning {
+    /// The serialized `kind` tag: what a report groups repeated warnings by.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LabWarning::ServerDied { .. } => "server_died",
+            LabWarning::BackgroundNoise { .. } => "background_noise",
+            LabWarning::TrialsDisagree { .. } => "trials_disagree",
+            LabWarning::MemoryGrowth { .. } => "memory_growth",
+        }
+    }
+
+    /// How bad this instance is, comparable only within one kind (see `Warning::severity`).
+    pub fn severity(&self) -> f64 {
+        match self {
+            LabWarning::ServerDied { .. } => 1.0,
+            LabWarning::BackgroundNoise { cpu_percent } => *cpu_percent,
+            LabWarning::TrialsDisagree { spread_percent, .. } => *spread_percent,
+            LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
+        }
+    }
+
     pub fn message(&self) -> String {
         match self {
             LabWarning::ServerDied { exit } => format!("server died during measurement ({exit})"),

@@ -191,7 +191,8 @@ pub struct CellSummary {
     /// Spread of requests/s between the trials, (max - min) / median.
     pub rps_spread: f64,
     pub disagree: bool,
-    /// Every warning of every trial, deduplicated by message, with advice.
+    /// The trials' warnings, one per kind (the worst instance, with how many trials raised it),
+    /// then the cell's own (trials disagree), each with its advice.
     pub warnings: Vec<(String, String)>,
 }
 
@@ -221,27 +222,14 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellS
     let median = metrics[&Metric::RequestsPerSec].median;
     let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let rps_spread = if median > 0.0 && rps.len() > 1 { (hi - lo) / median } else { 0.0 };
-    let mut warnings: Vec<(String, String)> = Vec::new();
-    let mut push = |msg: String, advice: &str| {
-        if !warnings.iter().any(|(m, _)| *m == msg) {
-            warnings.push((msg, advice.to_string()));
-        }
-    };
-    for t in trials {
-        for w in t.load.warnings.iter().chain(t.load.steps[step].warnings.iter()) {
-            push(w.message(), w.advice());
-        }
-        for w in &t.warnings {
-            push(w.message(), w.advice());
-        }
-    }
+    let mut warnings = merge_trial_warnings(trials, step);
     let disagree = rps_spread > DISAGREEMENT_TOLERANCE;
     if disagree {
         let w = crate::results::LabWarning::TrialsDisagree {
             metric: "requests/s".into(),
             spread_percent: rps_spread * 100.0,
         };
-        push(w.message(), w.advice());
+        warnings.push((w.message(), w.advice().to_string()));
     }
     let s = &trials[0].load.steps[step];
     CellSummary {
@@ -254,6 +242,55 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellS
         disagree,
         warnings,
     }
+}
+
+/// The worst instance of one kind of warning over a cell's trials.
+struct WorstOfKind {
+    kind: &'static str,
+    severity: f64,
+    message: String,
+    advice: &'static str,
+    trials: usize,
+}
+
+/// One line per kind of warning, in order of first appearance: three trials that each starved a
+/// few connections make one note ("... (3 of 3 trials; the worst shown)"), not three.
+fn merge_trial_warnings(trials: &[&TrialRecord], step: usize) -> Vec<(String, String)> {
+    let mut kinds: Vec<WorstOfKind> = Vec::new();
+    for t in trials {
+        let load = t.load.warnings.iter().chain(t.load.steps[step].warnings.iter());
+        let found = load
+            .map(|w| (w.kind(), w.severity(), w.message(), w.advice()))
+            .chain(t.warnings.iter().map(|w| (w.kind(), w.severity(), w.message(), w.advice())));
+        let mut seen_in_trial: Vec<&'static str> = Vec::new();
+        for (kind, severity, message, advice) in found {
+            let counted = seen_in_trial.contains(&kind);
+            if !counted {
+                seen_in_trial.push(kind);
+            }
+            match kinds.iter_mut().find(|k| k.kind == kind) {
+                Some(k) => {
+                    if severity > k.severity {
+                        (k.severity, k.message) = (severity, message);
+                    }
+                    k.trials += usize::from(!counted);
+                }
+                None => kinds.push(WorstOfKind { kind, severity, message, advice, trials: 1 }),
+            }
+        }
+    }
+    let n = trials.len();
+    kinds
+        .into_iter()
+        .map(|k| {
+            let message = match (n, k.trials) {
+                (1, _) => k.message,
+                (_, 1) => format!("{} (1 of {n} trials)", k.message),
+                (_, m) => format!("{} ({m} of {n} trials; the worst shown)", k.message),
+            };
+            (message, k.advice.to_string())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -29,6 +29,32 @@ pub const ERROR_FRACTION: f64 = 0.01;
 pub const LAG_MS: f64 = 50.0;
 
 impl Warning {
+    /// The serialized `kind` tag: what a report groups repeated warnings by.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Warning::ClientSaturated { .. } => "client_saturated",
+            Warning::TargetRateNotReached { .. } => "target_rate_not_reached",
+            Warning::HighErrorRate { .. } => "high_error_rate",
+            Warning::ScheduleLag { .. } => "schedule_lag",
+            Warning::NoResponses { .. } => "no_responses",
+            Warning::StarvedConnections { .. } => "starved_connections",
+            Warning::Cancelled => "cancelled",
+        }
+    }
+
+    /// How bad this instance is, comparable only within one kind: of several trials' warnings of a
+    /// kind, a report shows the one with the highest severity.
+    pub fn severity(&self) -> f64 {
+        match self {
+            Warning::ClientSaturated { cpu_percent, .. } => *cpu_percent,
+            Warning::TargetRateNotReached { target_rps, achieved_rps, .. } => target_rps - achieved_rps,
+            Warning::HighErrorRate { percent, .. } => *percent,
+            Warning::ScheduleLag { max_lag_ms, .. } => *max_lag_ms,
+            Warning::StarvedConnections { starved, .. } => f64::from(*starved),
+            Warning::NoResponses { .. } | Warning::Cancelled => 1.0,
+        }
+    }
+
     pub fn message(&self) -> String {
         match self {
             Warning::ClientSaturated { cpu_percent, threads } => format!(

@@ -74,6 +74,25 @@ impl Store {
             .optional()?)
     }
 
+    /// The run a report shows by default: the newest run with at least one measured trial, so a
+    /// `bakeoff verify` (a run of checks only) does not hide the last study; the newest run of any
+    /// kind when none has trials.
+    pub fn default_report_run_id(&self) -> Result<Option<String>, StoreError> {
+        let measured = self
+            .conn
+            .query_row(
+                "SELECT r.id FROM runs r WHERE EXISTS (SELECT 1 FROM trials t WHERE t.run_id = r.id)
+                 ORDER BY r.started_at DESC, r.rowid DESC LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .optional()?;
+        match measured {
+            Some(id) => Ok(Some(id)),
+            None => self.latest_run_id(),
+        }
+    }
+
     pub fn load_run(&self, id: &str) -> Result<RunData, StoreError> {
         let (run, status, finished_at) = self
             .conn

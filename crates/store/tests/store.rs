@@ -193,6 +193,21 @@ fn latest_run_is_the_newest() {
 }
 
 #[test]
+fn default_report_run_skips_runs_without_trials() {
+    let mut s = Store::open_in_memory().unwrap();
+    assert_eq!(s.default_report_run_id().unwrap(), None);
+    s.insert_run(&RunInfo { started_at: "2024-05-01T00:00:00Z".into(), ..run("verify-only") }).unwrap();
+    // Only runs of checks: the newest of them.
+    assert_eq!(s.default_report_run_id().unwrap().as_deref(), Some("verify-only"));
+    s.insert_run(&RunInfo { started_at: "2024-05-02T00:00:00Z".into(), ..run("study") }).unwrap();
+    s.record_trial(&trial("study", "a", 1)).unwrap();
+    s.insert_run(&RunInfo { started_at: "2024-05-03T00:00:00Z".into(), ..run("later-verify") }).unwrap();
+    s.record_verification("later-verify", &verify("a")).unwrap();
+    assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("later-verify"));
+    assert_eq!(s.default_report_run_id().unwrap().as_deref(), Some("study"));
+}
+
+#[test]
 fn nan_server_numbers_read_back_as_nan() {
     let mut s = Store::open_in_memory().unwrap();
     s.insert_run(&run("r")).unwrap();

@@ -3,6 +3,7 @@
 pub mod fixtures;
 pub mod report;
 pub mod run;
+pub mod runs;
 pub mod setup;
 pub mod stacks;
 pub mod verify;

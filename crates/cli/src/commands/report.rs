@@ -6,15 +6,15 @@ use std::process::ExitCode;
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
     let format: bakeoff_report::Format = args.format.parse().map_err(|e| anyhow::anyhow!("--format: {e}"))?;
-    // A relative --db is inside the project folder, as `bakeoff run` writes it.
-    let db = match crate::context::project_root(&crate::args::CommonArgs { root: None }) {
-        Ok(root) if args.db.is_relative() => root.join(&args.db),
-        _ => args.db.clone(),
-    };
-    let store = bakeoff_store::Store::open(&db)?;
+    let store = crate::context::open_results(&args.db)?;
     let id = match &args.run {
         Some(id) => id.clone(),
-        None => store.latest_run_id()?.context("the results database has no runs yet\n  hint: run `bakeoff run` first")?,
+        None => {
+            let id = store.default_report_run_id()?.context("the results database has no runs yet\n  hint: run `bakeoff run` first")?;
+            // Said on stderr so a report piped to a file stays clean.
+            eprintln!("report of run {id} (the newest with measurements; `bakeoff runs` lists all)");
+            id
+        }
     };
     let data = store.load_run(&id)?;
     let out = bakeoff_report::render(&data, format);
