@@ -92,6 +92,14 @@ fn reports_say_what_matters() {
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,step"));
     assert!(rows.iter().skip(1).all(|r| !r.contains('"') || r.split(',').count() >= width));
+    // HTML: problems and one line per clean stack above the fold, every check (passes too) folded.
+    let html = render(&d, Format::Html);
+    let (shown, folded) = html.split_once("<details>").expect("the full check list is folded");
+    let section = shown.rsplit_once("<section id=\"verification\">").unwrap().1;
+    assert!(section.contains("the answer is cached") && section.contains("all "), "{section}");
+    let passing_check = "<td class=\"pass\">pass</td><td>body is Hello World!";
+    assert!(!section.contains(passing_check), "passing checks are folded: {section}");
+    assert!(folded.split_once("</details>").unwrap().0.contains(passing_check));
 }
 
 /// The products scenario shows both store ceilings as rows, and says that the Rust stack, at 95% of
