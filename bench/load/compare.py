@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises bench/load-vs-wrk.sh's raw rounds: paired ratios with distribution-free intervals.
 
-Input (stdin or a file): one line per run, whitespace-separated (lines starting with # are notes):
+Input (stdin, or files whose rounds are pooled): one line per run, whitespace-separated (lines starting with # are notes):
     config round client rps requests cpu_seconds max_rss_kb
 where client is `wrk` or `load`, and config may contain no spaces.
 
@@ -88,7 +88,7 @@ def summarise(order, runs):
         print(f"{config:<13} {wrk_rps:>10.0f} {load_rps:>10.0f} "
               f"{median(rps_ratio):>7.2f}x ({rl:.2f}-{rh:.2f}){'':>5} {verdict(rl, rh, True, 1.0):>12}   "
               f"{median(cpu_ratio):>7.2f}x ({cl:.2f}-{ch:.2f}){'':>5} {verdict(cl, ch, False, 1.0):>12}")
-    n = max((r for (_, r) in runs), default=0)
+    n = max((sum(1 for (c, _), v in runs.items() if c == config and len(v) == 2) for config in order), default=0)
     _, _, cov = median_interval(list(range(n)))
     print(f"ratios: median of {n} paired rounds (load/wrk); interval: sign test on the rounds, "
           f"{cov * 100:.1f}% coverage; verdict against 1.0x (req/s >= 1.0x, CPU/req <= 1.0x): "
@@ -96,8 +96,16 @@ def summarise(order, runs):
 
 
 def main():
-    src = open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin
-    order, runs = load_rows(src)
+    # Several files pool their rounds (renumbered per file), e.g. two runs of the same commit.
+    lines = []
+    for k, path in enumerate(sys.argv[1:] or ["-"]):
+        src = sys.stdin if path == "-" else open(path)
+        for line in src:
+            parts = line.split()
+            if parts and not parts[0].startswith("#"):
+                parts[1] = str(k * 100_000 + int(parts[1]))
+            lines.append(" ".join(parts))
+    order, runs = load_rows(lines)
     summarise(order, runs)
 
 
