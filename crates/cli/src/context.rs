@@ -111,5 +111,10 @@ pub fn print_event(event: Event<'_>) {
             }
         }
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
+        Event::StillBusyAfterStart { stack, cores } => eprintln!(
+            "  note: {stack} answers but still uses {:.0}% CPU while idle; warming up anyway \
+             (a longer start.ready_timeout lets its start-up finish first)",
+            cores * 100.0
+        ),
     }
 }

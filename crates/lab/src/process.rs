@@ -1,9 +1,10 @@
 //! A server process the lab started: its own process group, pinned CPUs, output to a log file, a
-//! bounded readiness wait that notices an early exit at once, and a stop that reaps the whole group.
+//! bounded readiness wait (listening, and for HTTP an answer) that notices an early exit at once,
+//! and a stop that reaps the whole group.
 
 use crate::error::LabError;
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -103,6 +104,96 @@ impl ServerProcess {
         }
     }
 
+    /// Waits until an HTTP request for `path` on `addr` gets a status line back (any status: a 404
+    /// also proves the server answers), the process exits, or `timeout` (counted from the start of
+    /// readiness) passes.
+    ///
+    /// Listening is not enough: a prefork server's master (uWSGI, gunicorn) binds the socket and
+    /// the kernel completes connections into its backlog while the workers are still importing the
+    /// application, so a warm-up that started then would be spent on start-up, or worse, the
+    /// measurement would.
+    pub fn wait_answering(&mut self, addr: SocketAddr, path: &str, timeout: Duration) -> Result<Duration, LabError> {
+        let start = Instant::now();
+        self.wait_ready(addr, timeout)?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        loop {
+            match self.probe_once(addr, &request, start, timeout) {
+                Ok(true) => return Ok(start.elapsed()),
+                Ok(false) => {}
+                Err(e) => return Err(e),
+            }
+            if start.elapsed() > timeout {
+                return Err(self.not_ready(format!(
+                    "{addr} accepted connections but sent no HTTP answer to GET {path} within {timeout:?} \
+                     (raise start.ready_timeout if its workers are just slow to start)"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// One probe connection, held until a status line, a close, the process's exit or the deadline;
+    /// reads in short slices so an exit is noticed within 200 ms. Ok(false): try again.
+    fn probe_once(&mut self, addr: SocketAddr, request: &str, start: Instant, timeout: Duration) -> Result<bool, LabError> {
+        self.still_running(addr)?;
+        let Ok(mut conn) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else { return Ok(false) };
+        if conn.write_all(request.as_bytes()).is_err() || conn.set_read_timeout(Some(Duration::from_millis(200))).is_err() {
+            return Ok(false);
+        }
+        let mut head = Vec::with_capacity(64);
+        let mut buf = [0u8; 64];
+        loop {
+            self.still_running(addr)?;
+            if start.elapsed() > timeout {
+                return Ok(false);
+            }
+            match conn.read(&mut buf) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    head.extend_from_slice(&buf[..n]);
+                    if head.len() >= 12 {
+                        return Ok(is_status_line(&head));
+                    }
+                }
+                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+
+    /// After the first answer, waits at most `limit` for the whole process tree to go quiet (under
+    /// a tenth of a core over a quarter second), so that work still going on at start-up is over
+    /// before the warm-up: a prefork server's other workers importing the application (the first
+    /// answer proves only one), a JVM compiling its start-up code. Returns None when it got quiet,
+    /// else the tree's CPU use (in cores) over the last window: a server that is busy while idle
+    /// (a background thread) is measured anyway, and the caller says so.
+    pub fn wait_quiet(&mut self, limit: Duration) -> Option<f64> {
+        const WINDOW: Duration = Duration::from_millis(250);
+        const QUIET_CORES: f64 = 0.1;
+        let start = Instant::now();
+        let leader = self.pid();
+        let mut before = crate::sampler::tree_cpu_seconds(leader);
+        loop {
+            std::thread::sleep(WINDOW);
+            let now = crate::sampler::tree_cpu_seconds(leader);
+            let cores = (now - before) / WINDOW.as_secs_f64();
+            if cores < QUIET_CORES || self.exited().is_some() {
+                return None;
+            }
+            if start.elapsed() + WINDOW > limit {
+                return Some(cores);
+            }
+            before = now;
+        }
+    }
+
+    fn still_running(&mut self, addr: SocketAddr) -> Result<(), LabError> {
+        match self.exited() {
+            Some(status) => Err(self.not_ready(format!("it exited with {status} before answering HTTP on {addr}"))),
+            None => Ok(()),
+        }
+    }
+
     pub fn not_ready(&self, reason: String) -> LabError {
         LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
     }
@@ -134,6 +225,11 @@ impl Drop for ServerProcess {
             self.stop(Duration::from_secs(3));
         }
     }
+}
+
+/// "HTTP/1.x NNN": the start of a response, whatever its status.
+fn is_status_line(head: &[u8]) -> bool {
+    head.len() >= 12 && head.starts_with(b"HTTP/1.") && head[8] == b' ' && head[9..12].iter().all(u8::is_ascii_digit)
 }
 
 fn signal_group(pgid: i32, sig: i32) {

@@ -53,6 +53,9 @@ pub enum Event<'a> {
     TrialStarting { cell: &'a CellKey, trial: u32, trials: u32 },
     TrialDone(&'a TrialRecord),
     CellFailed { cell: &'a CellKey, error: String },
+    /// The server answered but its process tree was still busy when its ready timeout ran out
+    /// (`cores`: CPU use over the last quarter second); the warm-up starts anyway.
+    StillBusyAfterStart { stack: &'a str, cores: f64 },
 }
 
 pub struct Lab<'a> {
@@ -128,7 +131,7 @@ impl<'a> Lab<'a> {
     }
 
     /// Starts the stack (a baseline has no process: its address is the upstream's).
-    fn start_stack(&self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+    fn start_stack(&mut self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         if stack.kind == StackKind::Baseline {
             let nginx = self.services.nginx.as_ref().ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
             return Ok((None, nginx.addr));
@@ -154,7 +157,13 @@ impl<'a> Lab<'a> {
             log: cell_dir.join("server.log"),
         })?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        server.wait_ready(addr, stack.ready_timeout)?;
+        // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
+        // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
+        let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };
+        let answered = server.wait_answering(addr, probe, stack.ready_timeout)?;
+        if let Some(cores) = server.wait_quiet(stack.ready_timeout.saturating_sub(answered)) {
+            (self.events)(Event::StillBusyAfterStart { stack: &stack.name, cores });
+        }
         Ok((Some(server), addr))
     }
 

@@ -84,6 +84,12 @@ fn pss_bytes(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// CPU seconds (user + system) used so far by the tree rooted at `leader`: cheaper than a full
+/// sample (no memory maps are read), for polling.
+pub fn tree_cpu_seconds(leader: u32) -> f64 {
+    tree(leader).iter().map(|(_, cpu)| cpu).sum()
+}
+
 /// One sample of the tree rooted at `leader`.
 pub fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
     let members = tree(leader);
