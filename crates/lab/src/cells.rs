@@ -5,6 +5,28 @@ use crate::error::LabError;
 use crate::manifest::{Stack, Variant};
 use crate::results::CellKey;
 use crate::scenario::Scenario;
+use std::collections::BTreeMap;
+
+/// The worker counts of a run: one list for every stack, or another for some stacks (a prefork
+/// server that holds one keep-alive connection per process needs a process per connection, where a
+/// threaded or evented one serves them all with one worker).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerCounts {
+    pub default: Vec<u32>,
+    /// Stack name -> its own list, replacing `default` for that stack.
+    pub per_stack: BTreeMap<String, Vec<u32>>,
+}
+
+impl WorkerCounts {
+    /// The same counts for every stack.
+    pub fn same(counts: &[u32]) -> WorkerCounts {
+        WorkerCounts { default: counts.to_vec(), per_stack: BTreeMap::new() }
+    }
+
+    pub fn for_stack(&self, stack: &str) -> &[u32] {
+        self.per_stack.get(stack).unwrap_or(&self.default)
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Cell<'a> {
@@ -25,7 +47,7 @@ pub fn plan<'a>(
     stacks: &[&'a Stack],
     scenarios: Option<&[Scenario]>,
     variants: Option<&[String]>,
-    workers: &[u32],
+    workers: &WorkerCounts,
 ) -> Result<Vec<Cell<'a>>, LabError> {
     let mut cells = Vec::new();
     for &stack in stacks {
@@ -37,7 +59,7 @@ pub fn plan<'a>(
                 if variants.map(|v| !v.contains(&variant.name)).unwrap_or(false) {
                     continue;
                 }
-                for &w in workers {
+                for &w in workers.for_stack(&stack.name) {
                     cells.push(Cell { stack, scenario, variant, workers: w });
                 }
             }

@@ -21,6 +21,9 @@ pub struct Study {
     pub variants: Vec<String>,
     #[serde(default)]
     pub workers: Vec<u32>,
+    /// Worker counts for some stacks instead of `workers`, e.g. `"python/werkzeug-uwsgi" = [64]`.
+    #[serde(default)]
+    pub stack_workers: std::collections::BTreeMap<String, Vec<u32>>,
     pub trials: Option<u32>,
     pub duration: Option<String>,
     pub warmup: Option<String>,
@@ -78,6 +81,14 @@ impl Study {
                 parse_duration(v).map_err(|e| err(format!("`{field}`: {e}"), "write e.g. \"10s\""))?;
             }
         }
+        for (stack, counts) in &study.stack_workers {
+            if !study.stacks.contains(stack) {
+                return Err(err(format!("`stack_workers` names `{stack}`, which the study does not run"), "add it to `stacks` or remove the line"));
+            }
+            if counts.is_empty() || counts.contains(&0) {
+                return Err(err(format!("`stack_workers.\"{stack}\"` must list worker counts of 1 or more"), "write e.g. [64]"));
+            }
+        }
         for c in &study.claims {
             if !study.stacks.contains(&c.faster) || !study.stacks.contains(&c.slower) {
                 return Err(err(format!("claim `{}` names a stack the study does not run", c.statement), "add the stack to `stacks` or fix the claim"));
@@ -128,4 +139,44 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
         ClaimVerdict::Inconclusive
     };
     ClaimResult { claim: claim.clone(), verdict, detail }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Study, LabError> {
+        let path = std::env::temp_dir().join(format!("bakeoff-study-test-{}-{}.toml", std::process::id(), text.len()));
+        std::fs::write(&path, text).unwrap();
+        let study = Study::load(&path);
+        std::fs::remove_file(&path).ok();
+        study
+    }
+
+    const HEAD: &str = "name = \"t\"\nstacks = [\"rust/actix\", \"python/werkzeug-uwsgi\"]\nworkers = [1]\n";
+
+    #[test]
+    fn stack_workers_replace_the_study_counts_for_that_stack() {
+        let study = load(&format!("{HEAD}[stack_workers]\n\"python/werkzeug-uwsgi\" = [64]\n")).unwrap();
+        let counts = crate::cells::WorkerCounts { default: study.workers.clone(), per_stack: study.stack_workers.clone() };
+        assert_eq!(counts.for_stack("python/werkzeug-uwsgi"), [64]);
+        assert_eq!(counts.for_stack("rust/actix"), [1]);
+    }
+
+    #[test]
+    fn stack_workers_must_name_a_study_stack_and_positive_counts() {
+        let unknown = load(&format!("{HEAD}[stack_workers]\n\"go/fasthttp\" = [4]\n")).unwrap_err().to_string();
+        assert!(unknown.contains("`stack_workers` names `go/fasthttp`, which the study does not run"), "{unknown}");
+        let zero = load(&format!("{HEAD}[stack_workers]\n\"rust/actix\" = [0]\n")).unwrap_err().to_string();
+        assert!(zero.contains("worker counts of 1 or more"), "{zero}");
+    }
+
+    #[test]
+    fn the_shipped_studies_load() {
+        let studies = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies");
+        for entry in std::fs::read_dir(&studies).unwrap() {
+            let path = entry.unwrap().path();
+            Study::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        }
+    }
 }

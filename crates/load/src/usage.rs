@@ -23,6 +23,11 @@ pub fn thread_cpu() -> (f64, f64) {
     rusage(who).map(|r| (tv(r.ru_utime), tv(r.ru_stime))).unwrap_or((0.0, 0.0))
 }
 
+/// User + system CPU seconds of the whole calling process, every thread included.
+pub fn process_cpu() -> f64 {
+    rusage(libc::RUSAGE_SELF).map(|r| tv(r.ru_utime) + tv(r.ru_stime)).unwrap_or(0.0)
+}
+
 /// Peak resident set size of the process in bytes.
 pub fn max_rss_bytes() -> u64 {
     // ru_maxrss is in kilobytes on Linux.

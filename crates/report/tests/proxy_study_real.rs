@@ -64,7 +64,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         services: Default::default(),
     };
     let variants = ["default".to_string(), "asyncio".to_string()];
-    let cells = bakeoff_lab::cells::plan(&stacks, Some(&[Scenario::Proxy]), Some(&variants), &[1]).unwrap();
+    let cells = bakeoff_lab::cells::plan(&stacks, Some(&[Scenario::Proxy]), Some(&variants), &bakeoff_lab::cells::WorkerCounts::same(&[1])).unwrap();
     assert_eq!(cells.len(), 3);
     let run = RunInfo {
         id: "proxy-test".into(),

@@ -4,6 +4,7 @@
 use crate::args::RunArgs;
 use crate::context;
 use anyhow::{bail, Context, Result};
+use bakeoff_lab::cells::WorkerCounts;
 use bakeoff_lab::duration::parse_duration;
 use bakeoff_lab::results::{ResultSink, RunInfo};
 use bakeoff_lab::runner::{Event, Lab, LoadSettings};
@@ -161,7 +162,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let stacks = catalog.select(&pick(&args.selection.stacks, &study.stacks))?;
     let scenarios = scenario_filter(&pick(&args.selection.scenarios, &study.scenarios))?;
     let variants = pick(&args.selection.variants, &study.variants);
-    let workers = if !args.workers.is_empty() { args.workers.clone() } else if !study.workers.is_empty() { study.workers.clone() } else { vec![1] };
+    // --workers applies to every stack; without it the study's counts (and its per-stack ones).
+    let workers = if !args.workers.is_empty() {
+        WorkerCounts::same(&args.workers)
+    } else {
+        let default = if study.workers.is_empty() { vec![1] } else { study.workers.clone() };
+        WorkerCounts { default, per_stack: study.stack_workers.clone() }
+    };
     let variant_filter = (!variants.is_empty()).then_some(variants.as_slice());
     let cells = bakeoff_lab::cells::plan(&stacks, scenarios.as_deref(), variant_filter, &workers)?;
     if args.soak.is_some() && cells.len() != 1 {
@@ -176,7 +183,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let settings_json = serde_json::json!({
         "load": &settings,
         "study": &study,
-        "workers": workers,
+        "workers": workers.default,
+        "stack_workers": workers.per_stack,
         "cpu_placement": bakeoff_lab::cgroup::describe_placement(),
     });
     let mut run = new_run(&root, &study.name, settings_json);
