@@ -232,3 +232,22 @@ impl ResultSink for MemorySink {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kind()` must be the serialized tag (what the JSON report and the store say), for every variant.
+    #[test]
+    fn lab_warning_kind_is_the_serialized_tag() {
+        let all = [
+            LabWarning::ServerDied { exit: "exit status: 1".into() },
+            LabWarning::BackgroundNoise { cpu_percent: 12.0 },
+            LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
+            LabWarning::MemoryGrowth { mib_per_min: 3.0 },
+        ];
+        for w in &all {
+            assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
+        }
+    }
+}

@@ -100,3 +100,34 @@ impl Warning {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `kind()` must be the serialized tag (what the JSON report says), for every variant.
+    #[test]
+    fn kind_is_the_serialized_tag() {
+        let step = || "main".to_string();
+        let all = [
+            Warning::ClientSaturated { cpu_percent: 95.0, threads: 1 },
+            Warning::TargetRateNotReached { step: step(), target_rps: 100.0, achieved_rps: 50.0 },
+            Warning::HighErrorRate { step: step(), errors: 5, attempts: 100, percent: 5.0 },
+            Warning::ScheduleLag { step: step(), max_lag_ms: 80.0 },
+            Warning::NoResponses { step: step() },
+            Warning::StarvedConnections { step: step(), starved: 3, connections: 4 },
+            Warning::Cancelled,
+        ];
+        for w in &all {
+            assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn severity_orders_instances_of_a_kind() {
+        let lag = |ms| Warning::ScheduleLag { step: "s".into(), max_lag_ms: ms };
+        assert!(lag(90.0).severity() > lag(60.0).severity());
+        let rate = |achieved| Warning::TargetRateNotReached { step: "s".into(), target_rps: 1000.0, achieved_rps: achieved };
+        assert!(rate(500.0).severity() > rate(900.0).severity(), "further from the target is worse");
+    }
+}
