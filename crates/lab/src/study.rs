@@ -97,6 +97,13 @@ impl Study {
         Ok(study)
     }
 
+    /// The worker counts of the study's cells: `workers` (1 when unset), with `stack_workers`
+    /// replacing them for the stacks it names.
+    pub fn worker_counts(&self) -> crate::cells::WorkerCounts {
+        let default = if self.workers.is_empty() { vec![1] } else { self.workers.clone() };
+        crate::cells::WorkerCounts { default, per_stack: self.stack_workers.clone() }
+    }
+
     pub fn duration(&self) -> Option<Duration> {
         self.duration.as_deref().and_then(|d| parse_duration(d).ok())
     }
@@ -158,9 +165,11 @@ mod tests {
     #[test]
     fn stack_workers_replace_the_study_counts_for_that_stack() {
         let study = load(&format!("{HEAD}[stack_workers]\n\"python/werkzeug-uwsgi\" = [64]\n")).unwrap();
-        let counts = crate::cells::WorkerCounts { default: study.workers.clone(), per_stack: study.stack_workers.clone() };
+        let counts = study.worker_counts();
         assert_eq!(counts.for_stack("python/werkzeug-uwsgi"), [64]);
         assert_eq!(counts.for_stack("rust/actix"), [1]);
+        let unset = load("name = \"u\"\nstacks = [\"rust/actix\"]\n").unwrap();
+        assert_eq!(unset.worker_counts().for_stack("rust/actix"), [1], "one worker when the study sets none");
     }
 
     #[test]

@@ -258,7 +258,10 @@ struct WorstOfKind {
 fn merge_trial_warnings(trials: &[&TrialRecord], step: usize) -> Vec<(String, String)> {
     let mut kinds: Vec<WorstOfKind> = Vec::new();
     for t in trials {
-        let load = t.load.warnings.iter().chain(t.load.steps[step].warnings.iter());
+        // The run-wide list also repeats every step's warnings: take only its run-wide ones, so a
+        // ramp's later step cannot lend its warnings (or a worse instance) to this one.
+        let run_wide = t.load.warnings.iter().filter(|w| w.step().is_none());
+        let load = run_wide.chain(t.load.steps[step].warnings.iter());
         let found = load
             .map(|w| (w.kind(), w.severity(), w.message(), w.advice()))
             .chain(t.warnings.iter().map(|w| (w.kind(), w.severity(), w.message(), w.advice())));

@@ -42,6 +42,19 @@ impl Warning {
         }
     }
 
+    /// The step a warning belongs to; None for run-wide ones (client saturation, cancellation).
+    /// The report's run-wide list repeats every step's warnings, so a step's own are found here.
+    pub fn step(&self) -> Option<&str> {
+        match self {
+            Warning::TargetRateNotReached { step, .. }
+            | Warning::HighErrorRate { step, .. }
+            | Warning::ScheduleLag { step, .. }
+            | Warning::NoResponses { step }
+            | Warning::StarvedConnections { step, .. } => Some(step),
+            Warning::ClientSaturated { .. } | Warning::Cancelled => None,
+        }
+    }
+
     /// How bad this instance is, comparable only within one kind: of several trials' warnings of a
     /// kind, a report shows the one with the highest severity.
     pub fn severity(&self) -> f64 {

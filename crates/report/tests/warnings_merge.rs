@@ -53,3 +53,19 @@ fn one_trial_keeps_the_plain_message() {
     let cells = summarize(&[starved(1, 5)]);
     assert_eq!(cells[0].warnings[0].0, "[main] 5 of 64 connections got no response: their waits are in no percentile");
 }
+
+#[test]
+fn a_step_keeps_its_own_warnings_and_the_run_wide_ones_only() {
+    let mut t = synthetic::trial("python-flask", "hello", 1, &[(Some(1000.0), flat_histogram()), (Some(2000.0), flat_histogram())]);
+    let late = Warning::TargetRateNotReached { step: t.load.steps[1].label.clone(), target_rps: 2000.0, achieved_rps: 1200.0 };
+    let saturated = Warning::ClientSaturated { cpu_percent: 95.0, threads: 1 };
+    t.load.steps[1].warnings.push(late.clone());
+    // As the load generator reports it: the run-wide list holds the run's own and every step's.
+    t.load.warnings = vec![saturated.clone(), late.clone()];
+    let cells = summarize(&[t]);
+    let messages = |step: usize| -> Vec<String> {
+        cells.iter().find(|c| c.step == step).unwrap().warnings.iter().map(|(m, _)| m.clone()).collect()
+    };
+    assert_eq!(messages(0), [saturated.message()], "the second step's shortfall is not the first step's");
+    assert_eq!(messages(1), [saturated.message(), late.message()]);
+}

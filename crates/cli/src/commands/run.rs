@@ -163,12 +163,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let scenarios = scenario_filter(&pick(&args.selection.scenarios, &study.scenarios))?;
     let variants = pick(&args.selection.variants, &study.variants);
     // --workers applies to every stack; without it the study's counts (and its per-stack ones).
-    let workers = if !args.workers.is_empty() {
-        WorkerCounts::same(&args.workers)
-    } else {
-        let default = if study.workers.is_empty() { vec![1] } else { study.workers.clone() };
-        WorkerCounts { default, per_stack: study.stack_workers.clone() }
-    };
+    let workers = if args.workers.is_empty() { study.worker_counts() } else { WorkerCounts::same(&args.workers) };
     let variant_filter = (!variants.is_empty()).then_some(variants.as_slice());
     let cells = bakeoff_lab::cells::plan(&stacks, scenarios.as_deref(), variant_filter, &workers)?;
     if args.soak.is_some() && cells.len() != 1 {
