@@ -13,9 +13,7 @@ pub struct Catalog {
 /// Loads every stack under `stacks_dir` (sorted by name).
 pub fn discover(stacks_dir: &Path) -> Catalog {
     let pattern = stacks_dir.join("*").join("*").join(MANIFEST_FILE);
-    let mut paths: Vec<PathBuf> = glob::glob(&pattern.to_string_lossy())
-        .map(|g| g.filter_map(Result::ok).collect())
-        .unwrap_or_default();
+    let mut paths: Vec<PathBuf> = glob::glob(&pattern.to_string_lossy()).map(|g| g.filter_map(Result::ok).collect()).unwrap_or_default();
     paths.sort();
     let mut catalog = Catalog { stacks: Vec::new(), problems: Vec::new() };
     for path in paths {
@@ -49,11 +47,7 @@ impl Catalog {
     pub fn select(&self, names: &[String]) -> Result<Vec<&Stack>, LabError> {
         let mut out: Vec<&Stack> = Vec::new();
         for name in names {
-            let matched: Vec<&Stack> = self
-                .stacks
-                .iter()
-                .filter(|s| name == "all" || s.name == *name || s.language == *name)
-                .collect();
+            let matched: Vec<&Stack> = self.stacks.iter().filter(|s| name == "all" || s.name == *name || s.language == *name).collect();
             if matched.is_empty() {
                 let known: Vec<&str> = self.stacks.iter().map(|s| s.name.as_str()).collect();
                 return Err(LabError::UnknownStack { name: name.clone(), known: known.join(", ") });
@@ -74,7 +68,5 @@ pub fn toolchain_present(stack: &Stack) -> Vec<(String, bool)> {
 }
 
 pub fn on_path(command: &str) -> bool {
-    std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file()))
-        .unwrap_or(false)
+    std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file())).unwrap_or(false)
 }

@@ -64,7 +64,13 @@ impl CeilingStore<'_> {
 
 /// Measures `store`'s ceiling with `connections` concurrent clients for `duration`, pinned to `cpus`
 /// (empty: not pinned). Bounded: the measurement plus at most 90 s of start-up and shutdown.
-pub fn measure(store: CeilingStore<'_>, run_id: &str, connections: u32, duration: Duration, cpus: &[usize]) -> Result<CeilingRecord, LabError> {
+pub fn measure(
+    store: CeilingStore<'_>,
+    run_id: &str,
+    connections: u32,
+    duration: Duration,
+    cpus: &[usize],
+) -> Result<CeilingRecord, LabError> {
     let connections = connections.max(1);
     let duration = duration.max(Duration::from_millis(200));
     let mut record = match &store {
@@ -156,7 +162,14 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
                     }
                     let rows: Vec<Product> = stmt
                         .query_map([], |r| {
-                            Ok(Product { id: r.get(0)?, name: r.get(1)?, description: r.get(2)?, price: r.get(3)?, stock: r.get(4)?, created_at: r.get(5)? })
+                            Ok(Product {
+                                id: r.get(0)?,
+                                name: r.get(1)?,
+                                description: r.get(2)?,
+                                price: r.get(3)?,
+                                stock: r.get(4)?,
+                                created_at: r.get(5)?,
+                            })
                         })
                         .and_then(|rows| rows.collect())
                         .map_err(|e| e.to_string())?;
@@ -187,7 +200,14 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
 
 fn pgbench_path() -> Option<PathBuf> {
     let mut found: Vec<PathBuf> = glob::glob("/usr/lib/postgresql/*/bin/pgbench").ok()?.filter_map(Result::ok).collect();
-    found.sort_by_key(|p| p.parent().and_then(|b| b.parent()).and_then(|v| v.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0));
+    found.sort_by_key(|p| {
+        p.parent()
+            .and_then(|b| b.parent())
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
     found.pop().or_else(|| crate::catalog::on_path("pgbench").then(|| PathBuf::from("pgbench")))
 }
 
@@ -283,13 +303,19 @@ struct BenchLine {
 
 fn docstore(d: &Docstore, connections: u32, duration: Duration, cpus: &[usize]) -> Result<CeilingRecord, String> {
     let mut c = Command::new("java");
-    c.arg("-Xmx512m")
-        .arg("-jar")
-        .arg(d.jar_path())
-        .args(["bench", &d.url, &connections.to_string(), &format!("{}", duration.as_secs_f64())]);
+    c.arg("-Xmx512m").arg("-jar").arg(d.jar_path()).args([
+        "bench",
+        &d.url,
+        &connections.to_string(),
+        &format!("{}", duration.as_secs_f64()),
+    ]);
     let mut c = pinned(c, cpus);
     let out = run_bounded(&mut c, duration + Duration::from_secs(90))?;
-    let line = out.lines().rev().find(|l| l.trim_start().starts_with('{')).ok_or_else(|| format!("no result line from `docstore bench`:\n{out}"))?;
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('{'))
+        .ok_or_else(|| format!("no result line from `docstore bench`:\n{out}"))?;
     let b: BenchLine = serde_json::from_str(line).map_err(|e| format!("cannot read `docstore bench`'s line {line:?}: {e}"))?;
     Ok(empty(format!("mongodb-driver-sync {}", DOCSTORE_DRIVER), b.seconds, b.queries, b.mean_us, Some(b.p99_us)))
 }

@@ -41,7 +41,9 @@ impl CpuGroup {
         std::fs::create_dir_all(&dir).ok()?;
         let group = CpuGroup { dir };
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
-        let mems = std::fs::read_to_string(root.join("cpuset.mems")).or_else(|_| std::fs::read_to_string(root.join("cpuset.mems.effective"))).unwrap_or_else(|_| "0".into());
+        let mems = std::fs::read_to_string(root.join("cpuset.mems"))
+            .or_else(|_| std::fs::read_to_string(root.join("cpuset.mems.effective")))
+            .unwrap_or_else(|_| "0".into());
         let ok = std::fs::write(group.dir.join("cpuset.cpus"), list.join(",")).is_ok()
             && std::fs::write(group.dir.join("cpuset.mems"), mems.trim()).is_ok()
             && std::fs::write(group.dir.join("cgroup.procs"), pid.to_string()).is_ok();

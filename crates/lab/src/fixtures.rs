@@ -165,9 +165,8 @@ fn write_sqlite(path: &Path) -> Result<()> {
 /// Writes every fixture file into `dir` (created if missing).
 pub fn write_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating fixture directory {}", dir.display()))?;
-    let write = |name: &str, bytes: &[u8]| {
-        std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()))
-    };
+    let write =
+        |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).with_context(|| format!("writing {}", dir.join(name).display()));
     write("records.msgpack", &records_msgpack())?;
     write("records.json", records_json(RECORDS).as_bytes())?;
     write("products.sql", products_sql().as_bytes())?;

@@ -47,7 +47,6 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<Fit> {
     Some(Fit { slope, intercept: my - slope * mx, r2, span: hi - lo })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,6 @@
 //! and the measured lifecycle of every cell. It drives the load generator in-process and hands its
 //! results to a `ResultSink`; it knows nothing of how results are stored or shown.
 
-pub mod results;
-pub mod summary;
 pub mod catalog;
 pub mod ceiling;
 pub mod cells;
@@ -15,12 +13,14 @@ pub mod growth;
 pub mod machine;
 pub mod manifest;
 pub mod process;
+pub mod results;
 pub mod runner;
 pub mod sampler;
 pub mod scenario;
 pub mod services;
 pub mod setup;
 pub mod study;
+pub mod summary;
 pub mod time;
 pub mod verify;
 

@@ -178,9 +178,8 @@ pub fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
 pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let file = dir.join(MANIFEST_FILE);
     let err = |problem: String, hint: &str| LabError::manifest(&file, problem, hint);
-    let raw: RawManifest = toml::from_str(text).map_err(|e| {
-        err(e.to_string().trim().to_string(), "compare with the format in docs/stacks.md (fields, types, spelling)")
-    })?;
+    let raw: RawManifest = toml::from_str(text)
+        .map_err(|e| err(e.to_string().trim().to_string(), "compare with the format in docs/stacks.md (fields, types, spelling)"))?;
 
     let language_dir = name.split('/').next().unwrap_or_default();
     if raw.language != language_dir {
@@ -189,12 +188,9 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
             "make `language` match the folder, or move the folder",
         ));
     }
-    for (field, value) in [
-        ("runtime", &raw.runtime),
-        ("framework", &raw.framework),
-        ("server", &raw.server),
-        ("description", &raw.description),
-    ] {
+    for (field, value) in
+        [("runtime", &raw.runtime), ("framework", &raw.framework), ("server", &raw.server), ("description", &raw.description)]
+    {
         if value.trim().is_empty() {
             return Err(err(format!("`{field}` is empty"), "say what it is in a few words"));
         }
@@ -208,7 +204,9 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let start = match (raw.start, kind) {
         (Some(s), _) if !s.command.trim().is_empty() => s,
         (None, StackKind::Baseline) => RawStart { command: String::new(), ready_timeout: None, warmup: None },
-        _ => return Err(err("`start.command` is missing or empty".into(), "add [start] with command = \"exec ...\" that starts the server")),
+        _ => {
+            return Err(err("`start.command` is missing or empty".into(), "add [start] with command = \"exec ...\" that starts the server"))
+        }
     };
     let scenarios = parse_scenarios(&raw.scenarios, "scenarios", &file)?;
     if scenarios.is_empty() {
@@ -406,7 +404,9 @@ scenarios = ["products"]
         assert!(e.contains("start.ready_timeout"), "{e}");
         assert!(parse_err(&GOOD.replace("description", "kind = \"grpc\"\ndescription")).contains("grpc"));
         assert!(parse_err(&GOOD.replace("description", "services = [\"redis\"]\ndescription")).contains("redis"));
-        assert!(parse_err(&GOOD.replace("\"hello\", \"products\"", "\"proxy\"").replace("scenarios = [\"products\"]", "")).contains("proxy"));
+        assert!(
+            parse_err(&GOOD.replace("\"hello\", \"products\"", "\"proxy\"").replace("scenarios = [\"products\"]", "")).contains("proxy")
+        );
     }
 
     #[test]

@@ -74,7 +74,11 @@ impl ServerProcess {
 
     /// How this server is held on its CPUs.
     pub fn placement(&self) -> &'static str {
-        if self.cpu_group.is_some() { "cgroup cpuset" } else { "sched_setaffinity" }
+        if self.cpu_group.is_some() {
+            "cgroup cpuset"
+        } else {
+            "sched_setaffinity"
+        }
     }
 
     /// The exit status if the process has exited (reaping it).
@@ -96,9 +100,9 @@ impl ServerProcess {
                 return Ok(start.elapsed());
             }
             if start.elapsed() > timeout {
-                return Err(self.not_ready(format!(
-                    "nothing listened on {addr} within {timeout:?} (raise start.ready_timeout if it is just slow)"
-                )));
+                return Err(
+                    self.not_ready(format!("nothing listened on {addr} within {timeout:?} (raise start.ready_timeout if it is just slow)"))
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }

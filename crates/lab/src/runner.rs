@@ -46,16 +46,32 @@ pub struct LoadSettings {
 /// What a run reports as it goes.
 pub enum Event<'a> {
     ServiceStarting(&'a str),
-    RampCalibrated { ramp: &'a str, baseline_max: f64 },
+    RampCalibrated {
+        ramp: &'a str,
+        baseline_max: f64,
+    },
     CeilingMeasured(&'a crate::ceiling::CeilingRecord),
-    CeilingFailed { store: &'a str, error: String },
+    CeilingFailed {
+        store: &'a str,
+        error: String,
+    },
     Verified(&'a VerifyReport),
-    TrialStarting { cell: &'a CellKey, trial: u32, trials: u32 },
+    TrialStarting {
+        cell: &'a CellKey,
+        trial: u32,
+        trials: u32,
+    },
     TrialDone(&'a TrialRecord),
-    CellFailed { cell: &'a CellKey, error: String },
+    CellFailed {
+        cell: &'a CellKey,
+        error: String,
+    },
     /// The server answered but its process tree was still busy when its ready timeout ran out
     /// (`cores`: CPU use over the last quarter second); the warm-up starts anyway.
-    StillBusyAfterStart { stack: &'a str, cores: f64 },
+    StillBusyAfterStart {
+        stack: &'a str,
+        cores: f64,
+    },
 }
 
 pub struct Lab<'a> {
@@ -131,9 +147,19 @@ impl<'a> Lab<'a> {
     }
 
     /// Starts the stack (a baseline has no process: its address is the upstream's).
-    fn start_stack(&mut self, stack: &Stack, variant: &Variant, workers: u32, label: &str) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+    fn start_stack(
+        &mut self,
+        stack: &Stack,
+        variant: &Variant,
+        workers: u32,
+        label: &str,
+    ) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         if stack.kind == StackKind::Baseline {
-            let nginx = self.services.nginx.as_ref().ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
+            let nginx = self
+                .services
+                .nginx
+                .as_ref()
+                .ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
             return Ok((None, nginx.addr));
         }
         let cell_dir = self.cell_dir(label);
@@ -224,7 +250,8 @@ impl<'a> Lab<'a> {
     pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
-        let label = format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
+        let label =
+            format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
         // A baseline's measured process is the upstream itself.
         let measured_pid = match (&server, &self.services.nginx) {
@@ -253,7 +280,11 @@ impl<'a> Lab<'a> {
         if let Some(s) = server.as_mut() {
             s.stop(Duration::from_secs(5));
         }
-        let load = load.map_err(|e| LabError::Input { what: key.label(), problem: format!("load generator: {e}"), hint: "check the load flags".into() })?;
+        let load = load.map_err(|e| LabError::Input {
+            what: key.label(),
+            problem: format!("load generator: {e}"),
+            hint: "check the load flags".into(),
+        })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server_usage = sampler::usage(&samples, requests);
         let mut warnings = Vec::new();
@@ -280,8 +311,11 @@ impl<'a> Lab<'a> {
         closed.ramp = None;
         closed.rate = None;
         let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
-        let max = bakeoff_load::run_with_cancel(&plan, self.cancel)
-            .map_err(|e| LabError::Input { what: cell.key().label(), problem: format!("load generator: {e}"), hint: "check the load flags".into() })?;
+        let max = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| LabError::Input {
+            what: cell.key().label(),
+            problem: format!("load generator: {e}"),
+            hint: "check the load flags".into(),
+        })?;
         for mut step in max.steps {
             step.label = "max".into();
             report.steps.push(step);
@@ -309,13 +343,21 @@ impl<'a> Lab<'a> {
             b = b.rate(rate);
         }
         if let Some(ramp) = &s.ramp {
-            let ramp = bakeoff_load::Ramp::parse(ramp).map_err(|e| LabError::Input { what: "--ramp".into(), problem: e.to_string(), hint: "write START:STEP:STEP_DURATION:MAX[:HOLD]".into() })?;
+            let ramp = bakeoff_load::Ramp::parse(ramp).map_err(|e| LabError::Input {
+                what: "--ramp".into(),
+                problem: e.to_string(),
+                hint: "write START:STEP:STEP_DURATION:MAX[:HOLD]".into(),
+            })?;
             b = b.ramp(ramp);
         }
         if let Some(k) = s.requests_per_conn {
             b = b.requests_per_conn(k);
         }
-        b.build().map_err(|e| LabError::Input { what: "load settings".into(), problem: e.to_string(), hint: "check --connections, --duration and --rate".into() })
+        b.build().map_err(|e| LabError::Input {
+            what: "load settings".into(),
+            problem: e.to_string(),
+            hint: "check --connections, --duration and --rate".into(),
+        })
     }
 
     /// Verifies every stack variant of `cells`, then measures the passing cells `trials` times,
@@ -331,7 +373,8 @@ impl<'a> Lab<'a> {
             }
             let id = (cell.stack.name.clone(), cell.variant.name.clone());
             if !verified.contains_key(&id) {
-                let scenarios: Vec<Scenario> = cells.iter().filter(|c| c.stack.name == id.0 && c.variant.name == id.1).map(|c| c.scenario).collect();
+                let scenarios: Vec<Scenario> =
+                    cells.iter().filter(|c| c.stack.name == id.0 && c.variant.name == id.1).map(|c| c.scenario).collect();
                 let report = self.verify_variant(cell.stack, cell.variant, &dedup(scenarios), cell.workers);
                 self.sink.record_verification(&run.id, &report)?;
                 (self.events)(Event::Verified(&report));
@@ -384,7 +427,11 @@ impl Lab<'_> {
     /// stacks' numbers stand without it.
     fn measure_ceilings(&mut self, run_id: &str, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
         use crate::ceiling::{self, CeilingStore};
-        let products = |db: Option<Database>| cells.iter().any(|c| c.scenario == Scenario::Products && (c.variant.database == Some(Database::Postgres)) == (db == Some(Database::Postgres)));
+        let products = |db: Option<Database>| {
+            cells.iter().any(|c| {
+                c.scenario == Scenario::Products && (c.variant.database == Some(Database::Postgres)) == (db == Some(Database::Postgres))
+            })
+        };
         let mut wanted: Vec<&str> = Vec::new();
         if products(Some(Database::Sqlite)) {
             wanted.push("sqlite");
@@ -418,10 +465,9 @@ impl Lab<'_> {
     /// Replaces `--ramp auto` by a ladder from 40% to 100% of the baseline's closed-model maximum,
     /// measured now, in five equal steps of the run's duration.
     fn calibrate_ramp(&mut self, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
-        let baseline = cells
-            .iter()
-            .find(|c| c.stack.kind == StackKind::Baseline)
-            .ok_or_else(|| LabError::Selection("`--ramp auto` scales the ladder to the baseline's maximum: add the c/baseline stack".into()))?;
+        let baseline = cells.iter().find(|c| c.stack.kind == StackKind::Baseline).ok_or_else(|| {
+            LabError::Selection("`--ramp auto` scales the ladder to the baseline's maximum: add the c/baseline stack".into())
+        })?;
         let saved = self.settings.clone();
         self.settings.ramp = None;
         self.settings.rate = None;

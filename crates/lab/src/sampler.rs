@@ -28,13 +28,15 @@ fn read_stat(pid: u32) -> Option<(ProcStat, f64)> {
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
 }
 
 fn all_pids() -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
-        .unwrap_or_default()
+    std::fs::read_dir("/proc").map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()).unwrap_or_default()
 }
 
 /// Processes of the tree rooted at `leader`: its process group plus every descendant (servers that
@@ -63,7 +65,11 @@ fn tree(leader: u32) -> Vec<(ProcStat, f64)> {
 fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as u64 } else { 4096 }
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
 }
 
 fn rss_bytes(pid: u32) -> u64 {
@@ -77,9 +83,7 @@ fn rss_bytes(pid: u32) -> u64 {
 fn pss_bytes(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
         .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("Pss:"))?.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
+        .and_then(|s| s.lines().find(|l| l.starts_with("Pss:"))?.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map(|kb| kb * 1024)
         .unwrap_or(0)
 }
@@ -155,7 +159,11 @@ impl Drop for Sampler {
 
 fn signed_ms(zero: Instant) -> i64 {
     let now = Instant::now();
-    if now >= zero { (now - zero).as_millis() as i64 } else { -((zero - now).as_millis() as i64) }
+    if now >= zero {
+        (now - zero).as_millis() as i64
+    } else {
+        -((zero - now).as_millis() as i64)
+    }
 }
 
 /// Server usage over the measured window (samples with t_ms >= 0), for `requests` requests.
@@ -203,11 +211,7 @@ mod tests {
 
     #[test]
     fn samples_a_real_process_tree_with_children() {
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 5 & sleep 5 & wait"])
-            .process_group(0)
-            .spawn()
-            .unwrap();
+        let mut child = std::process::Command::new("sh").args(["-c", "sleep 5 & sleep 5 & wait"]).process_group(0).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(200));
         let s = sample_tree(child.id(), 0);
         assert!(s.processes >= 3, "sh and two sleeps: {s:?}");

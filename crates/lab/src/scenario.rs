@@ -41,10 +41,7 @@ impl ServiceKind {
 impl FromStr for ServiceKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        ServiceKind::ALL
-            .into_iter()
-            .find(|k| k.id() == s)
-            .ok_or_else(|| format!("unknown service `{s}`; known: postgres, docstore, nginx"))
+        ServiceKind::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| format!("unknown service `{s}`; known: postgres, docstore, nginx"))
     }
 }
 

@@ -29,7 +29,14 @@ pub struct SetupJob<'a> {
 impl<'a> SetupJob<'a> {
     pub fn for_stack(stack: &'a Stack) -> Option<SetupJob<'a>> {
         let setup = stack.setup.as_ref()?;
-        Some(SetupJob { name: &stack.name, dir: &stack.dir, apt: &stack.apt, commands: &setup.commands, inputs: &setup.inputs, timeout: setup.timeout })
+        Some(SetupJob {
+            name: &stack.name,
+            dir: &stack.dir,
+            apt: &stack.apt,
+            commands: &setup.commands,
+            inputs: &setup.inputs,
+            timeout: setup.timeout,
+        })
     }
 }
 

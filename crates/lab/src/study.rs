@@ -74,7 +74,8 @@ pub struct ClaimResult {
 impl Study {
     pub fn load(path: &Path) -> Result<Study, LabError> {
         let err = |problem: String, hint: &str| LabError::Input { what: path.display().to_string(), problem, hint: hint.into() };
-        let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
         let study: Study = toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string(), "compare with studies/quick.toml"))?;
         for (field, v) in [("duration", &study.duration), ("warmup", &study.warmup)] {
             if let Some(v) = v {
@@ -83,7 +84,10 @@ impl Study {
         }
         for (stack, counts) in &study.stack_workers {
             if !study.stacks.contains(stack) {
-                return Err(err(format!("`stack_workers` names `{stack}`, which the study does not run"), "add it to `stacks` or remove the line"));
+                return Err(err(
+                    format!("`stack_workers` names `{stack}`, which the study does not run"),
+                    "add it to `stacks` or remove the line",
+                ));
             }
             if counts.is_empty() || counts.contains(&0) {
                 return Err(err(format!("`stack_workers.\"{stack}\"` must list worker counts of 1 or more"), "write e.g. [64]"));
@@ -91,7 +95,10 @@ impl Study {
         }
         for c in &study.claims {
             if !study.stacks.contains(&c.faster) || !study.stacks.contains(&c.slower) {
-                return Err(err(format!("claim `{}` names a stack the study does not run", c.statement), "add the stack to `stacks` or fix the claim"));
+                return Err(err(
+                    format!("claim `{}` names a stack the study does not run", c.statement),
+                    "add the stack to `stacks` or fix the claim",
+                ));
             }
         }
         Ok(study)
@@ -126,7 +133,11 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
         max_step.or_else(|| cells.filter(|s| s.step == 0).min_by_key(|s| s.cell.workers))
     };
     let (Some(a), Some(b)) = (find(&claim.faster), find(&claim.slower)) else {
-        return ClaimResult { claim: claim.clone(), verdict: ClaimVerdict::NotMeasured, detail: "a cell the claim needs was not measured".into() };
+        return ClaimResult {
+            claim: claim.clone(),
+            verdict: ClaimVerdict::NotMeasured,
+            detail: "a cell the claim needs was not measured".into(),
+        };
     };
     let (ea, eb) = (a.get(metric), b.get(metric));
     let factor = 1.0 + claim.by_percent / 100.0;

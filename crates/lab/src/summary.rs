@@ -123,7 +123,11 @@ impl Metric {
             Metric::MeanUs => l.mean_us,
             Metric::Tm999Us => l.tm999_us,
             Metric::ErrorPercent => {
-                if attempts == 0 { 0.0 } else { 100.0 * s.errors.total() as f64 / attempts as f64 }
+                if attempts == 0 {
+                    0.0
+                } else {
+                    100.0 * s.errors.total() as f64 / attempts as f64
+                }
             }
             Metric::ServerCpuPercent => trial.server.cpu_percent,
             Metric::CpuUsPerRequest => trial.server.cpu_us_per_request,
@@ -166,18 +170,27 @@ impl Estimate {
 
     /// Spread of the interval relative to the median, as a fraction.
     pub fn relative_half_width(&self) -> f64 {
-        if self.median == 0.0 { 0.0 } else { (self.ci_high - self.ci_low) / 2.0 / self.median.abs() }
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.ci_high - self.ci_low) / 2.0 / self.median.abs()
+        }
     }
 }
 
 /// Two-sided 95% quantile of Student's t distribution.
 fn student_t95(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-        2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-        2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
+        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
     ];
-    if df == 0 { f64::INFINITY } else if df <= 30 { TABLE[df - 1] } else { 1.96 }
+    if df == 0 {
+        f64::INFINITY
+    } else if df <= 30 {
+        TABLE[df - 1]
+    } else {
+        1.96
+    }
 }
 
 /// The summary of one step of one cell over its trials.
@@ -214,10 +227,8 @@ pub fn summarize(trials: &[TrialRecord]) -> Vec<CellSummary> {
 }
 
 fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellSummary {
-    let metrics: BTreeMap<Metric, Estimate> = Metric::ALL
-        .iter()
-        .map(|&m| (m, Estimate::from_values(&trials.iter().map(|t| m.of(t, step)).collect::<Vec<_>>())))
-        .collect();
+    let metrics: BTreeMap<Metric, Estimate> =
+        Metric::ALL.iter().map(|&m| (m, Estimate::from_values(&trials.iter().map(|t| m.of(t, step)).collect::<Vec<_>>()))).collect();
     let rps: Vec<f64> = trials.iter().map(|t| Metric::RequestsPerSec.of(t, step)).collect();
     let median = metrics[&Metric::RequestsPerSec].median;
     let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
@@ -225,23 +236,11 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellS
     let mut warnings = merge_trial_warnings(trials, step);
     let disagree = rps_spread > DISAGREEMENT_TOLERANCE;
     if disagree {
-        let w = crate::results::LabWarning::TrialsDisagree {
-            metric: "requests/s".into(),
-            spread_percent: rps_spread * 100.0,
-        };
+        let w = crate::results::LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: rps_spread * 100.0 };
         warnings.push((w.message(), w.advice().to_string()));
     }
     let s = &trials[0].load.steps[step];
-    CellSummary {
-        cell,
-        step,
-        step_label: s.label.clone(),
-        target_rate: s.target_rate,
-        metrics,
-        rps_spread,
-        disagree,
-        warnings,
-    }
+    CellSummary { cell, step, step_label: s.label.clone(), target_rate: s.target_rate, metrics, rps_spread, disagree, warnings }
 }
 
 /// The worst instance of one kind of warning over a cell's trials.

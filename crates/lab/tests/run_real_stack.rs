@@ -22,7 +22,13 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     lab.settings.ceiling = true;
     let scenarios = [Scenario::Hello, Scenario::Products];
     let stacks = [stack];
-    let cells = bakeoff_lab::cells::plan(&stacks, Some(&scenarios), Some(&["default".to_string(), "sqlite".to_string()]), &bakeoff_lab::cells::WorkerCounts::same(&[1])).unwrap();
+    let cells = bakeoff_lab::cells::plan(
+        &stacks,
+        Some(&scenarios),
+        Some(&["default".to_string(), "sqlite".to_string()]),
+        &bakeoff_lab::cells::WorkerCounts::same(&[1]),
+    )
+    .unwrap();
     let run = bakeoff_lab::results::RunInfo {
         id: "test-run".into(),
         started_at: bakeoff_lab::now_rfc3339(),

@@ -27,7 +27,10 @@ fn postgres_is_created_seeded_probed_and_stopped() {
     assert_eq!(name.trim(), "changed");
     let pid = pg.pid();
     drop(services);
-    assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::process::group_alive(pid as i32), "postgres must be stopped");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::process::group_alive(pid as i32),
+        "postgres must be stopped"
+    );
 }
 
 #[test]

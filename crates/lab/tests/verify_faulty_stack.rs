@@ -6,7 +6,9 @@ mod common;
 use bakeoff_lab::results::{MemorySink, Verdict, VerifyReport};
 
 fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
-    report.checks.iter().any(|c| c.scenario == scenario && c.verdict == Verdict::Fail && c.what.contains(what_contains) && !c.url.is_empty() && !c.reason.is_empty())
+    report.checks.iter().any(|c| {
+        c.scenario == scenario && c.verdict == Verdict::Fail && c.what.contains(what_contains) && !c.url.is_empty() && !c.reason.is_empty()
+    })
 }
 
 #[test]

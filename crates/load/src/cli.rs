@@ -193,8 +193,7 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if let Some(path) = &args.hdr_log {
-        write_hdr_log(path, &out.details, start)
-            .map_err(|e| anyhow::anyhow!("cannot write HDR log {}: {e}", path.display()))?;
+        write_hdr_log(path, &out.details, start).map_err(|e| anyhow::anyhow!("cannot write HDR log {}: {e}", path.display()))?;
     }
     let r = &out.report;
     let mut stdout = std::io::stdout().lock();

@@ -38,7 +38,9 @@ impl PlanError {
     /// One line telling the user what to do about it.
     pub fn hint(&self) -> &'static str {
         match self {
-            PlanError::BadUrl { .. } => "use http://HOST[:PORT]/PATH with HOST an IPv4/IPv6 literal (IPv6 in brackets) or localhost; https is not supported",
+            PlanError::BadUrl { .. } => {
+                "use http://HOST[:PORT]/PATH with HOST an IPv4/IPv6 literal (IPv6 in brackets) or localhost; https is not supported"
+            }
             PlanError::ZeroConnections(_) => "pass -c N with N >= 1",
             PlanError::BadThreads { .. } => "each thread needs at least one connection: lower -t or raise -c",
             PlanError::BadRate(_) => "pass --rate R with R > 0, or omit --rate for a closed (as fast as possible) run",

@@ -151,8 +151,7 @@ pub fn write_hdr_log(path: &Path, details: &[StepDetail], start: SystemTime) -> 
         let tag: String = d.label.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect();
         for (i, h) in d.seconds.iter().enumerate() {
             let start = Duration::from_secs_f64(d.start_offset_s + i as f64);
-            w.write_histogram(h, start, Duration::from_secs(1), Tag::new(&tag))
-                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+            w.write_histogram(h, start, Duration::from_secs(1), Tag::new(&tag)).map_err(|e| std::io::Error::other(format!("{e:?}")))?;
         }
     }
     drop(w);

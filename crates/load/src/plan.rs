@@ -128,27 +128,87 @@ pub struct LoadPlanBuilder {
 }
 
 impl LoadPlanBuilder {
-    pub fn connections(mut self, n: u32) -> Self { self.connections = n; self }
-    pub fn threads(mut self, n: u32) -> Self { self.threads = n; self }
-    pub fn duration(mut self, d: Duration) -> Self { self.duration = d; self }
-    pub fn requests(mut self, n: u64) -> Self { self.requests = Some(n); self }
-    pub fn rate(mut self, r: f64) -> Self { self.rate = Some(r); self }
-    pub fn ramp(mut self, r: Ramp) -> Self { self.ramp = Some(r); self }
-    pub fn conn_ladder(mut self, l: Vec<u32>) -> Self { self.conn_ladder = Some(l); self }
-    pub fn step_duration(mut self, d: Duration) -> Self { self.step_duration = Some(d); self }
-    pub fn warmup(mut self, d: Duration) -> Self { self.warmup = d; self }
-    pub fn timeout(mut self, d: Duration) -> Self { self.timeout = d; self }
-    pub fn pipeline(mut self, p: u32) -> Self { self.pipeline = p; self }
-    pub fn close(mut self, c: bool) -> Self { self.close = c; self }
-    pub fn requests_per_conn(mut self, k: u64) -> Self { self.requests_per_conn = Some(k); self }
-    pub fn expect_status(mut self, s: u16) -> Self { self.checks.expect_status = Some(s); self }
-    pub fn expect_length(mut self, n: u64) -> Self { self.checks.expect_length = Some(n); self }
-    pub fn expect_body_hash(mut self, h: u64) -> Self { self.checks.expect_body_hash = Some(h); self }
-    pub fn method(mut self, m: &str) -> Self { self.method = m.to_string(); self }
-    pub fn body(mut self, b: impl Into<Vec<u8>>) -> Self { self.body = Some(b.into()); self }
-    pub fn pin_cpus(mut self, cpus: Vec<usize>) -> Self { self.pin_cpus = cpus; self }
+    pub fn connections(mut self, n: u32) -> Self {
+        self.connections = n;
+        self
+    }
+    pub fn threads(mut self, n: u32) -> Self {
+        self.threads = n;
+        self
+    }
+    pub fn duration(mut self, d: Duration) -> Self {
+        self.duration = d;
+        self
+    }
+    pub fn requests(mut self, n: u64) -> Self {
+        self.requests = Some(n);
+        self
+    }
+    pub fn rate(mut self, r: f64) -> Self {
+        self.rate = Some(r);
+        self
+    }
+    pub fn ramp(mut self, r: Ramp) -> Self {
+        self.ramp = Some(r);
+        self
+    }
+    pub fn conn_ladder(mut self, l: Vec<u32>) -> Self {
+        self.conn_ladder = Some(l);
+        self
+    }
+    pub fn step_duration(mut self, d: Duration) -> Self {
+        self.step_duration = Some(d);
+        self
+    }
+    pub fn warmup(mut self, d: Duration) -> Self {
+        self.warmup = d;
+        self
+    }
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = d;
+        self
+    }
+    pub fn pipeline(mut self, p: u32) -> Self {
+        self.pipeline = p;
+        self
+    }
+    pub fn close(mut self, c: bool) -> Self {
+        self.close = c;
+        self
+    }
+    pub fn requests_per_conn(mut self, k: u64) -> Self {
+        self.requests_per_conn = Some(k);
+        self
+    }
+    pub fn expect_status(mut self, s: u16) -> Self {
+        self.checks.expect_status = Some(s);
+        self
+    }
+    pub fn expect_length(mut self, n: u64) -> Self {
+        self.checks.expect_length = Some(n);
+        self
+    }
+    pub fn expect_body_hash(mut self, h: u64) -> Self {
+        self.checks.expect_body_hash = Some(h);
+        self
+    }
+    pub fn method(mut self, m: &str) -> Self {
+        self.method = m.to_string();
+        self
+    }
+    pub fn body(mut self, b: impl Into<Vec<u8>>) -> Self {
+        self.body = Some(b.into());
+        self
+    }
+    pub fn pin_cpus(mut self, cpus: Vec<usize>) -> Self {
+        self.pin_cpus = cpus;
+        self
+    }
     /// Adds another URL; requests go round-robin over the URLs.
-    pub fn url(mut self, u: &str) -> Self { self.urls.push(u.to_string()); self }
+    pub fn url(mut self, u: &str) -> Self {
+        self.urls.push(u.to_string());
+        self
+    }
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.trim().to_string(), value.trim().to_string()));
         self
@@ -277,7 +337,13 @@ pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (authority, path) = rest.split_at(end);
     let path = path.split('#').next().unwrap_or("");
-    let path = if path.is_empty() { "/".to_string() } else if path.starts_with('?') { format!("/{path}") } else { path.to_string() };
+    let path = if path.is_empty() {
+        "/".to_string()
+    } else if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
     if authority.contains('@') {
         return Err(bad("user info is not supported"));
     }
@@ -312,14 +378,7 @@ pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
     Ok((SocketAddr::new(ip, port), authority.to_string(), path))
 }
 
-fn serialize_request(
-    method: &str,
-    path: &str,
-    host: &str,
-    headers: &[(String, String)],
-    body: Option<&[u8]>,
-    close: bool,
-) -> Vec<u8> {
+fn serialize_request(method: &str, path: &str, host: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Vec<u8> {
     let mut r = Vec::with_capacity(128);
     r.extend_from_slice(format!("{method} {path} HTTP/1.1\r\n").as_bytes());
     let has = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
@@ -415,12 +474,7 @@ mod tests {
 
     #[test]
     fn request_bytes() {
-        let p = LoadPlan::builder("http://127.0.0.1:8080/a")
-            .method("post")
-            .header("X-A", "1")
-            .body("hi")
-            .build()
-            .unwrap();
+        let p = LoadPlan::builder("http://127.0.0.1:8080/a").method("post").header("X-A", "1").body("hi").build().unwrap();
         let r = String::from_utf8(p.targets[0].request.clone()).unwrap();
         assert_eq!(r, "POST /a HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nhi");
     }

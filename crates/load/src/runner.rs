@@ -197,12 +197,7 @@ pub fn run_observed(
         let attempts = rec.requests + transport;
         let errors = e.total();
         if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
-            w.push(Warning::HighErrorRate {
-                step: step.label.clone(),
-                errors,
-                attempts,
-                percent: 100.0 * errors as f64 / attempts as f64,
-            });
+            w.push(Warning::HighErrorRate { step: step.label.clone(), errors, attempts, percent: 100.0 * errors as f64 / attempts as f64 });
         }
         let lag_ms = open.then(|| rec.max_lag_ns as f64 / 1e6);
         if let Some(l) = lag_ms {

@@ -70,9 +70,9 @@ impl Warning {
 
     pub fn message(&self) -> String {
         match self {
-            Warning::ClientSaturated { cpu_percent, threads } => format!(
-                "client saturated: {cpu_percent:.0}% CPU over {threads} thread(s)"
-            ),
+            Warning::ClientSaturated { cpu_percent, threads } => {
+                format!("client saturated: {cpu_percent:.0}% CPU over {threads} thread(s)")
+            }
             Warning::TargetRateNotReached { step, target_rps, achieved_rps } => format!(
                 "[{step}] target rate not reached: {achieved_rps:.1} req/s of {target_rps:.1} ({:.1}%)",
                 100.0 * achieved_rps / target_rps

@@ -269,9 +269,7 @@ impl Worker<'_> {
             let c = self.checks;
             let verdict = if !c.status_ok(resp.status) {
                 Some(ErrorKind::Status(resp.status))
-            } else if c.expect_length.is_some_and(|l| l != resp.body_len)
-                || c.expect_body_hash.is_some_and(|h| h != resp.body_hash)
-            {
+            } else if c.expect_length.is_some_and(|l| l != resp.body_len) || c.expect_body_hash.is_some_and(|h| h != resp.body_hash) {
                 Some(ErrorKind::BodyMismatch)
             } else {
                 None

@@ -44,8 +44,12 @@ fn closed_model_counts_match_server() {
 #[test]
 fn duration_run_and_timeline() {
     let s = Server::start(Mode::Chunked);
-    let plan = quick(&s.url()).duration(Duration::from_millis(1500)).expect_length(12)
-        .expect_body_hash(bakeoff_load::fnv1a64(b"Hello World!")).build().unwrap();
+    let plan = quick(&s.url())
+        .duration(Duration::from_millis(1500))
+        .expect_length(12)
+        .expect_body_hash(bakeoff_load::fnv1a64(b"Hello World!"))
+        .build()
+        .unwrap();
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(5));
     let st = &r.steps[0];
     assert!(st.requests > 100, "{}", st.requests);
@@ -123,8 +127,8 @@ fn garbage_is_malformed() {
 #[test]
 fn partial_response_then_stall_times_out() {
     let s = Server::start(Mode::Partial);
-    let plan = quick(&s.url()).connections(2).threads(1).duration(Duration::from_millis(800))
-        .timeout(Duration::from_millis(200)).build().unwrap();
+    let plan =
+        quick(&s.url()).connections(2).threads(1).duration(Duration::from_millis(800)).timeout(Duration::from_millis(200)).build().unwrap();
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(3));
     let e = &r.steps[0].errors;
     assert!(e.timeout >= 2, "{e:?}");
@@ -228,8 +232,20 @@ fn hdr_log_and_cli_args() {
     }
     let s = Server::start(Mode::Ok);
     let cli = Cli::try_parse_from([
-        "x", "-c", "2", "-t", "1", "-d", "1200ms", "-H", "X-Test: 1", "--expect-status", "200",
-        "--expect-body-hash", &format!("{:x}", bakeoff_load::fnv1a64(b"Hello World!")), &s.url(),
+        "x",
+        "-c",
+        "2",
+        "-t",
+        "1",
+        "-d",
+        "1200ms",
+        "-H",
+        "X-Test: 1",
+        "--expect-status",
+        "200",
+        "--expect-body-hash",
+        &format!("{:x}", bakeoff_load::fnv1a64(b"Hello World!")),
+        &s.url(),
     ])
     .unwrap();
     let plan = cli.args.to_plan().unwrap();
@@ -246,8 +262,7 @@ fn hdr_log_and_cli_args() {
     for item in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&text) {
         if let Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) = item {
             let b = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, h.encoded_histogram()).unwrap();
-            let hist: hdrhistogram::Histogram<u64> =
-                hdrhistogram::serialization::Deserializer::new().deserialize(&mut &b[..]).unwrap();
+            let hist: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new().deserialize(&mut &b[..]).unwrap();
             total += hist.len();
             intervals += 1;
         }
@@ -273,7 +288,8 @@ fn open_model_with_pipelining() {
 #[test]
 fn connections_a_server_never_answers_are_reported_as_starved() {
     let s = Server::start(Mode::OneAtATime);
-    let plan = quick(&s.url()).connections(4).threads(1).duration(Duration::from_millis(500)).timeout(Duration::from_secs(5)).build().unwrap();
+    let plan =
+        quick(&s.url()).connections(4).threads(1).duration(Duration::from_millis(500)).timeout(Duration::from_secs(5)).build().unwrap();
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(5));
     assert!(r.steps[0].requests > 10, "the one served connection made progress");
     assert!(

@@ -55,7 +55,19 @@ const SEEDS: &[&[u8]] = &[
     b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n",
 ];
 
-const TOKENS: &[&[u8]] = &[b"\r\n", b"\r\n\r\n", b"0\r\n\r\n", b"Content-Length: ", b"Transfer-Encoding: chunked\r\n", b"HTTP/1.1 200 OK\r\n", b"ffff", b";", b":", b"\n", b"\0"];
+const TOKENS: &[&[u8]] = &[
+    b"\r\n",
+    b"\r\n\r\n",
+    b"0\r\n\r\n",
+    b"Content-Length: ",
+    b"Transfer-Encoding: chunked\r\n",
+    b"HTTP/1.1 200 OK\r\n",
+    b"ffff",
+    b";",
+    b":",
+    b"\n",
+    b"\0",
+];
 
 fn mutate(r: &mut Rng, base: &[u8]) -> Vec<u8> {
     let mut v = base.to_vec();

@@ -80,11 +80,8 @@ pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioVi
     }
     let limited = limited(view, sv);
     for c in ceilings {
-        let notes: Vec<(String, String)> = limited
-            .iter()
-            .filter(|l| std::ptr::eq(l.ceiling, c))
-            .map(|l| (l.sentence(), LIMIT_ADVICE.to_string()))
-            .collect();
+        let notes: Vec<(String, String)> =
+            limited.iter().filter(|l| std::ptr::eq(l.ceiling, c)).map(|l| (l.sentence(), LIMIT_ADVICE.to_string())).collect();
         let refs = t.note_refs(&notes, "");
         let dash = || "–".to_string();
         let mut row = vec![

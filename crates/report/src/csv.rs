@@ -6,11 +6,10 @@ use crate::view::ReportView;
 use bakeoff_lab::summary::Metric;
 
 pub fn render(view: &ReportView) -> String {
-    let mut header: Vec<String> =
-        ["run_id", "stack", "scenario", "variant", "workers", "step", "step_label", "target_rate", "trials"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+    let mut header: Vec<String> = ["run_id", "stack", "scenario", "variant", "workers", "step", "step_label", "target_rate", "trials"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     for m in Metric::ALL {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
@@ -71,12 +70,20 @@ pub fn render(view: &ReportView) -> String {
 
 /// Shortest round-trip decimal; empty for NaN so spreadsheets see a blank, not text.
 fn num(v: f64) -> String {
-    if v.is_finite() { format!("{v}") } else { String::new() }
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        String::new()
+    }
 }
 
 /// RFC 4180: quote fields holding a comma, quote or line break; double the quotes inside.
 fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 fn line(cells: &[String]) -> String {

@@ -139,9 +139,9 @@ pub fn render(view: &ReportView) -> String {
             rps_spread: c.rps_spread,
             disagree: c.disagree,
             warnings: c.warnings.iter().map(|(m, a)| Warning { message: m, advice: a }).collect(),
-            memory: view.memory_of(&c.cell).and_then(|m| {
-                m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })
-            }),
+            memory: view
+                .memory_of(&c.cell)
+                .and_then(|m| m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })),
         })
         .collect();
     let relative = view

@@ -42,7 +42,11 @@ pub fn grouped(v: f64) -> String {
         }
         out.push(c);
     }
-    if n < 0 { format!("-{out}") } else { out }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
 }
 
 /// A metric's median in its natural unit.
@@ -51,8 +55,14 @@ pub fn metric_value(m: Metric, v: f64) -> String {
         return "–".into();
     }
     match m {
-        Metric::P50Us | Metric::P90Us | Metric::P99Us | Metric::P999Us | Metric::P9999Us | Metric::MaxUs
-        | Metric::MeanUs | Metric::Tm999Us => latency(v),
+        Metric::P50Us
+        | Metric::P90Us
+        | Metric::P99Us
+        | Metric::P999Us
+        | Metric::P9999Us
+        | Metric::MaxUs
+        | Metric::MeanUs
+        | Metric::Tm999Us => latency(v),
         Metric::RequestsPerSec => grouped(v),
         Metric::ErrorPercent => format!("{v:.2}%"),
         Metric::ServerCpuPercent | Metric::ClientCpuPercent => format!("{v:.0}%"),
@@ -75,7 +85,11 @@ pub fn interval(e: &Estimate) -> String {
 /// "128,748 ±1.2%"
 pub fn estimate(m: Metric, e: &Estimate) -> String {
     let i = interval(e);
-    if i.is_empty() { metric_value(m, e.median) } else { format!("{} {}", metric_value(m, e.median), i) }
+    if i.is_empty() {
+        metric_value(m, e.median)
+    } else {
+        format!("{} {}", metric_value(m, e.median), i)
+    }
 }
 
 pub fn mib(bytes: u64) -> String {

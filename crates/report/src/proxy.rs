@@ -127,8 +127,6 @@ fn max_throughput(cells: &[CellSummary]) -> Vec<MaxThroughput> {
             rps,
         })
         .collect();
-    out.sort_by(|a, b| {
-        (a.cell.stack != BASELINE_STACK).cmp(&(b.cell.stack != BASELINE_STACK)).then(b.rps.median.total_cmp(&a.rps.median))
-    });
+    out.sort_by(|a, b| (a.cell.stack != BASELINE_STACK).cmp(&(b.cell.stack != BASELINE_STACK)).then(b.rps.median.total_cmp(&a.rps.median)));
     out
 }

@@ -3,8 +3,7 @@
 //! and one leaking server. Histograms are real HDR histograms, so every format reads realistic data.
 
 use bakeoff_lab::results::{
-    CeilingRecord,
-    CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
+    CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
 use bakeoff_store::RunData;
@@ -72,13 +71,7 @@ fn step(label: &str, connections: u32, target_rate: Option<f64>, h: &Histogram<u
     let requests = h.len();
     let latency = bakeoff_load::latency_stats(h);
     let timeline = (0..10)
-        .map(|s| TimelinePoint {
-            second: s,
-            requests: requests / 10,
-            errors: 0,
-            p50_us: latency.p50_us,
-            p99_us: latency.p99_us,
-        })
+        .map(|s| TimelinePoint { second: s, requests: requests / 10, errors: 0, p50_us: latency.p50_us, p99_us: latency.p99_us })
         .collect();
     StepReport {
         label: label.to_string(),
@@ -203,9 +196,7 @@ pub fn run_data() -> RunData {
         }
         // The proxy study: a rate ramp then a closed-model step for maximum throughput.
         for (ki, (stack, added, tail, max_rps)) in
-            [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)]
-                .iter()
-                .enumerate()
+            [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)].iter().enumerate()
         {
             let mut steps: Vec<(Option<f64>, Histogram<u64>)> = [5_000.0, 10_000.0, 20_000.0]
                 .iter()

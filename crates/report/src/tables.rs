@@ -4,8 +4,8 @@
 use crate::numbers::{estimate, grouped, latency, metric_value, mib};
 use crate::overhead::STATS;
 use crate::view::{ReportView, ScenarioView};
-use bakeoff_lab::study::ClaimVerdict;
 use bakeoff_lab::results::Verdict;
+use bakeoff_lab::study::ClaimVerdict;
 use bakeoff_lab::summary::{CellSummary, Metric};
 
 pub struct Table {
@@ -36,7 +36,11 @@ impl Table {
                 format!("[{}]", i + 1)
             })
             .collect();
-        if refs.is_empty() { String::new() } else { format!("⚠ {}", refs.join("")) }
+        if refs.is_empty() {
+            String::new()
+        } else {
+            format!("⚠ {}", refs.join(""))
+        }
     }
 }
 
@@ -58,7 +62,11 @@ pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
 }
 
 fn mib_or_gib(bytes: u64) -> String {
-    if bytes >= 1 << 30 { format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64) } else { mib(bytes) }
+    if bytes >= 1 << 30 {
+        format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        mib(bytes)
+    }
 }
 
 fn step_name(c: &CellSummary) -> String {
@@ -71,8 +79,21 @@ fn step_name(c: &CellSummary) -> String {
 /// Every step of every cell of a scenario, with the relative speed of the headline rows.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
     let mut t = Table::new(&[
-        "stack", "variant", "workers", "step", "req/s (95% CI)", "vs fastest", "p50", "p99", "p99.9", "max", "errors",
-        "CPU µs/req", "peak RSS MiB", "RSS MiB/min", "warnings",
+        "stack",
+        "variant",
+        "workers",
+        "step",
+        "req/s (95% CI)",
+        "vs fastest",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "errors",
+        "CPU µs/req",
+        "peak RSS MiB",
+        "RSS MiB/min",
+        "warnings",
     ]);
     for c in &sv.rows {
         let rel = sv
@@ -118,7 +139,15 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
     let mut t = Table::new(&["stack", "variant", "scenario", "verdict", "check", "url", "reason"]);
     for v in &view.data.verifications {
         if !all_checks && v.verdict() == Verdict::Pass {
-            t.rows.push(vec![v.stack.clone(), v.variant.clone(), "*".into(), "pass".into(), format!("all {} checks", v.checks.len()), String::new(), String::new()]);
+            t.rows.push(vec![
+                v.stack.clone(),
+                v.variant.clone(),
+                "*".into(),
+                "pass".into(),
+                format!("all {} checks", v.checks.len()),
+                String::new(),
+                String::new(),
+            ]);
             continue;
         }
         for c in v.checks.iter().filter(|c| all_checks || c.verdict != Verdict::Pass) {

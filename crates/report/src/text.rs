@@ -45,14 +45,17 @@ pub fn layout(out: &mut String, t: &Table) {
             w[i] = w[i].max(width(c));
         }
     }
-    let numeric: Vec<bool> = (0..n)
-        .map(|i| t.rows.iter().all(|r| r[i].chars().next().map_or(true, |c| c.is_ascii_digit() || "+-–".contains(c))))
-        .collect();
+    let numeric: Vec<bool> =
+        (0..n).map(|i| t.rows.iter().all(|r| r[i].chars().next().map_or(true, |c| c.is_ascii_digit() || "+-–".contains(c)))).collect();
     let line = |out: &mut String, cells: &[String]| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {
             let pad = " ".repeat(w[i] - width(c));
-            if numeric[i] { s.push_str(&format!("{pad}{c}")) } else { s.push_str(&format!("{c}{pad}")) }
+            if numeric[i] {
+                s.push_str(&format!("{pad}{c}"))
+            } else {
+                s.push_str(&format!("{c}{pad}"))
+            }
             s.push_str("  ");
         }
         let _ = writeln!(out, "{}", s.trim_end());

@@ -51,20 +51,12 @@ impl<'a> ReportView<'a> {
         let mut names: Vec<String> = cells.iter().map(|c| c.cell.scenario.clone()).collect();
         names.sort();
         names.dedup();
-        let scenarios = names
-            .into_iter()
-            .filter(|s| s != proxy::PROXY_SCENARIO)
-            .map(|s| scenario_view(&s, &cells))
-            .collect();
+        let scenarios = names.into_iter().filter(|s| s != proxy::PROXY_SCENARIO).map(|s| scenario_view(&s, &cells)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
         stacks.dedup();
-        let claims: Vec<Claim> = data
-            .run
-            .settings
-            .pointer("/study/claims")
-            .and_then(|c| serde_json::from_value(c.clone()).ok())
-            .unwrap_or_default();
+        let claims: Vec<Claim> =
+            data.run.settings.pointer("/study/claims").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
         ReportView {
             claims: judge(&claims, &cells),
             memory: memory_series(&data.trials),
@@ -110,11 +102,7 @@ impl<'a> ReportView<'a> {
 
 fn scenario_view(scenario: &str, cells: &[CellSummary]) -> ScenarioView {
     let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
-    let headline: Vec<CellSummary> = rows
-        .iter()
-        .filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step))
-        .cloned()
-        .collect();
+    let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
     let relative = relative_speeds(&headline);
     ScenarioView { scenario: scenario.to_string(), rows, headline, relative }
 }
@@ -123,9 +111,8 @@ fn scenario_view(scenario: &str, cells: &[CellSummary]) -> ScenarioView {
 /// throughput says nothing about speed).
 pub fn relative_speeds(rows: &[CellSummary]) -> Vec<Relative> {
     let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none()).collect();
-    let Some(best) = closed.iter().max_by(|a, b| {
-        a.get(Metric::RequestsPerSec).median.total_cmp(&b.get(Metric::RequestsPerSec).median)
-    }) else {
+    let Some(best) = closed.iter().max_by(|a, b| a.get(Metric::RequestsPerSec).median.total_cmp(&b.get(Metric::RequestsPerSec).median))
+    else {
         return Vec::new();
     };
     let b = best.get(Metric::RequestsPerSec);

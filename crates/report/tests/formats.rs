@@ -17,8 +17,8 @@ fn check_snapshot(f: Format) {
         std::fs::write(&path, &got).unwrap();
         return;
     }
-    let want = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} is missing; run with BAKEOFF_UPDATE_SNAPSHOTS=1", path.display()));
+    let want =
+        std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} is missing; run with BAKEOFF_UPDATE_SNAPSHOTS=1", path.display()));
     if got != want {
         let line = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
         panic!(
@@ -122,7 +122,10 @@ fn store_ceilings_are_shown_beside_the_stacks() {
     assert_eq!(ceilings[0]["limited_by_store"][0]["stack"], "rust-actix");
     assert_eq!(ceilings[1]["limited_by_store"].as_array().unwrap().len(), 0);
     let html = render(&d, Format::Html);
-    assert!(html.contains("store ceiling (postgres, pgbench 15.18, 64 conns): 150,000 q/s") || html.contains("150k q/s"), "the dashed line is labelled");
+    assert!(
+        html.contains("store ceiling (postgres, pgbench 15.18, 64 conns): 150,000 q/s") || html.contains("150k q/s"),
+        "the dashed line is labelled"
+    );
 }
 
 #[test]

@@ -64,7 +64,8 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         services: Default::default(),
     };
     let variants = ["default".to_string(), "asyncio".to_string()];
-    let cells = bakeoff_lab::cells::plan(&stacks, Some(&[Scenario::Proxy]), Some(&variants), &bakeoff_lab::cells::WorkerCounts::same(&[1])).unwrap();
+    let cells = bakeoff_lab::cells::plan(&stacks, Some(&[Scenario::Proxy]), Some(&variants), &bakeoff_lab::cells::WorkerCounts::same(&[1]))
+        .unwrap();
     assert_eq!(cells.len(), 3);
     let run = RunInfo {
         id: "proxy-test".into(),
@@ -85,7 +86,11 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     for t in &sink.trials {
         let labels: Vec<Option<f64>> = t.load.steps.iter().map(|s| s.target_rate).collect();
         assert_eq!(labels, [Some(400.0), Some(800.0), None], "{}", t.cell.label());
-        assert!(t.load.steps.iter().all(|s| s.requests > 0 && s.errors.total() == 0), "{:?}", t.load.steps.iter().map(|s| &s.errors).collect::<Vec<_>>());
+        assert!(
+            t.load.steps.iter().all(|s| s.requests > 0 && s.errors.total() == 0),
+            "{:?}",
+            t.load.steps.iter().map(|s| &s.errors).collect::<Vec<_>>()
+        );
     }
     let summaries = bakeoff_lab::summary::summarize(&sink.trials);
     let view = bakeoff_report::proxy::proxy_view(&sink.trials, &summaries).expect("a proxy view");

@@ -63,9 +63,8 @@ fn a_step_keeps_its_own_warnings_and_the_run_wide_ones_only() {
     // As the load generator reports it: the run-wide list holds the run's own and every step's.
     t.load.warnings = vec![saturated.clone(), late.clone()];
     let cells = summarize(&[t]);
-    let messages = |step: usize| -> Vec<String> {
-        cells.iter().find(|c| c.step == step).unwrap().warnings.iter().map(|(m, _)| m.clone()).collect()
-    };
+    let messages =
+        |step: usize| -> Vec<String> { cells.iter().find(|c| c.step == step).unwrap().warnings.iter().map(|(m, _)| m.clone()).collect() };
     assert_eq!(messages(0), [saturated.message()], "the second step's shortfall is not the first step's");
     assert_eq!(messages(1), [saturated.message(), late.message()]);
 }

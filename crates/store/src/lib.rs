@@ -6,9 +6,9 @@ mod read;
 mod schema;
 mod write;
 
+pub use bakeoff_lab::now_rfc3339;
 pub use read::{RunData, RunListing};
 pub use schema::SCHEMA_VERSION;
-pub use bakeoff_lab::now_rfc3339;
 
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -49,8 +49,7 @@ impl Store {
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         let path = path.as_ref().to_path_buf();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .map_err(|source| StoreError::CreateDir { path: parent.display().to_string(), source })?;
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir { path: parent.display().to_string(), source })?;
         }
         let conn = Connection::open(&path)?;
         Store::setup(conn, path)

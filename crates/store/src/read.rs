@@ -68,10 +68,7 @@ impl Store {
 
     /// The run that started last, if any.
     pub fn latest_run_id(&self) -> Result<Option<String>, StoreError> {
-        Ok(self
-            .conn
-            .query_row("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0))
-            .optional()?)
+        Ok(self.conn.query_row("SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1", [], |r| r.get(0)).optional()?)
     }
 
     /// The run a report shows by default: the newest run with at least one measured trial, so a
@@ -104,12 +101,15 @@ impl Store {
             )
             .optional()?
             .ok_or_else(|| StoreError::RunNotFound(id.to_string()))?;
-        let run = RunInfo {
-            settings: serde_json::from_str(&run.settings)?,
-            services: serde_json::from_str(&run.services)?,
-            ..run.info
-        };
-        Ok(RunData { run, status, finished_at, verifications: self.verifications(id)?, trials: self.trials(id)?, ceilings: self.ceilings(id)? })
+        let run = RunInfo { settings: serde_json::from_str(&run.settings)?, services: serde_json::from_str(&run.services)?, ..run.info };
+        Ok(RunData {
+            run,
+            status,
+            finished_at,
+            verifications: self.verifications(id)?,
+            trials: self.trials(id)?,
+            ceilings: self.ceilings(id)?,
+        })
     }
 
     fn ceilings(&self, run_id: &str) -> Result<Vec<CeilingRecord>, StoreError> {
@@ -139,14 +139,12 @@ impl Store {
         let mut stmt = self.conn.prepare("SELECT id, stack, variant FROM verifications WHERE run_id = ?1 ORDER BY id")?;
         let heads: Vec<(i64, String, String)> =
             stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<_, _>>()?;
-        let mut checks = self.conn.prepare(
-            "SELECT scenario, verdict, what, url, reason FROM verification_checks WHERE verification_id = ?1 ORDER BY seq",
-        )?;
+        let mut checks = self
+            .conn
+            .prepare("SELECT scenario, verdict, what, url, reason FROM verification_checks WHERE verification_id = ?1 ORDER BY seq")?;
         let mut out = Vec::with_capacity(heads.len());
         for (id, stack, variant) in heads {
-            let rows = checks.query_map([id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-            })?;
+            let rows = checks.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
             let mut list = Vec::new();
             for row in rows {
                 let (scenario, verdict, what, url, reason) = row?;
@@ -166,9 +164,8 @@ impl Store {
              FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
-        let mut samples = self.conn.prepare(
-            "SELECT t_ms, rss_bytes, pss_bytes, cpu_s, processes FROM samples WHERE trial_id = ?1 ORDER BY seq",
-        )?;
+        let mut samples =
+            self.conn.prepare("SELECT t_ms, rss_bytes, pss_bytes, cpu_s, processes FROM samples WHERE trial_id = ?1 ORDER BY seq")?;
         let mut out = Vec::with_capacity(rows.len());
         for (id, t) in rows {
             let s: Vec<ProcessSample> = samples
@@ -266,7 +263,6 @@ fn parse_verdict(s: &str) -> Result<Verdict, StoreError> {
         other => Err(StoreError::Corrupt(format!("unknown verdict {other:?}"))),
     }
 }
-
 
 /// SQLite stores NaN as NULL, so REAL columns are nullable and NULL reads back as NaN.
 fn real(r: &Row, i: usize) -> rusqlite::Result<f64> {

@@ -118,8 +118,7 @@ pub fn migrate(conn: &mut Connection, path: &str) -> Result<(), StoreError> {
 }
 
 pub fn version(conn: &Connection) -> Result<u32, StoreError> {
-    let v: Option<String> =
-        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
+    let v: Option<String> = conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).optional()?;
     match v {
         None => Ok(0),
         Some(s) => s.parse().map_err(|_| StoreError::Corrupt(format!("meta.schema_version is {s:?}"))),

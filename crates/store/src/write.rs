@@ -121,10 +121,9 @@ impl Store {
 
     /// Marks the run finished now with `status`.
     pub fn set_finished(&mut self, run_id: &str, status: &str) -> Result<(), StoreError> {
-        let n = self.conn.execute(
-            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
-            params![run_id, status, crate::now_rfc3339()],
-        )?;
+        let n = self
+            .conn
+            .execute("UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1", params![run_id, status, crate::now_rfc3339()])?;
         if n == 0 {
             return Err(StoreError::RunNotFound(run_id.to_string()));
         }

@@ -118,8 +118,20 @@ fn verify(stack: &str) -> VerifyReport {
         variant: "default".into(),
         checks: vec![
             Check { scenario: "hello".into(), verdict: Verdict::Pass, what: "body".into(), url: "http://x/".into(), reason: String::new() },
-            Check { scenario: "*".into(), verdict: Verdict::Fail, what: "404".into(), url: "http://x/nope".into(), reason: "got 200".into() },
-            Check { scenario: "json".into(), verdict: Verdict::Warn, what: "type".into(), url: "http://x/json".into(), reason: "text/html".into() },
+            Check {
+                scenario: "*".into(),
+                verdict: Verdict::Fail,
+                what: "404".into(),
+                url: "http://x/nope".into(),
+                reason: "got 200".into(),
+            },
+            Check {
+                scenario: "json".into(),
+                verdict: Verdict::Warn,
+                what: "type".into(),
+                url: "http://x/json".into(),
+                reason: "text/html".into(),
+            },
         ],
     }
 }

@@ -167,7 +167,10 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let variant_filter = (!variants.is_empty()).then_some(variants.as_slice());
     let cells = bakeoff_lab::cells::plan(&stacks, scenarios.as_deref(), variant_filter, &workers)?;
     if args.soak.is_some() && cells.len() != 1 {
-        bail!("--soak keeps one cell under load, but the selection has {} cells\n  hint: pick one stack, one scenario and one variant", cells.len());
+        bail!(
+            "--soak keeps one cell under load, but the selection has {} cells\n  hint: pick one stack, one scenario and one variant",
+            cells.len()
+        );
     }
 
     let failed_setups = crate::commands::setup::setup_stacks(&stacks, &root, false);
@@ -192,13 +195,15 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     run.services = services_preview(&cells);
     let outcome = lab.run(&run, &cells)?;
     drop(lab);
-    let failed = !outcome.failed_cells.is_empty() || outcome.verifications.iter().any(|v| v.verdict() == bakeoff_lab::results::Verdict::Fail);
+    let failed =
+        !outcome.failed_cells.is_empty() || outcome.verifications.iter().any(|v| v.verdict() == bakeoff_lab::results::Verdict::Fail);
     ws.finish(failed);
 
     let data = store.load_run(&run.id)?;
     println!("{}", bakeoff_report::render(&data, bakeoff_report::Format::Text));
     let html = root.join("results").join(format!("{}.html", run.id));
-    std::fs::write(&html, bakeoff_report::render(&data, bakeoff_report::Format::Html)).with_context(|| format!("writing {}", html.display()))?;
+    std::fs::write(&html, bakeoff_report::render(&data, bakeoff_report::Format::Html))
+        .with_context(|| format!("writing {}", html.display()))?;
     println!("results: {} (run {})\nHTML report: {}", db.display(), run.id, html.display());
     if outcome.interrupted {
         println!("interrupted: the trials measured so far are stored");

@@ -31,7 +31,8 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             if !args.selection.variants.is_empty() && !args.selection.variants.contains(&variant.name) {
                 continue;
             }
-            let chosen: Vec<_> = variant.scenarios.iter().copied().filter(|s| scenarios.as_ref().map(|f| f.contains(s)).unwrap_or(true)).collect();
+            let chosen: Vec<_> =
+                variant.scenarios.iter().copied().filter(|s| scenarios.as_ref().map(|f| f.contains(s)).unwrap_or(true)).collect();
             if chosen.is_empty() || context::CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
                 continue;
             }

@@ -26,14 +26,26 @@ pub fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
     let commands = vec!["mvn -q -B -o package -DskipTests || mvn -q -B package -DskipTests".to_string()];
     let inputs = vec!["pom.xml".to_string(), "src".to_string()];
     let apt = vec!["maven".to_string()];
-    let job = SetupJob { name: "services/docstore", dir: &dir, apt: &apt, commands: &commands, inputs: &inputs, timeout: Duration::from_secs(900) };
+    let job = SetupJob {
+        name: "services/docstore",
+        dir: &dir,
+        apt: &apt,
+        commands: &commands,
+        inputs: &inputs,
+        timeout: Duration::from_secs(900),
+    };
     setup::run(&job, project_root, false)?;
-    let mut jars: Vec<PathBuf> = glob::glob(&dir.join("target").join("*.jar").to_string_lossy())
-        .map(|g| g.filter_map(Result::ok).collect())
-        .unwrap_or_default();
+    let mut jars: Vec<PathBuf> =
+        glob::glob(&dir.join("target").join("*.jar").to_string_lossy()).map(|g| g.filter_map(Result::ok).collect()).unwrap_or_default();
     jars.retain(|j| !j.file_name().map(|n| n.to_string_lossy().starts_with("original-")).unwrap_or(true));
     jars.sort_by_key(|j| std::fs::metadata(j).map(|m| m.len()).unwrap_or(0));
-    jars.pop().ok_or_else(|| service_error("docstore", format!("no jar in {}/target after the build", dir.display()), "run `mvn package` in services/docstore and read its output"))
+    jars.pop().ok_or_else(|| {
+        service_error(
+            "docstore",
+            format!("no jar in {}/target after the build", dir.display()),
+            "run `mvn package` in services/docstore and read its output",
+        )
+    })
 }
 
 impl Docstore {
@@ -45,13 +57,25 @@ impl Docstore {
                 let dir = service_dir(ctx, "docstore")?;
                 let port = free_port();
                 let command = format!("exec java -Xmx512m -jar '{}' serve {port}", jar.display());
-                let mut p = ServerProcess::start(Launch { name: "docstore", command: &command, dir: &dir, env: &BTreeMap::new(), cpus: ctx.cpus, log: dir.join("docstore.log") })?;
+                let mut p = ServerProcess::start(Launch {
+                    name: "docstore",
+                    command: &command,
+                    dir: &dir,
+                    env: &BTreeMap::new(),
+                    cpus: ctx.cpus,
+                    log: dir.join("docstore.log"),
+                })?;
                 p.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
-                (format!("mongodb://127.0.0.1:{port}/bakeoff"), "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(), Some(p))
+                (
+                    format!("mongodb://127.0.0.1:{port}/bakeoff"),
+                    "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(),
+                    Some(p),
+                )
             }
         };
         let store = Docstore { url, description, jar, process };
-        store.client(&["seed", &store.url, &ctx.data_dir.join("documents.json").to_string_lossy()])
+        store
+            .client(&["seed", &store.url, &ctx.data_dir.join("documents.json").to_string_lossy()])
             .map_err(|e| service_error("docstore", format!("seeding failed: {e}"), "check the store's log in the run directory"))?;
         Ok(store)
     }

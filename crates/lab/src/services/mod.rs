@@ -68,7 +68,8 @@ impl Services {
 pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBuf, LabError> {
     let dir = ctx.run_dir.join(name);
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|e| service_error(name, format!("cannot create {}: {e}", dir.display()), "check the run directory"))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| service_error(name, format!("cannot create {}: {e}", dir.display()), "check the run directory"))?;
     Ok(dir)
 }
 
@@ -87,8 +88,16 @@ pub(crate) fn run_bounded(cmd: &mut std::process::Command, timeout: std::time::D
         .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
     let mut out_pipe = child.stdout.take().expect("piped");
     let mut err_pipe = child.stderr.take().expect("piped");
-    let out_t = std::thread::spawn(move || { let mut s = String::new(); let _ = out_pipe.read_to_string(&mut s); s });
-    let err_t = std::thread::spawn(move || { let mut s = String::new(); let _ = err_pipe.read_to_string(&mut s); s });
+    let out_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out_pipe.read_to_string(&mut s);
+        s
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err_pipe.read_to_string(&mut s);
+        s
+    });
     let deadline = std::time::Instant::now() + timeout;
     let status = loop {
         if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
@@ -102,7 +111,11 @@ pub(crate) fn run_bounded(cmd: &mut std::process::Command, timeout: std::time::D
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let (out, err) = (out_t.join().unwrap_or_default(), err_t.join().unwrap_or_default());
-    if status.success() { Ok(out) } else { Err(format!("{:?} exited with {status}: {}", cmd.get_program(), err.trim())) }
+    if status.success() {
+        Ok(out)
+    } else {
+        Err(format!("{:?} exited with {status}: {}", cmd.get_program(), err.trim()))
+    }
 }
 
 /// Installs Debian packages with apt-get when a binary is missing (we run as root on the lab machine).
@@ -112,7 +125,15 @@ pub fn apt_install(packages: &[String]) -> Result<(), String> {
     }
     let missing: Vec<&String> = packages
         .iter()
-        .filter(|p| !std::process::Command::new("dpkg").args(["-s", p]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).status().map(|s| s.success()).unwrap_or(false))
+        .filter(|p| {
+            !std::process::Command::new("dpkg")
+                .args(["-s", p])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false)
+        })
         .collect();
     if missing.is_empty() {
         return Ok(());

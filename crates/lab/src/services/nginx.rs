@@ -23,8 +23,9 @@ impl Nginx {
             apt_install(&["nginx".into()]).map_err(|e| service_error("nginx", e, "apt-get install nginx"))?;
         }
         let template_path = ctx.project_root.join("services/nginx/nginx.conf.template");
-        let template = std::fs::read_to_string(&template_path)
-            .map_err(|e| service_error("nginx", format!("cannot read {}: {e}", template_path.display()), "restore services/nginx from the repository"))?;
+        let template = std::fs::read_to_string(&template_path).map_err(|e| {
+            service_error("nginx", format!("cannot read {}: {e}", template_path.display()), "restore services/nginx from the repository")
+        })?;
         let prefix = service_dir(ctx, "nginx")?;
         let bytes = prefix.join("html").join("bytes");
         std::fs::create_dir_all(&bytes).map_err(|e| service_error("nginx", e.to_string(), "check the run directory"))?;
@@ -36,14 +37,20 @@ impl Nginx {
             std::fs::create_dir_all(prefix.join(sub)).ok();
         }
         let port = free_port();
-        let conf = template
-            .replace("{{PORT}}", &port.to_string())
-            .replace("{{PREFIX}}", &prefix.to_string_lossy())
-            .replace("{{WORKERS}}", "1");
+        let conf =
+            template.replace("{{PORT}}", &port.to_string()).replace("{{PREFIX}}", &prefix.to_string_lossy()).replace("{{WORKERS}}", "1");
         std::fs::write(prefix.join("nginx.conf"), conf).map_err(|e| service_error("nginx", e.to_string(), "check the run directory"))?;
         let command = format!("exec nginx -p '{0}' -c '{0}/nginx.conf' -e '{0}/logs/error.log'", prefix.display());
-        let env: BTreeMap<String, String> = [("PATH".to_string(), format!("/usr/sbin:{}", std::env::var("PATH").unwrap_or_default()))].into();
-        let mut process = ServerProcess::start(Launch { name: "nginx", command: &command, dir: &prefix, env: &env, cpus: ctx.cpus, log: prefix.join("logs/stdout.log") })?;
+        let env: BTreeMap<String, String> =
+            [("PATH".to_string(), format!("/usr/sbin:{}", std::env::var("PATH").unwrap_or_default()))].into();
+        let mut process = ServerProcess::start(Launch {
+            name: "nginx",
+            command: &command,
+            dir: &prefix,
+            env: &env,
+            cpus: ctx.cpus,
+            log: prefix.join("logs/stdout.log"),
+        })?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         process.wait_ready(addr, Duration::from_secs(20))?;
         let version = std::process::Command::new("sh")

@@ -19,7 +19,8 @@ pub struct Postgres {
 }
 
 fn bin_dir() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = glob::glob("/usr/lib/postgresql/*/bin").ok()?.filter_map(Result::ok).filter(|d| d.join("postgres").exists()).collect();
+    let mut dirs: Vec<PathBuf> =
+        glob::glob("/usr/lib/postgresql/*/bin").ok()?.filter_map(Result::ok).filter(|d| d.join("postgres").exists()).collect();
     dirs.sort_by_key(|d| d.parent().and_then(|p| p.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0));
     dirs.pop()
 }
@@ -44,9 +45,11 @@ fn as_postgres(program: &Path) -> Command {
 impl Postgres {
     pub fn start(ctx: &ServiceContext<'_>) -> Result<Postgres, LabError> {
         if bin_dir().is_none() {
-            apt_install(&["postgresql".into()]).map_err(|e| service_error("postgres", e, "install PostgreSQL: apt-get install postgresql"))?;
+            apt_install(&["postgresql".into()])
+                .map_err(|e| service_error("postgres", e, "install PostgreSQL: apt-get install postgresql"))?;
         }
-        let bin = bin_dir().ok_or_else(|| service_error("postgres", "no /usr/lib/postgresql/*/bin/postgres", "apt-get install postgresql"))?;
+        let bin =
+            bin_dir().ok_or_else(|| service_error("postgres", "no /usr/lib/postgresql/*/bin/postgres", "apt-get install postgresql"))?;
         let dir = service_dir(ctx, "postgres")?;
         let data = dir.join("data");
         if is_root() {
@@ -56,7 +59,9 @@ impl Postgres {
         }
         let mut initdb = as_postgres(&bin.join("initdb"));
         initdb.args(["-D"]).arg(&data).args(["-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-        run_bounded(&mut initdb, Duration::from_secs(120)).map_err(|e| service_error("postgres", format!("initdb failed: {e}"), "the `postgres` user must be able to write the run directory"))?;
+        run_bounded(&mut initdb, Duration::from_secs(120)).map_err(|e| {
+            service_error("postgres", format!("initdb failed: {e}"), "the `postgres` user must be able to write the run directory")
+        })?;
 
         let port = free_port();
         let command = format!(
@@ -74,12 +79,7 @@ impl Postgres {
             log: dir.join("postgres.log"),
         })?;
         process.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
-        let pg = Postgres {
-            port,
-            url: format!("postgres://postgres@127.0.0.1:{port}/bakeoff"),
-            version: version(&bin),
-            process,
-        };
+        let pg = Postgres { port, url: format!("postgres://postgres@127.0.0.1:{port}/bakeoff"), version: version(&bin), process };
         pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
         let sql = ctx.data_dir.join("products.sql");
         pg.psql("bakeoff", &["-v", "ON_ERROR_STOP=1", "-q", "-f", &sql.to_string_lossy()])?;

@@ -107,7 +107,11 @@ fn read_response(conn: &mut TcpStream, buf: &mut Vec<u8>) -> Result<Response, St
                     return Err("response headers larger than 64 KiB".into());
                 }
                 if fill(conn, buf)? == 0 {
-                    return Err(if buf.is_empty() { "connection closed without a response".into() } else { "connection closed inside the headers".into() });
+                    return Err(if buf.is_empty() {
+                        "connection closed without a response".into()
+                    } else {
+                        "connection closed inside the headers".into()
+                    });
                 }
             }
             Err(e) => return Err(format!("malformed response: {e}")),

@@ -20,7 +20,13 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
         let path = format!("/bytes/{size}");
         let outcome = match (via.get(&path), direct.get(&path)) {
             (Ok(p), Ok(d)) if p.status == 200 && p.body == d.body && d.body.len() == size => Ok(()),
-            (Ok(p), Ok(d)) => fail(format!("through the proxy: status {} and {} bytes; direct: status {} and {} bytes", p.status, p.body.len(), d.status, d.body.len())),
+            (Ok(p), Ok(d)) => fail(format!(
+                "through the proxy: status {} and {} bytes; direct: status {} and {} bytes",
+                p.status,
+                p.body.len(),
+                d.status,
+                d.body.len()
+            )),
             (Err(e), _) => fail(format!("through the proxy: {e}")),
             (_, Err(e)) => fail(format!("nginx itself failed: {e}")),
         };
@@ -32,9 +38,14 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     }
     std::thread::sleep(Duration::from_millis(100));
     let mut after = Client::new(target.addr, Duration::from_secs(10));
-    let outcome = after.get("/bytes/10240").map_err(|e| (Verdict::Fail, format!("after 20 clients left mid-response: {e}"))).and_then(|r| {
-        if r.status == 200 && r.body.len() == 10_240 { Ok(()) } else { fail(format!("after 20 clients left mid-response: status {}, {} bytes", r.status, r.body.len())) }
-    });
+    let outcome =
+        after.get("/bytes/10240").map_err(|e| (Verdict::Fail, format!("after 20 clients left mid-response: {e}"))).and_then(|r| {
+            if r.status == 200 && r.body.len() == 10_240 {
+                Ok(())
+            } else {
+                fail(format!("after 20 clients left mid-response: status {}, {} bytes", r.status, r.body.len()))
+            }
+        });
     checks.add("proxy", "survives clients that disconnect mid-response", path, outcome);
 }
 

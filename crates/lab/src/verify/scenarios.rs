@@ -116,7 +116,8 @@ fn products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     let outcome = db.set_text(id, "name", &marker).map_err(|e| (Verdict::Fail, format!("could not change row {id}: {e}"))).and_then(|()| {
         let mut changed = expected.clone();
         changed[(id - 1) as usize]["name"] = marker.clone().into();
-        ok_json(client, "/products", &changed).map_err(|(v, r)| (v, format!("after row {id}'s name was set to `{marker}` in the database: {r} (is the answer cached?)")))
+        ok_json(client, "/products", &changed)
+            .map_err(|(v, r)| (v, format!("after row {id}'s name was set to `{marker}` in the database: {r} (is the answer cached?)")))
     });
     let restored = db.set_text(id, "name", &format!("Product {id}"));
     checks.add("products", "live-data probe: a changed row shows at once", "/products", outcome);
@@ -143,11 +144,13 @@ fn documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     let id = rng.gen_range(0..fixtures::DOCUMENTS);
     let path = format!("/documents/{id}");
     let marker = format!("probe {}", rng.gen_range(100_000..999_999));
-    let outcome = store.set_text(id, "title", &marker).map_err(|e| (Verdict::Fail, format!("could not change document {id}: {e}"))).and_then(|()| {
-        let mut changed = fixtures::document(id);
-        changed["title"] = marker.clone().into();
-        ok_json(client, &path, &changed).map_err(|(v, r)| (v, format!("after the title was set to `{marker}`: {r} (is the answer cached?)")))
-    });
+    let outcome =
+        store.set_text(id, "title", &marker).map_err(|e| (Verdict::Fail, format!("could not change document {id}: {e}"))).and_then(|()| {
+            let mut changed = fixtures::document(id);
+            changed["title"] = marker.clone().into();
+            ok_json(client, &path, &changed)
+                .map_err(|(v, r)| (v, format!("after the title was set to `{marker}`: {r} (is the answer cached?)")))
+        });
     let restored = store.set_text(id, "title", &format!("Document {id}"));
     checks.add("document", "live-data probe: a changed document shows at once", &path, outcome);
     if let Err(e) = restored {
@@ -210,7 +213,11 @@ fn body_is(r: &Response, expected: &str) -> Outcome {
 }
 
 fn clip(s: &str) -> String {
-    if s.chars().count() <= 120 { s.to_string() } else { format!("{}…", s.chars().take(120).collect::<String>()) }
+    if s.chars().count() <= 120 {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(120).collect::<String>())
+    }
 }
 
 #[cfg(test)]

@@ -111,9 +111,8 @@ fn serve(mut c: TcpStream, mode: Mode, reqs: Arc<AtomicU64>, stop: Arc<AtomicBoo
             reqs.fetch_add(1, Ordering::Relaxed);
             match mode {
                 Mode::Ok | Mode::OneAtATime => out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!"),
-                Mode::Chunked => out.extend_from_slice(
-                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n7;x=y\r\n World!\r\n0\r\n\r\n",
-                ),
+                Mode::Chunked => out
+                    .extend_from_slice(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n7;x=y\r\n World!\r\n0\r\n\r\n"),
                 Mode::Status(s) => out.extend_from_slice(format!("HTTP/1.1 {s} Nope\r\nContent-Length: 12\r\n\r\nHello World!").as_bytes()),
                 Mode::CloseEarly => return,
                 Mode::Garbage => out.extend_from_slice(b"SSH-2.0-OpenSSH garbage\r\n\r\n"),

@@ -98,7 +98,15 @@ impl Scale {
 fn nice_step(raw: f64) -> f64 {
     let p = 10f64.powf(raw.max(1e-12).log10().floor());
     let m = raw / p;
-    p * if m <= 1.0 { 1.0 } else if m <= 2.0 { 2.0 } else if m <= 5.0 { 5.0 } else { 10.0 }
+    p * if m <= 1.0 {
+        1.0
+    } else if m <= 2.0 {
+        2.0
+    } else if m <= 5.0 {
+        5.0
+    } else {
+        10.0
+    }
 }
 
 /// A linear f64 axis with exactly the given ticks (plotters' own pick "nice" decimal ticks, which
@@ -126,7 +134,11 @@ impl Ranged for Ticked {
 
     fn key_points<H: KeyPointHint>(&self, hint: H) -> Vec<f64> {
         // Only bold grid lines: the ticks are already the lines worth drawing.
-        if hint.weight().allow_light_points() { Vec::new() } else { self.ticks.clone() }
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
     }
 
     fn range(&self) -> Range<f64> {
@@ -192,7 +204,15 @@ pub fn bars_with_lines(title: &str, y_desc: &str, bars: &[Bar], lines: &[RefLine
     svg_or_note(r, svg)
 }
 
-fn draw_bars(svg: &mut String, title: &str, y_desc: &str, bars: &[Bar], lines: &[RefLine], y: Scale, y_fmt: &dyn Fn(f64) -> String) -> Res<()> {
+fn draw_bars(
+    svg: &mut String,
+    title: &str,
+    y_desc: &str,
+    bars: &[Bar],
+    lines: &[RefLine],
+    y: Scale,
+    y_fmt: &dyn Fn(f64) -> String,
+) -> Res<()> {
     let positive = bars.iter().map(|b| b.value).filter(|v| *v > 0.0);
     let lo = positive.clone().fold(f64::INFINITY, f64::min);
     let hi = bars.iter().map(|b| b.high.max(b.value)).chain(lines.iter().map(|l| l.value)).fold(0.0, f64::max);
@@ -290,12 +310,8 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
         .axis_desc_style(("sans-serif", 13))
         .draw()?;
     for s in series {
-        let pts: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .filter(|p| p.0.is_finite() && p.1.is_finite())
-            .map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y)))
-            .collect();
+        let pts: Vec<(f64, f64)> =
+            s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y))).collect();
         let c = colour(s.colour);
         if s.dashed {
             chart.draw_series(DashedLineSeries::new(pts, 6, 4, c.stroke_width(2)))?;

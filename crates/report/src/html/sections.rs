@@ -11,7 +11,11 @@ use bakeoff_lab::summary::Metric;
 use std::fmt::Write;
 
 fn rps_label(v: f64) -> String {
-    if v >= 10_000.0 { format!("{}k", grouped(v / 1000.0)) } else { grouped(v) }
+    if v >= 10_000.0 {
+        format!("{}k", grouped(v / 1000.0))
+    } else {
+        grouped(v)
+    }
 }
 
 fn quantile_label(q: f64) -> String {
@@ -53,7 +57,10 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     // Store ceilings: dashed lines across the throughput bars, and a sentence per limited stack.
     let ceilings: Vec<charts::RefLine> = crate::ceiling::for_scenario(view, &sv.scenario)
         .iter()
-        .map(|c| charts::RefLine { value: c.queries_per_sec, label: format!("{}: {} q/s", crate::ceiling::label(c), rps_label(c.queries_per_sec)) })
+        .map(|c| charts::RefLine {
+            value: c.queries_per_sec,
+            label: format!("{}: {} q/s", crate::ceiling::label(c), rps_label(c.queries_per_sec)),
+        })
         .collect();
     for l in crate::ceiling::limited(view, sv) {
         let _ = writeln!(out, "<p class=\"warn\">{}: {}.</p>", esc(&l.sentence()), crate::ceiling::LIMIT_ADVICE);
@@ -80,14 +87,28 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         })
         .collect();
     let title = format!("{}: latency percentiles (median over trials)", sv.scenario);
-    let axes = Axes { title: &title, x_desc: "percentile", y_desc: "latency", x: Scale::Percentile, y: Scale::Log10, x_fmt: &quantile_label, y_fmt: &latency_label };
+    let axes = Axes {
+        title: &title,
+        x_desc: "percentile",
+        y_desc: "latency",
+        x: Scale::Percentile,
+        y: Scale::Log10,
+        x_fmt: &quantile_label,
+        y_fmt: &latency_label,
+    };
     out.push_str(&charts::lines(&axes, &pct));
     let mut mem = Vec::new();
     for c in &sv.headline {
         let Some(m) = view.memory_of(&c.cell) else { continue };
         let colour = view.stack_index(&c.cell.stack);
         let slope = m.fit.map(|f| format!(" {:+.2} MiB/min{}", f.slope, if m.growing() { " ⚠ growing" } else { "" }));
-        mem.push(Series { name: format!("{}{}", c.cell.label(), slope.unwrap_or_default()), colour, points: m.points.clone(), dashed: false, in_legend: true });
+        mem.push(Series {
+            name: format!("{}{}", c.cell.label(), slope.unwrap_or_default()),
+            colour,
+            points: m.points.clone(),
+            dashed: false,
+            in_legend: true,
+        });
         if let (Some(f), Some(first), Some(last)) = (m.fit, m.points.first(), m.points.last()) {
             let line = vec![(first.0, f.intercept + f.slope * first.0), (last.0, f.intercept + f.slope * last.0)];
             mem.push(Series { name: String::new(), colour, points: line, dashed: true, in_legend: false });
@@ -95,15 +116,33 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     }
     if !mem.is_empty() {
         let title = format!("{}: server RSS over the measurement (trial with the median slope)", sv.scenario);
-        let axes = Axes { title: &title, x_desc: "time since measurement start", y_desc: "RSS MiB (process tree)", x: Scale::Linear, y: Scale::Linear, x_fmt: &minutes_label, y_fmt: &mib_label };
+        let axes = Axes {
+            title: &title,
+            x_desc: "time since measurement start",
+            y_desc: "RSS MiB (process tree)",
+            x: Scale::Linear,
+            y: Scale::Linear,
+            x_fmt: &minutes_label,
+            y_fmt: &mib_label,
+        };
         out.push_str(&charts::lines(&axes, &mem));
     }
     out.push_str("</div>\n");
     if !sv.relative.is_empty() {
         out.push_str("<h3>Relative speed (requests/s over the fastest, 95% interval)</h3><table><tr><th>cell</th><th>relative</th><th>interval</th></tr>\n");
         for r in &sv.relative {
-            let (rel, int) = if r.fastest { ("1.00 (fastest)".to_string(), "reference".to_string()) } else { (format!("{:.2}", r.ratio), format!("{:.2}–{:.2}", r.low, r.high)) };
-            let _ = writeln!(out, "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>", esc(&r.cell.label()), esc(&rel), esc(&int));
+            let (rel, int) = if r.fastest {
+                ("1.00 (fastest)".to_string(), "reference".to_string())
+            } else {
+                (format!("{:.2}", r.ratio), format!("{:.2}–{:.2}", r.low, r.high))
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                esc(&r.cell.label()),
+                esc(&rel),
+                esc(&int)
+            );
         }
         out.push_str("</table>\n");
     }
@@ -128,7 +167,15 @@ pub fn proxy(out: &mut String, view: &ReportView) {
             })
             .collect();
         let title = format!("{}: latency vs request rate", l.cell.label());
-        let axes = Axes { title: &title, x_desc: "target rate (req/s)", y_desc: "latency", x: Scale::Linear, y: Scale::Log10, x_fmt: &rps_label, y_fmt: &latency_label };
+        let axes = Axes {
+            title: &title,
+            x_desc: "target rate (req/s)",
+            y_desc: "latency",
+            x: Scale::Linear,
+            y: Scale::Log10,
+            x_fmt: &rps_label,
+            y_fmt: &latency_label,
+        };
         out.push_str(&charts::lines(&axes, &series));
     }
     for stat in [Stat::P999, Stat::P9999] {
@@ -144,7 +191,15 @@ pub fn proxy(out: &mut String, view: &ReportView) {
             })
             .collect();
         let title = format!("tail: {} vs request rate", stat.label());
-        let axes = Axes { title: &title, x_desc: "target rate (req/s)", y_desc: "latency", x: Scale::Linear, y: Scale::Log10, x_fmt: &rps_label, y_fmt: &latency_label };
+        let axes = Axes {
+            title: &title,
+            x_desc: "target rate (req/s)",
+            y_desc: "latency",
+            x: Scale::Linear,
+            y: Scale::Log10,
+            x_fmt: &rps_label,
+            y_fmt: &latency_label,
+        };
         out.push_str(&charts::lines(&axes, &series));
     }
     let bars: Vec<Bar> = p
