@@ -3,8 +3,8 @@
 
 use crate::args::CommonArgs;
 use anyhow::{bail, Result};
-use bakeoff_lab::catalog::{self, Catalog};
-use bakeoff_lab::runner::Event;
+use bakeoff_lab::run::runner::Event;
+use bakeoff_lab::stacks::catalog::{self, Catalog};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -87,8 +87,8 @@ pub fn print_event(event: Event<'_>) {
             eprintln!("baseline maximum {baseline_max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)")
         }
         Event::Verified(r) => {
-            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Fail).count();
-            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_lab::results::Verdict::Warn).count();
+            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail).count();
+            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Warn).count();
             eprintln!("verified {} [{}]: {} checks, {fails} failed, {warns} warnings", r.stack, r.variant, r.checks.len());
             crate::commands::verify::print_problems(r);
         }

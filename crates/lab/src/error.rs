@@ -31,3 +31,10 @@ impl LabError {
         LabError::Manifest { file: file.into(), problem: problem.into(), hint: hint.into() }
     }
 }
+
+/// A study file's problem keeps its wording and hint.
+impl From<bakeoff_model::InputError> for LabError {
+    fn from(e: bakeoff_model::InputError) -> Self {
+        LabError::Input { what: e.what, problem: e.problem, hint: e.hint }
+    }
+}

@@ -4,10 +4,10 @@
 
 mod common;
 
-use bakeoff_lab::ceiling::{self, CeilingStore};
-use bakeoff_lab::results::{MemorySink, ResultSink};
-use bakeoff_lab::scenario::ServiceKind;
+use bakeoff_lab::services::ceiling::{self, CeilingStore};
 use bakeoff_lab::services::{ServiceContext, Services};
+use bakeoff_model::results::{MemorySink, ResultSink};
+use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
 
 fn ctx<'a>(scratch: &'a common::Scratch, root: &'a std::path::Path, cpus: &'a [usize]) -> ServiceContext<'a> {
@@ -15,7 +15,7 @@ fn ctx<'a>(scratch: &'a common::Scratch, root: &'a std::path::Path, cpus: &'a [u
 }
 
 fn server_cpus() -> Vec<usize> {
-    bakeoff_lab::machine::default_cpu_split().0
+    bakeoff_lab::host::machine::default_cpu_split().0
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn postgres_ceiling_from_pgbench() {
     assert_eq!(sink.ceilings, vec![c]);
     let pid = pg.pid();
     drop(services);
-    assert!(!bakeoff_lab::process::group_alive(pid as i32), "postgres must be stopped");
+    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "postgres must be stopped");
 }
 
 #[test]
@@ -71,5 +71,5 @@ fn docstore_ceiling_from_the_java_driver() {
     assert!(c.p99_latency_us.unwrap() > 0.0, "{c:?}");
     let pid = d.pid().unwrap();
     drop(services);
-    assert!(!bakeoff_lab::process::group_alive(pid as i32), "docstore must be stopped");
+    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "docstore must be stopped");
 }

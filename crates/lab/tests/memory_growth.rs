@@ -3,14 +3,14 @@
 
 mod common;
 
-use bakeoff_lab::results::{LabWarning, MemorySink};
-use bakeoff_lab::scenario::Scenario;
+use bakeoff_model::results::{LabWarning, MemorySink};
+use bakeoff_model::scenario::Scenario;
 use std::time::Duration;
 
 #[test]
 fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
     let root = common::project_root();
-    let stack = bakeoff_lab::catalog::load_dir(&root.join("tests/fixtures/leaky-stack")).unwrap();
+    let stack = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/leaky-stack")).unwrap();
     let scratch = common::Scratch::new("leak");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
@@ -19,8 +19,12 @@ fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
     lab.settings.connections = 2;
     let mut slopes = Vec::new();
     for variant in ["flat", "leak"] {
-        let cell =
-            bakeoff_lab::cells::Cell { stack: &stack, scenario: Scenario::Hello, variant: stack.variant(variant).unwrap(), workers: 1 };
+        let cell = bakeoff_lab::run::cells::Cell {
+            stack: &stack,
+            scenario: Scenario::Hello,
+            variant: stack.variant(variant).unwrap(),
+            workers: 1,
+        };
         let trial = lab.measure(&cell, 1).unwrap();
         let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::MemoryGrowth { .. }));
         slopes.push((variant, trial.server.rss_slope_mib_per_min, flagged));

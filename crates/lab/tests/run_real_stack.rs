@@ -3,14 +3,14 @@
 
 mod common;
 
-use bakeoff_lab::results::{MemorySink, Verdict};
-use bakeoff_lab::scenario::Scenario;
-use bakeoff_lab::setup::{self, SetupJob};
+use bakeoff_lab::stacks::setup::{self, SetupJob};
+use bakeoff_model::results::{MemorySink, Verdict};
+use bakeoff_model::scenario::Scenario;
 
 #[test]
 fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     let root = common::project_root();
-    let catalog = bakeoff_lab::catalog::discover(&root.join("stacks"));
+    let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
     let stack = catalog.stacks.iter().find(|s| s.name == "python/werkzeug-uwsgi").expect("stack exists");
     setup::run(&SetupJob::for_stack(stack).unwrap(), &root, false).expect("setup");
 
@@ -22,18 +22,18 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     lab.settings.ceiling = true;
     let scenarios = [Scenario::Hello, Scenario::Products];
     let stacks = [stack];
-    let cells = bakeoff_lab::cells::plan(
+    let cells = bakeoff_lab::run::cells::plan(
         &stacks,
         Some(&scenarios),
         Some(&["default".to_string(), "sqlite".to_string()]),
-        &bakeoff_lab::cells::WorkerCounts::same(&[1]),
+        &bakeoff_lab::run::cells::WorkerCounts::same(&[1]),
     )
     .unwrap();
-    let run = bakeoff_lab::results::RunInfo {
+    let run = bakeoff_model::results::RunInfo {
         id: "test-run".into(),
-        started_at: bakeoff_lab::now_rfc3339(),
+        started_at: bakeoff_model::now_rfc3339(),
         git_commit: None,
-        machine: bakeoff_lab::machine::machine_info(),
+        machine: bakeoff_lab::host::machine::machine_info(),
         study: "test".into(),
         settings: serde_json::json!({}),
         services: vec![],

@@ -3,9 +3,9 @@
 
 mod common;
 
-use bakeoff_lab::scenario::ServiceKind;
+use bakeoff_lab::contract::verify::{Client, LiveData};
 use bakeoff_lab::services::{ServiceContext, Services};
-use bakeoff_lab::verify::{Client, LiveData};
+use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
 
 fn ctx<'a>(scratch: &'a common::Scratch, root: &'a std::path::Path) -> ServiceContext<'a> {
@@ -28,7 +28,7 @@ fn postgres_is_created_seeded_probed_and_stopped() {
     let pid = pg.pid();
     drop(services);
     assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::process::group_alive(pid as i32),
+        !std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::host::process::group_alive(pid as i32),
         "postgres must be stopped"
     );
 }
@@ -48,5 +48,5 @@ fn nginx_serves_generated_bodies_and_is_stopped() {
     assert_eq!(c.get("/other").unwrap().status, 404);
     let pid = nginx.pid();
     drop(services);
-    assert!(!bakeoff_lab::process::group_alive(pid as i32), "nginx must be stopped");
+    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "nginx must be stopped");
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use bakeoff_lab::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
 
 fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
     report.checks.iter().any(|c| {
@@ -14,7 +14,7 @@ fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
 #[test]
 fn verify_catches_every_fault_of_the_faulty_stack() {
     let root = common::project_root();
-    let stack = bakeoff_lab::catalog::load_dir(&root.join("tests/fixtures/faulty-stack")).unwrap();
+    let stack = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/faulty-stack")).unwrap();
     let scratch = common::Scratch::new("faulty");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
@@ -39,5 +39,5 @@ fn verify_catches_every_fault_of_the_faulty_stack() {
     assert_eq!(report.verdict(), Verdict::Fail);
     // The server was stopped: nothing listens on its port any more.
     let port: u16 = report.checks[0].url.rsplit(':').next().unwrap().trim_end_matches('/').parse().unwrap();
-    assert!(bakeoff_lab::verify::listening_addresses(port).is_empty(), "the faulty server must be stopped");
+    assert!(bakeoff_lab::contract::verify::listening_addresses(port).is_empty(), "the faulty server must be stopped");
 }

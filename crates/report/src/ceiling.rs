@@ -5,8 +5,8 @@
 
 use crate::numbers::{grouped, latency};
 use crate::view::{ReportView, ScenarioView};
-use bakeoff_lab::results::CeilingRecord;
-use bakeoff_lab::summary::{CellSummary, Metric};
+use bakeoff_model::results::CeilingRecord;
+use bakeoff_model::summary::{CellSummary, Metric};
 
 /// A stack above this share of its store's ceiling is limited by the store, not by its language.
 pub const LIMIT_SHARE: f64 = 0.70;

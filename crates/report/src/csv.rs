@@ -3,7 +3,7 @@
 //! spreadsheet or pandas reads a cell as one record; the column set is fixed by `Metric::ALL`.
 
 use crate::view::ReportView;
-use bakeoff_lab::summary::Metric;
+use bakeoff_model::summary::Metric;
 
 pub fn render(view: &ReportView) -> String {
     let mut header: Vec<String> = ["run_id", "stack", "scenario", "variant", "workers", "step", "step_label", "target_rate", "trials"]

@@ -4,8 +4,8 @@
 
 use crate::overhead::Source;
 use crate::view::ReportView;
-use bakeoff_lab::results::{CellKey, RunInfo, VerifyReport};
-use bakeoff_lab::summary::Estimate;
+use bakeoff_model::results::{CellKey, RunInfo, VerifyReport};
+use bakeoff_model::summary::Estimate;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -21,7 +21,7 @@ struct Document<'a> {
     finished_at: Option<&'a str>,
     verifications: &'a [VerifyReport],
     /// The study's claims, each with verdict held / failed / inconclusive / not measured.
-    claims: &'a [bakeoff_lab::study::ClaimResult],
+    claims: &'a [bakeoff_model::study::ClaimResult],
     cells: Vec<Cell<'a>>,
     relative: BTreeMap<&'a str, Vec<Relative<'a>>>,
     proxy: Option<Proxy<'a>>,
@@ -32,7 +32,7 @@ struct Document<'a> {
 #[derive(Serialize)]
 struct Ceiling<'a> {
     #[serde(flatten)]
-    record: &'a bakeoff_lab::results::CeilingRecord,
+    record: &'a bakeoff_model::results::CeilingRecord,
     /// Closed-model headline cells above `ceiling::LIMIT_SHARE` of this ceiling.
     limited_by_store: Vec<Limited<'a>>,
 }

@@ -20,7 +20,7 @@ pub mod view;
 pub use format::Format;
 pub use view::ReportView;
 
-use bakeoff_store::RunData;
+use bakeoff_model::run_data::RunData;
 
 /// Renders `data` in `format`. Deterministic: the same data gives the same bytes.
 pub fn render(data: &RunData, format: Format) -> String {

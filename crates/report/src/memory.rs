@@ -2,10 +2,10 @@
 //! as growth when it is both steep and a good fit (a noisy flat line can have a steep but meaningless
 //! slope over a short measurement; R² tells the two apart).
 
-use bakeoff_lab::results::{CellKey, TrialRecord};
+use bakeoff_model::results::{CellKey, TrialRecord};
 use std::collections::BTreeMap;
 
-pub use bakeoff_lab::growth::{least_squares, Fit, GROWTH_MIB_PER_MIN, GROWTH_MIN_R2};
+pub use bakeoff_model::growth::{least_squares, Fit, GROWTH_MIB_PER_MIN, GROWTH_MIN_R2};
 
 const MIB: f64 = 1024.0 * 1024.0;
 

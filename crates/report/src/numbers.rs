@@ -1,7 +1,7 @@
 //! How numbers are written in human-facing formats (text, Markdown, HTML): one place, so the same
 //! value reads the same everywhere. CSV and JSON write raw numbers instead.
 
-use bakeoff_lab::summary::{Estimate, Metric};
+use bakeoff_model::summary::{Estimate, Metric};
 
 /// A latency in microseconds with a unit that keeps 3 significant digits: "812 µs", "1.23 ms", "2.50 s".
 pub fn latency(us: f64) -> String {

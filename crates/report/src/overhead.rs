@@ -6,8 +6,8 @@
 //! 75 of them where one trial's p99.99 rests on 25. Trials whose histogram is missing or does not
 //! decode fall back to the median of their stored percentiles, and the result says so.
 
-use bakeoff_lab::results::TrialRecord;
 use bakeoff_load::LatencyStats;
+use bakeoff_model::results::TrialRecord;
 use hdrhistogram::Histogram;
 
 /// The statistics compared, in table order.

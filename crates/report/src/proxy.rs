@@ -7,8 +7,8 @@
 //! a variant names a stack's build, so neither a "proxy-max" scenario nor a "max" variant is needed.
 
 use crate::overhead::{overhead, pooled, Overhead, Percentiles};
-use bakeoff_lab::results::{CellKey, TrialRecord};
-use bakeoff_lab::summary::{CellSummary, Estimate, Metric};
+use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::summary::{CellSummary, Estimate, Metric};
 use std::collections::BTreeMap;
 
 pub const PROXY_SCENARIO: &str = "proxy";

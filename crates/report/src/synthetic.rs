@@ -2,11 +2,11 @@
 //! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise
 //! and one leaking server. Histograms are real HDR histograms, so every format reads realistic data.
 
-use bakeoff_lab::results::{
+use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
+use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
-use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
-use bakeoff_store::RunData;
+use bakeoff_model::run_data::RunData;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;

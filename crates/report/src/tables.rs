@@ -4,9 +4,9 @@
 use crate::numbers::{estimate, grouped, latency, metric_value, mib};
 use crate::overhead::STATS;
 use crate::view::{ReportView, ScenarioView};
-use bakeoff_lab::results::Verdict;
-use bakeoff_lab::study::ClaimVerdict;
-use bakeoff_lab::summary::{CellSummary, Metric};
+use bakeoff_model::results::Verdict;
+use bakeoff_model::study::ClaimVerdict;
+use bakeoff_model::summary::{CellSummary, Metric};
 
 pub struct Table {
     pub headers: Vec<String>,
@@ -108,7 +108,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
             .unwrap_or_else(|| "–".into());
         let mut warnings = c.warnings.clone();
         if mem.is_some_and(|m| m.growing()) && !warnings.iter().any(|(m, _)| m.starts_with("memory grows")) {
-            let w = bakeoff_lab::results::LabWarning::MemoryGrowth { mib_per_min: mem.and_then(|m| m.fit).map_or(0.0, |f| f.slope) };
+            let w = bakeoff_model::results::LabWarning::MemoryGrowth { mib_per_min: mem.and_then(|m| m.fit).map_or(0.0, |f| f.slope) };
             warnings.push((w.message(), w.advice().to_string()));
         }
         let refs = t.note_refs(&warnings, &format!("{}: ", c.cell.label()));

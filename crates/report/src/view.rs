@@ -3,10 +3,10 @@
 
 use crate::memory::{memory_series, MemorySeries};
 use crate::proxy::{self, ProxyView};
-use bakeoff_lab::results::{CellKey, Verdict};
-use bakeoff_lab::study::{judge, Claim, ClaimResult};
-use bakeoff_lab::summary::{summarize, CellSummary, Metric};
-use bakeoff_store::RunData;
+use bakeoff_model::results::{CellKey, Verdict};
+use bakeoff_model::run_data::RunData;
+use bakeoff_model::study::{judge, Claim, ClaimResult};
+use bakeoff_model::summary::{summarize, CellSummary, Metric};
 
 pub struct ReportView<'a> {
     pub data: &'a RunData,

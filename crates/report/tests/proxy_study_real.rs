@@ -2,9 +2,9 @@
 //! asyncio) under a short rate ramp, then the overhead table's arithmetic checked against the
 //! histograms the load generator recorded.
 
-use bakeoff_lab::results::{MemorySink, RunInfo};
-use bakeoff_lab::runner::{Lab, LoadSettings};
-use bakeoff_lab::scenario::Scenario;
+use bakeoff_lab::run::runner::{Lab, LoadSettings};
+use bakeoff_model::results::{MemorySink, RunInfo};
+use bakeoff_model::scenario::Scenario;
 use bakeoff_report::overhead::Stat;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -21,20 +21,20 @@ fn at(h: &hdrhistogram::Histogram<u64>, stat: Stat) -> f64 {
 #[test]
 fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
-    let catalog = bakeoff_lab::catalog::discover(&root.join("stacks"));
+    let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
     let stacks: Vec<_> = ["c/baseline", "go/iocopy", "python/asyncio"]
         .iter()
         .map(|n| catalog.stacks.iter().find(|s| s.name == *n).unwrap_or_else(|| panic!("{n}")))
         .collect();
     for s in &stacks {
-        if let Some(job) = bakeoff_lab::setup::SetupJob::for_stack(s) {
-            bakeoff_lab::setup::run(&job, &root, false).unwrap();
+        if let Some(job) = bakeoff_lab::stacks::setup::SetupJob::for_stack(s) {
+            bakeoff_lab::stacks::setup::run(&job, &root, false).unwrap();
         }
     }
     let scratch = std::env::temp_dir().join(format!("bakeoff-test-proxy-{}", std::process::id()));
     let data = scratch.join("data");
-    bakeoff_lab::fixtures::write_all(&data).unwrap();
-    let (server_cpus, client_cpus) = bakeoff_lab::machine::default_cpu_split();
+    bakeoff_lab::contract::fixtures::write_all(&data).unwrap();
+    let (server_cpus, client_cpus) = bakeoff_lab::host::machine::default_cpu_split();
     let settings = LoadSettings {
         duration: Duration::from_secs(1),
         warmup: Duration::from_millis(300),
@@ -51,7 +51,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         client_cpus,
     };
     let mut sink = MemorySink::default();
-    let mut events = |_: bakeoff_lab::runner::Event<'_>| {};
+    let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};
     let mut lab = Lab {
         project_root: root.clone(),
         run_dir: scratch.clone(),
@@ -64,14 +64,19 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         services: Default::default(),
     };
     let variants = ["default".to_string(), "asyncio".to_string()];
-    let cells = bakeoff_lab::cells::plan(&stacks, Some(&[Scenario::Proxy]), Some(&variants), &bakeoff_lab::cells::WorkerCounts::same(&[1]))
-        .unwrap();
+    let cells = bakeoff_lab::run::cells::plan(
+        &stacks,
+        Some(&[Scenario::Proxy]),
+        Some(&variants),
+        &bakeoff_lab::run::cells::WorkerCounts::same(&[1]),
+    )
+    .unwrap();
     assert_eq!(cells.len(), 3);
     let run = RunInfo {
         id: "proxy-test".into(),
-        started_at: bakeoff_lab::now_rfc3339(),
+        started_at: bakeoff_model::now_rfc3339(),
         git_commit: None,
-        machine: bakeoff_lab::machine::machine_info(),
+        machine: bakeoff_lab::host::machine::machine_info(),
         study: "test".into(),
         settings: serde_json::json!({}),
         services: vec![],
@@ -80,7 +85,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     drop(lab);
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
-    assert!(outcome.verifications.iter().all(|v| v.verdict() != bakeoff_lab::results::Verdict::Fail));
+    assert!(outcome.verifications.iter().all(|v| v.verdict() != bakeoff_model::results::Verdict::Fail));
 
     // Two ramp steps and the closed-model "max" step per cell.
     for t in &sink.trials {
@@ -92,7 +97,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
             t.load.steps.iter().map(|s| &s.errors).collect::<Vec<_>>()
         );
     }
-    let summaries = bakeoff_lab::summary::summarize(&sink.trials);
+    let summaries = bakeoff_model::summary::summarize(&sink.trials);
     let view = bakeoff_report::proxy::proxy_view(&sink.trials, &summaries).expect("a proxy view");
     assert_eq!(view.overheads.len(), 4, "two proxies x two rates");
     assert_eq!(view.max.len(), 3, "a maximum for the baseline and each proxy");

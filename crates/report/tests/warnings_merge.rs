@@ -1,9 +1,9 @@
 //! Warnings of several trials of one cell become one note per kind: the worst instance, with how
 //! many trials raised it (the lab's summary, as every report format reads it).
 
-use bakeoff_lab::results::LabWarning;
-use bakeoff_lab::summary::summarize;
 use bakeoff_load::Warning;
+use bakeoff_model::results::LabWarning;
+use bakeoff_model::summary::summarize;
 use bakeoff_report::synthetic;
 use hdrhistogram::Histogram;
 
@@ -13,7 +13,7 @@ fn flat_histogram() -> Histogram<u64> {
     h
 }
 
-fn starved(trial: u32, starved: u32) -> bakeoff_lab::results::TrialRecord {
+fn starved(trial: u32, starved: u32) -> bakeoff_model::results::TrialRecord {
     let mut t = synthetic::trial("python-flask", "hello", trial, &[(None, flat_histogram())]);
     t.load.steps[0].warnings.push(Warning::StarvedConnections { step: "main".into(), starved, connections: 64 });
     t

@@ -6,8 +6,9 @@ mod read;
 mod schema;
 mod write;
 
-pub use bakeoff_lab::now_rfc3339;
-pub use read::{RunData, RunListing};
+pub use bakeoff_model::now_rfc3339;
+pub use bakeoff_model::run_data::{RunData, STATUS_RUNNING};
+pub use read::RunListing;
 pub use schema::SCHEMA_VERSION;
 
 use rusqlite::Connection;
@@ -15,10 +16,6 @@ use std::path::{Path, PathBuf};
 
 /// Where `bakeoff run` writes and `bakeoff report` reads unless told otherwise.
 pub const DEFAULT_PATH: &str = "results/bakeoff.db";
-
-/// The status a run has from `begin_run` until `finish_run`; a run still showing it after its process
-/// is gone was killed.
-pub const STATUS_RUNNING: &str = "running";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -38,7 +35,7 @@ pub enum StoreError {
     Json(#[from] serde_json::Error),
 }
 
-/// An open results file. Implements `bakeoff_lab::results::ResultSink` for writing.
+/// An open results file. Implements `bakeoff_model::results::ResultSink` for writing.
 pub struct Store {
     conn: Connection,
     path: PathBuf,

@@ -1,36 +1,12 @@
 //! Reading side: runs listed, and one run loaded whole, exactly as the lab handed it over.
 
-use crate::{Store, StoreError, STATUS_RUNNING};
-use bakeoff_lab::results::{
+use crate::{Store, StoreError};
+use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
+use bakeoff_model::run_data::RunData;
 use rusqlite::{OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
-
-/// Everything stored about one run: what every report format reads.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct RunData {
-    pub run: RunInfo,
-    /// "running" (never finished: the process was killed, or is still going), "complete",
-    /// "interrupted" or "failed: <reason>".
-    pub status: String,
-    pub finished_at: Option<String>,
-    /// In the order they were recorded.
-    pub verifications: Vec<VerifyReport>,
-    /// In the order they were recorded (the lab interleaves stacks, so this is measurement order).
-    pub trials: Vec<TrialRecord>,
-    /// Store ceilings measured for the run, in the order they were recorded (empty for runs made
-    /// before schema version 2, or without products/document cells).
-    #[serde(default)]
-    pub ceilings: Vec<CeilingRecord>,
-}
-
-impl RunData {
-    /// False for a run whose process never called `finish_run`.
-    pub fn is_finished(&self) -> bool {
-        self.status != STATUS_RUNNING
-    }
-}
 
 /// One line of `list_runs`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -2,7 +2,7 @@
 //! it returns, so whatever the lab was told is saved is on disk when the process dies.
 
 use crate::{Store, StoreError, STATUS_RUNNING};
-use bakeoff_lab::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
 use rusqlite::params;
 
 impl Store {

@@ -1,8 +1,8 @@
 //! The store's contract: a run reads back exactly as written, a run whose process died keeps every
 //! committed trial, and a file from a newer bakeoff is refused with a clear error.
 
-use bakeoff_lab::results::*;
 use bakeoff_load::*;
+use bakeoff_model::results::*;
 use bakeoff_store::{Store, StoreError, SCHEMA_VERSION, STATUS_RUNNING};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -4,19 +4,19 @@
 use crate::args::RunArgs;
 use crate::context;
 use anyhow::{bail, Context, Result};
-use bakeoff_lab::cells::WorkerCounts;
-use bakeoff_lab::duration::parse_duration;
-use bakeoff_lab::results::{ResultSink, RunInfo};
-use bakeoff_lab::runner::{Event, Lab, LoadSettings};
-use bakeoff_lab::scenario::Scenario;
-use bakeoff_lab::study::Study;
+use bakeoff_lab::run::cells::WorkerCounts;
+use bakeoff_lab::run::runner::{Event, Lab, LoadSettings};
+use bakeoff_model::duration::parse_duration;
+use bakeoff_model::results::{ResultSink, RunInfo};
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::study::Study;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// The settings of a run that no study or flag changed.
 pub fn default_settings() -> LoadSettings {
-    let (server_cpus, client_cpus) = bakeoff_lab::machine::default_cpu_split();
+    let (server_cpus, client_cpus) = bakeoff_lab::host::machine::default_cpu_split();
     LoadSettings {
         duration: Duration::from_secs(10),
         warmup: Duration::from_secs(3),
@@ -43,13 +43,13 @@ pub fn scenario_filter(ids: &[String]) -> Result<Option<Vec<Scenario>>> {
 }
 
 pub fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
-    let started_at = bakeoff_lab::now_rfc3339();
+    let started_at = bakeoff_model::now_rfc3339();
     let compact: String = started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     RunInfo {
         id: format!("{compact}-{}", std::process::id()),
         started_at,
-        git_commit: bakeoff_lab::machine::git_commit(root),
-        machine: bakeoff_lab::machine::machine_info(),
+        git_commit: bakeoff_lab::host::machine::git_commit(root),
+        machine: bakeoff_lab::host::machine::machine_info(),
         study: study.into(),
         settings,
         services: vec![],
@@ -68,7 +68,7 @@ impl Workspace {
     pub fn create(run_id: &str, keep: bool) -> Result<Workspace> {
         let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
         let data = dir.join("data");
-        bakeoff_lab::fixtures::write_all(&data).context("writing fixtures")?;
+        bakeoff_lab::contract::fixtures::write_all(&data).context("writing fixtures")?;
         Ok(Workspace { dir, data, keep })
     }
 
@@ -124,10 +124,10 @@ fn settings(args: &RunArgs, study: &Study) -> Result<LoadSettings> {
     s.max_throughput = args.max_throughput || study.max_throughput;
     s.ceiling = !args.no_ceiling;
     if let Some(c) = &args.server_cpus {
-        s.server_cpus = bakeoff_lab::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?;
+        s.server_cpus = bakeoff_lab::host::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--server-cpus: {e}"))?;
     }
     if let Some(c) = &args.client_cpus {
-        s.client_cpus = bakeoff_lab::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--client-cpus: {e}"))?;
+        s.client_cpus = bakeoff_lab::host::machine::parse_cpu_list(c).map_err(|e| anyhow::anyhow!("--client-cpus: {e}"))?;
     }
     if let Some(soak) = duration_flag("soak", &args.soak, None)? {
         s.duration = soak;
@@ -165,7 +165,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     // --workers applies to every stack; without it the study's counts (and its per-stack ones).
     let workers = if args.workers.is_empty() { study.worker_counts() } else { WorkerCounts::same(&args.workers) };
     let variant_filter = (!variants.is_empty()).then_some(variants.as_slice());
-    let cells = bakeoff_lab::cells::plan(&stacks, scenarios.as_deref(), variant_filter, &workers)?;
+    let cells = bakeoff_lab::run::cells::plan(&stacks, scenarios.as_deref(), variant_filter, &workers)?;
     if args.soak.is_some() && cells.len() != 1 {
         bail!(
             "--soak keeps one cell under load, but the selection has {} cells\n  hint: pick one stack, one scenario and one variant",
@@ -183,7 +183,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
         "study": &study,
         "workers": workers.default,
         "stack_workers": workers.per_stack,
-        "cpu_placement": bakeoff_lab::cgroup::describe_placement(),
+        "cpu_placement": bakeoff_lab::host::cgroup::describe_placement(),
     });
     let mut run = new_run(&root, &study.name, settings_json);
     let db = root.join(&args.db);
@@ -196,7 +196,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let outcome = lab.run(&run, &cells)?;
     drop(lab);
     let failed =
-        !outcome.failed_cells.is_empty() || outcome.verifications.iter().any(|v| v.verdict() == bakeoff_lab::results::Verdict::Fail);
+        !outcome.failed_cells.is_empty() || outcome.verifications.iter().any(|v| v.verdict() == bakeoff_model::results::Verdict::Fail);
     ws.finish(failed);
 
     let data = store.load_run(&run.id)?;
@@ -212,7 +212,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 }
 
 /// The services the run's cells will start, named for the run's provenance before they start.
-fn services_preview(cells: &[bakeoff_lab::cells::Cell<'_>]) -> Vec<String> {
+fn services_preview(cells: &[bakeoff_lab::run::cells::Cell<'_>]) -> Vec<String> {
     let mut kinds: Vec<&str> = cells.iter().flat_map(|c| c.stack.services_for(c.scenario, c.variant)).map(|k| k.id()).collect();
     kinds.sort();
     kinds.dedup();

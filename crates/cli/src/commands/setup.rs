@@ -2,8 +2,8 @@
 
 use crate::args::SetupArgs;
 use crate::context;
-use bakeoff_lab::manifest::Stack;
-use bakeoff_lab::setup::{self, SetupJob, SetupOutcome};
+use bakeoff_lab::stacks::manifest::Stack;
+use bakeoff_lab::stacks::setup::{self, SetupJob, SetupOutcome};
 use std::path::Path;
 use std::process::ExitCode;
 

@@ -27,7 +27,7 @@ pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{:<34} {:<5} {:<10} {:<52} {}", "stack", "seed", "toolchain", "scenarios", "variants");
     for s in &catalog.stacks {
-        let tools = bakeoff_lab::catalog::toolchain_present(s);
+        let tools = bakeoff_lab::stacks::catalog::toolchain_present(s);
         let missing: Vec<&str> = tools.iter().filter(|(_, ok)| !ok).map(|(t, _)| t.as_str()).collect();
         let toolchain = if missing.is_empty() { "ok".to_string() } else { format!("missing {}", missing.join(",")) };
         let scenarios: Vec<&str> = s.scenarios.iter().map(|x| x.id()).collect();

@@ -4,7 +4,7 @@
 use crate::args::VerifyArgs;
 use crate::commands::run::{new_run, scenario_filter, Workspace};
 use crate::context;
-use bakeoff_lab::results::{ResultSink, Verdict, VerifyReport};
+use bakeoff_model::results::{ResultSink, Verdict, VerifyReport};
 use std::process::ExitCode;
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {

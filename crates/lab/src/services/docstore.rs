@@ -3,10 +3,10 @@
 //! with the 100 fixture documents; the same jar's client role changes a document for the probe.
 
 use super::{run_bounded, service_dir, service_error, ServiceContext};
+use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::process::{free_port, Launch, ServerProcess};
-use crate::setup::{self, SetupJob};
-use crate::verify::LiveData;
+use crate::host::process::{free_port, Launch, ServerProcess};
+use crate::stacks::setup::{self, SetupJob};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

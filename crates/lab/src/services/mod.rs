@@ -1,12 +1,13 @@
 //! Real backing services a scenario needs (PostgreSQL, a MongoDB-protocol document store, nginx),
 //! started by the lab on loopback in throwaway directories, seeded from the fixtures, and stopped.
 
+pub mod ceiling;
 pub mod docstore;
 pub mod nginx;
 pub mod postgres;
 
 use crate::error::LabError;
-use crate::scenario::ServiceKind;
+use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 
 use super::{apt_install, service_dir, service_error, ServiceContext};
 use crate::error::LabError;
-use crate::process::{free_port, Launch, ServerProcess};
+use crate::host::process::{free_port, Launch, ServerProcess};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -19,7 +19,7 @@ pub struct Nginx {
 
 impl Nginx {
     pub fn start(ctx: &ServiceContext<'_>) -> Result<Nginx, LabError> {
-        if !crate::catalog::on_path("nginx") && !std::path::Path::new("/usr/sbin/nginx").exists() {
+        if !crate::stacks::catalog::on_path("nginx") && !std::path::Path::new("/usr/sbin/nginx").exists() {
             apt_install(&["nginx".into()]).map_err(|e| service_error("nginx", e, "apt-get install nginx"))?;
         }
         let template_path = ctx.project_root.join("services/nginx/nginx.conf.template");

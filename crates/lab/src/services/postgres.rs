@@ -2,9 +2,9 @@
 //! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`.
 
 use super::{apt_install, run_bounded, service_dir, service_error, ServiceContext};
+use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::process::{free_port, Launch, ServerProcess};
-use crate::verify::LiveData;
+use crate::host::process::{free_port, Launch, ServerProcess};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

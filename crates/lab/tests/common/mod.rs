@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use bakeoff_lab::results::MemorySink;
-use bakeoff_lab::runner::{Event, Lab, LoadSettings};
+use bakeoff_lab::run::runner::{Event, Lab, LoadSettings};
+use bakeoff_model::results::MemorySink;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -23,7 +23,7 @@ impl Scratch {
         let dir = std::env::temp_dir().join(format!("bakeoff-test-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let data = dir.join("data");
-        bakeoff_lab::fixtures::write_all(&data).unwrap();
+        bakeoff_lab::contract::fixtures::write_all(&data).unwrap();
         Scratch { dir, data }
     }
 }
@@ -35,7 +35,7 @@ impl Drop for Scratch {
 }
 
 pub fn quick_settings() -> LoadSettings {
-    let (server_cpus, client_cpus) = bakeoff_lab::machine::default_cpu_split();
+    let (server_cpus, client_cpus) = bakeoff_lab::host::machine::default_cpu_split();
     LoadSettings {
         duration: Duration::from_secs(2),
         warmup: Duration::from_millis(500),

@@ -7,7 +7,7 @@ use crate::numbers::{grouped, latency, sig3};
 use crate::overhead::Stat;
 use crate::tables;
 use crate::view::{ReportView, ScenarioView};
-use bakeoff_lab::summary::Metric;
+use bakeoff_model::summary::Metric;
 use std::fmt::Write;
 
 fn rps_label(v: f64) -> String {

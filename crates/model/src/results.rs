@@ -1,7 +1,6 @@
 //! The result types of a run: what the lab measures and hands to a `ResultSink`, what the store keeps
 //! and what every report format reads. One source of truth for result fields.
 
-pub use crate::ceiling::CeilingRecord;
 use bakeoff_load::LoadReport;
 use serde::{Deserialize, Serialize};
 
@@ -183,6 +182,24 @@ impl VerifyReport {
         !self.checks.iter().any(|c| c.scenario == scenario && c.verdict == Verdict::Fail)
             && !self.checks.iter().any(|c| c.scenario == "*" && c.verdict == Verdict::Fail)
     }
+}
+
+/// One store ceiling measurement of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CeilingRecord {
+    pub run_id: String,
+    /// "sqlite", "postgres" or "docstore".
+    pub store: String,
+    /// "products" or "document".
+    pub scenario: String,
+    /// The native client, e.g. "pgbench 15.18", "rusqlite (in-process, SQLite 3.45.0)".
+    pub client: String,
+    pub connections: u32,
+    pub duration_s: f64,
+    pub queries: u64,
+    pub queries_per_sec: f64,
+    pub mean_latency_us: f64,
+    pub p99_latency_us: Option<f64>,
 }
 
 /// Where results go as they are made; the store implements it. Called after every trial, so a crash

@@ -2,7 +2,7 @@
 //! proxy keeps serving after clients disconnect in the middle of a response.
 
 use super::{fail, Checks, Client, Target};
-use crate::results::Verdict;
+use bakeoff_model::results::Verdict;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;

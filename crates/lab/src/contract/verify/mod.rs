@@ -9,8 +9,8 @@ mod scenarios;
 pub use client::{Client, Framing, Response};
 pub use listen::listening_addresses;
 
-use crate::results::{Check, Verdict, VerifyReport};
-use crate::scenario::Scenario;
+use bakeoff_model::results::{Check, Verdict, VerifyReport};
+use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
 use std::time::Duration;
 

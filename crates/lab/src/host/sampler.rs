@@ -1,7 +1,7 @@
 //! Samples a server's whole process tree (RSS, PSS, CPU time) every interval on its own thread, so
 //! memory is seen over time, not once; and reads the machine's total CPU use to detect noise.
 
-use crate::results::{ProcessSample, ServerUsage};
+use bakeoff_model::results::{ProcessSample, ServerUsage};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -189,9 +189,9 @@ pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
 }
 
 /// The fitted RSS line over the measured samples (MiB against minutes).
-pub fn rss_fit(samples: &[&ProcessSample]) -> Option<crate::growth::Fit> {
+pub fn rss_fit(samples: &[&ProcessSample]) -> Option<bakeoff_model::growth::Fit> {
     let points: Vec<(f64, f64)> = samples.iter().map(|s| (s.t_ms as f64 / 60_000.0, s.rss_bytes as f64 / (1024.0 * 1024.0))).collect();
-    crate::growth::least_squares(&points)
+    bakeoff_model::growth::least_squares(&points)
 }
 
 /// Busy CPU seconds of the whole machine so far (all cores), from /proc/stat.

@@ -1,9 +1,9 @@
 //! `stack.toml`: the one manifest of a stack, parsed and validated with messages that name the file,
 //! the field and the fix. docs/stacks.md documents the format.
 
-use crate::duration::parse_duration;
 use crate::error::LabError;
-use crate::scenario::{Scenario, ServiceKind};
+use bakeoff_model::duration::parse_duration;
+use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! reproduces, written as checkable statements that are judged against the measured summaries.
 
 use crate::duration::parse_duration;
-use crate::error::LabError;
+use crate::error::InputError;
 use crate::summary::{CellSummary, Metric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -72,8 +72,8 @@ pub struct ClaimResult {
 }
 
 impl Study {
-    pub fn load(path: &Path) -> Result<Study, LabError> {
-        let err = |problem: String, hint: &str| LabError::Input { what: path.display().to_string(), problem, hint: hint.into() };
+    pub fn load(path: &Path) -> Result<Study, InputError> {
+        let err = |problem: String, hint: &str| InputError { what: path.display().to_string(), problem, hint: hint.into() };
         let text = std::fs::read_to_string(path)
             .map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
         let study: Study = toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string(), "compare with studies/quick.toml"))?;
@@ -106,9 +106,9 @@ impl Study {
 
     /// The worker counts of the study's cells: `workers` (1 when unset), with `stack_workers`
     /// replacing them for the stacks it names.
-    pub fn worker_counts(&self) -> crate::cells::WorkerCounts {
+    pub fn worker_counts(&self) -> WorkerCounts {
         let default = if self.workers.is_empty() { vec![1] } else { self.workers.clone() };
-        crate::cells::WorkerCounts { default, per_stack: self.stack_workers.clone() }
+        WorkerCounts { default, per_stack: self.stack_workers.clone() }
     }
 
     pub fn duration(&self) -> Option<Duration> {
@@ -116,6 +116,27 @@ impl Study {
     }
     pub fn warmup(&self) -> Option<Duration> {
         self.warmup.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+}
+
+/// The worker counts of a run: one list for every stack, or another for some stacks (a prefork
+/// server that holds one keep-alive connection per process needs a process per connection, where a
+/// threaded or evented one serves them all with one worker).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerCounts {
+    pub default: Vec<u32>,
+    /// Stack name -> its own list, replacing `default` for that stack.
+    pub per_stack: std::collections::BTreeMap<String, Vec<u32>>,
+}
+
+impl WorkerCounts {
+    /// The same counts for every stack.
+    pub fn same(counts: &[u32]) -> WorkerCounts {
+        WorkerCounts { default: counts.to_vec(), per_stack: std::collections::BTreeMap::new() }
+    }
+
+    pub fn for_stack(&self, stack: &str) -> &[u32] {
+        self.per_stack.get(stack).unwrap_or(&self.default)
     }
 }
 
@@ -163,7 +184,7 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
 mod tests {
     use super::*;
 
-    fn load(text: &str) -> Result<Study, LabError> {
+    fn load(text: &str) -> Result<Study, InputError> {
         let path = std::env::temp_dir().join(format!("bakeoff-study-test-{}-{}.toml", std::process::id(), text.len()));
         std::fs::write(&path, text).unwrap();
         let study = Study::load(&path);

@@ -2,8 +2,8 @@
 //! of the declared input files and the commands, so a setup reruns only when its inputs change.
 
 use crate::error::LabError;
-use crate::manifest::Stack;
-use crate::process::log_tail;
+use crate::host::process::log_tail;
+use crate::stacks::manifest::Stack;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -9,8 +9,9 @@ use crate::error::LabError;
 use crate::services::docstore::Docstore;
 use crate::services::postgres::Postgres;
 use crate::services::run_bounded;
+use bakeoff_model::results::CeilingRecord;
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,24 +19,6 @@ use std::time::{Duration, Instant};
 
 /// The products scenario's query, as every products stack runs it.
 pub const PRODUCTS_QUERY: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id;";
-
-/// One store ceiling measurement of a run.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CeilingRecord {
-    pub run_id: String,
-    /// "sqlite", "postgres" or "docstore".
-    pub store: String,
-    /// "products" or "document".
-    pub scenario: String,
-    /// The native client, e.g. "pgbench 15.18", "rusqlite (in-process, SQLite 3.45.0)".
-    pub client: String,
-    pub connections: u32,
-    pub duration_s: f64,
-    pub queries: u64,
-    pub queries_per_sec: f64,
-    pub mean_latency_us: f64,
-    pub p99_latency_us: Option<f64>,
-}
 
 /// Which store to measure, borrowed from the run's running services (or the run's SQLite file).
 pub enum CeilingStore<'a> {
@@ -110,7 +93,7 @@ fn pinned(mut c: Command, cpus: &[usize]) -> Command {
     // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
     unsafe {
         c.pre_exec(move || {
-            crate::process::pin_current(&cpus);
+            crate::host::process::pin_current(&cpus);
             Ok(())
         });
     }
@@ -143,7 +126,7 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
         .map(|_| {
             let (path, cpus, barrier, start) = (path.to_path_buf(), cpus.to_vec(), barrier.clone(), start.clone());
             std::thread::spawn(move || -> Result<(Histogram<u64>, u64), String> {
-                crate::process::pin_current(&cpus);
+                crate::host::process::pin_current(&cpus);
                 let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
                 let opened = rusqlite::Connection::open_with_flags(&path, flags).map_err(|e| e.to_string());
                 // Every thread reaches the barrier, even one whose open failed, so none waits forever.
@@ -208,7 +191,7 @@ fn pgbench_path() -> Option<PathBuf> {
             .and_then(|v| v.parse::<u32>().ok())
             .unwrap_or(0)
     });
-    found.pop().or_else(|| crate::catalog::on_path("pgbench").then(|| PathBuf::from("pgbench")))
+    found.pop().or_else(|| crate::stacks::catalog::on_path("pgbench").then(|| PathBuf::from("pgbench")))
 }
 
 fn pgbench(pg: &Postgres, connections: u32, duration: Duration, cpus: &[usize]) -> Result<CeilingRecord, String> {

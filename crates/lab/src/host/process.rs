@@ -17,7 +17,7 @@ pub struct ServerProcess {
     pub log: PathBuf,
     exited: Option<ExitStatus>,
     /// Declared after `child` so it is dropped (removed) after the process was stopped.
-    cpu_group: Option<crate::cgroup::CpuGroup>,
+    cpu_group: Option<crate::host::cgroup::CpuGroup>,
 }
 
 pub struct Launch<'a> {
@@ -64,7 +64,7 @@ impl ServerProcess {
         // Placed right after spawn: workers forked later inherit the group; any forked earlier
         // still carry the affinity set before exec.
         let group_name = format!("{}-{}", launch.name.replace('/', "-"), child.id());
-        let cpu_group = crate::cgroup::CpuGroup::place(&group_name, child.id(), launch.cpus);
+        let cpu_group = crate::host::cgroup::CpuGroup::place(&group_name, child.id(), launch.cpus);
         Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, cpu_group })
     }
 
@@ -176,10 +176,10 @@ impl ServerProcess {
         const QUIET_CORES: f64 = 0.1;
         let start = Instant::now();
         let leader = self.pid();
-        let mut before = crate::sampler::tree_cpu_seconds(leader);
+        let mut before = crate::host::sampler::tree_cpu_seconds(leader);
         loop {
             std::thread::sleep(WINDOW);
-            let now = crate::sampler::tree_cpu_seconds(leader);
+            let now = crate::host::sampler::tree_cpu_seconds(leader);
             let cores = (now - before) / WINDOW.as_secs_f64();
             if cores < QUIET_CORES || self.exited().is_some() {
                 return None;
@@ -245,7 +245,7 @@ fn signal_group(pgid: i32, sig: i32) {
 
 /// Whether any process is still in the group (zombies count as gone).
 pub fn group_alive(pgid: i32) -> bool {
-    crate::sampler::group_members(pgid as u32).iter().any(|&pid| !is_zombie(pid))
+    crate::host::sampler::group_members(pgid as u32).iter().any(|&pid| !is_zombie(pid))
 }
 
 fn is_zombie(pid: u32) -> bool {

@@ -2,31 +2,11 @@
 //! clear message when the selection names something no selected stack implements.
 
 use crate::error::LabError;
-use crate::manifest::{Stack, Variant};
-use crate::results::CellKey;
-use crate::scenario::Scenario;
-use std::collections::BTreeMap;
+use crate::stacks::manifest::{Stack, Variant};
+use bakeoff_model::results::CellKey;
+use bakeoff_model::scenario::Scenario;
 
-/// The worker counts of a run: one list for every stack, or another for some stacks (a prefork
-/// server that holds one keep-alive connection per process needs a process per connection, where a
-/// threaded or evented one serves them all with one worker).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct WorkerCounts {
-    pub default: Vec<u32>,
-    /// Stack name -> its own list, replacing `default` for that stack.
-    pub per_stack: BTreeMap<String, Vec<u32>>,
-}
-
-impl WorkerCounts {
-    /// The same counts for every stack.
-    pub fn same(counts: &[u32]) -> WorkerCounts {
-        WorkerCounts { default: counts.to_vec(), per_stack: BTreeMap::new() }
-    }
-
-    pub fn for_stack(&self, stack: &str) -> &[u32] {
-        self.per_stack.get(stack).unwrap_or(&self.default)
-    }
-}
+pub use bakeoff_model::study::WorkerCounts;
 
 #[derive(Debug, Clone)]
 pub struct Cell<'a> {

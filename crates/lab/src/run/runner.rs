@@ -2,15 +2,15 @@
 //! interleaved so drift hits all alike) start -> ready -> warm-up -> measure while sampling the
 //! server's process tree -> stop -> store. Every step is bounded; a failing cell never stops the run.
 
-use crate::cells::Cell;
+use crate::contract::verify::{self, LiveData, Target};
 use crate::error::LabError;
-use crate::manifest::{Database, Stack, StackKind, Variant};
-use crate::process::{free_port, Launch, ServerProcess};
-use crate::results::{CellKey, LabWarning, ResultSink, RunInfo, TrialRecord, VerifyReport};
-use crate::sampler::{self, Sampler, SAMPLE_INTERVAL};
-use crate::scenario::Scenario;
+use crate::host::process::{free_port, Launch, ServerProcess};
+use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::run::cells::Cell;
 use crate::services::{postgres::SqliteFile, ServiceContext, Services};
-use crate::verify::{self, LiveData, Target};
+use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
+use bakeoff_model::results::{CellKey, LabWarning, ResultSink, RunInfo, TrialRecord, VerifyReport};
+use bakeoff_model::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ pub enum Event<'a> {
         ramp: &'a str,
         baseline_max: f64,
     },
-    CeilingMeasured(&'a crate::ceiling::CeilingRecord),
+    CeilingMeasured(&'a bakeoff_model::results::CeilingRecord),
     CeilingFailed {
         store: &'a str,
         error: String,
@@ -111,9 +111,9 @@ impl<'a> Lab<'a> {
         kinds.dedup();
         for k in &kinds {
             let running = match k {
-                crate::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
-                crate::scenario::ServiceKind::Docstore => self.services.docstore.is_some(),
-                crate::scenario::ServiceKind::Nginx => self.services.nginx.is_some(),
+                bakeoff_model::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
+                bakeoff_model::scenario::ServiceKind::Docstore => self.services.docstore.is_some(),
+                bakeoff_model::scenario::ServiceKind::Nginx => self.services.nginx.is_some(),
             };
             if !running {
                 (self.events)(Event::ServiceStarting(k.id()));
@@ -128,7 +128,7 @@ impl<'a> Lab<'a> {
     /// The environment a stack starts with.
     fn stack_env(&self, stack: &Stack, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
         let mut env = self.services.env();
-        env.extend(crate::setup::build_env(&stack.name));
+        env.extend(crate::stacks::setup::build_env(&stack.name));
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
         env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
@@ -198,9 +198,9 @@ impl<'a> Lab<'a> {
         let failed = |reason: String| VerifyReport {
             stack: stack.name.clone(),
             variant: variant.name.clone(),
-            checks: vec![crate::results::Check {
+            checks: vec![bakeoff_model::results::Check {
                 scenario: "*".into(),
-                verdict: crate::results::Verdict::Fail,
+                verdict: bakeoff_model::results::Verdict::Fail,
                 what: "the stack starts and listens".into(),
                 url: String::new(),
                 reason,
@@ -234,9 +234,9 @@ impl<'a> Lab<'a> {
         let mut report = verify::verify(&target);
         let Some(mut server) = server else { return report };
         if let Some(status) = server.exited() {
-            report.checks.push(crate::results::Check {
+            report.checks.push(bakeoff_model::results::Check {
                 scenario: "*".into(),
-                verdict: crate::results::Verdict::Fail,
+                verdict: bakeoff_model::results::Verdict::Fail,
                 what: "the server stays up during verification".into(),
                 url: format!("http://{addr}/"),
                 reason: format!("it exited with {status}; see {}", server.log.display()),
@@ -261,7 +261,7 @@ impl<'a> Lab<'a> {
         };
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
-        let started_at = crate::now_rfc3339();
+        let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
         let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL);
         let busy_before = (sampler::machine_busy_seconds(), Instant::now());
@@ -297,7 +297,7 @@ impl<'a> Lab<'a> {
         if wall > 0.0 && other / wall > NOISE_LIMIT {
             warnings.push(LabWarning::BackgroundNoise { cpu_percent: 100.0 * other / wall });
         }
-        let measured: Vec<&crate::results::ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
+        let measured: Vec<&bakeoff_model::results::ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
         if let Some(fit) = sampler::rss_fit(&measured).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
@@ -426,7 +426,7 @@ impl Lab<'_> {
     /// ceiling), once per store the measured cells use. A failure is reported, not fatal: the
     /// stacks' numbers stand without it.
     fn measure_ceilings(&mut self, run_id: &str, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
-        use crate::ceiling::{self, CeilingStore};
+        use crate::services::ceiling::{self, CeilingStore};
         let products = |db: Option<Database>| {
             cells.iter().any(|c| {
                 c.scenario == Scenario::Products && (c.variant.database == Some(Database::Postgres)) == (db == Some(Database::Postgres))

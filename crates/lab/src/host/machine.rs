@@ -1,6 +1,6 @@
 //! Provenance of a run: the machine (CPU model, cores, kernel, memory, OS) and the git commit.
 
-use crate::results::MachineInfo;
+use bakeoff_model::results::MachineInfo;
 use std::path::Path;
 
 pub fn machine_info() -> MachineInfo {

@@ -2,7 +2,7 @@
 //! validated; all manifest problems are returned together so one pass fixes them all.
 
 use crate::error::LabError;
-use crate::manifest::{self, Stack, MANIFEST_FILE};
+use crate::stacks::manifest::{self, Stack, MANIFEST_FILE};
 use std::path::{Path, PathBuf};
 
 pub struct Catalog {

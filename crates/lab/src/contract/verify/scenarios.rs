@@ -2,9 +2,9 @@
 //! bodies for randomized inputs, 404s and 400s, and live-data probes for the data scenarios.
 
 use super::{fail, proxy, warn, Checks, Client, Framing, Response, Target};
-use crate::fixtures;
-use crate::results::Verdict;
-use crate::scenario::Scenario;
+use crate::contract::fixtures;
+use bakeoff_model::results::Verdict;
+use bakeoff_model::scenario::Scenario;
 use rand::Rng;
 
 type Outcome = Result<(), (Verdict, String)>;

@@ -1,0 +1,7 @@
+//! Control of the machine the lab runs on: server processes and their groups, CPU placement
+//! (cgroup cpusets, affinity), process-tree sampling and the machine's description.
+
+pub mod cgroup;
+pub mod machine;
+pub mod process;
+pub mod sampler;

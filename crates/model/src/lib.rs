@@ -1,0 +1,17 @@
+//! bakeoff's model: the types a run produces (trials, verifications, ceilings, warnings), what a study
+//! asks (selection, load, claims), the summaries and verdicts derived from them, and the sink results
+//! are handed to. The lab writes them; the store keeps them; the reports read them. No I/O but a
+//! study file read and the clock.
+
+pub mod duration;
+pub mod error;
+pub mod growth;
+pub mod results;
+pub mod run_data;
+pub mod scenario;
+pub mod study;
+pub mod summary;
+pub mod time;
+
+pub use error::InputError;
+pub use time::now_rfc3339;

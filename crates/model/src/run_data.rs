@@ -1,0 +1,34 @@
+//! A run read back whole from a store: what every report format reads, exactly as the lab handed
+//! it over, so the reports depend on the model and not on how it is stored.
+
+use crate::results::{CeilingRecord, RunInfo, TrialRecord, VerifyReport};
+use serde::{Deserialize, Serialize};
+
+/// The status a run has from `begin_run` until `finish_run`; a run still showing it after its process
+/// is gone was killed.
+pub const STATUS_RUNNING: &str = "running";
+
+/// Everything stored about one run: what every report format reads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunData {
+    pub run: RunInfo,
+    /// "running" (never finished: the process was killed, or is still going), "complete",
+    /// "interrupted" or "failed: <reason>".
+    pub status: String,
+    pub finished_at: Option<String>,
+    /// In the order they were recorded.
+    pub verifications: Vec<VerifyReport>,
+    /// In the order they were recorded (the lab interleaves stacks, so this is measurement order).
+    pub trials: Vec<TrialRecord>,
+    /// Store ceilings measured for the run, in the order they were recorded (empty for runs made
+    /// before schema version 2, or without products/document cells).
+    #[serde(default)]
+    pub ceilings: Vec<CeilingRecord>,
+}
+
+impl RunData {
+    /// False for a run whose process never called `finish_run`.
+    pub fn is_finished(&self) -> bool {
+        self.status != STATUS_RUNNING
+    }
+}
