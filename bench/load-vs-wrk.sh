@@ -56,7 +56,7 @@ if [ -n "${LOAD_BIN:-}" ]; then
   LOAD="$LOAD_BIN"
 else
   echo "building bakeoff-load (release)..." >&2
-  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff-load)
+  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff --bin bakeoff-load)
   LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
 fi
 

@@ -13,7 +13,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate)
-    Load(bakeoff_load::cli::LoadArgs),
+    Load(bakeoff_cli::load::LoadArgs),
     /// Write the scenario fixtures into a directory
     Fixtures(FixturesArgs),
     /// List stacks, their scenarios and whether their toolchain is present

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
 
 fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        args::Command::Load(a) => bakeoff_load::cli::run_cli(&a),
+        args::Command::Load(a) => bakeoff_cli::load::run_cli(&a),
         args::Command::Fixtures(a) => commands::fixtures::run(&a),
         args::Command::Stacks(a) => commands::stacks::run(&a),
         args::Command::Setup(a) => commands::setup::run(&a),

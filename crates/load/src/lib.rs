@@ -3,32 +3,32 @@
 //!
 //! See docs/load-generator.md for the design, the JSON schema and the bench results.
 
-pub mod cli;
-pub mod conn;
-pub mod error;
-pub mod output;
-pub mod parser;
-pub mod plan;
-pub mod report;
-pub mod runner;
-pub mod schedule;
-pub mod stats;
-pub mod usage;
-pub mod warnings;
-pub mod worker;
+mod conn;
+mod error;
+mod hdr_log;
+mod parser;
+mod plan;
+mod report;
+mod runner;
+mod schedule;
+mod stats;
+mod usage;
+mod warnings;
+mod worker;
 
 use std::sync::atomic::AtomicBool;
 
 pub use hdrhistogram::Histogram;
 
-pub use cli::{run_cli, LoadArgs};
 pub use error::{LoadError, PlanError};
-pub use parser::{fnv1a64, ResponseParser};
+pub use hdr_log::write_hdr_log;
+pub use parser::{fnv1a64, ParseError, Response, ResponseParser};
 pub use plan::{parse_duration, Checks, LoadPlan, LoadPlanBuilder, Target};
 pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, StepReport, TimelinePoint, SCHEMA_VERSION};
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
+pub use usage::process_cpu;
 pub use warnings::Warning;
 
 /// Runs the plan to completion (blocking).

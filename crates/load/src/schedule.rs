@@ -168,10 +168,6 @@ impl Pacer {
         Pacer { interval_ns, start_ns, next: 0, budget }
     }
 
-    pub fn is_open(&self) -> bool {
-        self.interval_ns.is_some()
-    }
-
     /// Intended send time of the `k`-th request (open model).
     #[inline]
     pub fn intended(&self, k: u64) -> u64 {
@@ -225,10 +221,6 @@ impl Pacer {
 
     pub fn exhausted(&self) -> bool {
         self.budget == Some(0)
-    }
-
-    pub fn released(&self) -> u64 {
-        self.next
     }
 }
 

@@ -1,7 +1,7 @@
 //! Deterministic fuzzing of the response parser: random and mutated inputs, split at every
 //! position; no panic, no hang, and the same verdict however the bytes are split.
 
-use bakeoff_load::parser::{ParseError, Response, ResponseParser};
+use bakeoff_load::{ParseError, Response, ResponseParser};
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);

@@ -268,13 +268,13 @@ impl<'a> Lab<'a> {
         // This process's own CPU (the load generator's threads, and the sampler reading the
         // server's /proc files, which costs a tenth of a core for a tree of 65 processes) is not
         // background noise.
-        let lab_cpu_before = bakeoff_load::usage::process_cpu();
+        let lab_cpu_before = bakeoff_load::process_cpu();
         let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
         if let (Ok(report), true) = (&mut load, self.settings.max_throughput && plan.is_open()) {
             self.append_closed_max(report, cell, addr)?;
         }
         let busy_after = (sampler::machine_busy_seconds(), Instant::now());
-        let lab_cpu = bakeoff_load::usage::process_cpu() - lab_cpu_before;
+        let lab_cpu = bakeoff_load::process_cpu() - lab_cpu_before;
         let samples = sampler.finish();
         let died = server.as_mut().and_then(|s| s.exited());
         if let Some(s) = server.as_mut() {

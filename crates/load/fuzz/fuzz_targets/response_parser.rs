@@ -2,7 +2,7 @@
 //! for the input fed whole and split at a fuzzer-chosen position.
 #![no_main]
 
-use bakeoff_load::parser::ResponseParser;
+use bakeoff_load::ResponseParser;
 use libfuzzer_sys::fuzz_target;
 
 fn feed(parts: &[&[u8]]) -> String {

@@ -1,4 +1,7 @@
-//! The `bakeoff load` subcommand: clap arguments, plan building, running, printing.
+//! The `bakeoff load` subcommand (and the standalone `bakeoff-load` binary): clap arguments, plan
+//! building, running, printing.
+
+mod output;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,11 +11,9 @@ use std::time::SystemTime;
 
 use clap::Args;
 
-use crate::error::PlanError;
-use crate::output::{human_summary, progress_line, write_hdr_log};
-use crate::plan::{parse_duration, LoadPlan};
-use crate::runner::run_observed;
-use crate::schedule::Ramp;
+use bakeoff_load::{parse_duration, run_observed, write_hdr_log, LoadPlan, PlanError, ProgressSnapshot, Ramp};
+
+use output::{human_summary, progress_line};
 
 /// Load-test HTTP/1.1 servers (wrk-like flags).
 #[derive(Debug, Clone, Args)]
@@ -176,7 +177,7 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     }
     let start = SystemTime::now();
     let tty = std::io::stderr().is_terminal();
-    let mut show = |p: &crate::runner::ProgressSnapshot| {
+    let mut show = |p: &ProgressSnapshot| {
         let mut e = std::io::stderr().lock();
         let _ = write!(e, "\r\x1b[2K{}", progress_line(p));
         let _ = e.flush();
@@ -205,4 +206,30 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     stdout.flush()?;
     let any = r.steps.iter().any(|s| s.requests > 0);
     Ok(if any { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LoadArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LoadArgs,
+    }
+
+    #[test]
+    fn flags_become_a_plan_and_bad_ones_a_typed_error() {
+        let hash = format!("{:x}", bakeoff_load::fnv1a64(b"Hello World!"));
+        let flags = ["x", "-c", "2", "-t", "1", "-d", "1200ms", "-H", "X-Test: 1", "--expect-status", "200", "--expect-body-hash", &hash];
+        let cli = Cli::try_parse_from(flags.into_iter().chain(["http://127.0.0.1:9/"])).unwrap();
+        let plan = cli.args.to_plan().unwrap();
+        assert_eq!(plan.connections, 2);
+        assert_eq!(plan.stop, bakeoff_load::Stop::Duration(std::time::Duration::from_millis(1200)));
+        assert!(String::from_utf8_lossy(&plan.targets[0].request).contains("X-Test: 1\r\n"));
+        assert_eq!((plan.checks.expect_status, plan.checks.expect_body_hash), (Some(200), Some(bakeoff_load::fnv1a64(b"Hello World!"))));
+        let bad = Cli::try_parse_from(["x", "-d", "forever", "http://127.0.0.1:9/"]).unwrap();
+        assert!(bad.args.to_plan().is_err());
+    }
 }
