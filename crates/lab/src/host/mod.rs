@@ -4,4 +4,4 @@
 pub mod cgroup;
 pub mod machine;
 pub mod process;
-pub mod sampler;
+pub(crate) mod sampler;

@@ -2,8 +2,8 @@
 //! started by the lab on loopback in throwaway directories, seeded from the fixtures, and stopped.
 
 pub mod ceiling;
-pub mod docstore;
-pub mod nginx;
+pub(crate) mod docstore;
+mod nginx;
 pub mod postgres;
 
 use crate::error::LabError;
