@@ -1,7 +1,24 @@
 //! Command-line arguments of every subcommand, with their defaults and help in one place.
 
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::study::RampSetting;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// `500ms`, `10s`, `5m`: parsed once, here, with the wording of every other duration.
+fn duration(s: &str) -> Result<Duration, String> {
+    bakeoff_model::duration::parse_duration(s)
+}
+
+/// CPU numbers this machine has, e.g. `0,1` (a type of its own: clap reads `Option<Vec<_>>` as a
+/// repeated flag).
+#[derive(Debug, Clone)]
+pub struct CpuList(pub Vec<usize>);
+
+fn cpus(s: &str) -> Result<CpuList, String> {
+    bakeoff_lab::host::machine::parse_cpu_list(s).map(CpuList)
+}
 
 #[derive(Parser)]
 #[command(name = "bakeoff", version, about = "Fair, reproducible benchmarks of web backends across languages")]
@@ -73,7 +90,7 @@ pub struct Selection {
     pub stacks: Vec<String>,
     /// Scenarios (default: every scenario each stack implements)
     #[arg(long, value_delimiter = ',')]
-    pub scenarios: Vec<String>,
+    pub scenarios: Vec<Scenario>,
     /// Variants (default: all)
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,
@@ -103,7 +120,8 @@ pub struct VerifyArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// A study file (stacks, scenarios, load, claims); flags override it. Default: studies/quick.toml
+    /// A study file (stacks, scenarios, load, claims); flags override it. Default: studies/quick.toml,
+    /// or with --stacks and no study an ad-hoc run of those stacks (built-in defaults and flags only)
     #[arg(long)]
     pub study: Option<PathBuf>,
     #[command(flatten)]
@@ -114,23 +132,23 @@ pub struct RunArgs {
     #[arg(long)]
     pub trials: Option<u32>,
     /// Measured time per trial
-    #[arg(long, short = 'd')]
-    pub duration: Option<String>,
+    #[arg(long, short = 'd', value_parser = duration)]
+    pub duration: Option<Duration>,
     /// Load before measuring, excluded from the statistics
-    #[arg(long)]
-    pub warmup: Option<String>,
+    #[arg(long, value_parser = duration)]
+    pub warmup: Option<Duration>,
     #[arg(long, short = 'c')]
     pub connections: Option<u32>,
     /// Client threads
-    #[arg(long, short = 't', default_value_t = 1)]
-    pub threads: u32,
+    #[arg(long, short = 't')]
+    pub threads: Option<u32>,
     /// Open model: constant arrival rate, requests/s
     #[arg(long)]
     pub rate: Option<f64>,
     /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD], or `auto` (40% to 100% of the
     /// c/baseline stack's maximum, measured first)
     #[arg(long)]
-    pub ramp: Option<String>,
+    pub ramp: Option<RampSetting>,
     /// After an open-model schedule, also measure the closed-model maximum
     #[arg(long)]
     pub max_throughput: bool,
@@ -141,14 +159,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub requests_per_conn: Option<u64>,
     /// Keep one cell under load this long, sampling memory (one trial)
-    #[arg(long)]
-    pub soak: Option<String>,
+    #[arg(long, value_parser = duration)]
+    pub soak: Option<Duration>,
     /// CPUs of the server and its services, e.g. `0` or `0-1`
-    #[arg(long)]
-    pub server_cpus: Option<String>,
+    #[arg(long, value_parser = cpus)]
+    pub server_cpus: Option<CpuList>,
     /// CPUs of the load generator
-    #[arg(long)]
-    pub client_cpus: Option<String>,
+    #[arg(long, value_parser = cpus)]
+    pub client_cpus: Option<CpuList>,
     /// Results database
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,

@@ -3,10 +3,11 @@
 
 use crate::args::CommonArgs;
 use anyhow::{bail, Result};
+use bakeoff_lab::error::LabError;
 use bakeoff_lab::run::runner::Event;
 use bakeoff_lab::stacks::catalog::{self, Catalog};
+use bakeoff_lab::stacks::setup::SetupOutcome;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The project folder: `--root`/`BAKEOFF_ROOT`, else the nearest ancestor of the current folder
 /// with a `stacks/` folder, else the folder this binary was built from.
@@ -49,34 +50,37 @@ pub fn open_results(db: &std::path::Path) -> Result<bakeoff_store::Store> {
 /// Loads the catalogue; manifest problems are printed (all at once) but do not stop other stacks.
 pub fn catalog(root: &std::path::Path) -> Catalog {
     let c = catalog::discover(&root.join("stacks"));
-    for p in &c.problems {
-        eprintln!("warning: {p}");
-    }
+    print_problems(&c.problems);
     c
 }
 
-pub static CANCEL: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    CANCEL.store(true, Ordering::SeqCst);
-    // A second Ctrl-C ends the process at once.
-    // SAFETY: resetting a signal disposition is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
+/// Prints the manifests that did not load (all at once); the other stacks still run.
+pub fn print_problems(problems: &[bakeoff_lab::error::LabError]) {
+    for p in problems {
+        eprintln!("warning: {p}");
     }
 }
 
-/// Makes Ctrl-C stop the run gracefully: servers stopped, what was measured kept.
-pub fn install_ctrl_c() {
-    // SAFETY: the handler only stores to an atomic and resets the disposition.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
+pub use bakeoff_cli::cancel_on_ctrl_c;
+
+/// One line per stack set up.
+pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
+    match outcome {
+        Ok(SetupOutcome::Cached) => eprintln!("setup {stack:<34} cached"),
+        Ok(SetupOutcome::Done(t)) => eprintln!("setup {stack:<34} done in {:.0} s", t.as_secs_f64()),
+        Ok(SetupOutcome::Nothing) => eprintln!("setup {stack:<34} nothing to do"),
+        Err(e) => eprintln!("setup {stack:<34} FAILED\n{e}"),
     }
 }
 
 /// Prints lab events as progress lines on stderr.
 pub fn print_event(event: Event<'_>) {
     match event {
+        Event::SetupFinished { stack, outcome } => print_setup(stack, outcome),
+        Event::RunStarting { run, cells, trials, scratch } => {
+            eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
+        }
+        Event::ScratchKept(dir) => eprintln!("logs and data kept in {}", dir.display()),
         Event::ServiceStarting(s) => eprintln!("starting service {s}"),
         Event::CeilingMeasured(c) => eprintln!(
             "store ceiling {} ({}, {} connections): {:.0} queries/s, mean {:.0} us",

@@ -1,5 +1,27 @@
 //! What more than one binary of this crate uses: the load command, shared by `bakeoff load` and the
 //! lean standalone `bakeoff-load` (which links only the load generator, so the bench against wrk
-//! measures the client and not the lab).
+//! measures the client and not the lab), and the Ctrl-C handling every command shares.
 
 pub mod load;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// Makes Ctrl-C stop the work gracefully (servers stopped, what was measured kept and printed) and
+/// returns the flag it sets; a second Ctrl-C ends the process at once. Installed at most once.
+pub fn cancel_on_ctrl_c() -> &'static AtomicBool {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        // The handler runs on ctrlc's own thread, not in signal context, so exiting is safe there.
+        let installed = ctrlc::set_handler(|| {
+            if CANCEL.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+        if let Err(e) = installed {
+            eprintln!("warning: Ctrl-C will end the process at once: {e}");
+        }
+    });
+    &CANCEL
+}

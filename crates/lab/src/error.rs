@@ -22,6 +22,9 @@ pub enum LabError {
     #[error("service {service} failed: {reason}\n  hint: {hint}")]
     Service { service: String, reason: String, hint: String },
 
+    #[error("the results could not be saved: {0}\n  hint: check the results file and the free space beside it")]
+    Sink(String),
+
     #[error("{what}: {problem}\n  hint: {hint}")]
     Input { what: String, problem: String, hint: String },
 }

@@ -28,7 +28,7 @@ fn postgres_ceiling_from_pgbench() {
     let pg = services.postgres.as_ref().unwrap();
     let c = ceiling::measure(CeilingStore::Postgres(pg), "run-1", 4, Duration::from_secs(2), &cpus).unwrap();
     eprintln!("{c:?}");
-    assert_eq!((c.store.as_str(), c.scenario.as_str(), c.connections, c.run_id.as_str()), ("postgres", "products", 4, "run-1"));
+    assert_eq!((c.store.id(), c.scenario.id(), c.connections, c.run_id.as_str()), ("postgres", "products", 4, "run-1"));
     assert!(c.client.starts_with("pgbench "), "{}", c.client);
     assert!(c.queries_per_sec > 100.0, "{c:?}");
     assert!(c.queries as f64 > 100.0 * 2.0 * 0.9, "{c:?}");
@@ -47,7 +47,7 @@ fn sqlite_ceiling_in_process() {
     let db = scratch.data.join("products.sqlite");
     let c = ceiling::measure(CeilingStore::Sqlite(&db), "run-2", 3, Duration::from_secs(1), &server_cpus()).unwrap();
     eprintln!("{c:?}");
-    assert_eq!((c.store.as_str(), c.scenario.as_str(), c.connections), ("sqlite", "products", 3));
+    assert_eq!((c.store.id(), c.scenario.id(), c.connections), ("sqlite", "products", 3));
     assert!(c.client.starts_with("rusqlite (in-process, SQLite 3."), "{}", c.client);
     assert!(c.queries_per_sec > 100.0 && c.duration_s >= 1.0 && c.duration_s < 2.0, "{c:?}");
     assert!(c.p99_latency_us.unwrap() >= 1.0, "{c:?}");
@@ -65,7 +65,7 @@ fn docstore_ceiling_from_the_java_driver() {
     let d = services.docstore.as_ref().unwrap();
     let c = ceiling::measure(CeilingStore::Docstore(d), "run-3", 4, Duration::from_secs(2), &cpus).unwrap();
     eprintln!("{c:?}");
-    assert_eq!((c.store.as_str(), c.scenario.as_str(), c.connections), ("docstore", "document", 4));
+    assert_eq!((c.store.id(), c.scenario.id(), c.connections), ("docstore", "document", 4));
     assert!(c.client.starts_with("mongodb-driver-sync "), "{}", c.client);
     assert!(c.queries_per_sec > 100.0 && (c.duration_s - 2.0).abs() < 0.5, "{c:?}");
     assert!(c.p99_latency_us.unwrap() > 0.0, "{c:?}");

@@ -4,8 +4,9 @@
 mod common;
 
 use bakeoff_lab::stacks::setup::{self, SetupJob};
-use bakeoff_model::results::{MemorySink, Verdict};
+use bakeoff_model::results::{MemorySink, StoreKind, Verdict};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::RunStatus;
 
 #[test]
 fn a_real_stack_is_verified_measured_sampled_and_stopped() {
@@ -46,8 +47,8 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     let v = &sink.verifications[0];
     assert_ne!(v.verdict(), Verdict::Fail, "{}", serde_json::to_string_pretty(v).unwrap());
     // Two cells, two trials each, interleaved: hello, products, hello, products.
-    let order: Vec<(String, u32)> = sink.trials.iter().map(|t| (t.cell.scenario.clone(), t.trial)).collect();
-    assert_eq!(order, [("hello".into(), 1), ("products".into(), 1), ("hello".into(), 2), ("products".into(), 2)]);
+    let order: Vec<(Scenario, u32)> = sink.trials.iter().map(|t| (t.cell.scenario, t.trial)).collect();
+    assert_eq!(order, [(Scenario::Hello, 1), (Scenario::Products, 1), (Scenario::Hello, 2), (Scenario::Products, 2)]);
     for t in &sink.trials {
         let step = &t.load.steps[0];
         assert!(step.requests > 100, "{} measured only {} requests", t.cell.label(), step.requests);
@@ -56,9 +57,9 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
         assert!(t.server.peak_rss_bytes > 1 << 20 && t.server.cpu_s > 0.0, "{:?}", t.server);
         assert!(t.server.cpu_us_per_request > 0.0);
     }
-    assert_eq!(sink.finished, [("test-run".to_string(), "complete".to_string())]);
+    assert_eq!(sink.finished, [("test-run".to_string(), RunStatus::Complete)]);
     // products on SQLite: the store ceiling of SQLite was measured once, beside the stack.
     assert_eq!(sink.ceilings.len(), 1, "{:?}", sink.ceilings);
-    assert_eq!((sink.ceilings[0].store.as_str(), sink.ceilings[0].scenario.as_str()), ("sqlite", "products"));
+    assert_eq!((sink.ceilings[0].store, sink.ceilings[0].scenario), (StoreKind::Sqlite, Scenario::Products));
     assert!(sink.ceilings[0].queries_per_sec > 100.0);
 }

@@ -7,7 +7,11 @@ use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
 
 fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
     report.checks.iter().any(|c| {
-        c.scenario == scenario && c.verdict == Verdict::Fail && c.what.contains(what_contains) && !c.url.is_empty() && !c.reason.is_empty()
+        c.scenario.to_string() == scenario
+            && c.verdict == Verdict::Fail
+            && c.what.contains(what_contains)
+            && !c.url.is_empty()
+            && !c.reason.is_empty()
     })
 }
 
@@ -30,7 +34,7 @@ fn verify_catches_every_fault_of_the_faulty_stack() {
     assert!(failed(&report, "json", "length"), "a cached json length must fail:\n{dump}");
     assert!(failed(&report, "loop", "count"), "a wrong loop count must fail:\n{dump}");
     assert!(
-        report.checks.iter().any(|c| c.scenario == "loop" && c.what.contains("400") && c.verdict != Verdict::Pass),
+        report.checks.iter().any(|c| c.scenario.to_string() == "loop" && c.what.contains("400") && c.verdict != Verdict::Pass),
         "no 400 for a bad n must be reported:\n{dump}"
     );
     assert!(failed(&report, "transfer", "records.json"), "a truncated transfer must fail:\n{dump}");

@@ -39,6 +39,18 @@ pub struct Ramp {
     pub hold: Option<Duration>,
 }
 
+/// The `START:STEP:STEP_DURATION:MAX[:HOLD]` text that `Ramp::parse` reads back.
+impl std::fmt::Display for Ramp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dur = |d: Duration| if d.subsec_millis() == 0 { format!("{}s", d.as_secs()) } else { format!("{}ms", d.as_millis()) };
+        write!(f, "{}:{}:{}:{}", self.start, self.step, dur(self.step_duration), self.max)?;
+        match self.hold {
+            Some(h) => write!(f, ":{}", dur(h)),
+            None => Ok(()),
+        }
+    }
+}
+
 impl Ramp {
     pub fn parse(s: &str) -> Result<Ramp, PlanError> {
         let bad = || PlanError::BadRamp(s.to_string());
@@ -227,6 +239,15 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ramp_prints_what_parse_reads() {
+        for text in ["1000:1000:5s:10000", "400:150:1500ms:1000:10s", "2.5:0.5:1s:5"] {
+            let ramp = Ramp::parse(text).unwrap();
+            assert_eq!(ramp.to_string(), text);
+            assert_eq!(Ramp::parse(&ramp.to_string()).unwrap(), ramp);
+        }
+    }
 
     #[test]
     fn constant_rate_intended_times() {

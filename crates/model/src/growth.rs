@@ -2,6 +2,8 @@
 //! steep and a good fit (a noisy flat line can have a steep but meaningless slope over a short
 //! measurement; R² tells the two apart). The lab's warnings and the reports both use this.
 
+use crate::results::ProcessSample;
+
 /// Growth is flagged above this slope...
 pub const GROWTH_MIB_PER_MIN: f64 = 1.0;
 /// ...when the line explains at least this share of the variance...
@@ -25,6 +27,18 @@ impl Fit {
     pub fn is_growth(&self) -> bool {
         self.slope > GROWTH_MIB_PER_MIN && self.r2 > GROWTH_MIN_R2 && self.slope * self.span >= GROWTH_MIN_TOTAL_MIB
     }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The RSS series of a trial's measured samples (`ProcessSample::is_measured`): MiB against minutes.
+pub fn rss_points(samples: &[ProcessSample]) -> Vec<(f64, f64)> {
+    samples.iter().filter(|s| s.is_measured()).map(|s| (s.t_ms as f64 / 60_000.0, s.rss_bytes as f64 / MIB)).collect()
+}
+
+/// The fitted RSS line of a trial's measured samples: what the lab warns about and the reports flag.
+pub fn rss_fit(samples: &[ProcessSample]) -> Option<Fit> {
+    least_squares(&rss_points(samples))
 }
 
 /// Ordinary least squares; None with fewer than 3 points or no spread in x.

@@ -9,9 +9,11 @@ pub mod growth;
 pub mod results;
 pub mod run_data;
 pub mod scenario;
+pub mod status;
 pub mod study;
 pub mod summary;
 pub mod time;
 
 pub use error::InputError;
+pub use status::RunStatus;
 pub use time::now_rfc3339;

@@ -1,8 +1,13 @@
 //! The result types of a run: what the lab measures and hands to a `ResultSink`, what the store keeps
 //! and what every report format reads. One source of truth for result fields.
 
+use crate::scenario::Scenario;
+use crate::status::RunStatus;
 use bakeoff_load::LoadReport;
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
 
 /// One invocation of `bakeoff run`, with the provenance a reader needs to reproduce it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -31,12 +36,31 @@ pub struct MachineInfo {
 }
 
 /// A cell is one stack x scenario x variant x worker count.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct CellKey {
     pub stack: String,
-    pub scenario: String,
+    pub scenario: Scenario,
     pub variant: String,
     pub workers: u32,
+}
+
+/// Cells sort by stack, then scenario id as text (the order every report has always listed them
+/// in), then variant and workers.
+impl Ord for CellKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (&self.stack, self.scenario.id(), &self.variant, self.workers).cmp(&(
+            &other.stack,
+            other.scenario.id(),
+            &other.variant,
+            other.workers,
+        ))
+    }
+}
+
+impl PartialOrd for CellKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl CellKey {
@@ -57,6 +81,14 @@ pub struct ProcessSample {
     /// Cumulative user+system CPU seconds of the tree (including reaped children).
     pub cpu_s: f64,
     pub processes: u32,
+}
+
+impl ProcessSample {
+    /// A sample of the measurement proper: after the warm-up, with the server's tree alive. The lab's
+    /// usage and growth warning and the reports' memory series all read only these.
+    pub fn is_measured(&self) -> bool {
+        self.t_ms >= 0 && self.processes > 0
+    }
 }
 
 /// What the server used during the measured part of one trial, derived from the samples.
@@ -155,9 +187,60 @@ pub enum Verdict {
     Fail,
 }
 
+/// What a check is about: one scenario, or the whole stack (it starts, it stays up). Stored and
+/// serialized as the scenario id, or `*` for the whole stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum CheckScope {
+    Stack,
+    Scenario(Scenario),
+}
+
+impl CheckScope {
+    /// Whether a failure of this check keeps `scenario` from being measured.
+    pub fn covers(self, scenario: Scenario) -> bool {
+        match self {
+            CheckScope::Stack => true,
+            CheckScope::Scenario(s) => s == scenario,
+        }
+    }
+}
+
+impl fmt::Display for CheckScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckScope::Stack => f.write_str("*"),
+            CheckScope::Scenario(s) => f.write_str(s.id()),
+        }
+    }
+}
+
+impl FromStr for CheckScope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "*" {
+            return Ok(CheckScope::Stack);
+        }
+        s.parse().map(CheckScope::Scenario)
+    }
+}
+
+impl From<CheckScope> for String {
+    fn from(s: CheckScope) -> String {
+        s.to_string()
+    }
+}
+
+impl TryFrom<String> for CheckScope {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {
-    pub scenario: String,
+    pub scenario: CheckScope,
     pub verdict: Verdict,
     pub what: String,
     pub url: String,
@@ -177,10 +260,9 @@ impl VerifyReport {
     pub fn verdict(&self) -> Verdict {
         self.checks.iter().map(|c| c.verdict).max().unwrap_or(Verdict::Pass)
     }
-    /// Scenario ids that may be measured: those with no failing check.
-    pub fn passed_scenario(&self, scenario: &str) -> bool {
-        !self.checks.iter().any(|c| c.scenario == scenario && c.verdict == Verdict::Fail)
-            && !self.checks.iter().any(|c| c.scenario == "*" && c.verdict == Verdict::Fail)
+    /// Whether `scenario` may be measured: no failing check covers it.
+    pub fn passed_scenario(&self, scenario: Scenario) -> bool {
+        !self.checks.iter().any(|c| c.scenario.covers(scenario) && c.verdict == Verdict::Fail)
     }
 }
 
@@ -188,10 +270,9 @@ impl VerifyReport {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CeilingRecord {
     pub run_id: String,
-    /// "sqlite", "postgres" or "docstore".
-    pub store: String,
-    /// "products" or "document".
-    pub scenario: String,
+    pub store: StoreKind,
+    /// Products or document.
+    pub scenario: Scenario,
     /// The native client, e.g. "pgbench 15.18", "rusqlite (in-process, SQLite 3.45.0)".
     pub client: String,
     pub connections: u32,
@@ -202,14 +283,56 @@ pub struct CeilingRecord {
     pub p99_latency_us: Option<f64>,
 }
 
+/// The backing stores a ceiling is measured for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+    Docstore,
+}
+
+impl StoreKind {
+    pub const ALL: [StoreKind; 3] = [StoreKind::Sqlite, StoreKind::Postgres, StoreKind::Docstore];
+
+    /// The serialized name, as stored and printed.
+    pub fn id(self) -> &'static str {
+        match self {
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Postgres => "postgres",
+            StoreKind::Docstore => "docstore",
+        }
+    }
+
+    /// The scenario whose query the ceiling measures.
+    pub fn scenario(self) -> Scenario {
+        match self {
+            StoreKind::Sqlite | StoreKind::Postgres => Scenario::Products,
+            StoreKind::Docstore => Scenario::Document,
+        }
+    }
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl FromStr for StoreKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        StoreKind::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| format!("unknown store `{s}`; known: sqlite, postgres, docstore"))
+    }
+}
+
 /// Where results go as they are made; the store implements it. Called after every trial, so a crash
 /// loses at most the trial in flight.
 pub trait ResultSink {
     fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()>;
     fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()>;
     fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()>;
-    /// `status` is "complete", "interrupted" or "failed: <reason>".
-    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()>;
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()>;
     /// A store ceiling measured for the run (products: sqlite/postgres; document: docstore). Sinks
     /// that do not keep ceilings ignore it.
     fn record_ceiling(&mut self, _c: &CeilingRecord) -> anyhow::Result<()> {
@@ -223,7 +346,7 @@ pub struct MemorySink {
     pub runs: Vec<RunInfo>,
     pub verifications: Vec<VerifyReport>,
     pub trials: Vec<TrialRecord>,
-    pub finished: Vec<(String, String)>,
+    pub finished: Vec<(String, RunStatus)>,
     pub ceilings: Vec<CeilingRecord>,
 }
 
@@ -240,8 +363,8 @@ impl ResultSink for MemorySink {
         self.trials.push(trial.clone());
         Ok(())
     }
-    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
-        self.finished.push((run_id.into(), status.into()));
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()> {
+        self.finished.push((run_id.into(), status.clone()));
         Ok(())
     }
     fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
@@ -266,5 +389,35 @@ mod tests {
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
         }
+    }
+
+    #[test]
+    fn names_as_stored_read_back_typed() {
+        for k in StoreKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.id());
+            assert_eq!(k.id().parse::<StoreKind>().unwrap(), k);
+        }
+        assert_eq!(serde_json::to_value(CheckScope::Stack).unwrap(), "*");
+        assert_eq!(serde_json::from_value::<CheckScope>("json".into()).unwrap(), CheckScope::Scenario(Scenario::Json));
+        assert!("nosuch".parse::<CheckScope>().is_err());
+    }
+
+    #[test]
+    fn a_failing_whole_stack_check_stops_every_scenario() {
+        let check = |scenario, verdict| Check { scenario, verdict, what: String::new(), url: String::new(), reason: String::new() };
+        let mut r = VerifyReport {
+            stack: "s".into(),
+            variant: "default".into(),
+            checks: vec![check(CheckScope::Scenario(Scenario::Json), Verdict::Fail)],
+        };
+        assert!(!r.passed_scenario(Scenario::Json) && r.passed_scenario(Scenario::Hello));
+        r.checks.push(check(CheckScope::Stack, Verdict::Fail));
+        assert!(!r.passed_scenario(Scenario::Hello));
+    }
+
+    #[test]
+    fn cells_sort_by_scenario_text() {
+        let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1 };
+        assert!(key(Scenario::Document) < key(Scenario::Hello), "document sorts before hello as text does");
     }
 }

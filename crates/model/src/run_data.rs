@@ -2,19 +2,15 @@
 //! it over, so the reports depend on the model and not on how it is stored.
 
 use crate::results::{CeilingRecord, RunInfo, TrialRecord, VerifyReport};
+use crate::status::RunStatus;
 use serde::{Deserialize, Serialize};
-
-/// The status a run has from `begin_run` until `finish_run`; a run still showing it after its process
-/// is gone was killed.
-pub const STATUS_RUNNING: &str = "running";
 
 /// Everything stored about one run: what every report format reads.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunData {
     pub run: RunInfo,
-    /// "running" (never finished: the process was killed, or is still going), "complete",
-    /// "interrupted" or "failed: <reason>".
-    pub status: String,
+    /// `Running` when it never finished: the process was killed, or is still going.
+    pub status: RunStatus,
     pub finished_at: Option<String>,
     /// In the order they were recorded.
     pub verifications: Vec<VerifyReport>,
@@ -29,6 +25,6 @@ pub struct RunData {
 impl RunData {
     /// False for a run whose process never called `finish_run`.
     pub fn is_finished(&self) -> bool {
-        self.status != STATUS_RUNNING
+        self.status.is_finished()
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::duration::parse_duration;
 use crate::error::InputError;
+use crate::scenario::Scenario;
 use crate::summary::{CellSummary, Metric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -16,7 +17,7 @@ pub struct Study {
     pub description: String,
     pub stacks: Vec<String>,
     #[serde(default)]
-    pub scenarios: Vec<String>,
+    pub scenarios: Vec<Scenario>,
     #[serde(default)]
     pub variants: Vec<String>,
     #[serde(default)]
@@ -29,12 +30,56 @@ pub struct Study {
     pub warmup: Option<String>,
     pub connections: Option<u32>,
     pub rate: Option<f64>,
-    pub ramp: Option<String>,
+    pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
     #[serde(default)]
     pub max_throughput: bool,
     #[serde(default)]
     pub claims: Vec<Claim>,
+}
+
+/// A rate ramp as a study or `--ramp` gives it: a ladder, or `auto` (the proxy study), which the
+/// lab turns into a ladder from 40% to 100% of the baseline stack's closed-model maximum, measured
+/// first. Parsed once; stored as the same text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum RampSetting {
+    Auto,
+    Ladder(bakeoff_load::Ramp),
+}
+
+impl std::fmt::Display for RampSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RampSetting::Auto => f.write_str("auto"),
+            RampSetting::Ladder(r) => r.fmt(f),
+        }
+    }
+}
+
+impl std::str::FromStr for RampSetting {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim() == "auto" {
+            return Ok(RampSetting::Auto);
+        }
+        bakeoff_load::Ramp::parse(s)
+            .map(RampSetting::Ladder)
+            .map_err(|_| format!("`{s}` is not a ramp; write START:STEP:STEP_DURATION:MAX[:HOLD] (e.g. 1000:1000:5s:10000) or auto"))
+    }
+}
+
+impl From<RampSetting> for String {
+    fn from(r: RampSetting) -> String {
+        r.to_string()
+    }
+}
+
+impl TryFrom<String> for RampSetting {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
 }
 
 /// "`faster` beats `slower` on `scenario` by `metric`" (requests/s unless said otherwise), by at
@@ -43,7 +88,7 @@ pub struct Study {
 #[serde(deny_unknown_fields)]
 pub struct Claim {
     pub statement: String,
-    pub scenario: String,
+    pub scenario: Scenario,
     pub faster: String,
     pub slower: String,
     #[serde(default)]
@@ -72,6 +117,29 @@ pub struct ClaimResult {
 }
 
 impl Study {
+    /// The study of a run from flags alone: the given stacks and nothing else (defaults and flags
+    /// set the rest; no claims).
+    pub fn adhoc(stacks: Vec<String>) -> Study {
+        Study {
+            name: "adhoc".into(),
+            description: String::new(),
+            stacks,
+            scenarios: vec![],
+            variants: vec![],
+            workers: vec![],
+            stack_workers: Default::default(),
+            trials: None,
+            duration: None,
+            warmup: None,
+            connections: None,
+            rate: None,
+            ramp: None,
+            requests_per_conn: None,
+            max_throughput: false,
+            claims: vec![],
+        }
+    }
+
     pub fn load(path: &Path) -> Result<Study, InputError> {
         let err = |problem: String, hint: &str| InputError { what: path.display().to_string(), problem, hint: hint.into() };
         let text = std::fs::read_to_string(path)

@@ -5,7 +5,8 @@
 
 use crate::numbers::{grouped, latency};
 use crate::view::{ReportView, ScenarioView};
-use bakeoff_model::results::CeilingRecord;
+use bakeoff_model::results::{CeilingRecord, StoreKind};
+use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::{CellSummary, Metric};
 
 /// A stack above this share of its store's ceiling is limited by the store, not by its language.
@@ -14,7 +15,7 @@ pub const LIMIT_SHARE: f64 = 0.70;
 pub const LIMIT_ADVICE: &str = "the database, not the language, is the limit here";
 
 /// The run's ceilings for a scenario, in recording order.
-pub fn for_scenario<'a>(view: &'a ReportView, scenario: &str) -> Vec<&'a CeilingRecord> {
+pub fn for_scenario<'a>(view: &'a ReportView, scenario: Scenario) -> Vec<&'a CeilingRecord> {
     view.data.ceilings.iter().filter(|c| c.scenario == scenario).collect()
 }
 
@@ -25,11 +26,11 @@ pub fn label(c: &CeilingRecord) -> String {
 
 /// The store a cell of `scenario` reads: document -> docstore; products -> postgres for variants
 /// named after PostgreSQL (the stacks' convention, `variant = "postgres"`), sqlite otherwise.
-pub fn store_of(scenario: &str, variant: &str) -> Option<&'static str> {
+pub fn store_of(scenario: Scenario, variant: &str) -> Option<StoreKind> {
     match scenario {
-        "document" => Some("docstore"),
-        "products" if variant.contains("postgres") || variant == "pg" => Some("postgres"),
-        "products" => Some("sqlite"),
+        Scenario::Document => Some(StoreKind::Docstore),
+        Scenario::Products if variant.contains("postgres") || variant == "pg" => Some(StoreKind::Postgres),
+        Scenario::Products => Some(StoreKind::Sqlite),
         _ => None,
     }
 }
@@ -57,10 +58,10 @@ impl Limited<'_> {
 
 /// Every closed-model headline cell of `sv` above `LIMIT_SHARE` of its store's ceiling.
 pub fn limited<'a>(view: &'a ReportView, sv: &'a ScenarioView) -> Vec<Limited<'a>> {
-    let ceilings = for_scenario(view, &sv.scenario);
+    let ceilings = for_scenario(view, sv.scenario);
     let mut out = Vec::new();
     for cell in sv.headline.iter().filter(|c| c.target_rate.is_none()) {
-        let Some(store) = store_of(&cell.cell.scenario, &cell.cell.variant) else { continue };
+        let Some(store) = store_of(cell.cell.scenario, &cell.cell.variant) else { continue };
         // The last ceiling of the store (one per run in practice).
         let Some(ceiling) = ceilings.iter().rev().find(|c| c.store == store && c.queries_per_sec > 0.0) else { continue };
         let percent = 100.0 * cell.get(Metric::RequestsPerSec).median / ceiling.queries_per_sec;
@@ -74,7 +75,7 @@ pub fn limited<'a>(view: &'a ReportView, sv: &'a ScenarioView) -> Vec<Limited<'a
 /// Appends the scenario's ceilings to its table (one row each, named "store ceiling (...)", with the
 /// columns a native client has: queries/s, p99) and a note per stack limited by its store.
 pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioView) {
-    let ceilings = for_scenario(view, &sv.scenario);
+    let ceilings = for_scenario(view, sv.scenario);
     if ceilings.is_empty() {
         return;
     }
@@ -102,11 +103,13 @@ pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioVi
 
 #[cfg(test)]
 mod tests {
+    use super::{store_of, Scenario, StoreKind};
+
     #[test]
     fn stores_of_cells() {
-        assert_eq!(super::store_of("products", "postgres"), Some("postgres"));
-        assert_eq!(super::store_of("products", "default"), Some("sqlite"));
-        assert_eq!(super::store_of("document", "default"), Some("docstore"));
-        assert_eq!(super::store_of("hello", "default"), None);
+        assert_eq!(store_of(Scenario::Products, "postgres"), Some(StoreKind::Postgres));
+        assert_eq!(store_of(Scenario::Products, "default"), Some(StoreKind::Sqlite));
+        assert_eq!(store_of(Scenario::Document, "default"), Some(StoreKind::Docstore));
+        assert_eq!(store_of(Scenario::Hello, "default"), None);
     }
 }

@@ -3,9 +3,26 @@
 //! spreadsheet or pandas reads a cell as one record; the column set is fixed by `Metric::ALL`.
 
 use crate::view::ReportView;
-use bakeoff_model::summary::Metric;
+use bakeoff_model::results::CeilingRecord;
+use bakeoff_model::summary::{CellSummary, Metric};
 
 pub fn render(view: &ReportView) -> String {
+    let mut out = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
+    let mut line = |cells: &[String]| out.write_record(cells).expect("writing CSV to memory cannot fail");
+    line(&header());
+    for c in &view.cells {
+        line(&cell_row(view, c));
+    }
+    // Store ceilings: one row each after the cells, stack `ceiling:<store>`, variant = the native
+    // client, step_label "store ceiling, N conns"; only requests_per_sec (= queries/s, no interval),
+    // mean_us and p99_us are filled.
+    for c in &view.data.ceilings {
+        line(&ceiling_row(view, c));
+    }
+    String::from_utf8(out.into_inner().expect("an in-memory CSV writer flushes")).expect("every field is UTF-8")
+}
+
+fn header() -> Vec<String> {
     let mut header: Vec<String> = ["run_id", "stack", "scenario", "variant", "workers", "step", "step_label", "target_rate", "trials"]
         .iter()
         .map(|s| s.to_string())
@@ -14,58 +31,56 @@ pub fn render(view: &ReportView) -> String {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
     header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "warnings"].map(String::from));
-    let mut out = line(&header);
-    for c in &view.cells {
-        let mem = view.memory_of(&c.cell);
-        let mut row = vec![
-            view.data.run.id.clone(),
-            c.cell.stack.clone(),
-            c.cell.scenario.clone(),
-            c.cell.variant.clone(),
-            c.cell.workers.to_string(),
-            c.step.to_string(),
-            c.step_label.clone(),
-            c.target_rate.map(num).unwrap_or_default(),
-            c.get(Metric::RequestsPerSec).trials.to_string(),
-        ];
-        for m in Metric::ALL {
-            let e = c.get(m);
-            row.extend([num(e.median), num(e.ci_low), num(e.ci_high)]);
-        }
-        row.push(mem.and_then(|m| m.fit).map(|f| num(f.slope)).unwrap_or_default());
-        row.push(mem.is_some_and(|m| m.growing()).to_string());
-        row.push(c.disagree.to_string());
-        row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
-        out.push_str(&line(&row));
+    header
+}
+
+fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
+    let mem = view.memory_of(&c.cell);
+    let mut row = vec![
+        view.data.run.id.clone(),
+        c.cell.stack.clone(),
+        c.cell.scenario.to_string(),
+        c.cell.variant.clone(),
+        c.cell.workers.to_string(),
+        c.step.to_string(),
+        c.step_label.clone(),
+        c.target_rate.map(num).unwrap_or_default(),
+        c.get(Metric::RequestsPerSec).trials.to_string(),
+    ];
+    for m in Metric::ALL {
+        let e = c.get(m);
+        row.extend([num(e.median), num(e.ci_low), num(e.ci_high)]);
     }
-    // Store ceilings: one row each after the cells, stack `ceiling:<store>`, variant = the native
-    // client, step_label "store ceiling, N conns"; only requests_per_sec (= queries/s, no interval),
-    // mean_us and p99_us are filled.
-    for c in &view.data.ceilings {
-        let mut row = vec![
-            view.data.run.id.clone(),
-            format!("ceiling:{}", c.store),
-            c.scenario.clone(),
-            c.client.clone(),
-            String::new(),
-            "0".into(),
-            format!("store ceiling, {} conns", c.connections),
-            String::new(),
-            "1".into(),
-        ];
-        for m in Metric::ALL {
-            let v = match m {
-                Metric::RequestsPerSec => c.queries_per_sec,
-                Metric::MeanUs => c.mean_latency_us,
-                Metric::P99Us => c.p99_latency_us.unwrap_or(f64::NAN),
-                _ => f64::NAN,
-            };
-            row.extend([num(v), num(v), num(v)]);
-        }
-        row.extend([String::new(), "false".into(), "false".into(), String::new()]);
-        out.push_str(&line(&row));
+    row.push(mem.and_then(|m| m.fit).map(|f| num(f.slope)).unwrap_or_default());
+    row.push(mem.is_some_and(|m| m.growing()).to_string());
+    row.push(c.disagree.to_string());
+    row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
+    row
+}
+
+fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
+    let mut row = vec![
+        view.data.run.id.clone(),
+        format!("ceiling:{}", c.store),
+        c.scenario.to_string(),
+        c.client.clone(),
+        String::new(),
+        "0".into(),
+        format!("store ceiling, {} conns", c.connections),
+        String::new(),
+        "1".into(),
+    ];
+    for m in Metric::ALL {
+        let v = match m {
+            Metric::RequestsPerSec => c.queries_per_sec,
+            Metric::MeanUs => c.mean_latency_us,
+            Metric::P99Us => c.p99_latency_us.unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        row.extend([num(v), num(v), num(v)]);
     }
-    out
+    row.extend([String::new(), "false".into(), "false".into(), String::new()]);
+    row
 }
 
 /// Shortest round-trip decimal; empty for NaN so spreadsheets see a blank, not text.
@@ -74,30 +89,5 @@ fn num(v: f64) -> String {
         format!("{v}")
     } else {
         String::new()
-    }
-}
-
-/// RFC 4180: quote fields holding a comma, quote or line break; double the quotes inside.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn line(cells: &[String]) -> String {
-    let mut s = cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
-    s.push_str("\r\n");
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fields_are_quoted_when_needed() {
-        assert_eq!(super::field("a,b"), "\"a,b\"");
-        assert_eq!(super::field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(super::field("plain"), "plain");
     }
 }

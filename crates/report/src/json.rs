@@ -6,6 +6,7 @@ use crate::overhead::Source;
 use crate::view::ReportView;
 use bakeoff_model::results::{CellKey, RunInfo, VerifyReport};
 use bakeoff_model::summary::Estimate;
+use bakeoff_model::RunStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -16,7 +17,7 @@ struct Document<'a> {
     format: &'static str,
     version: u32,
     run: &'a RunInfo,
-    status: &'a str,
+    status: &'a RunStatus,
     finished: bool,
     finished_at: Option<&'a str>,
     verifications: &'a [VerifyReport],
@@ -153,7 +154,7 @@ pub fn render(view: &ReportView) -> String {
                 .iter()
                 .map(|r| Relative { cell: &r.cell, ratio: r.ratio, low: r.low, high: r.high, fastest: r.fastest })
                 .collect();
-            (s.scenario.as_str(), rows)
+            (s.scenario.id(), rows)
         })
         .collect();
     let proxy = view.proxy.as_ref().map(|p| Proxy {

@@ -103,7 +103,7 @@ pub fn pooled(trials: &[&TrialRecord], step: usize) -> Percentiles {
         }
     });
     if let Some(Some(h)) = merged {
-        if h.len() > 0 {
+        if !h.is_empty() {
             return Percentiles { values_us: STATS.map(|s| s.of_histogram(&h)), count: h.len(), source: Source::Histograms };
         }
     }

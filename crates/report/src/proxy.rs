@@ -8,10 +8,10 @@
 
 use crate::overhead::{overhead, pooled, Overhead, Percentiles};
 use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::{CellSummary, Estimate, Metric};
 use std::collections::BTreeMap;
 
-pub const PROXY_SCENARIO: &str = "proxy";
 pub const BASELINE_STACK: &str = "c/baseline";
 
 pub struct ProxyView {
@@ -58,7 +58,7 @@ fn same_rate(a: f64, b: f64) -> bool {
 
 pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<ProxyView> {
     let mut by_cell: BTreeMap<&CellKey, Vec<&TrialRecord>> = BTreeMap::new();
-    for t in trials.iter().filter(|t| t.cell.scenario == PROXY_SCENARIO) {
+    for t in trials.iter().filter(|t| t.cell.scenario == Scenario::Proxy) {
         by_cell.entry(&t.cell).or_default().push(t);
     }
     if by_cell.is_empty() {
@@ -111,7 +111,7 @@ fn ramp_line(cell: &CellKey, trials: &[&TrialRecord]) -> RampLine {
 
 fn max_throughput(cells: &[CellSummary]) -> Vec<MaxThroughput> {
     let mut best: BTreeMap<&CellKey, Estimate> = BTreeMap::new();
-    for c in cells.iter().filter(|c| c.cell.scenario == PROXY_SCENARIO && c.target_rate.is_none()) {
+    for c in cells.iter().filter(|c| c.cell.scenario == Scenario::Proxy && c.target_rate.is_none()) {
         let e = c.get(Metric::RequestsPerSec);
         let entry = best.entry(&c.cell).or_insert(e);
         if e.median > entry.median {

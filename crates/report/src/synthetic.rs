@@ -7,6 +7,8 @@ use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
 use bakeoff_model::run_data::RunData;
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::RunStatus;
 use base64::Engine;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -111,7 +113,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
     };
     TrialRecord {
         run_id: RUN_ID.to_string(),
-        cell: CellKey { stack: stack.into(), scenario: scenario.into(), variant: "default".into(), workers: 2 },
+        cell: CellKey { stack: stack.into(), scenario: scenario.parse().expect("a known scenario"), variant: "default".into(), workers: 2 },
         trial,
         started_at: format!("2024-05-01T12:{:02}:00Z", trial * 5),
         load,
@@ -234,7 +236,7 @@ pub fn run_data() -> RunData {
                                               "faster": "go-fasthttp", "slower": "rust-actix", "by_percent": 0.0}]}}),
             services: vec!["nginx 1.22.1 (proxy upstream)".into()],
         },
-        status: "complete".into(),
+        status: RunStatus::Complete,
         finished_at: Some("2024-05-01T12:48:00Z".into()),
         verifications: verifications(),
         trials,
@@ -247,8 +249,8 @@ pub fn run_data() -> RunData {
 fn ceilings() -> Vec<CeilingRecord> {
     let c = |store: &str, client: &str, qps: f64, mean: f64, p99: Option<f64>| CeilingRecord {
         run_id: RUN_ID.to_string(),
-        store: store.into(),
-        scenario: "products".into(),
+        store: store.parse().expect("a known store"),
+        scenario: Scenario::Products,
         client: client.into(),
         connections: 64,
         duration_s: 10.0,
@@ -264,7 +266,7 @@ fn ceilings() -> Vec<CeilingRecord> {
 }
 
 fn check(scenario: &str, verdict: Verdict, what: &str, url: &str, reason: &str) -> Check {
-    Check { scenario: scenario.into(), verdict, what: what.into(), url: url.into(), reason: reason.into() }
+    Check { scenario: scenario.parse().expect("a known scenario or *"), verdict, what: what.into(), url: url.into(), reason: reason.into() }
 }
 
 fn verifications() -> Vec<VerifyReport> {

@@ -154,7 +154,7 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
             t.rows.push(vec![
                 v.stack.clone(),
                 v.variant.clone(),
-                c.scenario.clone(),
+                c.scenario.to_string(),
                 verdict_name(c.verdict).into(),
                 c.what.clone(),
                 c.url.clone(),

@@ -46,7 +46,7 @@ pub fn layout(out: &mut String, t: &Table) {
         }
     }
     let numeric: Vec<bool> =
-        (0..n).map(|i| t.rows.iter().all(|r| r[i].chars().next().map_or(true, |c| c.is_ascii_digit() || "+-–".contains(c)))).collect();
+        (0..n).map(|i| t.rows.iter().all(|r| r[i].chars().next().is_none_or(|c| c.is_ascii_digit() || "+-–".contains(c)))).collect();
     let line = |out: &mut String, cells: &[String]| {
         let mut s = String::new();
         for (i, c) in cells.iter().enumerate() {

@@ -5,6 +5,7 @@ use crate::memory::{memory_series, MemorySeries};
 use crate::proxy::{self, ProxyView};
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
+use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{judge, Claim, ClaimResult};
 use bakeoff_model::summary::{summarize, CellSummary, Metric};
 
@@ -24,7 +25,7 @@ pub struct ReportView<'a> {
 }
 
 pub struct ScenarioView {
-    pub scenario: String,
+    pub scenario: Scenario,
     /// Every step of every cell of the scenario.
     pub rows: Vec<CellSummary>,
     /// One row per cell: its last step (the top of a ramp or sweep; the only step of a plain run).
@@ -48,10 +49,11 @@ pub struct Relative {
 impl<'a> ReportView<'a> {
     pub fn new(data: &'a RunData) -> ReportView<'a> {
         let cells = summarize(&data.trials);
-        let mut names: Vec<String> = cells.iter().map(|c| c.cell.scenario.clone()).collect();
-        names.sort();
+        // Scenarios in the order of their ids as text, as reports have always listed them.
+        let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
+        names.sort_by_key(|s| s.id());
         names.dedup();
-        let scenarios = names.into_iter().filter(|s| s != proxy::PROXY_SCENARIO).map(|s| scenario_view(&s, &cells)).collect();
+        let scenarios = names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
         stacks.dedup();
@@ -80,7 +82,7 @@ impl<'a> ReportView<'a> {
     /// "complete", or a warning that the run never finished.
     pub fn status_line(&self) -> String {
         if self.data.is_finished() {
-            self.data.status.clone()
+            self.data.status.to_string()
         } else {
             "never finished (killed, or still running): the cells shown are those saved so far".into()
         }
@@ -89,7 +91,7 @@ impl<'a> ReportView<'a> {
     /// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
     pub fn scenario_table_for_proxy(&self) -> Option<crate::tables::Table> {
         self.proxy.as_ref()?;
-        Some(crate::tables::scenario(self, &scenario_view(proxy::PROXY_SCENARIO, &self.cells)))
+        Some(crate::tables::scenario(self, &scenario_view(Scenario::Proxy, &self.cells)))
     }
 
     /// Number of failing checks, and of warning ones.
@@ -100,11 +102,11 @@ impl<'a> ReportView<'a> {
     }
 }
 
-fn scenario_view(scenario: &str, cells: &[CellSummary]) -> ScenarioView {
+fn scenario_view(scenario: Scenario, cells: &[CellSummary]) -> ScenarioView {
     let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
     let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
     let relative = relative_speeds(&headline);
-    ScenarioView { scenario: scenario.to_string(), rows, headline, relative }
+    ScenarioView { scenario, rows, headline, relative }
 }
 
 /// Relative requests/s of the closed-model rows (open-model rows run at a set rate, so their

@@ -41,7 +41,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         connections: 8,
         client_threads: 1,
         rate: None,
-        ramp: Some("400:400:1s:800".into()),
+        ramp: Some("400:400:1s:800".parse().unwrap()),
         max_throughput: true,
         ceiling: false,
         requests_per_conn: Some(50),

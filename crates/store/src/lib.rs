@@ -7,7 +7,7 @@ mod schema;
 mod write;
 
 pub use bakeoff_model::now_rfc3339;
-pub use bakeoff_model::run_data::{RunData, STATUS_RUNNING};
+pub use bakeoff_model::run_data::RunData;
 pub use read::RunListing;
 pub use schema::SCHEMA_VERSION;
 

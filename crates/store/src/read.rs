@@ -5,6 +5,7 @@ use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
 use bakeoff_model::run_data::RunData;
+use bakeoff_model::RunStatus;
 use rusqlite::{OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub struct RunListing {
     pub id: String,
     pub started_at: String,
     pub finished_at: Option<String>,
-    pub status: String,
+    pub status: RunStatus,
     pub study: String,
     pub git_commit: Option<String>,
     pub trials: u64,
@@ -33,7 +34,7 @@ impl Store {
                 id: r.get(0)?,
                 started_at: r.get(1)?,
                 finished_at: r.get(2)?,
-                status: r.get(3)?,
+                status: named(r, 3)?,
                 study: r.get(4)?,
                 git_commit: r.get(5)?,
                 trials: r.get(6)?,
@@ -97,8 +98,8 @@ impl Store {
         let rows = stmt.query_map([run_id], |r| {
             Ok(CeilingRecord {
                 run_id: r.get(0)?,
-                store: r.get(1)?,
-                scenario: r.get(2)?,
+                store: named(r, 1)?,
+                scenario: named(r, 2)?,
                 client: r.get(3)?,
                 connections: r.get(4)?,
                 duration_s: real(r, 5)?,
@@ -120,7 +121,7 @@ impl Store {
             .prepare("SELECT scenario, verdict, what, url, reason FROM verification_checks WHERE verification_id = ?1 ORDER BY seq")?;
         let mut out = Vec::with_capacity(heads.len());
         for (id, stack, variant) in heads {
-            let rows = checks.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+            let rows = checks.query_map([id], |r| Ok((named(r, 0)?, r.get::<_, String>(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
             let mut list = Vec::new();
             for row in rows {
                 let (scenario, verdict, what, url, reason) = row?;
@@ -177,7 +178,7 @@ struct StoredRun {
     services: String,
 }
 
-fn run_row(r: &Row) -> rusqlite::Result<(StoredRun, String, Option<String>)> {
+fn run_row(r: &Row) -> rusqlite::Result<(StoredRun, RunStatus, Option<String>)> {
     let info = RunInfo {
         id: r.get(0)?,
         started_at: r.get(1)?,
@@ -194,7 +195,7 @@ fn run_row(r: &Row) -> rusqlite::Result<(StoredRun, String, Option<String>)> {
         settings: serde_json::Value::Null,
         services: Vec::new(),
     };
-    Ok((StoredRun { info, settings: r.get(12)?, services: r.get(13)? }, r.get(3)?, r.get(2)?))
+    Ok((StoredRun { info, settings: r.get(12)?, services: r.get(13)? }, named(r, 3)?, r.get(2)?))
 }
 
 struct StoredTrial {
@@ -212,7 +213,7 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
         r.get(0)?,
         StoredTrial {
             run_id: r.get(1)?,
-            cell: CellKey { stack: r.get(2)?, scenario: r.get(3)?, variant: r.get(4)?, workers: r.get(5)? },
+            cell: CellKey { stack: r.get(2)?, scenario: named(r, 3)?, variant: r.get(4)?, workers: r.get(5)? },
             trial: r.get(6)?,
             started_at: r.get(7)?,
             load_json: r.get(8)?,
@@ -238,6 +239,13 @@ fn parse_verdict(s: &str) -> Result<Verdict, StoreError> {
         "fail" => Ok(Verdict::Fail),
         other => Err(StoreError::Corrupt(format!("unknown verdict {other:?}"))),
     }
+}
+
+/// A TEXT column holding one of the model's names (scenario, store, status, check scope); a name
+/// this build does not know is a conversion error naming the column, not a silent default.
+fn named<T: std::str::FromStr<Err = String>>(r: &Row, i: usize) -> rusqlite::Result<T> {
+    let text: String = r.get(i)?;
+    text.parse().map_err(|e: String| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into()))
 }
 
 /// SQLite stores NaN as NULL, so REAL columns are nullable and NULL reads back as NaN.

@@ -1,8 +1,9 @@
 //! Writing side: the store as the lab's `ResultSink`. Every call is one transaction committed before
 //! it returns, so whatever the lab was told is saved is on disk when the process dies.
 
-use crate::{Store, StoreError, STATUS_RUNNING};
+use crate::{Store, StoreError};
 use bakeoff_model::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::RunStatus;
 use rusqlite::params;
 
 impl Store {
@@ -19,7 +20,7 @@ impl Store {
             params![
                 run.id,
                 run.started_at,
-                STATUS_RUNNING,
+                RunStatus::Running.to_string(),
                 run.git_commit,
                 run.study,
                 m.hostname,
@@ -46,7 +47,7 @@ impl Store {
             tx.execute(
                 "INSERT INTO verification_checks (verification_id, seq, scenario, verdict, what, url, reason)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![id, seq as i64, c.scenario, verdict_str(c.verdict), c.what, c.url, c.reason],
+                params![id, seq as i64, c.scenario.to_string(), verdict_str(c.verdict), c.what, c.url, c.reason],
             )?;
         }
         tx.commit()?;
@@ -66,7 +67,7 @@ impl Store {
             params![
                 t.run_id,
                 t.cell.stack,
-                t.cell.scenario,
+                t.cell.scenario.id(),
                 t.cell.variant,
                 t.cell.workers,
                 t.trial,
@@ -105,8 +106,8 @@ impl Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 c.run_id,
-                c.store,
-                c.scenario,
+                c.store.id(),
+                c.scenario.id(),
                 c.client,
                 c.connections,
                 c.duration_s,
@@ -120,10 +121,11 @@ impl Store {
     }
 
     /// Marks the run finished now with `status`.
-    pub fn set_finished(&mut self, run_id: &str, status: &str) -> Result<(), StoreError> {
-        let n = self
-            .conn
-            .execute("UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1", params![run_id, status, crate::now_rfc3339()])?;
+    pub fn set_finished(&mut self, run_id: &str, status: &RunStatus) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = ?2, finished_at = ?3 WHERE id = ?1",
+            params![run_id, status.to_string(), crate::now_rfc3339()],
+        )?;
         if n == 0 {
             return Err(StoreError::RunNotFound(run_id.to_string()));
         }
@@ -149,7 +151,7 @@ impl ResultSink for Store {
     fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()> {
         Ok(self.insert_trial(trial)?)
     }
-    fn finish_run(&mut self, run_id: &str, status: &str) -> anyhow::Result<()> {
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()> {
         Ok(self.set_finished(run_id, status)?)
     }
     fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {

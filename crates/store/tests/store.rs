@@ -3,7 +3,9 @@
 
 use bakeoff_load::*;
 use bakeoff_model::results::*;
-use bakeoff_store::{Store, StoreError, SCHEMA_VERSION, STATUS_RUNNING};
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::RunStatus;
+use bakeoff_store::{Store, StoreError, SCHEMA_VERSION};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -66,7 +68,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
     };
     TrialRecord {
         run_id: run_id.into(),
-        cell: CellKey { stack: stack.into(), scenario: "hello".into(), variant: "default".into(), workers: 2 },
+        cell: CellKey { stack: stack.into(), scenario: Scenario::Hello, variant: "default".into(), workers: 2 },
         trial: n,
         started_at: format!("2024-05-01T12:0{n}:00Z"),
         load: LoadReport {
@@ -117,16 +119,22 @@ fn verify(stack: &str) -> VerifyReport {
         stack: stack.into(),
         variant: "default".into(),
         checks: vec![
-            Check { scenario: "hello".into(), verdict: Verdict::Pass, what: "body".into(), url: "http://x/".into(), reason: String::new() },
             Check {
-                scenario: "*".into(),
+                scenario: CheckScope::Scenario(Scenario::Hello),
+                verdict: Verdict::Pass,
+                what: "body".into(),
+                url: "http://x/".into(),
+                reason: String::new(),
+            },
+            Check {
+                scenario: CheckScope::Stack,
                 verdict: Verdict::Fail,
                 what: "404".into(),
                 url: "http://x/nope".into(),
                 reason: "got 200".into(),
             },
             Check {
-                scenario: "json".into(),
+                scenario: CheckScope::Scenario(Scenario::Json),
                 verdict: Verdict::Warn,
                 what: "type".into(),
                 url: "http://x/json".into(),
@@ -136,11 +144,11 @@ fn verify(stack: &str) -> VerifyReport {
     }
 }
 
-fn ceiling(run_id: &str, store: &str, p99: Option<f64>) -> CeilingRecord {
+fn ceiling(run_id: &str, store: StoreKind, p99: Option<f64>) -> CeilingRecord {
     CeilingRecord {
         run_id: run_id.into(),
-        store: store.into(),
-        scenario: if store == "docstore" { "document" } else { "products" }.into(),
+        store,
+        scenario: store.scenario(),
         client: "pgbench 15.18".into(),
         connections: 64,
         duration_s: 10.0,
@@ -164,25 +172,44 @@ fn run_round_trips_exactly() {
     for t in &trials {
         s.record_trial(t).unwrap();
     }
-    let ceilings = vec![ceiling("r1", "postgres", Some(812.25)), ceiling("r1", "docstore", None)];
+    let ceilings = vec![ceiling("r1", StoreKind::Postgres, Some(812.25)), ceiling("r1", StoreKind::Docstore, None)];
     for c in &ceilings {
         s.record_ceiling(c).unwrap();
     }
-    s.finish_run("r1", "complete").unwrap();
+    s.finish_run("r1", &RunStatus::Complete).unwrap();
     drop(s);
 
     let s = Store::open(&path).unwrap();
     let d = s.load_run("r1").unwrap();
     assert_eq!(d.run, info);
-    assert_eq!(d.status, "complete");
+    assert_eq!(d.status, RunStatus::Complete);
     assert!(d.finished_at.is_some() && d.is_finished());
     assert_eq!(d.verifications, vec![verify("a"), VerifyReport { stack: "b".into(), variant: "v2".into(), checks: vec![] }]);
     assert_eq!(d.trials, trials);
     assert_eq!(d.ceilings, ceilings);
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r1"));
     let list = s.list_runs().unwrap();
-    assert_eq!((list.len(), list[0].trials, list[0].status.as_str()), (1, 3, "complete"));
+    assert_eq!((list.len(), list[0].trials, &list[0].status), (1, 3, &RunStatus::Complete));
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+/// A name this build does not know (a scenario, store or status from elsewhere) is an error that
+/// says which, never a default.
+#[test]
+fn unknown_stored_names_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("names.db");
+    let mut s = Store::open(&path).unwrap();
+    ResultSink::begin_run(&mut s, &run("r")).unwrap();
+    s.record_trial(&trial("r", "a", 1)).unwrap();
+    s.finish_run("r", &RunStatus::Failed("no stacks".into())).unwrap();
+    assert_eq!(s.load_run("r").unwrap().status, RunStatus::Failed("no stacks".into()));
+    drop(s);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch("UPDATE trials SET scenario = 'websocket';").unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap().load_run("r").unwrap_err().to_string();
+    assert!(err.contains("unknown scenario `websocket`"), "{err}");
 }
 
 #[test]
@@ -191,7 +218,7 @@ fn errors_are_typed() {
     assert!(matches!(s.load_run("nope"), Err(StoreError::RunNotFound(_))));
     s.insert_run(&run("r")).unwrap();
     assert!(matches!(s.insert_run(&run("r")), Err(StoreError::DuplicateRun(_))));
-    assert!(matches!(s.set_finished("other", "complete"), Err(StoreError::RunNotFound(_))));
+    assert!(matches!(s.set_finished("other", &RunStatus::Complete), Err(StoreError::RunNotFound(_))));
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r"));
 }
 
@@ -242,7 +269,7 @@ fn unfinished_run_keeps_its_trials() {
     }
     let d = Store::open(&path).unwrap().load_run("killed").unwrap();
     assert_eq!(d.trials.len(), 2);
-    assert_eq!((d.status.as_str(), d.finished_at.as_deref(), d.is_finished()), (STATUS_RUNNING, None, false));
+    assert_eq!((&d.status, d.finished_at.as_deref(), d.is_finished()), (&RunStatus::Running, None, false));
 }
 
 const CHILD_DB: &str = "BAKEOFF_STORE_TEST_CHILD_DB";
@@ -303,7 +330,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     let mut s = Store::open(&path).unwrap();
     ResultSink::begin_run(&mut s, &run("old")).unwrap();
     s.record_trial(&trial("old", "a", 1)).unwrap();
-    s.finish_run("old", "complete").unwrap();
+    s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
     // A version 1 file is a version 2 file without the ceilings table.
     let conn = rusqlite::Connection::open(&path).unwrap();
@@ -314,6 +341,6 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert_eq!(s.schema_version().unwrap(), 2);
     let d = s.load_run("old").unwrap();
     assert_eq!((d.trials.len(), d.ceilings.len()), (1, 0));
-    s.record_ceiling(&ceiling("old", "sqlite", Some(9.0))).unwrap();
-    assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", "sqlite", Some(9.0))]);
+    s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
+    assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
 }

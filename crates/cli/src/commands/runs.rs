@@ -28,7 +28,7 @@ fn table(runs: &[RunListing]) -> String {
             [
                 r.id.clone(),
                 r.started_at.clone(),
-                r.status.clone(),
+                r.status.to_string(),
                 r.study.clone(),
                 r.trials.to_string(),
                 r.git_commit.as_deref().map(|c| c.chars().take(10).collect()).unwrap_or_else(|| "-".into()),
@@ -62,7 +62,7 @@ mod tests {
             id: id.into(),
             started_at: "2026-11-22T10:00:00Z".into(),
             finished_at: None,
-            status: "complete".into(),
+            status: bakeoff_model::RunStatus::Complete,
             study: study.into(),
             git_commit: Some("0123456789abcdef".into()),
             trials,

@@ -3,7 +3,6 @@
 use crate::args::SetupArgs;
 use crate::context;
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_lab::stacks::setup::{self, SetupJob, SetupOutcome};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,19 +17,5 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
 
 /// Sets up each stack, printing the outcome; returns how many failed (others still run).
 pub fn setup_stacks(stacks: &[&Stack], root: &Path, force: bool) -> usize {
-    let mut failed = 0;
-    for stack in stacks {
-        let Some(job) = SetupJob::for_stack(stack) else { continue };
-        eprint!("setup {:<34} ", stack.name);
-        match setup::run(&job, root, force) {
-            Ok(SetupOutcome::Cached) => eprintln!("cached"),
-            Ok(SetupOutcome::Done(t)) => eprintln!("done in {:.0} s", t.as_secs_f64()),
-            Ok(SetupOutcome::Nothing) => eprintln!("nothing to do"),
-            Err(e) => {
-                eprintln!("FAILED\n{e}");
-                failed += 1;
-            }
-        }
-    }
-    failed
+    bakeoff_lab::run::execute::setup_stacks(stacks.iter().copied(), root, force, &mut context::print_event)
 }

@@ -2,9 +2,11 @@
 //! every problem with its reason and URL; exits non-zero when a check fails.
 
 use crate::args::VerifyArgs;
-use crate::commands::run::{new_run, scenario_filter, Workspace};
 use crate::context;
+use bakeoff_lab::run::execute::{new_run, Workspace};
+use bakeoff_lab::run::plan::default_settings;
 use bakeoff_model::results::{ResultSink, Verdict, VerifyReport};
+use bakeoff_model::RunStatus;
 use std::process::ExitCode;
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
@@ -16,15 +18,15 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         names.push("all".into());
     }
     let stacks = catalog.select(&names)?;
-    let scenarios = scenario_filter(&args.selection.scenarios)?;
+    let scenarios = (!args.selection.scenarios.is_empty()).then_some(&args.selection.scenarios);
     crate::commands::setup::setup_stacks(&stacks, &root, false);
-    context::install_ctrl_c();
+    let cancel = context::cancel_on_ctrl_c();
     let mut store = bakeoff_store::Store::open(&root.join(&args.db))?;
     let run = new_run(&root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     store.begin_run(&run)?;
     let mut events = context::print_event;
-    let mut lab = ws.lab(&root, args.selection.docstore.clone(), crate::commands::run::default_settings(), &mut store, &mut events);
+    let mut lab = ws.lab(&root, args.selection.docstore.clone(), default_settings(), &mut store, &mut events, cancel);
     let mut reports: Vec<VerifyReport> = Vec::new();
     for stack in &stacks {
         for variant in &stack.variants {
@@ -33,7 +35,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             }
             let chosen: Vec<_> =
                 variant.scenarios.iter().copied().filter(|s| scenarios.as_ref().map(|f| f.contains(s)).unwrap_or(true)).collect();
-            if chosen.is_empty() || context::CANCEL.load(std::sync::atomic::Ordering::Relaxed) {
+            if chosen.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 continue;
             }
             let report = lab.verify_variant(stack, variant, &chosen, 1);
@@ -46,9 +48,9 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             reports.push(report);
         }
     }
-    lab.sink.finish_run(&run.id, "complete")?;
+    lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
     drop(lab);
-    ws.finish(reports.iter().any(|r| r.verdict() == Verdict::Fail));
+    ws.finish(reports.iter().any(|r| r.verdict() == Verdict::Fail), &mut events);
     let failed = reports.iter().filter(|r| r.verdict() == Verdict::Fail).count();
     if !args.json {
         println!("{} of {} stack variants pass", reports.len() - failed, reports.len());

@@ -6,7 +6,6 @@ mod output;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use clap::Args;
@@ -153,13 +152,6 @@ impl LoadArgs {
     }
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigint(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
 /// Everything `bakeoff load` does. Exit code 0 if responses were measured,
 /// 1 if none were, 2 for unusable flags.
 pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
@@ -171,10 +163,7 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         }
     };
     // Ctrl-C ends the run early but still prints what was measured.
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t);
-    }
+    let interrupted = crate::cancel_on_ctrl_c();
     let start = SystemTime::now();
     let tty = std::io::stderr().is_terminal();
     let mut show = |p: &ProgressSnapshot| {
@@ -182,7 +171,7 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         let _ = write!(e, "\r\x1b[2K{}", progress_line(p));
         let _ = e.flush();
     };
-    let out = run_observed(&plan, &INTERRUPTED, if tty { Some(&mut show) } else { None });
+    let out = run_observed(&plan, interrupted, if tty { Some(&mut show) } else { None });
     if tty {
         eprint!("\r\x1b[2K");
     }

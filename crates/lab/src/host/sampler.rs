@@ -168,7 +168,7 @@ fn signed_ms(zero: Instant) -> i64 {
 
 /// Server usage over the measured window (samples with t_ms >= 0), for `requests` requests.
 pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
-    let measured: Vec<&ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
+    let measured: Vec<&ProcessSample> = samples.iter().filter(|s| s.is_measured()).collect();
     if measured.len() < 2 {
         return ServerUsage::default();
     }
@@ -184,14 +184,8 @@ pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
         mean_rss_bytes: mean(|s| s.rss_bytes),
         peak_pss_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
         mean_pss_bytes: mean(|s| s.pss_bytes),
-        rss_slope_mib_per_min: rss_fit(&measured).map(|f| f.slope).unwrap_or(0.0),
+        rss_slope_mib_per_min: bakeoff_model::growth::rss_fit(samples).map(|f| f.slope).unwrap_or(0.0),
     }
-}
-
-/// The fitted RSS line over the measured samples (MiB against minutes).
-pub fn rss_fit(samples: &[&ProcessSample]) -> Option<bakeoff_model::growth::Fit> {
-    let points: Vec<(f64, f64)> = samples.iter().map(|s| (s.t_ms as f64 / 60_000.0, s.rss_bytes as f64 / (1024.0 * 1024.0))).collect();
-    bakeoff_model::growth::least_squares(&points)
 }
 
 /// Busy CPU seconds of the whole machine so far (all cores), from /proc/stat.

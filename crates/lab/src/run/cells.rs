@@ -18,12 +18,7 @@ pub struct Cell<'a> {
 
 impl Cell<'_> {
     pub fn key(&self) -> CellKey {
-        CellKey {
-            stack: self.stack.name.clone(),
-            scenario: self.scenario.id().into(),
-            variant: self.variant.name.clone(),
-            workers: self.workers,
-        }
+        CellKey { stack: self.stack.name.clone(), scenario: self.scenario, variant: self.variant.name.clone(), workers: self.workers }
     }
 }
 

@@ -1,4 +1,9 @@
 //! A run: its cells planned from a selection, and the lifecycle that verifies and measures them.
 
 pub mod cells;
+pub mod execute;
+pub mod plan;
 pub mod runner;
+
+pub use execute::{execute, Executed};
+pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};

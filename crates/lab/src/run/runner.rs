@@ -9,8 +9,10 @@ use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
 use crate::run::cells::Cell;
 use crate::services::{postgres::SqliteFile, ServiceContext, Services};
 use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
-use bakeoff_model::results::{CellKey, LabWarning, ResultSink, RunInfo, TrialRecord, VerifyReport};
+use bakeoff_model::results::{CellKey, CheckScope, LabWarning, ResultSink, RunInfo, StoreKind, TrialRecord, VerifyReport};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::study::RampSetting;
+use bakeoff_model::RunStatus;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,9 +30,9 @@ pub struct LoadSettings {
     pub client_threads: u32,
     /// Open model: requests per second (latency from intended send times).
     pub rate: Option<f64>,
-    /// Rate ramp `START:STEP:STEP_DURATION:MAX[:HOLD]`, or `auto` (proxy study): from 40% to 100%
-    /// of the baseline stack's closed-model maximum, measured first, in five steps.
-    pub ramp: Option<String>,
+    /// Rate ramp: a ladder, or `auto` (proxy study): from 40% to 100% of the baseline stack's
+    /// closed-model maximum, measured first, in five steps.
+    pub ramp: Option<RampSetting>,
     /// After an open-model schedule, also measure the closed-model maximum (one more step).
     pub max_throughput: bool,
     /// Measure the store ceiling of the data scenarios (products, document).
@@ -45,14 +47,27 @@ pub struct LoadSettings {
 
 /// What a run reports as it goes.
 pub enum Event<'a> {
+    /// A stack's setup finished (cached, done or failed).
+    SetupFinished {
+        stack: &'a str,
+        outcome: &'a Result<crate::stacks::setup::SetupOutcome, LabError>,
+    },
+    RunStarting {
+        run: &'a RunInfo,
+        cells: usize,
+        trials: u32,
+        scratch: &'a Path,
+    },
+    /// The scratch folder (fixtures, server logs) is kept: something failed, or it was asked for.
+    ScratchKept(&'a Path),
     ServiceStarting(&'a str),
     RampCalibrated {
-        ramp: &'a str,
+        ramp: &'a bakeoff_load::Ramp,
         baseline_max: f64,
     },
     CeilingMeasured(&'a bakeoff_model::results::CeilingRecord),
     CeilingFailed {
-        store: &'a str,
+        store: StoreKind,
         error: String,
     },
     Verified(&'a VerifyReport),
@@ -199,7 +214,7 @@ impl<'a> Lab<'a> {
             stack: stack.name.clone(),
             variant: variant.name.clone(),
             checks: vec![bakeoff_model::results::Check {
-                scenario: "*".into(),
+                scenario: CheckScope::Stack,
                 verdict: bakeoff_model::results::Verdict::Fail,
                 what: "the stack starts and listens".into(),
                 url: String::new(),
@@ -235,7 +250,7 @@ impl<'a> Lab<'a> {
         let Some(mut server) = server else { return report };
         if let Some(status) = server.exited() {
             report.checks.push(bakeoff_model::results::Check {
-                scenario: "*".into(),
+                scenario: CheckScope::Stack,
                 verdict: bakeoff_model::results::Verdict::Fail,
                 what: "the server stays up during verification".into(),
                 url: format!("http://{addr}/"),
@@ -297,8 +312,7 @@ impl<'a> Lab<'a> {
         if wall > 0.0 && other / wall > NOISE_LIMIT {
             warnings.push(LabWarning::BackgroundNoise { cpu_percent: 100.0 * other / wall });
         }
-        let measured: Vec<&bakeoff_model::results::ProcessSample> = samples.iter().filter(|s| s.t_ms >= 0 && s.processes > 0).collect();
-        if let Some(fit) = sampler::rss_fit(&measured).filter(|f| f.is_growth()) {
+        if let Some(fit) = bakeoff_model::growth::rss_fit(&samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
         Ok(TrialRecord { run_id: String::new(), cell: key, trial, started_at, load, server: server_usage, samples, warnings })
@@ -342,13 +356,12 @@ impl<'a> Lab<'a> {
         if let Some(rate) = s.rate {
             b = b.rate(rate);
         }
-        if let Some(ramp) = &s.ramp {
-            let ramp = bakeoff_load::Ramp::parse(ramp).map_err(|e| LabError::Input {
-                what: "--ramp".into(),
-                problem: e.to_string(),
-                hint: "write START:STEP:STEP_DURATION:MAX[:HOLD]".into(),
-            })?;
-            b = b.ramp(ramp);
+        match &s.ramp {
+            Some(RampSetting::Ladder(ramp)) => b = b.ramp(ramp.clone()),
+            Some(RampSetting::Auto) => {
+                return Err(LabError::Selection("`--ramp auto` is calibrated before any cell is measured; this is a bug".into()))
+            }
+            None => {}
         }
         if let Some(k) = s.requests_per_conn {
             b = b.requests_per_conn(k);
@@ -381,11 +394,11 @@ impl<'a> Lab<'a> {
                 outcome.verifications.push(report.clone());
                 verified.insert(id.clone(), report);
             }
-            if verified[&id].passed_scenario(cell.scenario.id()) {
+            if verified[&id].passed_scenario(cell.scenario) {
                 measurable.push(cell);
             }
         }
-        if self.settings.ramp.as_deref() == Some("auto") {
+        if self.settings.ramp == Some(RampSetting::Auto) {
             self.calibrate_ramp(&measurable)?;
         }
         if self.settings.ceiling && !self.cancel.load(Ordering::Relaxed) {
@@ -415,7 +428,7 @@ impl<'a> Lab<'a> {
             }
         }
         outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
-        let status = if outcome.interrupted { "interrupted".to_string() } else { "complete".to_string() };
+        let status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
         self.sink.finish_run(&run.id, &status)?;
         Ok(outcome)
     }
@@ -432,23 +445,23 @@ impl Lab<'_> {
                 c.scenario == Scenario::Products && (c.variant.database == Some(Database::Postgres)) == (db == Some(Database::Postgres))
             })
         };
-        let mut wanted: Vec<&str> = Vec::new();
+        let mut wanted: Vec<StoreKind> = Vec::new();
         if products(Some(Database::Sqlite)) {
-            wanted.push("sqlite");
+            wanted.push(StoreKind::Sqlite);
         }
         if products(Some(Database::Postgres)) {
-            wanted.push("postgres");
+            wanted.push(StoreKind::Postgres);
         }
         if cells.iter().any(|c| c.scenario == Scenario::Document) {
-            wanted.push("docstore");
+            wanted.push(StoreKind::Docstore);
         }
         let sqlite = self.data_dir.join("products.sqlite");
         let (connections, duration, cpus) = (self.settings.connections, self.settings.duration, self.settings.server_cpus.clone());
-        for name in wanted {
-            let store = match name {
-                "postgres" => self.services.postgres.as_ref().map(CeilingStore::Postgres),
-                "docstore" => self.services.docstore.as_ref().map(CeilingStore::Docstore),
-                _ => Some(CeilingStore::Sqlite(&sqlite)),
+        for kind in wanted {
+            let store = match kind {
+                StoreKind::Postgres => self.services.postgres.as_ref().map(CeilingStore::Postgres),
+                StoreKind::Docstore => self.services.docstore.as_ref().map(CeilingStore::Docstore),
+                StoreKind::Sqlite => Some(CeilingStore::Sqlite(&sqlite)),
             };
             let Some(store) = store else { continue };
             match ceiling::measure(store, run_id, connections, duration, &cpus) {
@@ -456,7 +469,7 @@ impl Lab<'_> {
                     self.sink.record_ceiling(&record)?;
                     (self.events)(Event::CeilingMeasured(&record));
                 }
-                Err(e) => (self.events)(Event::CeilingFailed { store: name, error: e.to_string() }),
+                Err(e) => (self.events)(Event::CeilingFailed { store: kind, error: e.to_string() }),
             }
         }
         Ok(())
@@ -483,9 +496,10 @@ impl Lab<'_> {
         let step = ((max - start) / 4.0).floor().max(1.0);
         // The top is on the ladder, so the ramp has exactly five steps.
         let top = start + 4.0 * step;
-        let ramp = format!("{start}:{step}:{}s:{top}", self.settings.duration.as_secs().max(1));
+        let step_duration = Duration::from_secs(self.settings.duration.as_secs().max(1));
+        let ramp = bakeoff_load::Ramp { start, step, step_duration, max: top, hold: None };
         (self.events)(Event::RampCalibrated { ramp: &ramp, baseline_max: max });
-        self.settings.ramp = Some(ramp);
+        self.settings.ramp = Some(RampSetting::Ladder(ramp));
         Ok(())
     }
 }

@@ -9,7 +9,7 @@ use crate::error::LabError;
 use crate::services::docstore::Docstore;
 use crate::services::postgres::Postgres;
 use crate::services::run_bounded;
-use bakeoff_model::results::CeilingRecord;
+use bakeoff_model::results::{CeilingRecord, StoreKind};
 use hdrhistogram::Histogram;
 use serde::Deserialize;
 use std::os::unix::process::CommandExt;
@@ -29,18 +29,11 @@ pub enum CeilingStore<'a> {
 }
 
 impl CeilingStore<'_> {
-    pub fn id(&self) -> &'static str {
+    pub fn kind(&self) -> StoreKind {
         match self {
-            CeilingStore::Sqlite(_) => "sqlite",
-            CeilingStore::Postgres(_) => "postgres",
-            CeilingStore::Docstore(_) => "docstore",
-        }
-    }
-
-    pub fn scenario(&self) -> &'static str {
-        match self {
-            CeilingStore::Docstore(_) => "document",
-            _ => "products",
+            CeilingStore::Sqlite(_) => StoreKind::Sqlite,
+            CeilingStore::Postgres(_) => StoreKind::Postgres,
+            CeilingStore::Docstore(_) => StoreKind::Docstore,
         }
     }
 }
@@ -62,22 +55,28 @@ pub fn measure(
         CeilingStore::Docstore(d) => docstore(d, connections, duration, cpus),
     }
     .map_err(|reason| LabError::Service {
-        service: format!("{} ceiling", store.id()),
+        service: format!("{} ceiling", store.kind()),
         reason,
         hint: "the stacks' numbers stand; only the store ceiling beside them is missing".into(),
     })?;
     record.run_id = run_id.to_string();
-    record.store = store.id().to_string();
-    record.scenario = store.scenario().to_string();
     record.connections = connections;
     Ok(record)
 }
 
-fn empty(client: String, duration_s: f64, queries: u64, mean_latency_us: f64, p99_latency_us: Option<f64>) -> CeilingRecord {
+/// A record of `store` with the client's figures; the run id and connections are set by `measure`.
+fn record(
+    store: StoreKind,
+    client: String,
+    duration_s: f64,
+    queries: u64,
+    mean_latency_us: f64,
+    p99_latency_us: Option<f64>,
+) -> CeilingRecord {
     CeilingRecord {
         run_id: String::new(),
-        store: String::new(),
-        scenario: String::new(),
+        store,
+        scenario: store.scenario(),
         client,
         connections: 0,
         duration_s,
@@ -176,7 +175,7 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
     }
     let elapsed = start.get().map(|s| s.elapsed().as_secs_f64()).unwrap_or(0.0);
     let client = format!("rusqlite (in-process, SQLite {})", rusqlite::version());
-    Ok(empty(client, elapsed, queries, merged.mean(), Some(merged.value_at_quantile(0.99) as f64)))
+    Ok(record(StoreKind::Sqlite, client, elapsed, queries, merged.mean(), Some(merged.value_at_quantile(0.99) as f64)))
 }
 
 // ---- PostgreSQL ------------------------------------------------------------------------------
@@ -244,7 +243,7 @@ pub fn parse_pgbench(out: &str) -> Option<CeilingRecord> {
         }
     }
     let tps = tps?;
-    let mut r = empty(String::new(), 0.0, processed.unwrap_or(0), mean_ms? * 1000.0, None);
+    let mut r = record(StoreKind::Postgres, String::new(), 0.0, processed.unwrap_or(0), mean_ms? * 1000.0, None);
     r.queries_per_sec = tps;
     Some(r)
 }
@@ -263,7 +262,7 @@ fn transaction_log_p99(dir: &Path) -> Option<f64> {
             }
         }
     }
-    (h.len() > 0).then(|| h.value_at_quantile(0.99) as f64)
+    (!h.is_empty()).then(|| h.value_at_quantile(0.99) as f64)
 }
 
 fn tempdir(name: &str) -> Result<PathBuf, String> {
@@ -300,7 +299,7 @@ fn docstore(d: &Docstore, connections: u32, duration: Duration, cpus: &[usize]) 
         .find(|l| l.trim_start().starts_with('{'))
         .ok_or_else(|| format!("no result line from `docstore bench`:\n{out}"))?;
     let b: BenchLine = serde_json::from_str(line).map_err(|e| format!("cannot read `docstore bench`'s line {line:?}: {e}"))?;
-    Ok(empty(format!("mongodb-driver-sync {}", DOCSTORE_DRIVER), b.seconds, b.queries, b.mean_us, Some(b.p99_us)))
+    Ok(record(StoreKind::Docstore, format!("mongodb-driver-sync {}", DOCSTORE_DRIVER), b.seconds, b.queries, b.mean_us, Some(b.p99_us)))
 }
 
 /// The MongoDB Java sync driver the docstore jar is built with (services/docstore/pom.xml).

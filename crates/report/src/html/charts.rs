@@ -53,7 +53,7 @@ impl Scale {
         }
     }
 
-    fn from_axis(self, a: f64) -> f64 {
+    fn value_at(self, a: f64) -> f64 {
         match self {
             Scale::Linear => a,
             Scale::Log2 => a.exp2(),
@@ -90,7 +90,7 @@ impl Scale {
                 }
                 (a, b, ticks)
             }
-            Scale::Percentile => (0.0, 4.3, vec![0.5f64, 0.9, 0.99, 0.999, 0.9999].iter().map(|&q| self.to_axis(q)).collect()),
+            Scale::Percentile => (0.0, 4.3, [0.5f64, 0.9, 0.99, 0.999, 0.9999].iter().map(|&q| self.to_axis(q)).collect()),
         }
     }
 }
@@ -229,7 +229,7 @@ fn draw_bars(
         .y_label_area_size(78)
         .build_cartesian_2d(Ticked::new(0.0, n as f64, xticks), Ticked::new(y0, y1, yticks))?;
     let label = |x: &f64| bars.get(x.floor() as usize).map(|b| b.label.clone()).unwrap_or_default();
-    let ylabel = |v: &f64| y_fmt(y.from_axis(*v));
+    let ylabel = |v: &f64| y_fmt(y.value_at(*v));
     chart
         .configure_mesh()
         .disable_x_mesh()
@@ -296,8 +296,8 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
         .x_label_area_size(40)
         .y_label_area_size(78)
         .build_cartesian_2d(Ticked::new(x0, x1, xticks), Ticked::new(y0, y1, yticks))?;
-    let xlabel = |v: &f64| (axes.x_fmt)(axes.x.from_axis(*v));
-    let ylabel = |v: &f64| (axes.y_fmt)(axes.y.from_axis(*v));
+    let xlabel = |v: &f64| (axes.x_fmt)(axes.x.value_at(*v));
+    let ylabel = |v: &f64| (axes.y_fmt)(axes.y.value_at(*v));
     chart
         .configure_mesh()
         .light_line_style(WHITE)
@@ -344,7 +344,7 @@ mod tests {
     fn log2_ticks_double() {
         let (a, b, t) = Scale::Log2.range_and_ticks(1000.0, 100_000.0);
         assert_eq!((a, b), (8.0, 17.0));
-        assert!(t.windows(2).all(|w| Scale::Log2.from_axis(w[1]) / Scale::Log2.from_axis(w[0]) == 2.0));
+        assert!(t.windows(2).all(|w| Scale::Log2.value_at(w[1]) / Scale::Log2.value_at(w[0]) == 2.0));
     }
 
     #[test]

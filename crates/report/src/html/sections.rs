@@ -36,7 +36,7 @@ fn latency_label(v: f64) -> String {
 }
 
 pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
-    let _ = writeln!(out, "<section class=\"scenario\" id=\"scenario-{0}\"><h2>Scenario <code>{0}</code></h2>", esc(&sv.scenario));
+    let _ = writeln!(out, "<section class=\"scenario\" id=\"scenario-{0}\"><h2>Scenario <code>{0}</code></h2>", esc(sv.scenario.id()));
     // Throughput: the same bars on a linear and a log2 axis (each major tick doubles), as in seed 000.
     let bars: Vec<Bar> = sv
         .headline
@@ -55,7 +55,7 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         })
         .collect();
     // Store ceilings: dashed lines across the throughput bars, and a sentence per limited stack.
-    let ceilings: Vec<charts::RefLine> = crate::ceiling::for_scenario(view, &sv.scenario)
+    let ceilings: Vec<charts::RefLine> = crate::ceiling::for_scenario(view, sv.scenario)
         .iter()
         .map(|c| charts::RefLine {
             value: c.queries_per_sec,

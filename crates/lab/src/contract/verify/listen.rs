@@ -2,6 +2,7 @@
 //! loopback only, so a benchmark never opens a port to the network.
 
 use super::{fail, Checks};
+use bakeoff_model::results::CheckScope;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Addresses in LISTEN state on `port`, from /proc/net/tcp and /proc/net/tcp6.
@@ -50,7 +51,7 @@ pub(super) fn check_loopback_only(checks: &mut Checks, port: u16) {
     } else {
         Ok(())
     };
-    checks.add("*", "listens on loopback only", "/", outcome);
+    checks.add(CheckScope::Stack, "listens on loopback only", "/", outcome);
 }
 
 fn is_loopback(ip: &IpAddr) -> bool {

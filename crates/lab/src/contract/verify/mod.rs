@@ -9,7 +9,7 @@ mod scenarios;
 pub use client::{Client, Framing, Response};
 pub use listen::listening_addresses;
 
-use bakeoff_model::results::{Check, Verdict, VerifyReport};
+use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -43,12 +43,12 @@ impl Checks {
         format!("{}{}", self.base, path)
     }
 
-    pub(crate) fn add(&mut self, scenario: &str, what: &str, path: &str, outcome: Result<(), (Verdict, String)>) {
+    pub(crate) fn add(&mut self, scenario: CheckScope, what: &str, path: &str, outcome: Result<(), (Verdict, String)>) {
         let (verdict, reason) = match outcome {
             Ok(()) => (Verdict::Pass, String::new()),
             Err((v, r)) => (v, r),
         };
-        self.out.push(Check { scenario: scenario.into(), verdict, what: what.into(), url: self.url(path), reason });
+        self.out.push(Check { scenario, verdict, what: what.into(), url: self.url(path), reason });
     }
 }
 

@@ -2,7 +2,8 @@
 //! proxy keeps serving after clients disconnect in the middle of a response.
 
 use super::{fail, Checks, Client, Target};
-use bakeoff_model::results::Verdict;
+use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::scenario::Scenario;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -11,7 +12,7 @@ pub const BODY_SIZES: [usize; 4] = [1, 10_240, 102_400, 1_048_576];
 
 pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     let Some(upstream) = target.upstream else {
-        checks.add("proxy", "proxy relays nginx", "/", fail("no upstream address given to the verifier"));
+        checks.add(CheckScope::Scenario(Scenario::Proxy), "proxy relays nginx", "/", fail("no upstream address given to the verifier"));
         return;
     };
     let mut via = Client::new(target.addr, Duration::from_secs(10));
@@ -30,7 +31,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
             (Err(e), _) => fail(format!("through the proxy: {e}")),
             (_, Err(e)) => fail(format!("nginx itself failed: {e}")),
         };
-        checks.add("proxy", "body through the proxy equals the direct one", &path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Proxy), "body through the proxy equals the direct one", &path, outcome);
     }
     let path = "/bytes/1048576";
     for _ in 0..20 {
@@ -46,7 +47,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
                 fail(format!("after 20 clients left mid-response: status {}, {} bytes", r.status, r.body.len()))
             }
         });
-    checks.add("proxy", "survives clients that disconnect mid-response", path, outcome);
+    checks.add(CheckScope::Scenario(Scenario::Proxy), "survives clients that disconnect mid-response", path, outcome);
 }
 
 /// Sends a request for a large body, reads a little of it and closes the connection.

@@ -3,7 +3,7 @@
 
 use super::{fail, proxy, warn, Checks, Client, Framing, Response, Target};
 use crate::contract::fixtures;
-use bakeoff_model::results::Verdict;
+use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use rand::Rng;
 
@@ -12,14 +12,14 @@ type Outcome = Result<(), (Verdict, String)>;
 pub(super) fn check_common(checks: &mut Checks, client: &mut Client) {
     let path = "/no-such-route";
     let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 404));
-    checks.add("*", "unknown route answers 404", path, outcome);
+    checks.add(CheckScope::Stack, "unknown route answers 404", path, outcome);
 }
 
 pub(super) fn check(scenario: Scenario, checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     match scenario {
         Scenario::Hello => {
             let outcome = ok_text(client, "/", scenario).and_then(|r| body_is(&r, "Hello World!"));
-            checks.add("hello", "body is `Hello World!`", "/", outcome);
+            checks.add(CheckScope::Scenario(Scenario::Hello), "body is `Hello World!`", "/", outcome);
             let first_conn_kept = client.connected();
             let again = client.get("/").map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 200));
             let outcome = again.and_then(|_| if first_conn_kept {
@@ -27,19 +27,19 @@ pub(super) fn check(scenario: Scenario, checks: &mut Checks, client: &mut Client
             } else {
                 warn("the server closes the connection after every response (as gunicorn's sync workers do): each request pays for a new TCP connection, and is measured that way")
             });
-            checks.add("hello", "keep-alive: two requests on one connection", "/", outcome);
+            checks.add(CheckScope::Scenario(Scenario::Hello), "keep-alive: two requests on one connection", "/", outcome);
         }
         Scenario::Greeting => greeting(checks, client),
         Scenario::Msgpack => {
             let expected = fixtures::count_sum().to_string();
             let outcome = ok_text(client, "/msgpack", scenario).and_then(|r| body_is(&r, &expected));
-            checks.add("msgpack", "body is the sum of decoded `count` fields", "/msgpack", outcome);
+            checks.add(CheckScope::Scenario(Scenario::Msgpack), "body is the sum of decoded `count` fields", "/msgpack", outcome);
         }
         Scenario::Json => json(checks, client),
         Scenario::Transfer => {
             let expected = fixtures::records_json(fixtures::RECORDS);
             let outcome = ok_text(client, "/transfer", scenario).and_then(|r| body_is(&r, &expected));
-            checks.add("transfer", "body equals records.json byte for byte", "/transfer", outcome);
+            checks.add(CheckScope::Scenario(Scenario::Transfer), "body equals records.json byte for byte", "/transfer", outcome);
         }
         Scenario::Loop => loop_(checks, client),
         Scenario::Products => products(checks, client, target),
@@ -55,11 +55,11 @@ fn greeting(checks: &mut Checks, client: &mut Client) {
         let name: String = (0..len).map(|_| rng.gen_range(b'a'..=b'z') as char).collect();
         let path = format!("/greeting/{name}");
         let outcome = ok_text(client, &path, Scenario::Greeting).and_then(|r| body_is(&r, &format!("Hello, {name}")));
-        checks.add("greeting", "greets the name in the path", &path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Greeting), "greets the name in the path", &path, outcome);
     }
     for path in ["/greeting/", "/greeting/Abc", "/greeting/a1", "/greeting/a/b"] {
         let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 404));
-        checks.add("greeting", "a name outside [a-z]+ answers 404", path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Greeting), "a name outside [a-z]+ answers 404", path, outcome);
     }
 }
 
@@ -71,12 +71,12 @@ fn json(checks: &mut Checks, client: &mut Client) {
         let path = format!("/json?n={k}");
         let expected = fixtures::records_json(k).len().to_string();
         let outcome = ok_text(client, &path, Scenario::Json).and_then(|r| body_is(&r, &expected));
-        checks.add("json", "length of the canonical JSON of the first K records", &path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Json), "length of the canonical JSON of the first K records", &path, outcome);
     }
     let expected = fixtures::records_json(fixtures::RECORDS).len().to_string();
     let outcome = ok_text(client, "/json", Scenario::Json).and_then(|r| body_is(&r, &expected));
-    checks.add("json", "K defaults to 1000", "/json", outcome);
-    bad_parameter(checks, client, "json", &["/json?n=0", "/json?n=1001", "/json?n=abc"]);
+    checks.add(CheckScope::Scenario(Scenario::Json), "K defaults to 1000", "/json", outcome);
+    bad_parameter(checks, client, Scenario::Json, &["/json?n=0", "/json?n=1001", "/json?n=abc"]);
 }
 
 fn loop_(checks: &mut Checks, client: &mut Client) {
@@ -85,30 +85,30 @@ fn loop_(checks: &mut Checks, client: &mut Client) {
         let path = format!("/loop?n={n}");
         let expected = fixtures::loop_count(n).to_string();
         let outcome = ok_text(client, &path, Scenario::Loop).and_then(|r| body_is(&r, &expected));
-        checks.add("loop", "count of i in [0, N) with (3i+1) % 7 == 0", &path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Loop), "count of i in [0, N) with (3i+1) % 7 == 0", &path, outcome);
     }
     let outcome = ok_text(client, "/loop", Scenario::Loop).and_then(|r| body_is(&r, "142857"));
-    checks.add("loop", "N defaults to 1,000,000", "/loop", outcome);
-    bad_parameter(checks, client, "loop", &["/loop?n=-1", "/loop?n=10000001", "/loop?n=x"]);
+    checks.add(CheckScope::Scenario(Scenario::Loop), "N defaults to 1,000,000", "/loop", outcome);
+    bad_parameter(checks, client, Scenario::Loop, &["/loop?n=-1", "/loop?n=10000001", "/loop?n=x"]);
 }
 
-fn bad_parameter(checks: &mut Checks, client: &mut Client, scenario: &str, paths: &[&str]) {
+fn bad_parameter(checks: &mut Checks, client: &mut Client, scenario: Scenario, paths: &[&str]) {
     for path in paths {
         let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| match r.status {
             400 => Ok(()),
             500..=599 => fail(format!("answered {} (a server error) for an invalid parameter; answer 400", r.status)),
             s => warn(format!("answered {s} for an invalid parameter; the contract says 400")),
         });
-        checks.add(scenario, "an invalid parameter answers 400", path, outcome);
+        checks.add(CheckScope::Scenario(scenario), "an invalid parameter answers 400", path, outcome);
     }
 }
 
 fn products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     let expected = serde_json::to_value(fixtures::products()).expect("products serialize");
     let outcome = ok_json(client, "/products", &expected);
-    checks.add("products", "the 20 rows of table product, in id order", "/products", outcome);
+    checks.add(CheckScope::Scenario(Scenario::Products), "the 20 rows of table product, in id order", "/products", outcome);
     let Some(db) = target.products else {
-        checks.add("products", "live-data probe", "/products", warn("no database handle; probe skipped"));
+        checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe", "/products", warn("no database handle; probe skipped"));
         return;
     };
     let id = rand::thread_rng().gen_range(1..=fixtures::PRODUCTS);
@@ -120,9 +120,9 @@ fn products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
             .map_err(|(v, r)| (v, format!("after row {id}'s name was set to `{marker}` in the database: {r} (is the answer cached?)")))
     });
     let restored = db.set_text(id, "name", &format!("Product {id}"));
-    checks.add("products", "live-data probe: a changed row shows at once", "/products", outcome);
+    checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe: a changed row shows at once", "/products", outcome);
     if let Err(e) = restored {
-        checks.add("products", "live-data probe restores the row", "/products", fail(e));
+        checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe restores the row", "/products", fail(e));
     }
 }
 
@@ -131,14 +131,19 @@ fn documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     for id in [0, 99, rng.gen_range(1..99)] {
         let path = format!("/documents/{id}");
         let outcome = ok_json(client, &path, &fixtures::document(id));
-        checks.add("document", "the document with that id, without _id", &path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Document), "the document with that id, without _id", &path, outcome);
     }
     for path in ["/documents/100", "/documents/abc"] {
         let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 404));
-        checks.add("document", "an unknown id answers 404", path, outcome);
+        checks.add(CheckScope::Scenario(Scenario::Document), "an unknown id answers 404", path, outcome);
     }
     let Some(store) = target.documents else {
-        checks.add("document", "live-data probe", "/documents/7", warn("no document store handle; probe skipped"));
+        checks.add(
+            CheckScope::Scenario(Scenario::Document),
+            "live-data probe",
+            "/documents/7",
+            warn("no document store handle; probe skipped"),
+        );
         return;
     };
     let id = rng.gen_range(0..fixtures::DOCUMENTS);
@@ -152,9 +157,9 @@ fn documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
                 .map_err(|(v, r)| (v, format!("after the title was set to `{marker}`: {r} (is the answer cached?)")))
         });
     let restored = store.set_text(id, "title", &format!("Document {id}"));
-    checks.add("document", "live-data probe: a changed document shows at once", &path, outcome);
+    checks.add(CheckScope::Scenario(Scenario::Document), "live-data probe: a changed document shows at once", &path, outcome);
     if let Err(e) = restored {
-        checks.add("document", "live-data probe restores the document", &path, fail(e));
+        checks.add(CheckScope::Scenario(Scenario::Document), "live-data probe restores the document", &path, fail(e));
     }
 }
 

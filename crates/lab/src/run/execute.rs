@@ -1,0 +1,139 @@
+//! Carrying out a `RunPlan`: set the stacks up (cached), write the fixtures into a scratch folder,
+//! verify and measure every cell through the runner, hand every result to the sink, and clean up.
+//! The one entry point every front end calls to run a study.
+
+use crate::contract::fixtures;
+use crate::error::LabError;
+use crate::host::machine::{git_commit, machine_info};
+use crate::run::cells::Cell;
+use crate::run::plan::RunPlan;
+use crate::run::runner::{Event, Lab, RunOutcome};
+use crate::stacks::manifest::Stack;
+use crate::stacks::setup::{self, SetupJob};
+use bakeoff_model::results::{ResultSink, RunInfo, Verdict};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// What a run did: its provenance (the id to read it back by) and the runner's outcome.
+pub struct Executed {
+    pub run: RunInfo,
+    pub outcome: RunOutcome,
+    /// Stacks whose setup failed (their cells fail verification).
+    pub failed_setups: usize,
+}
+
+impl Executed {
+    /// A cell failed, or a check failed: the run's exit status is non-zero.
+    pub fn failed(&self) -> bool {
+        !self.outcome.failed_cells.is_empty() || self.outcome.verifications.iter().any(|v| v.verdict() == Verdict::Fail)
+    }
+}
+
+/// Runs the plan to the end (or until `cancel` is set), reporting progress through `events`.
+pub fn execute(
+    plan: RunPlan,
+    sink: &mut dyn ResultSink,
+    events: &mut dyn FnMut(Event<'_>),
+    cancel: &AtomicBool,
+) -> Result<Executed, LabError> {
+    let cells = plan.cells()?;
+    let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, events);
+    let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
+    run.services = services_preview(&cells);
+    let ws = Workspace::create(&run.id, plan.keep)?;
+    (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
+    let mut lab = ws.lab(&plan.root, plan.docstore.clone(), plan.settings.clone(), sink, events, cancel);
+    let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
+    drop(lab);
+    let executed = Executed { run, outcome, failed_setups };
+    ws.finish(executed.failed(), events);
+    Ok(executed)
+}
+
+/// Sets up each stack (cached), reporting each outcome; returns how many failed (others still run).
+pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path, force: bool, events: &mut dyn FnMut(Event<'_>)) -> usize {
+    let mut failed = 0;
+    for stack in stacks {
+        let Some(job) = SetupJob::for_stack(stack) else { continue };
+        let outcome = setup::run(&job, root, force);
+        failed += usize::from(outcome.is_err());
+        (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
+    }
+    failed
+}
+
+/// A new run's provenance: a unique id from the clock and the process, the git commit, the machine.
+pub fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
+    let started_at = bakeoff_model::now_rfc3339();
+    let compact: String = started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    RunInfo {
+        id: format!("{compact}-{}", std::process::id()),
+        started_at,
+        git_commit: git_commit(root),
+        machine: machine_info(),
+        study: study.into(),
+        settings,
+        services: vec![],
+    }
+}
+
+/// The services the run's cells will start, named for the run's provenance before they start.
+fn services_preview(cells: &[Cell<'_>]) -> Vec<String> {
+    let mut kinds: Vec<&str> = cells.iter().flat_map(|c| c.stack.services_for(c.scenario, c.variant)).map(|k| k.id()).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds.into_iter().map(String::from).collect()
+}
+
+/// The scratch directory of a run: fixtures and every server's log. Removed afterwards unless
+/// something failed or it is to be kept.
+pub struct Workspace {
+    pub dir: PathBuf,
+    pub data: PathBuf,
+    keep: bool,
+}
+
+impl Workspace {
+    pub fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
+        let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
+        let data = dir.join("data");
+        fixtures::write_all(&data).map_err(|e| LabError::Input {
+            what: data.display().to_string(),
+            problem: format!("cannot write the fixtures: {e:#}"),
+            hint: "check free space and permissions in the temporary directory".into(),
+        })?;
+        Ok(Workspace { dir, data, keep })
+    }
+
+    /// A runner over this workspace.
+    pub fn lab<'a>(
+        &self,
+        root: &Path,
+        docstore: Option<String>,
+        settings: crate::run::runner::LoadSettings,
+        sink: &'a mut dyn ResultSink,
+        events: &'a mut dyn FnMut(Event<'_>),
+        cancel: &'a AtomicBool,
+    ) -> Lab<'a> {
+        Lab {
+            project_root: root.to_path_buf(),
+            run_dir: self.dir.clone(),
+            data_dir: self.data.clone(),
+            external_docstore: docstore,
+            settings,
+            sink,
+            events,
+            cancel,
+            services: Default::default(),
+        }
+    }
+
+    /// Removes the scratch directory unless asked to keep it or something failed.
+    pub fn finish(self, failed: bool, events: &mut dyn FnMut(Event<'_>)) {
+        if self.keep || failed {
+            (events)(Event::ScratchKept(&self.dir));
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}

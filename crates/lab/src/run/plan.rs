@@ -1,0 +1,192 @@
+//! A run's plan, resolved below any front end: the settings merged as embedded defaults < study <
+//! flags, the stacks found and selected, and the cells they make. A command line, a test or another
+//! front end asks with a `RunRequest` and gets the same `RunPlan`.
+
+use crate::error::LabError;
+use crate::host::machine::default_cpu_split;
+use crate::run::cells::{self, Cell};
+use crate::run::runner::LoadSettings;
+use crate::stacks::catalog;
+use crate::stacks::manifest::Stack;
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::study::{RampSetting, Study, WorkerCounts};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The study a run without `--study` and without a stack selection uses.
+pub const DEFAULT_STUDY: &str = "studies/quick.toml";
+
+/// What a front end chose; empty lists leave the choice to the study (or to every stack's own).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub stacks: Vec<String>,
+    pub scenarios: Vec<Scenario>,
+    pub variants: Vec<String>,
+    /// Worker counts for every stack, replacing the study's (and its per-stack ones).
+    pub workers: Vec<u32>,
+}
+
+/// Settings a front end sets over the study's; `None` keeps the study's (or the default).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub duration: Option<Duration>,
+    pub warmup: Option<Duration>,
+    pub connections: Option<u32>,
+    pub client_threads: Option<u32>,
+    pub trials: Option<u32>,
+    pub rate: Option<f64>,
+    pub ramp: Option<RampSetting>,
+    pub requests_per_conn: Option<u64>,
+    pub max_throughput: bool,
+    pub no_ceiling: bool,
+    pub server_cpus: Option<Vec<usize>>,
+    pub client_cpus: Option<Vec<usize>>,
+    /// One cell under load this long, one trial.
+    pub soak: Option<Duration>,
+}
+
+/// Everything a run is asked.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    /// The project folder (stacks/, services/, studies/).
+    pub root: PathBuf,
+    /// A study file; without one, a stack selection makes an ad-hoc run (defaults < flags) and no
+    /// selection runs `DEFAULT_STUDY`.
+    pub study: Option<PathBuf>,
+    pub selection: Selection,
+    pub overrides: Overrides,
+    /// A MongoDB URL to use instead of starting the bundled document store.
+    pub docstore: Option<String>,
+    /// Keep the scratch folder (fixtures, server logs) even when everything passed.
+    pub keep: bool,
+}
+
+/// A resolved run: what will be set up, verified and measured, and how.
+#[derive(Debug)]
+pub struct RunPlan {
+    pub root: PathBuf,
+    pub study: Study,
+    pub settings: LoadSettings,
+    pub workers: WorkerCounts,
+    /// The selected stacks, in selection order.
+    pub stacks: Vec<Stack>,
+    scenarios: Option<Vec<Scenario>>,
+    variants: Option<Vec<String>>,
+    pub docstore: Option<String>,
+    pub keep: bool,
+    /// Manifests that did not load (other stacks still run).
+    pub problems: Vec<LabError>,
+}
+
+/// The settings of a run that no study or flag changed.
+pub fn default_settings() -> LoadSettings {
+    let (server_cpus, client_cpus) = default_cpu_split();
+    LoadSettings {
+        duration: Duration::from_secs(10),
+        warmup: Duration::from_secs(3),
+        connections: 64,
+        client_threads: 1,
+        rate: None,
+        ramp: None,
+        max_throughput: false,
+        ceiling: true,
+        requests_per_conn: None,
+        timeout: Duration::from_secs(10),
+        trials: 3,
+        server_cpus,
+        client_cpus,
+    }
+}
+
+/// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and
+/// selects the stacks, and checks that the selection makes at least one cell.
+pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
+    let study = resolve_study(&req)?;
+    let settings = merge_settings(&study, &req.overrides)?;
+    let found = catalog::discover(&req.root.join("stacks"));
+    let pick = |flag: &[String], from_study: &[String]| if flag.is_empty() { from_study.to_vec() } else { flag.to_vec() };
+    let stacks: Vec<Stack> = found.select(&pick(&req.selection.stacks, &study.stacks))?.into_iter().cloned().collect();
+    let scenarios = if req.selection.scenarios.is_empty() { study.scenarios.clone() } else { req.selection.scenarios.clone() };
+    let variants = pick(&req.selection.variants, &study.variants);
+    // --workers applies to every stack; without it the study's counts (and its per-stack ones).
+    let workers = if req.selection.workers.is_empty() { study.worker_counts() } else { WorkerCounts::same(&req.selection.workers) };
+    let plan = RunPlan {
+        root: req.root,
+        study,
+        settings,
+        workers,
+        stacks,
+        scenarios: (!scenarios.is_empty()).then_some(scenarios),
+        variants: (!variants.is_empty()).then_some(variants),
+        docstore: req.docstore,
+        keep: req.keep,
+        problems: found.problems,
+    };
+    let cells = plan.cells()?.len();
+    if req.overrides.soak.is_some() && cells != 1 {
+        return Err(LabError::Input {
+            what: "--soak".into(),
+            problem: format!("it keeps one cell under load, but the selection has {cells} cells"),
+            hint: "pick one stack, one scenario and one variant".into(),
+        });
+    }
+    Ok(plan)
+}
+
+impl RunPlan {
+    /// Every cell of the plan: stack x scenario x variant x workers.
+    pub fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
+        let stacks: Vec<&Stack> = self.stacks.iter().collect();
+        cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)
+    }
+
+    /// The resolved settings as the run records them (the store's `settings_json`).
+    pub fn settings_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "load": &self.settings,
+            "study": &self.study,
+            "workers": self.workers.default,
+            "stack_workers": self.workers.per_stack,
+            "cpu_placement": crate::host::cgroup::describe_placement(),
+        })
+    }
+}
+
+/// The study file, or for flags alone an ad-hoc study of the selected stacks: nothing of the default
+/// study (its stacks, variants, workers, claims) leaks into a run that did not ask for it.
+fn resolve_study(req: &RunRequest) -> Result<Study, LabError> {
+    if req.study.is_none() && !req.selection.stacks.is_empty() {
+        return Ok(Study::adhoc(req.selection.stacks.clone()));
+    }
+    let path = req.study.clone().unwrap_or_else(|| req.root.join(DEFAULT_STUDY));
+    Ok(Study::load(&path)?)
+}
+
+/// Embedded defaults < study < flags.
+fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError> {
+    let mut s = default_settings();
+    s.duration = o.duration.or(study.duration()).unwrap_or(s.duration);
+    s.warmup = o.warmup.or(study.warmup()).unwrap_or(s.warmup);
+    s.connections = o.connections.or(study.connections).unwrap_or(s.connections);
+    s.client_threads = o.client_threads.unwrap_or(s.client_threads);
+    s.trials = o.trials.or(study.trials).unwrap_or(s.trials);
+    s.rate = o.rate.or(study.rate);
+    s.ramp = o.ramp.clone().or(study.ramp.clone());
+    s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
+    s.max_throughput = o.max_throughput || study.max_throughput;
+    s.ceiling = !o.no_ceiling;
+    s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);
+    s.client_cpus = o.client_cpus.clone().unwrap_or(s.client_cpus);
+    if let Some(soak) = o.soak {
+        s.duration = soak;
+        s.trials = 1;
+    }
+    let bad = |what: &str, problem: String, hint: &str| LabError::Input { what: what.into(), problem, hint: hint.into() };
+    if s.trials == 0 || s.trials > 100 {
+        return Err(bad("--trials", format!("{} is out of range", s.trials), "use 1 to 100 (3 or more for confidence intervals)"));
+    }
+    if s.connections == 0 {
+        return Err(bad("--connections", "must be at least 1".into(), "give the number of keep-alive connections, e.g. 64"));
+    }
+    Ok(s)
+}
