@@ -29,3 +29,11 @@ fi
 for tool in cargo go node npm java mvn python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool is not on PATH; install its toolchain first" >&2; exit 1; }
 done
+# scripts/test.sh checks formatting and lints: the toolchain's rustfmt and clippy components.
+for component in rustfmt clippy; do
+  if ! cargo "${component/rustfmt/fmt}" --version >/dev/null 2>&1; then
+    command -v rustup >/dev/null || { echo "error: cargo $component is missing and rustup is not on PATH to add it" >&2; exit 1; }
+    echo "installing: rust component $component"
+    rustup component add "$component"
+  fi
+done

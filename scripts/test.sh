@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what the tests need, then runs every crate's unit and integration
-# tests (which start real servers on loopback and stop them), then verifies every stack.
+# The whole test suite: installs what the tests need, checks formatting and lints, then runs every
+# crate's unit and integration tests (which start real servers on loopback and stop them), then verifies every stack.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/bakeoff/workspace-target}"  # shared by clones (CI)
+# Style first: one formatting (rustfmt.toml) and no lint warnings, in every crate and test.
+cargo fmt --all --check
+cargo clippy --release --locked --workspace --all-targets -j 2 -- -D warnings
 cargo build --release --locked -p bakeoff -j 2
 # Every stack is built (cached) and must pass its contracts; BAKEOFF_VERIFY_STACKS=0 skips this.
 if [[ "${BAKEOFF_VERIFY_STACKS:-1}" == 1 ]]; then

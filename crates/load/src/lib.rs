@@ -28,7 +28,7 @@ pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
-pub use usage::process_cpu;
+pub use usage::{process_cpu, CpuSet};
 pub use warnings::Warning;
 
 /// Runs the plan to completion (blocking).

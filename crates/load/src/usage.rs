@@ -34,25 +34,47 @@ pub fn max_rss_bytes() -> u64 {
     rusage(libc::RUSAGE_SELF).map(|r| r.ru_maxrss.max(0) as u64 * 1024).unwrap_or(0)
 }
 
-#[cfg(target_os = "linux")]
-pub fn pin_current_thread(cpu: usize) -> Result<(), LoadError> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(LoadError::Pin { cpu, reason: "CPU index out of range".into() });
+/// A set of CPUs to pin to, checked when it is made, so that applying it does one system call and
+/// nothing else: no allocation, no panic. That makes `apply_to_current` safe between fork and exec
+/// (`pre_exec`), where only async-signal-safe work may run. The one CPU-pinning code of the project.
+#[derive(Clone, Copy)]
+pub struct CpuSet {
+    set: libc::cpu_set_t,
+    /// No CPU given: applying leaves the affinity alone.
+    empty: bool,
+}
+
+impl CpuSet {
+    pub fn new(cpus: &[usize]) -> Result<CpuSet, LoadError> {
+        // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &cpu in cpus {
+            if cpu >= libc::CPU_SETSIZE as usize {
+                return Err(LoadError::Pin { cpu, reason: "CPU index out of range".into() });
+            }
+            // SAFETY: cpu < CPU_SETSIZE (checked), so CPU_SET stays inside the set.
+            unsafe { libc::CPU_SET(cpu, &mut set) };
+        }
+        Ok(CpuSet { set, empty: cpus.is_empty() })
     }
-    // SAFETY: cpu_set_t is plain data; CPU_SET stays within CPU_SETSIZE (checked).
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(LoadError::Pin { cpu, reason: std::io::Error::last_os_error().to_string() })
+
+    /// Pins the calling thread (or, in `pre_exec`, the child process) to the set. Async-signal-safe.
+    pub fn apply_to_current(&self) -> std::io::Result<()> {
+        if self.empty {
+            return Ok(());
+        }
+        // SAFETY: the set is initialised and sized as sched_setaffinity expects.
+        let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &self.set) };
+        // last_os_error reads errno into a value: no allocation.
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
     }
 }
 
-#[cfg(not(target_os = "linux"))]
+/// Pins the calling worker thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> Result<(), LoadError> {
-    Err(LoadError::Pin { cpu, reason: "pinning is only supported on Linux".into() })
+    CpuSet::new(&[cpu])?.apply_to_current().map_err(|e| LoadError::Pin { cpu, reason: e.to_string() })
 }

@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 
 pub use bakeoff_model::growth::{least_squares, Fit, GROWTH_MIB_PER_MIN, GROWTH_MIN_R2};
 
-const MIB: f64 = 1024.0 * 1024.0;
-
 /// The memory line of one cell: the trial whose slope is the median of the cell's trials, so one
 /// odd trial neither hides nor invents growth.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,8 +26,11 @@ impl MemorySeries {
 
 /// The measured samples of a trial as (minutes, MiB).
 pub fn rss_points(trial: &TrialRecord) -> Vec<(f64, f64)> {
-    trial.samples.iter().filter(|s| s.t_ms >= 0).map(|s| (s.t_ms as f64 / 60_000.0, s.rss_bytes as f64 / MIB)).collect()
+    bakeoff_model::growth::rss_points(&trial.samples)
 }
+
+/// A trial's slope (for picking the median one), the trial, its points and its fit.
+type FittedTrial<'a> = (f64, &'a TrialRecord, Vec<(f64, f64)>, Option<Fit>);
 
 /// One series per cell that has samples, in cell order.
 pub fn memory_series(trials: &[TrialRecord]) -> Vec<MemorySeries> {
@@ -40,7 +41,7 @@ pub fn memory_series(trials: &[TrialRecord]) -> Vec<MemorySeries> {
     cells
         .into_iter()
         .filter_map(|(cell, ts)| {
-            let mut fitted: Vec<(f64, &TrialRecord, Vec<(f64, f64)>, Option<Fit>)> = ts
+            let mut fitted: Vec<FittedTrial> = ts
                 .into_iter()
                 .map(|t| {
                     let p = rss_points(t);

@@ -148,7 +148,7 @@ fn samples(seed: u64, base: f64, slope: f64, jitter: f64) -> Vec<ProcessSample> 
 
 fn with_usage(mut t: TrialRecord, seed: u64, base_mib: f64, slope: f64, jitter: f64) -> TrialRecord {
     t.samples = samples(seed, base_mib, slope, jitter);
-    let measured: Vec<_> = t.samples.iter().filter(|s| s.t_ms >= 0).collect();
+    let measured: Vec<_> = t.samples.iter().filter(|s| s.is_measured()).collect();
     let requests: u64 = t.load.steps.iter().map(|s| s.requests).sum();
     let cpu_s = 24.0 + seed as f64 % 3.0;
     t.server = ServerUsage {

@@ -25,7 +25,7 @@ pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<34} {:<5} {:<10} {:<52} {}", "stack", "seed", "toolchain", "scenarios", "variants");
+    println!("{:<34} {:<5} {:<10} {:<52} variants", "stack", "seed", "toolchain", "scenarios");
     for s in &catalog.stacks {
         let tools = bakeoff_lab::stacks::catalog::toolchain_present(s);
         let missing: Vec<&str> = tools.iter().filter(|(_, ok)| !ok).map(|(t, _)| t.as_str()).collect();

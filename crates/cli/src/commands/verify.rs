@@ -21,7 +21,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let scenarios = (!args.selection.scenarios.is_empty()).then_some(&args.selection.scenarios);
     crate::commands::setup::setup_stacks(&stacks, &root, false);
     let cancel = context::cancel_on_ctrl_c();
-    let mut store = bakeoff_store::Store::open(&root.join(&args.db))?;
+    let mut store = bakeoff_store::Store::open(root.join(&args.db))?;
     let run = new_run(&root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     store.begin_run(&run)?;

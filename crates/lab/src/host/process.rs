@@ -3,6 +3,7 @@
 //! and a stop that reaps the whole group.
 
 use crate::error::LabError;
+use bakeoff_load::CpuSet;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -47,13 +48,15 @@ impl ServerProcess {
             .stdout(log)
             .stderr(log_err)
             .process_group(0);
-        let cpus = launch.cpus.to_vec();
-        // SAFETY: only async-signal-safe calls between fork and exec (sched_setaffinity).
+        let cpus = CpuSet::new(launch.cpus).map_err(|e| LabError::NotReady {
+            stack: launch.name.to_string(),
+            reason: format!("cannot pin to CPUs {:?}: {e}", launch.cpus),
+            log: launch.log.clone(),
+            log_tail: String::new(),
+        })?;
+        // SAFETY: the set was made before fork; the closure makes one sched_setaffinity call.
         unsafe {
-            cmd.pre_exec(move || {
-                pin_current(&cpus);
-                Ok(())
-            });
+            cmd.pre_exec(move || cpus.apply_to_current());
         }
         let child = cmd.spawn().map_err(|e| LabError::NotReady {
             stack: launch.name.to_string(),
@@ -253,21 +256,6 @@ fn is_zombie(pid: u32) -> bool {
         .ok()
         .and_then(|s| s.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
         .unwrap_or(true)
-}
-
-/// Pins the calling thread/process to `cpus` (no-op when empty).
-pub fn pin_current(cpus: &[usize]) {
-    if cpus.is_empty() {
-        return;
-    }
-    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET and sched_setaffinity only touch it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
 }
 
 /// The last `lines` lines of a log file.

@@ -9,6 +9,7 @@ use crate::error::LabError;
 use crate::services::docstore::Docstore;
 use crate::services::postgres::Postgres;
 use crate::services::run_bounded;
+use bakeoff_load::CpuSet;
 use bakeoff_model::results::{CeilingRecord, StoreKind};
 use hdrhistogram::Histogram;
 use serde::Deserialize;
@@ -87,16 +88,13 @@ fn record(
     }
 }
 
-fn pinned(mut c: Command, cpus: &[usize]) -> Command {
-    let cpus = cpus.to_vec();
-    // SAFETY: only sched_setaffinity (async-signal-safe) runs between fork and exec.
+fn pinned(mut c: Command, cpus: &[usize]) -> Result<Command, String> {
+    let cpus = CpuSet::new(cpus).map_err(|e| e.to_string())?;
+    // SAFETY: the set was made before fork; the closure makes one sched_setaffinity call.
     unsafe {
-        c.pre_exec(move || {
-            crate::host::process::pin_current(&cpus);
-            Ok(())
-        });
+        c.pre_exec(move || cpus.apply_to_current());
     }
-    c
+    Ok(c)
 }
 
 fn histogram() -> Histogram<u64> {
@@ -121,15 +119,17 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
     }
     let barrier = std::sync::Arc::new(std::sync::Barrier::new(connections as usize));
     let start = std::sync::Arc::new(std::sync::OnceLock::<Instant>::new());
+    let cpus = CpuSet::new(cpus).map_err(|e| e.to_string())?;
     let threads: Vec<_> = (0..connections)
         .map(|_| {
-            let (path, cpus, barrier, start) = (path.to_path_buf(), cpus.to_vec(), barrier.clone(), start.clone());
+            let (path, barrier, start) = (path.to_path_buf(), barrier.clone(), start.clone());
             std::thread::spawn(move || -> Result<(Histogram<u64>, u64), String> {
-                crate::host::process::pin_current(&cpus);
+                let pinned = cpus.apply_to_current().map_err(|e| format!("cannot pin to the server CPUs: {e}"));
                 let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
                 let opened = rusqlite::Connection::open_with_flags(&path, flags).map_err(|e| e.to_string());
                 // Every thread reaches the barrier, even one whose open failed, so none waits forever.
                 barrier.wait();
+                pinned?;
                 let db = opened?;
                 db.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
                 let mut stmt = db.prepare(PRODUCTS_QUERY).map_err(|e| e.to_string())?;
@@ -180,21 +180,8 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
 
 // ---- PostgreSQL ------------------------------------------------------------------------------
 
-fn pgbench_path() -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = glob::glob("/usr/lib/postgresql/*/bin/pgbench").ok()?.filter_map(Result::ok).collect();
-    found.sort_by_key(|p| {
-        p.parent()
-            .and_then(|b| b.parent())
-            .and_then(|v| v.file_name())
-            .and_then(|v| v.to_str())
-            .and_then(|v| v.parse::<u32>().ok())
-            .unwrap_or(0)
-    });
-    found.pop().or_else(|| crate::stacks::catalog::on_path("pgbench").then(|| PathBuf::from("pgbench")))
-}
-
 fn pgbench(pg: &Postgres, connections: u32, duration: Duration, cpus: &[usize]) -> Result<CeilingRecord, String> {
-    let bin = pgbench_path().ok_or("no pgbench (it comes with the Debian postgresql package)")?;
+    let bin = crate::services::postgres::program("pgbench").ok_or("no pgbench (it comes with the Debian postgresql package)")?;
     let version = Command::new(&bin)
         .arg("--version")
         .output()
@@ -216,7 +203,7 @@ fn pgbench(pg: &Postgres, connections: u32, duration: Duration, cpus: &[usize]) 
         .arg(&script)
         .args(["-l", "--log-prefix", "tx"])
         .args(["-h", "127.0.0.1", "-p", &pg.port.to_string(), "-U", "postgres", "bakeoff"]);
-    let mut c = pinned(c, cpus);
+    let mut c = pinned(c, cpus)?;
     let out = run_bounded(&mut c, Duration::from_secs(secs + 60));
     let p99 = transaction_log_p99(&dir);
     let _ = std::fs::remove_dir_all(&dir);
@@ -291,7 +278,7 @@ fn docstore(d: &Docstore, connections: u32, duration: Duration, cpus: &[usize]) 
         &connections.to_string(),
         &format!("{}", duration.as_secs_f64()),
     ]);
-    let mut c = pinned(c, cpus);
+    let mut c = pinned(c, cpus)?;
     let out = run_bounded(&mut c, duration + Duration::from_secs(90))?;
     let line = out
         .lines()

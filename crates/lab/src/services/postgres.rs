@@ -18,11 +18,20 @@ pub struct Postgres {
     process: ServerProcess,
 }
 
+/// The newest installed PostgreSQL's `program` (`postgres`, `initdb`, `pgbench`...): Debian keeps
+/// them in /usr/lib/postgresql/<major>/bin, off the PATH; the PATH is the fallback. The one search
+/// for PostgreSQL programs (the server here, pgbench for the store ceiling).
+pub(crate) fn program(name: &str) -> Option<PathBuf> {
+    let major = |p: &PathBuf| p.ancestors().nth(2).and_then(|v| v.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok());
+    let pattern = format!("/usr/lib/postgresql/*/bin/{name}");
+    let mut found: Vec<PathBuf> = glob::glob(&pattern).map(|g| g.filter_map(Result::ok).collect()).unwrap_or_default();
+    found.sort_by_key(|p| major(p).unwrap_or(0));
+    found.pop().or_else(|| crate::stacks::catalog::on_path(name).then(|| PathBuf::from(name)))
+}
+
+/// The folder of the newest server's programs.
 fn bin_dir() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> =
-        glob::glob("/usr/lib/postgresql/*/bin").ok()?.filter_map(Result::ok).filter(|d| d.join("postgres").exists()).collect();
-    dirs.sort_by_key(|d| d.parent().and_then(|p| p.file_name()).and_then(|v| v.to_str()).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0));
-    dirs.pop()
+    program("postgres").filter(|p| p.is_absolute()).and_then(|p| p.parent().map(PathBuf::from))
 }
 
 fn is_root() -> bool {
