@@ -228,66 +228,12 @@ impl LoadPlanBuilder {
         self
     }
 
-    pub fn build(self) -> Result<LoadPlan, PlanError> {
-        if let Some(e) = self.error {
+    pub fn build(mut self) -> Result<LoadPlan, PlanError> {
+        if let Some(e) = self.error.take() {
             return Err(e);
         }
-        if self.connections == 0 {
-            return Err(PlanError::ZeroConnections(0));
-        }
-        let min_conns = match &self.conn_ladder {
-            Some(l) => l.iter().copied().min().unwrap_or(0),
-            None => self.connections,
-        };
-        if let Some(l) = &self.conn_ladder {
-            if l.is_empty() || l.contains(&0) {
-                return Err(PlanError::BadLadder(format!("{l:?}")));
-            }
-        }
-        if self.threads == 0 || self.threads > min_conns {
-            return Err(PlanError::BadThreads { threads: self.threads, connections: min_conns });
-        }
-        if let Some(r) = self.rate {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(PlanError::BadRate(r));
-            }
-        }
-        if self.rate.is_some() && self.ramp.is_some() {
-            return Err(PlanError::Conflict("--rate and --ramp (a ramp sets its own rates)".into()));
-        }
-        if self.ramp.is_some() && self.conn_ladder.is_some() {
-            return Err(PlanError::Conflict("--ramp and --conn-ladder (one ladder at a time)".into()));
-        }
-        if let Some(r) = &self.ramp {
-            r.validate()?;
-            if self.requests.is_some() {
-                return Err(PlanError::Conflict("--ramp and -n (a ramp is timed by its steps)".into()));
-            }
-        }
-        if self.pipeline == 0 {
-            return Err(PlanError::BadPipeline(0));
-        }
-        if self.requests_per_conn == Some(0) {
-            return Err(PlanError::BadRequestsPerConn(0));
-        }
-        if self.requests == Some(0) {
-            return Err(PlanError::BadRequests(0));
-        }
-        if self.close && self.pipeline > 1 {
-            return Err(PlanError::Conflict("--close and --pipeline (one request per connection cannot be pipelined)".into()));
-        }
-        if self.duration.is_zero() && self.requests.is_none() {
-            return Err(PlanError::BadDuration("0s".into()));
-        }
-        if self.timeout.is_zero() || self.timeout > Duration::from_secs(60) {
-            return Err(PlanError::Invalid(format!(
-                "--timeout must be between 1ms and 60s (got {:?}), the histogram tracks up to 60 s",
-                self.timeout
-            )));
-        }
-        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
-            return Err(PlanError::Invalid(format!("method `{}`", self.method)));
-        }
+        self.check_load()?;
+        self.check_request()?;
         let method = self.method.to_ascii_uppercase();
         let mut targets = Vec::with_capacity(self.urls.len());
         for u in &self.urls {
@@ -322,6 +268,72 @@ impl LoadPlanBuilder {
             headers: self.headers,
             body: self.body,
         })
+    }
+
+    /// Connections, threads and the schedule: counts positive, one ladder at a time.
+    fn check_load(&self) -> Result<(), PlanError> {
+        if self.connections == 0 {
+            return Err(PlanError::ZeroConnections(0));
+        }
+        let min_conns = match &self.conn_ladder {
+            Some(l) => l.iter().copied().min().unwrap_or(0),
+            None => self.connections,
+        };
+        if let Some(l) = &self.conn_ladder {
+            if l.is_empty() || l.contains(&0) {
+                return Err(PlanError::BadLadder(format!("{l:?}")));
+            }
+        }
+        if self.threads == 0 || self.threads > min_conns {
+            return Err(PlanError::BadThreads { threads: self.threads, connections: min_conns });
+        }
+        if let Some(r) = self.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(PlanError::BadRate(r));
+            }
+        }
+        if self.rate.is_some() && self.ramp.is_some() {
+            return Err(PlanError::Conflict("--rate and --ramp (a ramp sets its own rates)".into()));
+        }
+        if self.ramp.is_some() && self.conn_ladder.is_some() {
+            return Err(PlanError::Conflict("--ramp and --conn-ladder (one ladder at a time)".into()));
+        }
+        if let Some(r) = &self.ramp {
+            r.validate()?;
+            if self.requests.is_some() {
+                return Err(PlanError::Conflict("--ramp and -n (a ramp is timed by its steps)".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Pipelining, stop conditions, the timeout and the method.
+    fn check_request(&self) -> Result<(), PlanError> {
+        if self.pipeline == 0 {
+            return Err(PlanError::BadPipeline(0));
+        }
+        if self.requests_per_conn == Some(0) {
+            return Err(PlanError::BadRequestsPerConn(0));
+        }
+        if self.requests == Some(0) {
+            return Err(PlanError::BadRequests(0));
+        }
+        if self.close && self.pipeline > 1 {
+            return Err(PlanError::Conflict("--close and --pipeline (one request per connection cannot be pipelined)".into()));
+        }
+        if self.duration.is_zero() && self.requests.is_none() {
+            return Err(PlanError::BadDuration("0s".into()));
+        }
+        if self.timeout.is_zero() || self.timeout > Duration::from_secs(60) {
+            return Err(PlanError::Invalid(format!(
+                "--timeout must be between 1ms and 60s (got {:?}), the histogram tracks up to 60 s",
+                self.timeout
+            )));
+        }
+        if self.method.is_empty() || !self.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(PlanError::Invalid(format!("method `{}`", self.method)));
+        }
+        Ok(())
     }
 }
 

@@ -7,10 +7,10 @@ use hdrhistogram::Histogram;
 
 use crate::plan::LoadPlan;
 use crate::report::{ClientUsage, LoadReport, PlanSummary, StepReport, SCHEMA_VERSION};
-use crate::schedule::{share, Schedule, Stop};
+use crate::schedule::{share, Schedule, StepSpec, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
 use crate::warnings::{self, Warning};
-use crate::worker::{run_worker, Group, Progress, WorkerSpec};
+use crate::worker::{run_worker, Group, Progress, WorkerResult, WorkerSpec};
 use crate::LoadError;
 
 /// Histograms kept beside the report for the HDR log export.
@@ -98,85 +98,14 @@ pub fn run_observed(
             cancelled = true;
             break;
         }
-        let threads = plan.threads.min(step.connections).max(1);
-        let warm_ns = step.warmup.as_nanos() as u64;
-        let end_ns = match step.stop {
-            Stop::Duration(d) => Some(warm_ns + d.as_nanos() as u64),
-            Stop::Requests(_) => None,
-        };
-        let budget = |t: u32| match step.stop {
-            Stop::Requests(n) => Some(share(n, threads, t)),
-            Stop::Duration(_) => None,
-        };
-        // Workers watch this flag, not the caller's, so a failed spawn can stop the others.
-        let stop = AtomicBool::new(false);
-        let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
         let epoch = Instant::now();
         let step_offset = epoch.duration_since(run_start).as_secs_f64() + step.warmup.as_secs_f64();
-        let results: Result<Vec<_>, LoadError> = std::thread::scope(|s| {
-            let mut handles = Vec::new();
-            let mut first_conn = 0usize;
-            for t in 0..threads {
-                let conns = share(step.connections as u64, threads, t) as u32;
-                let spec = WorkerSpec {
-                    plan,
-                    groups: &groups,
-                    first_conn,
-                    connections: conns,
-                    rate: step.rate.map(|r| r / threads as f64),
-                    phase: t as f64 / threads as f64,
-                    budget: budget(t),
-                    epoch,
-                    measure_start_ns: warm_ns,
-                    end_ns,
-                    cancel: &stop,
-                    progress: &progress[t as usize],
-                    pin_cpu: (!plan.pin_cpus.is_empty()).then(|| plan.pin_cpus[t as usize % plan.pin_cpus.len()]),
-                };
-                first_conn += conns as usize;
-                match std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(s, move || run_worker(spec)) {
-                    Ok(h) => handles.push(h),
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(LoadError::Spawn(e));
-                    }
-                }
-            }
-            let mut last = Instant::now();
-            while !handles.iter().all(|h| h.is_finished()) {
-                std::thread::sleep(Duration::from_millis(20));
-                if cancel.load(Ordering::Relaxed) {
-                    stop.store(true, Ordering::Relaxed);
-                }
-                if let Some(cb) = on_progress.as_mut() {
-                    if last.elapsed() >= Duration::from_secs(1) {
-                        last = Instant::now();
-                        let el = epoch.elapsed().as_secs_f64() - step.warmup.as_secs_f64();
-                        cb(&ProgressSnapshot {
-                            step: step.label.clone(),
-                            step_index: si,
-                            steps: specs.len(),
-                            elapsed_s: el,
-                            planned_s: end_ns.map(|e| (e - warm_ns) as f64 / 1e9),
-                            requests: progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum(),
-                            errors: progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum(),
-                        });
-                    }
-                }
-            }
-            let mut out = Vec::new();
-            for h in handles {
-                out.push(h.join().map_err(|_| LoadError::WorkerPanicked)??);
-            }
-            Ok(out)
-        });
-        let results = results?;
+        let at = StepAt { index: si, of: specs.len(), epoch };
+        let results = run_step(plan, &groups, step, &at, cancel, &mut on_progress)?;
         wall += epoch.elapsed().as_secs_f64();
-        if cancel.load(Ordering::Relaxed) {
-            cancelled = true;
-        }
-        let open = step.rate.is_some();
-        let mut rec = Recorder::new(open, warm_ns);
+        cancelled |= cancel.load(Ordering::Relaxed);
+        let warm_ns = step.warmup.as_nanos() as u64;
+        let mut rec = Recorder::new(step.rate.is_some(), warm_ns);
         let mut ended = warm_ns;
         for r in &results {
             rec.merge(&r.rec);
@@ -184,53 +113,8 @@ pub fn run_observed(
             cpu_user += r.cpu.0;
             cpu_sys += r.cpu.1;
         }
-        let duration_s = ((ended - warm_ns) as f64 / 1e9).max(1e-9);
-        let rps = rec.requests as f64 / duration_s;
-        let mut w = Vec::new();
-        if let Some(target) = step.rate {
-            if rps < warnings::RATE_FRACTION * target && !cancelled {
-                w.push(Warning::TargetRateNotReached { step: step.label.clone(), target_rps: target, achieved_rps: rps });
-            }
-        }
-        let e = &rec.errors;
-        let transport = e.connect + e.read + e.write + e.timeout + e.malformed;
-        let attempts = rec.requests + transport;
-        let errors = e.total();
-        if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
-            w.push(Warning::HighErrorRate { step: step.label.clone(), errors, attempts, percent: 100.0 * errors as f64 / attempts as f64 });
-        }
-        let lag_ms = open.then(|| rec.max_lag_ns as f64 / 1e6);
-        if let Some(l) = lag_ms {
-            if l > warnings::LAG_MS {
-                w.push(Warning::ScheduleLag { step: step.label.clone(), max_lag_ms: l });
-            }
-        }
-        if rec.requests == 0 && !cancelled {
-            w.push(Warning::NoResponses { step: step.label.clone() });
-        }
-        // In a closed model every connection should be answered; in an open model an idle
-        // connection only means the rate needed fewer.
         let starved: u32 = results.iter().map(|r| r.starved).sum();
-        if step.rate.is_none() && rec.requests > 0 && starved > 0 && !cancelled {
-            w.push(Warning::StarvedConnections { step: step.label.clone(), starved, connections: step.connections });
-        }
-        steps.push(StepReport {
-            label: step.label.clone(),
-            connections: step.connections,
-            target_rate: step.rate,
-            duration_s,
-            requests: rec.requests,
-            bytes: rec.bytes,
-            requests_per_sec: rps,
-            bytes_per_sec: rec.bytes as f64 / duration_s,
-            latency: latency_stats(&rec.latency),
-            service_time: rec.service.as_ref().map(latency_stats),
-            errors: rec.errors.clone(),
-            timeline: rec.timeline_points(),
-            histogram: encode_histogram(&rec.latency),
-            max_schedule_lag_ms: lag_ms,
-            warnings: w,
-        });
+        steps.push(step_report(step, &rec, ended, starved, cancelled));
         details.push(StepDetail {
             label: step.label.clone(),
             start_offset_s: step_offset,
@@ -241,32 +125,177 @@ pub fn run_observed(
             break;
         }
     }
-    let threads = plan.threads;
-    let cpu_percent = if wall > 0.0 { 100.0 * (cpu_user + cpu_sys) / wall } else { 0.0 };
-    let mut all = Vec::new();
-    if cpu_percent >= warnings::SATURATED_FRACTION * 100.0 * threads as f64 {
-        all.push(Warning::ClientSaturated { cpu_percent, threads });
+    let client = client_usage(plan.threads, cpu_user, cpu_sys, wall);
+    let warnings = run_warnings(&client, &steps, cancelled);
+    let report = LoadReport { schema_version: SCHEMA_VERSION, plan: summary(plan, cancelled), steps, warnings, client };
+    Ok(RunOutput { report, details })
+}
+
+/// Where a step stands in the run, for progress lines.
+struct StepAt {
+    index: usize,
+    of: usize,
+    epoch: Instant,
+}
+
+/// Runs one step: a worker thread per share of the connections, watched until all finish (passing
+/// the caller's cancel on, reporting progress once a second). Workers watch a flag of their own, so
+/// a failed spawn can stop the others.
+fn run_step(
+    plan: &LoadPlan,
+    groups: &[Group],
+    step: &StepSpec,
+    at: &StepAt,
+    cancel: &AtomicBool,
+    on_progress: &mut Option<&mut dyn FnMut(&ProgressSnapshot)>,
+) -> Result<Vec<WorkerResult>, LoadError> {
+    let threads = plan.threads.min(step.connections).max(1);
+    let warm_ns = step.warmup.as_nanos() as u64;
+    let end_ns = match step.stop {
+        Stop::Duration(d) => Some(warm_ns + d.as_nanos() as u64),
+        Stop::Requests(_) => None,
+    };
+    let stop = AtomicBool::new(false);
+    let progress: Vec<Progress> = (0..threads).map(|_| Progress::default()).collect();
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        let mut first_conn = 0usize;
+        for t in 0..threads {
+            let conns = share(step.connections as u64, threads, t) as u32;
+            let spec = WorkerSpec {
+                plan,
+                groups,
+                first_conn,
+                connections: conns,
+                rate: step.rate.map(|r| r / threads as f64),
+                phase: t as f64 / threads as f64,
+                budget: match step.stop {
+                    Stop::Requests(n) => Some(share(n, threads, t)),
+                    Stop::Duration(_) => None,
+                },
+                epoch: at.epoch,
+                measure_start_ns: warm_ns,
+                end_ns,
+                cancel: &stop,
+                progress: &progress[t as usize],
+                pin_cpu: (!plan.pin_cpus.is_empty()).then(|| plan.pin_cpus[t as usize % plan.pin_cpus.len()]),
+            };
+            first_conn += conns as usize;
+            match std::thread::Builder::new().name(format!("load-{t}")).spawn_scoped(s, move || run_worker(spec)) {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(LoadError::Spawn(e));
+                }
+            }
+        }
+        let snapshot = |elapsed_s: f64| ProgressSnapshot {
+            step: step.label.clone(),
+            step_index: at.index,
+            steps: at.of,
+            elapsed_s,
+            planned_s: end_ns.map(|e| (e - warm_ns) as f64 / 1e9),
+            requests: progress.iter().map(|p| p.requests.load(Ordering::Relaxed)).sum(),
+            errors: progress.iter().map(|p| p.errors.load(Ordering::Relaxed)).sum(),
+        };
+        watch(&handles, cancel, &stop, on_progress, || snapshot(at.epoch.elapsed().as_secs_f64() - step.warmup.as_secs_f64()));
+        handles.into_iter().map(|h| h.join().map_err(|_| LoadError::WorkerPanicked)?).collect()
+    })
+}
+
+/// Waits for the workers, passing a cancel on and reporting progress once a second.
+fn watch<T>(
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    cancel: &AtomicBool,
+    stop: &AtomicBool,
+    on_progress: &mut Option<&mut dyn FnMut(&ProgressSnapshot)>,
+    snapshot: impl Fn() -> ProgressSnapshot,
+) {
+    let mut last = Instant::now();
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(20));
+        if cancel.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
+        }
+        if let Some(cb) = on_progress.as_mut() {
+            if last.elapsed() >= Duration::from_secs(1) {
+                last = Instant::now();
+                cb(&snapshot());
+            }
+        }
     }
-    for s in &steps {
+}
+
+/// The report of one step from its merged recorder.
+fn step_report(step: &StepSpec, rec: &Recorder, ended_ns: u64, starved: u32, cancelled: bool) -> StepReport {
+    let warm_ns = step.warmup.as_nanos() as u64;
+    let duration_s = ((ended_ns - warm_ns) as f64 / 1e9).max(1e-9);
+    let rps = rec.requests as f64 / duration_s;
+    let lag_ms = step.rate.is_some().then(|| rec.max_lag_ns as f64 / 1e6);
+    StepReport {
+        label: step.label.clone(),
+        connections: step.connections,
+        target_rate: step.rate,
+        duration_s,
+        requests: rec.requests,
+        bytes: rec.bytes,
+        requests_per_sec: rps,
+        bytes_per_sec: rec.bytes as f64 / duration_s,
+        latency: latency_stats(&rec.latency),
+        service_time: rec.service.as_ref().map(latency_stats),
+        errors: rec.errors.clone(),
+        timeline: rec.timeline_points(),
+        histogram: encode_histogram(&rec.latency),
+        max_schedule_lag_ms: lag_ms,
+        warnings: step_warnings(step, rec, rps, lag_ms, starved, cancelled),
+    }
+}
+
+/// What can be wrong with one step's numbers.
+fn step_warnings(step: &StepSpec, rec: &Recorder, rps: f64, lag_ms: Option<f64>, starved: u32, cancelled: bool) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if let Some(target) = step.rate {
+        if rps < warnings::RATE_FRACTION * target && !cancelled {
+            w.push(Warning::TargetRateNotReached { step: step.label.clone(), target_rps: target, achieved_rps: rps });
+        }
+    }
+    let e = &rec.errors;
+    let transport = e.connect + e.read + e.write + e.timeout + e.malformed;
+    let attempts = rec.requests + transport;
+    let errors = e.total();
+    if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
+        w.push(Warning::HighErrorRate { step: step.label.clone(), errors, attempts, percent: 100.0 * errors as f64 / attempts as f64 });
+    }
+    if let Some(l) = lag_ms.filter(|&l| l > warnings::LAG_MS) {
+        w.push(Warning::ScheduleLag { step: step.label.clone(), max_lag_ms: l });
+    }
+    if rec.requests == 0 && !cancelled {
+        w.push(Warning::NoResponses { step: step.label.clone() });
+    }
+    // In a closed model every connection should be answered; in an open model an idle
+    // connection only means the rate needed fewer.
+    if step.rate.is_none() && rec.requests > 0 && starved > 0 && !cancelled {
+        w.push(Warning::StarvedConnections { step: step.label.clone(), starved, connections: step.connections });
+    }
+    w
+}
+
+fn client_usage(threads: u32, cpu_user: f64, cpu_sys: f64, wall: f64) -> ClientUsage {
+    let cpu_percent = if wall > 0.0 { 100.0 * (cpu_user + cpu_sys) / wall } else { 0.0 };
+    ClientUsage { cpu_user_s: cpu_user, cpu_system_s: cpu_sys, cpu_percent, max_rss_bytes: crate::usage::max_rss_bytes(), threads }
+}
+
+/// The run's warnings: a saturated client, then every step's own, then a cancel.
+fn run_warnings(client: &ClientUsage, steps: &[StepReport], cancelled: bool) -> Vec<Warning> {
+    let mut all = Vec::new();
+    if client.cpu_percent >= warnings::SATURATED_FRACTION * 100.0 * client.threads as f64 {
+        all.push(Warning::ClientSaturated { cpu_percent: client.cpu_percent, threads: client.threads });
+    }
+    for s in steps {
         all.extend(s.warnings.iter().cloned());
     }
     if cancelled {
         all.push(Warning::Cancelled);
     }
-    Ok(RunOutput {
-        report: LoadReport {
-            schema_version: SCHEMA_VERSION,
-            plan: summary(plan, cancelled),
-            steps,
-            warnings: all,
-            client: ClientUsage {
-                cpu_user_s: cpu_user,
-                cpu_system_s: cpu_sys,
-                cpu_percent,
-                max_rss_bytes: crate::usage::max_rss_bytes(),
-                threads,
-            },
-        },
-        details,
-    })
+    all
 }

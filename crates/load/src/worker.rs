@@ -422,32 +422,8 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
         crate::usage::pin_current_thread(cpu)?;
     }
     let cpu0 = crate::usage::thread_cpu();
-    let plan = spec.plan;
-    let open = spec.rate.is_some();
-    let head = plan.method == "HEAD";
-    let poll = Poll::new().map_err(crate::LoadError::Poll)?;
-    let conns = (0..spec.connections as usize)
-        .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, plan.checks.wants_hash(), head))
-        .collect();
     let now0 = spec.epoch.elapsed().as_nanos() as u64;
-    let mut w = Worker {
-        plan,
-        groups: spec.groups,
-        checks: &plan.checks,
-        poll,
-        conns,
-        ready: Vec::with_capacity(spec.connections as usize * 2),
-        refill: Vec::with_capacity((spec.connections as usize * 2).max(1024)),
-        pacer: Pacer::new(spec.rate, now0, spec.phase, spec.budget),
-        rec: Recorder::new(open, spec.measure_start_ns),
-        measure_start_ns: spec.measure_start_ns,
-        epoch: spec.epoch,
-        timeout_ns: plan.timeout.as_nanos() as u64,
-        pipeline: plan.pipeline as usize,
-        inflight: 0,
-        stopping: false,
-        open,
-    };
+    let mut w = Worker::new(&spec, now0)?;
     let mut events = Events::with_capacity(1024);
     let mut rbuf = vec![0u8; READ_BUF];
     for i in 0..w.conns.len() {
@@ -479,21 +455,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
             next_tick = now + TICK_NS;
         }
         w.pump(now);
-        let mut deadline = next_tick;
-        if !w.ready.is_empty() {
-            if let Some(d) = w.pacer.next_deadline() {
-                deadline = deadline.min(d);
-            }
-        }
-        if let Some(e) = spec.end_ns {
-            deadline = deadline.min(e);
-        }
-        let timeout = Duration::from_nanos(deadline.saturating_sub(w.now()));
-        if let Err(e) = w.poll.poll(&mut events, Some(timeout)) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(crate::LoadError::Poll(e));
-            }
-        }
+        w.wait(&mut events, next_tick, spec.end_ns)?;
         for ev in events.iter() {
             w.on_event(ev, &mut rbuf);
         }
@@ -512,4 +474,54 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     let cpu1 = crate::usage::thread_cpu();
     let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
     Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved })
+}
+
+impl<'a> Worker<'a> {
+    /// A worker with its connections (not yet connected), pacer and recorder.
+    fn new(spec: &WorkerSpec<'a>, now0: u64) -> Result<Worker<'a>, crate::LoadError> {
+        let plan = spec.plan;
+        let open = spec.rate.is_some();
+        let head = plan.method == "HEAD";
+        let poll = Poll::new().map_err(crate::LoadError::Poll)?;
+        let conns = (0..spec.connections as usize)
+            .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, plan.checks.wants_hash(), head))
+            .collect();
+        Ok(Worker {
+            plan,
+            groups: spec.groups,
+            checks: &plan.checks,
+            poll,
+            conns,
+            ready: Vec::with_capacity(spec.connections as usize * 2),
+            refill: Vec::with_capacity((spec.connections as usize * 2).max(1024)),
+            pacer: Pacer::new(spec.rate, now0, spec.phase, spec.budget),
+            rec: Recorder::new(open, spec.measure_start_ns),
+            measure_start_ns: spec.measure_start_ns,
+            epoch: spec.epoch,
+            timeout_ns: plan.timeout.as_nanos() as u64,
+            pipeline: plan.pipeline as usize,
+            inflight: 0,
+            stopping: false,
+            open,
+        })
+    }
+
+    /// Waits for socket events until the next tick, the pacer's next send (when a connection is
+    /// ready for it) or the end of the step, whichever comes first.
+    fn wait(&mut self, events: &mut Events, next_tick: u64, end_ns: Option<u64>) -> Result<(), crate::LoadError> {
+        let mut deadline = next_tick;
+        if !self.ready.is_empty() {
+            if let Some(d) = self.pacer.next_deadline() {
+                deadline = deadline.min(d);
+            }
+        }
+        if let Some(e) = end_ns {
+            deadline = deadline.min(e);
+        }
+        let timeout = Duration::from_nanos(deadline.saturating_sub(self.now()));
+        match self.poll.poll(events, Some(timeout)) {
+            Err(e) if e.kind() != io::ErrorKind::Interrupted => Err(crate::LoadError::Poll(e)),
+            _ => Ok(()),
+        }
+    }
 }

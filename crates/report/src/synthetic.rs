@@ -9,20 +9,13 @@ use bakeoff_model::results::{
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::RunStatus;
-use base64::Engine;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 pub const RUN_ID: &str = "20240501T120000Z-demo";
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// The histogram string a `StepReport` carries: base64 of the V2-deflate serialization. Written here
-/// rather than borrowed from bakeoff-load so the tests check that the two agree on the encoding.
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("serializing to memory cannot fail");
-    base64::engine::general_purpose::STANDARD.encode(buf)
-}
+/// The histogram string a `StepReport` carries (base64 of the V2-deflate serialization).
+pub use bakeoff_load::encode_histogram;
 
 fn plan(steps: &[StepReport]) -> PlanSummary {
     let open = steps.iter().any(|s| s.target_rate.is_some());

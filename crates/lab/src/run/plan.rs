@@ -190,3 +190,47 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     }
     Ok(s)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(stacks: &[&str]) -> RunRequest {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        RunRequest {
+            root,
+            selection: Selection { stacks: stacks.iter().map(|s| s.to_string()).collect(), ..Default::default() },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_default_study_runs_without_flags_and_flags_win_over_it() {
+        let mut req = request(&[]);
+        req.overrides.connections = Some(4);
+        let plan = plan_run(req).unwrap();
+        assert_eq!(plan.study.name, "quick");
+        assert_eq!(plan.settings.duration, Duration::from_secs(5), "the study's duration over the default 10 s");
+        assert_eq!(plan.settings.connections, 4, "the flag over the study's 64");
+        assert_eq!(plan.settings.timeout, Duration::from_secs(10), "the default, set by neither");
+    }
+
+    #[test]
+    fn stacks_without_a_study_are_an_adhoc_run_of_those_stacks_only() {
+        let plan = plan_run(request(&["go/fasthttp"])).unwrap();
+        assert_eq!((plan.study.name.as_str(), plan.study.stacks.as_slice()), ("adhoc", ["go/fasthttp".to_string()].as_slice()));
+        assert!(plan.study.variants.is_empty() && plan.study.claims.is_empty());
+        // Every variant of the stack is planned (the default study's `default`/`sqlite` filter is not inherited).
+        let cells = plan.cells().unwrap();
+        assert!(cells.iter().any(|c| c.variant.name == "postgres"), "{:?}", cells.iter().map(|c| c.key().label()).collect::<Vec<_>>());
+        assert_eq!(plan.settings_json()["study"]["stacks"], serde_json::json!(["go/fasthttp"]));
+    }
+
+    #[test]
+    fn soak_needs_one_cell() {
+        let mut req = request(&["go/fasthttp"]);
+        req.overrides.soak = Some(Duration::from_secs(60));
+        let err = plan_run(req).unwrap_err().to_string();
+        assert!(err.contains("--soak") && err.contains("hint: pick one stack"), "{err}");
+    }
+}

@@ -37,6 +37,22 @@ fn latency_label(v: f64) -> String {
 
 pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let _ = writeln!(out, "<section class=\"scenario\" id=\"scenario-{0}\"><h2>Scenario <code>{0}</code></h2>", esc(sv.scenario.id()));
+    for l in crate::ceiling::limited(view, sv) {
+        let _ = writeln!(out, "<p class=\"warn\">{}: {}.</p>", esc(&l.sentence()), crate::ceiling::LIMIT_ADVICE);
+    }
+    out.push_str("<div class=\"charts\">");
+    throughput_charts(out, view, sv);
+    latency_chart(out, view, sv);
+    memory_chart(out, view, sv);
+    out.push_str("</div>\n");
+    relative_table(out, sv);
+    out.push_str("<h3>All numbers</h3>\n");
+    table(out, &tables::scenario(view, sv));
+    out.push_str("</section>\n");
+}
+
+/// Throughput: the same bars on a linear and a log2 axis, with the store ceilings as dashed lines.
+fn throughput_charts(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     // Throughput: the same bars on a linear and a log2 axis (each major tick doubles), as in seed 000.
     let bars: Vec<Bar> = sv
         .headline
@@ -62,16 +78,16 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
             label: format!("{}: {} q/s", crate::ceiling::label(c), rps_label(c.queries_per_sec)),
         })
         .collect();
-    for l in crate::ceiling::limited(view, sv) {
-        let _ = writeln!(out, "<p class=\"warn\">{}: {}.</p>", esc(&l.sentence()), crate::ceiling::LIMIT_ADVICE);
-    }
-    out.push_str("<div class=\"charts\">");
     if !bars.is_empty() {
         let title = format!("{}: requests/s (median, 95% CI)", sv.scenario);
         out.push_str(&charts::bars_with_lines(&title, "requests/s", &bars, &ceilings, Scale::Linear, &rps_label));
         let title = format!("{}: requests/s, log2 axis (each tick doubles)", sv.scenario);
         out.push_str(&charts::bars_with_lines(&title, "requests/s", &bars, &ceilings, Scale::Log2, &rps_label));
     }
+}
+
+/// Latency percentiles of the headline cells, median over trials.
+fn latency_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let pct: Vec<Series> = sv
         .headline
         .iter()
@@ -97,6 +113,10 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         y_fmt: &latency_label,
     };
     out.push_str(&charts::lines(&axes, &pct));
+}
+
+/// Server RSS over the measurement with its fitted line, per headline cell.
+fn memory_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let mut mem = Vec::new();
     for c in &sv.headline {
         let Some(m) = view.memory_of(&c.cell) else { continue };
@@ -127,7 +147,9 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         };
         out.push_str(&charts::lines(&axes, &mem));
     }
-    out.push_str("</div>\n");
+}
+
+fn relative_table(out: &mut String, sv: &ScenarioView) {
     if !sv.relative.is_empty() {
         out.push_str("<h3>Relative speed (requests/s over the fastest, 95% interval)</h3><table><tr><th>cell</th><th>relative</th><th>interval</th></tr>\n");
         for r in &sv.relative {
@@ -146,9 +168,6 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         }
         out.push_str("</table>\n");
     }
-    out.push_str("<h3>All numbers</h3>\n");
-    table(out, &tables::scenario(view, sv));
-    out.push_str("</section>\n");
 }
 
 pub fn proxy(out: &mut String, view: &ReportView) {
