@@ -24,11 +24,10 @@ fn run_and_read(db: &Path, args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     let out = bakeoff(&all);
     assert!(out.status.success(), "bakeoff {all:?} failed:\n{}", stderr(&out));
-    // The HTML report is written under the project's results/ folder; remove it again.
+    // The HTML report is written beside the results file, in the test's own folder.
     let stdout = String::from_utf8_lossy(&out.stdout);
-    if let Some(html) = stdout.lines().find_map(|l| l.strip_prefix("HTML report: ")) {
-        let _ = std::fs::remove_file(html.trim());
-    }
+    let html = stdout.lines().find_map(|l| l.strip_prefix("HTML report: ")).expect("the run names its HTML report");
+    assert_eq!(Path::new(html.trim()).parent(), db.parent(), "{stdout}");
     let report = bakeoff(&["report", "--db", &db_arg, "--format", "json"]);
     assert!(report.status.success(), "{}", stderr(&report));
     serde_json::from_slice(&report.stdout).expect("the JSON report parses")

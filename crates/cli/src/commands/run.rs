@@ -52,7 +52,8 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     }
     let data = store.load_run(&done.run.id)?;
     println!("{}", bakeoff_report::render(&data, bakeoff_report::Format::Text));
-    let html = root.join("results").join(format!("{}.html", done.run.id));
+    // Beside the results file: results/ for the default one, the caller's folder for another.
+    let html = db.parent().unwrap_or(&root).join(format!("{}.html", done.run.id));
     std::fs::write(&html, bakeoff_report::render(&data, bakeoff_report::Format::Html))
         .with_context(|| format!("writing {}", html.display()))?;
     println!("results: {} (run {})\nHTML report: {}", db.display(), done.run.id, html.display());
