@@ -3,10 +3,14 @@
 //! are handed to. The lab writes them; the store keeps them; the reports read them. No I/O but a
 //! study file read and the clock.
 
+pub mod comparison;
 pub mod duration;
 pub mod error;
+pub mod goal;
 pub mod growth;
+pub mod noise;
 pub mod results;
+pub mod robust;
 pub mod run_data;
 pub mod scenario;
 pub mod status;

@@ -42,6 +42,10 @@ pub struct CellKey {
     pub scenario: Scenario,
     pub variant: String,
     pub workers: u32,
+    /// The second arm of an A/A measurement: the same cell measured again in every round, so the
+    /// two arms show what the machine alone changes between identical measurements.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub twin: bool,
 }
 
 /// Cells sort by stack, then scenario id as text (the order every report has always listed them
@@ -66,7 +70,8 @@ impl PartialOrd for CellKey {
 impl CellKey {
     pub fn label(&self) -> String {
         let variant = if self.variant == "default" { String::new() } else { format!("[{}]", self.variant) };
-        format!("{}{} {} w{}", self.stack, variant, self.scenario, self.workers)
+        let twin = if self.twin { " (A/A twin)" } else { "" };
+        format!("{}{} {} w{}{twin}", self.stack, variant, self.scenario, self.workers)
     }
 }
 
@@ -118,6 +123,12 @@ pub struct TrialRecord {
     pub samples: Vec<ProcessSample>,
     /// Lab-level warnings (server died, background CPU noise...), beside the load generator's own.
     pub warnings: Vec<LabWarning>,
+    /// What else the machine did during the measurement; None in runs stored before it was kept.
+    #[serde(default)]
+    pub noise: Option<crate::noise::TrialNoise>,
+    /// Wall time of the whole trial (start, warm-up, measurement, stop), seconds: what it cost.
+    #[serde(default)]
+    pub elapsed_s: f64,
 }
 
 /// Measurement-quality problems the lab sees around the load generator.
@@ -132,6 +143,10 @@ pub enum LabWarning {
     TrialsDisagree { metric: String, spread_percent: f64 },
     /// Memory grew steadily during the measurement.
     MemoryGrowth { mib_per_min: f64 },
+    /// The hypervisor took CPU time from the server's or the client's CPUs.
+    CpuSteal { cpu_percent: f64 },
+    /// A cell's interval on the primary metric stayed wider than the run's precision target.
+    PrecisionMissed { metric: String, achieved_percent: f64, target_percent: f64, trials: u32 },
 }
 
 impl LabWarning {
@@ -142,6 +157,8 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "background_noise",
             LabWarning::TrialsDisagree { .. } => "trials_disagree",
             LabWarning::MemoryGrowth { .. } => "memory_growth",
+            LabWarning::CpuSteal { .. } => "cpu_steal",
+            LabWarning::PrecisionMissed { .. } => "precision_missed",
         }
     }
 
@@ -152,6 +169,8 @@ impl LabWarning {
             LabWarning::BackgroundNoise { cpu_percent } => *cpu_percent,
             LabWarning::TrialsDisagree { spread_percent, .. } => *spread_percent,
             LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
+            LabWarning::CpuSteal { cpu_percent } => *cpu_percent,
+            LabWarning::PrecisionMissed { achieved_percent, .. } => *achieved_percent,
         }
     }
 
@@ -165,6 +184,10 @@ impl LabWarning {
                 format!("trials disagree on {metric} by {spread_percent:.1}%")
             }
             LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
+            LabWarning::CpuSteal { cpu_percent } => format!("the hypervisor stole {cpu_percent:.0}% of a core during measurement"),
+            LabWarning::PrecisionMissed { metric, achieved_percent, target_percent, trials } => {
+                format!("precision target missed: ±{achieved_percent:.1}% on {metric} after {trials} trials (target ±{target_percent:.1}%)")
+            }
         }
     }
 
@@ -174,6 +197,10 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "stop other work on the machine and rerun; noise hits cells unevenly",
             LabWarning::TrialsDisagree { .. } => "run more trials or longer ones; check for thermal or background noise",
             LabWarning::MemoryGrowth { .. } => "run `bakeoff run --soak 5m` on this cell to see whether it levels off",
+            LabWarning::CpuSteal { .. } => "a virtual machine shares its host: rerun when the host is quieter, or use dedicated cores",
+            LabWarning::PrecisionMissed { .. } => {
+                "give the run a larger --budget, or quiet the machine; compare this cell only beyond its interval"
+            }
         }
     }
 }
@@ -385,6 +412,8 @@ mod tests {
             LabWarning::BackgroundNoise { cpu_percent: 12.0 },
             LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
+            LabWarning::CpuSteal { cpu_percent: 7.0 },
+            LabWarning::PrecisionMissed { metric: "requests/s".into(), achieved_percent: 7.5, target_percent: 5.0, trials: 9 },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

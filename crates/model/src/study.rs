@@ -4,6 +4,7 @@
 use crate::duration::parse_duration;
 use crate::error::InputError;
 use crate::scenario::Scenario;
+pub use crate::goal::{parse_percent, AaCell, PrimaryMetric};
 use crate::summary::{CellSummary, Metric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -34,6 +35,15 @@ pub struct Study {
     pub requests_per_conn: Option<u64>,
     #[serde(default)]
     pub max_throughput: bool,
+    /// The metric cells are ranked by; both primary metrics are always shown.
+    #[serde(default)]
+    pub rank_by: PrimaryMetric,
+    /// Keep adding rounds until every cell's 95% interval on `rank_by` is within this, e.g. "5%".
+    pub precision: Option<String>,
+    /// The time the run may spend reaching `precision`, e.g. "8m".
+    pub budget: Option<String>,
+    /// A cell measured twice per round to show the machine's noise floor, e.g. "rust/actix hello".
+    pub aa: Option<String>,
     #[serde(default)]
     pub claims: Vec<Claim>,
 }
@@ -145,7 +155,16 @@ impl Study {
         let text = std::fs::read_to_string(path)
             .map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
         let study: Study = toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string(), "compare with studies/quick.toml"))?;
-        for (field, v) in [("duration", &study.duration), ("warmup", &study.warmup)] {
+        if let Some(p) = &study.precision {
+            parse_percent(p).map_err(|e| err(format!("`precision`: {e}"), "write e.g. precision = \"5%\""))?;
+        }
+        if let Some(aa) = &study.aa {
+            let cell: AaCell = aa.parse().map_err(|e| err(format!("`aa`: {e}"), "name one of the study's cells"))?;
+            if !study.stacks.contains(&cell.stack) {
+                return Err(err(format!("`aa` names `{}`, which the study does not run", cell.stack), "add it to `stacks` or fix `aa`"));
+            }
+        }
+        for (field, v) in [("duration", &study.duration), ("warmup", &study.warmup), ("budget", &study.budget)] {
             if let Some(v) = v {
                 parse_duration(v).map_err(|e| err(format!("`{field}`: {e}"), "write e.g. \"10s\""))?;
             }
@@ -184,6 +203,16 @@ impl Study {
     }
     pub fn warmup(&self) -> Option<Duration> {
         self.warmup.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    pub fn budget(&self) -> Option<Duration> {
+        self.budget.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    /// The precision target as a fraction (checked by `load`).
+    pub fn precision(&self) -> Option<f64> {
+        self.precision.as_deref().and_then(|p| parse_percent(p).ok())
+    }
+    pub fn aa(&self) -> Option<AaCell> {
+        self.aa.as_deref().and_then(|a| a.parse().ok())
     }
 }
 

@@ -30,10 +30,16 @@ pub enum Metric {
     PeakPssMib,
     MeanPssMib,
     ClientCpuPercent,
+    /// Other processes' CPU on the server's CPUs, percent of one core.
+    OtherCpuServerPercent,
+    /// Other processes' CPU on the client's CPUs, percent of one core.
+    OtherCpuClientPercent,
+    /// CPU stolen by the hypervisor on the server's and client's CPUs, percent of one core.
+    StealPercent,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 18] = [
+    pub const ALL: [Metric; 21] = [
         Metric::RequestsPerSec,
         Metric::MibPerSec,
         Metric::P50Us,
@@ -52,6 +58,9 @@ impl Metric {
         Metric::PeakPssMib,
         Metric::MeanPssMib,
         Metric::ClientCpuPercent,
+        Metric::OtherCpuServerPercent,
+        Metric::OtherCpuClientPercent,
+        Metric::StealPercent,
     ];
 
     /// The metric's one name: its serde name (what a claim's `metric` takes), printed as is by CSV
@@ -76,6 +85,9 @@ impl Metric {
             Metric::PeakPssMib => "peak_pss_mib",
             Metric::MeanPssMib => "mean_pss_mib",
             Metric::ClientCpuPercent => "client_cpu_percent",
+            Metric::OtherCpuServerPercent => "other_cpu_server_percent",
+            Metric::OtherCpuClientPercent => "other_cpu_client_percent",
+            Metric::StealPercent => "steal_percent",
         }
     }
 
@@ -100,6 +112,9 @@ impl Metric {
             Metric::PeakPssMib => "peak PSS MiB",
             Metric::MeanPssMib => "mean PSS MiB",
             Metric::ClientCpuPercent => "client CPU %",
+            Metric::OtherCpuServerPercent => "other CPU % (server CPUs)",
+            Metric::OtherCpuClientPercent => "other CPU % (client CPUs)",
+            Metric::StealPercent => "steal %",
         }
     }
 
@@ -138,39 +153,39 @@ impl Metric {
             Metric::PeakPssMib => trial.server.peak_pss_bytes as f64 / MIB,
             Metric::MeanPssMib => trial.server.mean_pss_bytes as f64 / MIB,
             Metric::ClientCpuPercent => trial.load.client.cpu_percent,
+            Metric::OtherCpuServerPercent => trial.noise.as_ref().map_or(f64::NAN, |n| n.server.other_percent),
+            Metric::OtherCpuClientPercent => trial.noise.as_ref().map_or(f64::NAN, |n| n.client.other_percent),
+            Metric::StealPercent => trial.noise.as_ref().map_or(f64::NAN, |n| n.steal_percent()),
         }
     }
 }
 
-/// A median over trials with a 95% confidence interval (Student t on the trial values; with one
-/// trial the interval is the value itself and `trials` says so).
+/// A median over trials with its distribution-free interval: the order statistics that cover the
+/// true median with at least 95% (see `robust::median_interval`). Below six trials no such pair
+/// exists; the interval is then the range of the trials and `confidence` says what it covers.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     pub median: f64,
     pub ci_low: f64,
     pub ci_high: f64,
     pub trials: u32,
+    /// Coverage of [ci_low, ci_high]: 0.95 or more from six trials on; 0.75 with three.
+    #[serde(default)]
+    pub confidence: f64,
 }
 
 impl Estimate {
+    pub const NONE: Estimate = Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0, confidence: 0.0 };
+
     pub fn from_values(values: &[f64]) -> Estimate {
-        let n = values.len();
-        if n == 0 {
-            return Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0 };
+        let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        match crate::robust::median_interval(&finite) {
+            Some(m) => Estimate { median: m.median, ci_low: m.low, ci_high: m.high, trials: finite.len() as u32, confidence: m.confidence },
+            None => Estimate::NONE,
         }
-        let mut v = values.to_vec();
-        v.sort_by(|a, b| a.total_cmp(b));
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        if n == 1 {
-            return Estimate { median, ci_low: median, ci_high: median, trials: 1 };
-        }
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-        let half = student_t95(n - 1) * (var / n as f64).sqrt();
-        Estimate { median, ci_low: mean - half, ci_high: mean + half, trials: n as u32 }
     }
 
-    /// Spread of the interval relative to the median, as a fraction.
+    /// Spread of the interval relative to the median, as a fraction: the "±x%" a report states.
     pub fn relative_half_width(&self) -> f64 {
         if self.median == 0.0 {
             0.0
@@ -178,21 +193,19 @@ impl Estimate {
             (self.ci_high - self.ci_low) / 2.0 / self.median.abs()
         }
     }
+
+    /// Whether the interval is a real 95% interval no wider than ±`target` (a fraction).
+    pub fn meets(&self, target: f64) -> bool {
+        self.confidence >= crate::robust::CONFIDENCE && self.relative_half_width() <= target
+    }
 }
 
-/// Two-sided 95% quantile of Student's t distribution.
-fn student_t95(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-        2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-    ];
-    if df == 0 {
-        f64::INFINITY
-    } else if df <= 30 {
-        TABLE[df - 1]
-    } else {
-        1.96
-    }
+/// How a run's cells are judged: the metric it ranks by and, if set, the precision it aims for.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Policy {
+    pub primary: crate::study::PrimaryMetric,
+    /// Target relative half-width of the primary metric's interval (0.05 = ±5%).
+    pub precision: Option<f64>,
 }
 
 /// The summary of one step of one cell over its trials.
@@ -205,6 +218,8 @@ pub struct CellSummary {
     pub metrics: BTreeMap<Metric, Estimate>,
     /// Spread of requests/s between the trials, (max - min) / median.
     pub rps_spread: f64,
+    /// The trials disagree: the primary metric missed the run's precision target, or (without a
+    /// target) requests/s spread more than `DISAGREEMENT_TOLERANCE`.
     pub disagree: bool,
     /// The trials' warnings, one per kind (the worst instance, with how many trials raised it),
     /// then the cell's own (trials disagree), each with its advice.
@@ -213,22 +228,28 @@ pub struct CellSummary {
 
 impl CellSummary {
     pub fn get(&self, m: Metric) -> Estimate {
-        self.metrics.get(&m).copied().unwrap_or(Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0 })
+        self.metrics.get(&m).copied().unwrap_or(Estimate::NONE)
     }
 }
 
-/// Groups trials by cell and step and summarizes each group, in cell order.
+/// Groups trials by cell and step and summarizes each group, in cell order (no precision target).
 pub fn summarize(trials: &[TrialRecord]) -> Vec<CellSummary> {
+    summarize_with(trials, &Policy::default())
+}
+
+/// As `summarize`, judging each cell against the run's policy: with a precision target, a cell
+/// whose primary interval is wider is flagged (instead of the cruder trials-disagree spread).
+pub fn summarize_with(trials: &[TrialRecord], policy: &Policy) -> Vec<CellSummary> {
     let mut groups: BTreeMap<(CellKey, usize), Vec<&TrialRecord>> = BTreeMap::new();
     for t in trials {
         for step in 0..t.load.steps.len() {
             groups.entry((t.cell.clone(), step)).or_default().push(t);
         }
     }
-    groups.into_iter().map(|((cell, step), ts)| summarize_group(cell, step, &ts)).collect()
+    groups.into_iter().map(|((cell, step), ts)| summarize_group(cell, step, &ts, policy)).collect()
 }
 
-fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellSummary {
+fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: &Policy) -> CellSummary {
     let metrics: BTreeMap<Metric, Estimate> =
         Metric::ALL.iter().map(|&m| (m, Estimate::from_values(&trials.iter().map(|t| m.of(t, step)).collect::<Vec<_>>()))).collect();
     let rps: Vec<f64> = trials.iter().map(|t| Metric::RequestsPerSec.of(t, step)).collect();
@@ -236,9 +257,24 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord]) -> CellS
     let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let rps_spread = if median > 0.0 && rps.len() > 1 { (hi - lo) / median } else { 0.0 };
     let mut warnings = merge_trial_warnings(trials, step);
-    let disagree = rps_spread > DISAGREEMENT_TOLERANCE;
+    let primary = metrics[&policy.primary.metric()];
+    let (disagree, w) = match policy.precision {
+        Some(target) => {
+            let missed = !primary.meets(target);
+            let w = crate::results::LabWarning::PrecisionMissed {
+                metric: policy.primary.metric().heading().into(),
+                achieved_percent: 100.0 * primary.relative_half_width(),
+                target_percent: 100.0 * target,
+                trials: primary.trials,
+            };
+            (missed, w)
+        }
+        None => {
+            let w = crate::results::LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: rps_spread * 100.0 };
+            (rps_spread > DISAGREEMENT_TOLERANCE, w)
+        }
+    };
     if disagree {
-        let w = crate::results::LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: rps_spread * 100.0 };
         warnings.push((w.message(), w.advice().to_string()));
     }
     let s = &trials[0].load.steps[step];
@@ -304,18 +340,25 @@ mod tests {
     #[test]
     fn median_and_interval_of_three_trials() {
         let e = Estimate::from_values(&[100.0, 110.0, 90.0]);
-        assert_eq!(e.median, 100.0);
-        // mean 100, s = 10, t(2) = 4.303, half = 4.303 * 10 / sqrt(3)
-        let half = 4.303 * 10.0 / 3f64.sqrt();
-        assert!((e.ci_low - (100.0 - half)).abs() < 1e-9);
-        assert!((e.ci_high - (100.0 + half)).abs() < 1e-9);
-        assert_eq!(e.trials, 3);
+        assert_eq!((e.median, e.ci_low, e.ci_high, e.trials), (100.0, 90.0, 110.0, 3));
+        assert!((e.confidence - 0.75).abs() < 1e-12, "three trials' range covers the median 75% of the time");
+        assert!(!e.meets(0.5), "no 95% interval from three trials");
+    }
+
+    #[test]
+    fn one_outlying_trial_moves_neither_the_median_nor_the_interval_of_nine() {
+        let clean = Estimate::from_values(&[100.0, 101.0, 99.0, 102.0, 98.0, 100.5, 99.5, 101.5, 98.5]);
+        let outlier = Estimate::from_values(&[100.0, 101.0, 99.0, 102.0, 98.0, 100.5, 99.5, 101.5, 10.0]);
+        assert_eq!(clean.median, 100.0);
+        assert_eq!(outlier.median, 100.0);
+        assert!(outlier.meets(0.05) && clean.meets(0.05), "{outlier:?}");
+        assert!(outlier.ci_low >= 98.0, "the outlier is not an end of the interval: {outlier:?}");
     }
 
     #[test]
     fn single_trial_has_degenerate_interval_and_even_counts_average_the_middle() {
         let e = Estimate::from_values(&[42.0]);
-        assert_eq!((e.median, e.ci_low, e.ci_high, e.trials), (42.0, 42.0, 42.0, 1));
+        assert_eq!((e.median, e.ci_low, e.ci_high, e.trials, e.confidence), (42.0, 42.0, 42.0, 1, 0.0));
         assert_eq!(Estimate::from_values(&[1.0, 4.0, 2.0, 3.0]).median, 2.5);
     }
 

@@ -1,0 +1,167 @@
+//! Two runs side by side: per cell, the change of each primary metric and of p99 as a ratio with
+//! a 95% distribution-free interval, and a verdict (faster / slower / no detectable change). One
+//! typed result that every output format of `bakeoff compare` renders.
+
+use crate::goal::PrimaryMetric;
+use crate::results::{CellKey, TrialRecord};
+use crate::robust::{median_interval, ratio_interval};
+use crate::summary::Metric;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The metrics every comparison shows, in this order.
+pub const COMPARED: [Metric; 3] = [Metric::RequestsPerSec, Metric::CpuUsPerRequest, Metric::P99Us];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Faster,
+    Slower,
+    NoDetectableChange,
+}
+
+impl Change {
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Faster => "faster",
+            Change::Slower => "slower",
+            Change::NoDetectableChange => "no detectable change",
+        }
+    }
+}
+
+/// One metric of one cell: B's median over A's, as a Hodges-Lehmann ratio with its interval.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MetricChange {
+    pub metric: Metric,
+    pub median_a: f64,
+    pub median_b: f64,
+    /// B / A (1.10 = B is 10% higher).
+    pub ratio: f64,
+    /// 95% interval of the ratio; None with fewer than four trials a side (no 95% interval exists).
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+    pub verdict: Change,
+}
+
+impl MetricChange {
+    /// How far B is worse than A at the least (0.07 = at least 7% worse), judged on the interval
+    /// bound nearest to no change; 0 when the interval allows no regression.
+    pub fn proven_regression(&self) -> f64 {
+        match (self.low, self.high, self.metric.higher_is_better()) {
+            (_, Some(h), true) => (1.0 - h).max(0.0),
+            (Some(l), _, false) => (l - 1.0).max(0.0),
+            _ => 0.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CellChange {
+    pub cell: CellKey,
+    pub trials_a: usize,
+    pub trials_b: usize,
+    pub changes: Vec<MetricChange>,
+    /// The verdict on the primary metric.
+    pub verdict: Change,
+    /// The primary metric regressed beyond noise by more than the threshold.
+    pub regressed: bool,
+    /// Whether the two runs' medians of the primary metric agree within the cells' stated precision.
+    pub precision: Agreement,
+}
+
+/// Two medians of the same cell against the precision each run states for it.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Agreement {
+    /// |median B / median A - 1|.
+    pub difference: f64,
+    /// The wider of the two runs' relative half-widths of the median's interval.
+    pub stated: f64,
+    pub agrees: bool,
+}
+
+fn agreement(a: &[f64], b: &[f64]) -> Agreement {
+    let (Some(ma), Some(mb)) = (median_interval(a), median_interval(b)) else {
+        return Agreement { difference: f64::NAN, stated: f64::NAN, agrees: false };
+    };
+    let half = |m: &crate::robust::MedianInterval| (m.high - m.low) / 2.0 / m.median.abs();
+    let difference = (mb.median / ma.median - 1.0).abs();
+    let stated = half(&ma).max(half(&mb));
+    Agreement { difference, stated, agrees: difference <= stated }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Comparison {
+    pub run_a: String,
+    pub run_b: String,
+    pub primary: PrimaryMetric,
+    /// `--fail-if-slower` as a fraction (0.05), if given.
+    pub threshold: Option<f64>,
+    pub cells: Vec<CellChange>,
+    pub only_in_a: Vec<CellKey>,
+    pub only_in_b: Vec<CellKey>,
+}
+
+impl Comparison {
+    pub fn regressions(&self) -> impl Iterator<Item = &CellChange> {
+        self.cells.iter().filter(|c| c.regressed)
+    }
+}
+
+/// Per cell, the values of `metric` in the first step of each trial (the headline of a plain run).
+fn values(trials: &[&TrialRecord], metric: Metric) -> Vec<f64> {
+    trials.iter().filter(|t| !t.load.steps.is_empty()).map(|t| metric.of(t, t.load.steps.len() - 1)).collect()
+}
+
+fn by_cell(trials: &[TrialRecord]) -> BTreeMap<CellKey, Vec<&TrialRecord>> {
+    let mut m: BTreeMap<CellKey, Vec<&TrialRecord>> = BTreeMap::new();
+    for t in trials {
+        m.entry(t.cell.clone()).or_default().push(t);
+    }
+    m
+}
+
+fn metric_change(metric: Metric, a: &[f64], b: &[f64]) -> Option<MetricChange> {
+    let r = ratio_interval(a, b)?;
+    let median = |v: &[f64]| median_interval(v).map_or(f64::NAN, |m| m.median);
+    let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
+    let (up, down) = match r.bounds {
+        Some((l, h)) => (l > 1.0, h < 1.0),
+        None => (false, false),
+    };
+    let better = if metric.higher_is_better() { up } else { down };
+    let worse = if metric.higher_is_better() { down } else { up };
+    let verdict = if better {
+        Change::Faster
+    } else if worse {
+        Change::Slower
+    } else {
+        Change::NoDetectableChange
+    };
+    Some(MetricChange { metric, median_a: median(a), median_b: median(b), ratio: r.ratio, low, high, verdict })
+}
+
+/// Compares the cells the two runs share; `threshold` is `--fail-if-slower` as a fraction.
+pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), primary: PrimaryMetric, threshold: Option<f64>) -> Comparison {
+    let (a, b) = (by_cell(run_a.1), by_cell(run_b.1));
+    let mut cells = Vec::new();
+    for (key, ta) in &a {
+        let Some(tb) = b.get(key) else { continue };
+        let changes: Vec<MetricChange> = COMPARED.iter().filter_map(|&m| metric_change(m, &values(ta, m), &values(tb, m))).collect();
+        let main = changes.iter().find(|c| c.metric == primary.metric());
+        let verdict = main.map_or(Change::NoDetectableChange, |c| c.verdict);
+        let regressed = main.is_some_and(|c| c.verdict == Change::Slower && c.proven_regression() > threshold.unwrap_or(f64::INFINITY));
+        let m = primary.metric();
+        let precision = agreement(&values(ta, m), &values(tb, m));
+        cells.push(CellChange { cell: key.clone(), trials_a: ta.len(), trials_b: tb.len(), changes, verdict, regressed, precision });
+    }
+    Comparison {
+        run_a: run_a.0.to_string(),
+        run_b: run_b.0.to_string(),
+        primary,
+        threshold,
+        cells,
+        only_in_a: a.keys().filter(|k| !b.contains_key(*k)).cloned().collect(),
+        only_in_b: b.keys().filter(|k| !a.contains_key(*k)).cloned().collect(),
+    }
+}

@@ -1,0 +1,43 @@
+//! The machine's noise during one trial: CPU stolen by the hypervisor and CPU used by processes
+//! that are neither the server nor the load generator, on the server's CPUs and on the client's.
+
+use serde::{Deserialize, Serialize};
+
+/// Noise on one set of CPUs over a trial, each as percent of one core averaged over the trial.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuSetNoise {
+    pub cpus: Vec<usize>,
+    /// Time the hypervisor ran something else while these CPUs wanted to run.
+    pub steal_percent: f64,
+    /// User + system time on these CPUs not charged to the measured process tree (server side) or
+    /// to the lab's own process (client side).
+    pub other_percent: f64,
+}
+
+/// The busiest process outside the measurement during the trial.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OtherProcess {
+    pub pid: u32,
+    pub name: String,
+    /// Percent of one core averaged over the trial.
+    pub cpu_percent: f64,
+}
+
+/// What else the machine did during one trial (from /proc/stat per CPU and /proc/<pid>/stat).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TrialNoise {
+    pub wall_s: f64,
+    pub server: CpuSetNoise,
+    pub client: CpuSetNoise,
+    pub busiest_other: Option<OtherProcess>,
+}
+
+impl TrialNoise {
+    /// Other processes' CPU on server and client CPUs together, percent of one core.
+    pub fn other_percent(&self) -> f64 {
+        self.server.other_percent + self.client.other_percent
+    }
+    pub fn steal_percent(&self) -> f64 {
+        self.server.steal_percent + self.client.steal_percent
+    }
+}

@@ -1,0 +1,181 @@
+//! Distribution-free statistics for a handful of trials: the median with an order-statistic
+//! interval, and the Hodges-Lehmann shift between two samples with its Mann-Whitney interval.
+//! Neither assumes a distribution, and one outlying trial moves neither estimate.
+
+/// The two-sided confidence every interval aims for.
+pub const CONFIDENCE: f64 = 0.95;
+
+/// P(X <= k) for X ~ Binomial(n, 1/2).
+fn binomial_half_cdf(n: usize, k: usize) -> f64 {
+    let mut term = 0.5f64.powi(n as i32); // C(n, 0) / 2^n
+    let mut sum = 0.0;
+    for i in 0..=k.min(n) {
+        sum += term;
+        term *= (n - i) as f64 / (i + 1) as f64;
+    }
+    sum
+}
+
+/// The median of `sorted` values and the order statistics `[x(k), x(n+1-k)]` that cover the true
+/// median with at least 95% (the largest such k). Below six values even `[min, max]` covers less
+/// than 95%: the interval is then `[min, max]` and `confidence` says how much it does cover.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MedianInterval {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
+}
+
+pub fn median_interval(values: &[f64]) -> Option<MedianInterval> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
+    // Coverage of [x(k), x(n+1-k)] is 1 - 2 P(X <= k-1), X ~ Bin(n, 1/2).
+    let coverage = |k: usize| 1.0 - 2.0 * binomial_half_cdf(n, k - 1);
+    let mut k = 1;
+    while k < n / 2 && coverage(k + 1) >= CONFIDENCE {
+        k += 1;
+    }
+    let confidence = if n == 1 { 0.0 } else { coverage(k) };
+    Some(MedianInterval { median, low: v[k - 1], high: v[n - k], confidence })
+}
+
+/// How many of the `n` samples a median interval needs before it can reach 95%: six.
+pub const MIN_TRIALS_FOR_INTERVAL: usize = 6;
+
+/// The ratio `b / a` of two positive samples as a Hodges-Lehmann shift on the log scale: the
+/// median of all pairwise log ratios, with the exact Mann-Whitney 95% interval (a normal
+/// approximation above 400 pairs). `None` when either sample is empty or not positive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RatioInterval {
+    pub ratio: f64,
+    /// Bounds of the 95% interval; `None` when the samples are too small for any 95% interval
+    /// (fewer than four trials a side).
+    pub bounds: Option<(f64, f64)>,
+}
+
+pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| !(*x > 0.0) || !x.is_finite()) {
+        return None;
+    }
+    let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| y.ln() - x.ln())).collect();
+    d.sort_by(|x, y| x.total_cmp(y));
+    let n = d.len();
+    let hl = if n % 2 == 1 { d[n / 2] } else { (d[n / 2 - 1] + d[n / 2]) / 2.0 };
+    let bounds = mann_whitney_critical(a.len(), b.len()).map(|k| (d[k - 1].exp(), d[n - k].exp()));
+    Some(RatioInterval { ratio: hl.exp(), bounds })
+}
+
+/// The largest `k` with P(U <= k - 1) <= 2.5% under the null, so that `[d(k), d(nm+1-k)]`
+/// (1-based, pairwise differences sorted) covers the shift with 95%. None if even `k = 1` fails.
+fn mann_whitney_critical(n: usize, m: usize) -> Option<usize> {
+    let alpha = (1.0 - CONFIDENCE) / 2.0;
+    let total = n * m;
+    let cdf: Vec<f64> = if total <= 400 { exact_u_cdf(n, m) } else { normal_u_cdf(n, m) };
+    let mut c = 0;
+    while c < total / 2 && cdf[c] <= alpha {
+        c += 1;
+    }
+    (c >= 1).then_some(c)
+}
+
+/// P(U <= u) for u in 0..=nm, from the Gaussian binomial coefficient [n+m choose n]_q: the number
+/// of rank orders with U = u is its coefficient of q^u.
+fn exact_u_cdf(n: usize, m: usize) -> Vec<f64> {
+    let deg = n * m;
+    let mut c = vec![0.0f64; deg + 1];
+    c[0] = 1.0;
+    for i in 1..=n {
+        // Multiply by (1 - q^(m+i)), then divide by (1 - q^i): both keep integer coefficients.
+        let s = m + i;
+        for k in (s..=deg).rev() {
+            c[k] -= c[k - s];
+        }
+        for k in i..=deg {
+            c[k] += c[k - i];
+        }
+    }
+    let total: f64 = c.iter().sum();
+    let mut acc = 0.0;
+    c.iter()
+        .map(|x| {
+            acc += x / total;
+            acc
+        })
+        .collect()
+}
+
+fn normal_u_cdf(n: usize, m: usize) -> Vec<f64> {
+    let (nf, mf) = (n as f64, m as f64);
+    let mean = nf * mf / 2.0;
+    let sd = (nf * mf * (nf + mf + 1.0) / 12.0).sqrt();
+    (0..=n * m).map(|u| normal_cdf((u as f64 + 0.5 - mean) / sd)).collect()
+}
+
+/// The standard normal CDF (Abramowitz-Stegun 7.1.26 for erf, error below 1.5e-7).
+fn normal_cdf(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.3275911 * x);
+    let poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+    let erf = 1.0 - poly * (-x * x).exp();
+    if z >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_interval_is_an_order_statistic_pair_with_its_coverage() {
+        let three = median_interval(&[100.0, 110.0, 90.0]).unwrap();
+        assert_eq!((three.median, three.low, three.high), (100.0, 90.0, 110.0));
+        assert!((three.confidence - 0.75).abs() < 1e-12);
+        // Nine values: [x(2), x(8)] covers 96.1%, so one outlier on each side is dropped.
+        let nine: Vec<f64> = vec![1000.0, 101.0, 99.0, 100.0, 102.0, 98.0, 103.0, 97.0, 1.0];
+        let e = median_interval(&nine).unwrap();
+        assert_eq!((e.median, e.low, e.high), (100.0, 97.0, 103.0));
+        assert!((e.confidence - (1.0 - 2.0 * 10.0 / 512.0)).abs() < 1e-12);
+        assert_eq!(median_interval(&[1.0, 4.0, 2.0, 3.0]).unwrap().median, 2.5);
+        assert_eq!(median_interval(&[42.0]).unwrap().confidence, 0.0);
+        let six = median_interval(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        assert!(six.confidence >= CONFIDENCE && six.low == 1.0 && six.high == 6.0);
+    }
+
+    #[test]
+    fn exact_mann_whitney_matches_known_critical_values() {
+        // Tables: n = m = 5 at two-sided 5% rejects for U <= 2, so k = 3; n = m = 4: U <= 0, k = 1;
+        // n = m = 10: U <= 23, k = 24.
+        assert_eq!(mann_whitney_critical(5, 5), Some(3));
+        assert_eq!(mann_whitney_critical(4, 4), Some(1));
+        assert_eq!(mann_whitney_critical(3, 3), None);
+        assert_eq!(mann_whitney_critical(10, 10), Some(24));
+        // The exact distribution sums to one and is symmetric.
+        let cdf = exact_u_cdf(6, 4);
+        assert!((cdf[24] - 1.0).abs() < 1e-12);
+        assert!((cdf[11] - (1.0 - cdf[12])).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ratio_interval_finds_a_real_shift_and_none_in_identical_samples() {
+        let a = [100.0, 104.0, 98.0, 101.0, 99.0, 103.0];
+        let b: Vec<f64> = a.iter().map(|x| x * 0.8).collect();
+        let r = ratio_interval(&a, &b).unwrap();
+        assert!((r.ratio - 0.8).abs() < 0.03, "{r:?}");
+        let (lo, hi) = r.bounds.unwrap();
+        assert!(hi < 1.0 && lo > 0.7, "{r:?}");
+        let same = ratio_interval(&a, &a).unwrap();
+        let (lo, hi) = same.bounds.unwrap();
+        assert!((same.ratio - 1.0).abs() < 1e-12 && lo < 1.0 && hi > 1.0);
+        assert!(ratio_interval(&a[..3], &a[..3]).unwrap().bounds.is_none());
+        assert!(ratio_interval(&[0.0], &[1.0]).is_none());
+    }
+}
