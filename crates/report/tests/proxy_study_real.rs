@@ -49,6 +49,9 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         trials: 1,
         server_cpus,
         client_cpus,
+        rank_by: Default::default(),
+        precision: None,
+        budget: None,
     };
     let mut sink = MemorySink::default();
     let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};

@@ -137,7 +137,7 @@ impl Store {
             "SELECT id, run_id, stack, scenario, variant, workers, trial, started_at, load_json,
                     server_cpu_s, server_cpu_percent, server_cpu_us_per_request, server_peak_rss_bytes,
                     server_mean_rss_bytes, server_peak_pss_bytes, server_mean_pss_bytes,
-                    server_rss_slope_mib_per_min, warnings_json
+                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json
              FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
@@ -166,6 +166,9 @@ impl Store {
                 server: t.server,
                 samples: s,
                 warnings,
+                noise: t.noise_json.as_deref().map(serde_json::from_str).transpose()?,
+                // Trials stored before version 3 have no wall time: NULL reads back as NaN.
+                elapsed_s: t.elapsed_s,
             });
         }
         Ok(out)
@@ -206,6 +209,8 @@ struct StoredTrial {
     load_json: String,
     server: ServerUsage,
     warnings_json: String,
+    elapsed_s: f64,
+    noise_json: Option<String>,
 }
 
 fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
@@ -213,7 +218,7 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
         r.get(0)?,
         StoredTrial {
             run_id: r.get(1)?,
-            cell: CellKey { stack: r.get(2)?, scenario: named(r, 3)?, variant: r.get(4)?, workers: r.get(5)? },
+            cell: CellKey { stack: r.get(2)?, scenario: named(r, 3)?, variant: r.get(4)?, workers: r.get(5)?, twin: r.get(18)? },
             trial: r.get(6)?,
             started_at: r.get(7)?,
             load_json: r.get(8)?,
@@ -228,6 +233,8 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
                 rss_slope_mib_per_min: real(r, 16)?,
             },
             warnings_json: r.get(17)?,
+            elapsed_s: real(r, 19)?,
+            noise_json: r.get(20)?,
         },
     ))
 }

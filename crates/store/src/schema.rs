@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -93,6 +93,13 @@ const MIGRATIONS: &[&str] = &[
         p99_latency_us  REAL
     );
     CREATE INDEX ceilings_run ON ceilings(run_id);
+    "#,
+    // 2 -> 3: per-trial noise (steal and other processes' CPU on server and client CPUs), the
+    // trial's wall time, and the A/A twin arm of a cell.
+    r#"
+    ALTER TABLE trials ADD COLUMN twin INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE trials ADD COLUMN elapsed_s REAL;
+    ALTER TABLE trials ADD COLUMN noise_json TEXT;
     "#,
 ];
 

@@ -2,6 +2,7 @@
 //! committed trial, and a file from a newer bakeoff is refused with a clear error.
 
 use bakeoff_load::*;
+use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use bakeoff_model::results::*;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::RunStatus;
@@ -68,7 +69,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
     };
     TrialRecord {
         run_id: run_id.into(),
-        cell: CellKey { stack: stack.into(), scenario: Scenario::Hello, variant: "default".into(), workers: 2 },
+        cell: CellKey { stack: stack.into(), scenario: Scenario::Hello, variant: "default".into(), workers: 2, twin: n % 2 == 0 },
         trial: n,
         started_at: format!("2024-05-01T12:0{n}:00Z"),
         load: LoadReport {
@@ -111,6 +112,13 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
             .map(|i| ProcessSample { t_ms: i * 250 - 500, rss_bytes: 50 << 20, pss_bytes: 0, cpu_s: i as f64 / 3.0, processes: 3 })
             .collect(),
         warnings: vec![LabWarning::BackgroundNoise { cpu_percent: 12.5 }, LabWarning::ServerDied { exit: "signal 9".into() }],
+        noise: Some(TrialNoise {
+            wall_s: 7.25,
+            server: CpuSetNoise { cpus: vec![0], steal_percent: 0.1 + 0.2, other_percent: 12.5 },
+            client: CpuSetNoise { cpus: vec![1], steal_percent: 0.0, other_percent: 1.0 / 3.0 },
+            busiest_other: Some(OtherProcess { pid: 4242, name: "cc1plus (x)".into(), cpu_percent: 11.0 }),
+        }),
+        elapsed_s: 9.75,
     }
 }
 
@@ -332,15 +340,22 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 2 file without the ceilings table.
+    // A version 1 file is a version 3 file without the ceilings table (2) and the trials' twin,
+    // elapsed_s and noise_json columns (3).
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE ceilings; UPDATE meta SET value = '1' WHERE key = 'schema_version';").unwrap();
+    conn.execute_batch(
+        "DROP TABLE ceilings; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
+         ALTER TABLE trials DROP COLUMN noise_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+    )
+    .unwrap();
     drop(conn);
 
     let mut s = Store::open(&path).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 2);
+    assert_eq!(s.schema_version().unwrap(), 3);
     let d = s.load_run("old").unwrap();
     assert_eq!((d.trials.len(), d.ceilings.len()), (1, 0));
+    let old = &d.trials[0];
+    assert!(old.noise.is_none() && old.elapsed_s.is_nan() && !old.cell.twin, "an old trial has no noise record: {:?}", old.noise);
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
 }

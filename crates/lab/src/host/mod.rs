@@ -3,5 +3,6 @@
 
 pub mod cgroup;
 pub mod machine;
+pub mod noise;
 pub mod process;
 pub(crate) mod sampler;

@@ -1,5 +1,5 @@
 //! Samples a server's whole process tree (RSS, PSS, CPU time) every interval on its own thread, so
-//! memory is seen over time, not once; and reads the machine's total CPU use to detect noise.
+//! memory is seen over time, not once; the rest of the machine is `noise`'s.
 
 use bakeoff_model::results::{ProcessSample, ServerUsage};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +25,7 @@ fn read_stat(pid: u32) -> Option<(ProcStat, f64)> {
     Some((stat, ticks / clock_ticks()))
 }
 
-fn clock_ticks() -> f64 {
+pub(crate) fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
@@ -115,13 +115,16 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Samples the tree of `leader`; times are relative to `zero`.
-    pub fn start(leader: u32, zero: Instant, interval: Duration) -> Sampler {
+    /// Samples the tree of `leader`; times are relative to `zero`. The thread runs on `cpus` (the
+    /// client's), so the lab's own work stays off the server's CPUs and their noise accounting.
+    pub fn start(leader: u32, zero: Instant, interval: Duration, cpus: &[usize]) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let cpus = cpus.to_vec();
         let handle = std::thread::Builder::new()
             .name("bakeoff-sampler".into())
             .spawn(move || {
+                crate::host::noise::pin_current_thread(&cpus);
                 let mut out = Vec::new();
                 let mut next = Instant::now();
                 while !flag.load(Ordering::Relaxed) {
@@ -188,15 +191,6 @@ pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
     }
 }
 
-/// Busy CPU seconds of the whole machine so far (all cores), from /proc/stat.
-pub fn machine_busy_seconds() -> f64 {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return 0.0 };
-    let Some(line) = text.lines().next() else { return 0.0 };
-    let v: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
-    // user nice system idle iowait irq softirq ...: only time charged to processes counts.
-    // Interrupt and softirq time (loopback TCP processing done on behalf of server and client)
-    // belongs to no process, so counting it would call every connection-heavy cell noisy.
-    v.iter().take(3).sum::<f64>() / clock_ticks()
 }
 
 #[cfg(test)]

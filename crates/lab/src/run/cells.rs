@@ -14,11 +14,13 @@ pub struct Cell<'a> {
     pub scenario: Scenario,
     pub variant: &'a Variant,
     pub workers: u32,
+    /// The second arm of an A/A measurement (see `CellKey::twin`).
+    pub twin: bool,
 }
 
 impl Cell<'_> {
     pub fn key(&self) -> CellKey {
-        CellKey { stack: self.stack.name.clone(), scenario: self.scenario, variant: self.variant.name.clone(), workers: self.workers }
+        CellKey { stack: self.stack.name.clone(), scenario: self.scenario, variant: self.variant.name.clone(), workers: self.workers, twin: self.twin }
     }
 }
 
@@ -40,7 +42,7 @@ pub fn plan<'a>(
                     continue;
                 }
                 for &w in workers.for_stack(&stack.name) {
-                    cells.push(Cell { stack, scenario, variant, workers: w });
+                    cells.push(Cell { stack, scenario, variant, workers: w, twin: false });
                 }
             }
         }
@@ -53,4 +55,22 @@ pub fn plan<'a>(
         )));
     }
     Ok(cells)
+}
+
+/// Appends the A/A twin of the planned cell `aa` names (its first worker count when several): it
+/// is measured last in every round, the main arm at its usual place, so the two arms are as far
+/// apart in each round as any two cells are.
+pub fn add_aa_twin(cells: &mut Vec<Cell<'_>>, aa: &bakeoff_model::goal::AaCell) -> Result<(), LabError> {
+    let found = cells
+        .iter()
+        .find(|c| c.stack.name == aa.stack && c.scenario.id() == aa.scenario && aa.variant.as_ref().is_none_or(|v| *v == c.variant.name));
+    let Some(main) = found else {
+        return Err(LabError::Selection(format!(
+            "the A/A cell `{} {}` is not among the run's cells: select its stack, scenario and variant too",
+            aa.stack, aa.scenario
+        )));
+    };
+    let twin = Cell { twin: true, ..main.clone() };
+    cells.push(twin);
+    Ok(())
 }

@@ -3,6 +3,7 @@
 pub mod cells;
 pub mod execute;
 pub mod plan;
+pub mod rounds;
 pub mod runner;
 
 pub use execute::{execute, Executed};

@@ -4,16 +4,19 @@
 
 use crate::contract::verify::{self, LiveData, Target};
 use crate::error::LabError;
+use crate::host::noise::{Measured, NoiseProbe};
 use crate::host::process::{free_port, Launch, ServerProcess};
 use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
 use crate::run::cells::Cell;
 use crate::services::{postgres::SqliteFile, ServiceContext, Services};
 use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
-use bakeoff_model::results::{CellKey, CheckScope, LabWarning, ResultSink, RunInfo, StoreKind, TrialRecord, VerifyReport};
+use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::noise::TrialNoise;
+use bakeoff_model::results::{CellKey, CheckScope, LabWarning, ProcessSample, ResultSink, RunInfo, StoreKind, TrialRecord, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::RampSetting;
 use bakeoff_model::RunStatus;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,9 +43,17 @@ pub struct LoadSettings {
     pub requests_per_conn: Option<u64>,
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
+    /// Rounds every cell gets; with `precision`, the least it gets.
     pub trials: u32,
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
+    /// The metric cells are ranked by, and that `precision` applies to.
+    pub rank_by: PrimaryMetric,
+    /// Target relative half-width of every cell's 95% interval on `rank_by` (0.05 = ±5%).
+    pub precision: Option<f64>,
+    /// Time from the run's start after which no more precision rounds begin.
+    #[serde(serialize_with = "opt_secs")]
+    pub budget: Option<Duration>,
 }
 
 /// What a run reports as it goes.
@@ -77,6 +88,15 @@ pub enum Event<'a> {
         trials: u32,
     },
     TrialDone(&'a TrialRecord),
+    /// Another round for the cells whose interval is still wider than the precision target.
+    PrecisionRound {
+        round: u32,
+        cells: usize,
+    },
+    /// The budget would be overrun by another round; `pending` cells missed the target.
+    BudgetSpent {
+        pending: usize,
+    },
     CellFailed {
         cell: &'a CellKey,
         error: String,
@@ -263,6 +283,7 @@ impl<'a> Lab<'a> {
 
     /// Measures one trial of one cell.
     pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
+        let begun = Instant::now();
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
         let label =
@@ -278,19 +299,16 @@ impl<'a> Lab<'a> {
         let plan = self.load_plan(cell, addr, warmup)?;
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
-        let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL);
-        let busy_before = (sampler::machine_busy_seconds(), Instant::now());
-        // This process's own CPU (the load generator's threads, and the sampler reading the
-        // server's /proc files, which costs a tenth of a core for a tree of 65 processes) is not
-        // background noise.
-        let lab_cpu_before = bakeoff_load::process_cpu();
+        let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let services = self.services.pids();
+        let services_before: f64 = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).sum();
+        let probe = NoiseProbe::start();
         let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
         if let (Ok(report), true) = (&mut load, self.settings.max_throughput && plan.is_open()) {
             self.append_closed_max(report, cell, addr)?;
         }
-        let busy_after = (sampler::machine_busy_seconds(), Instant::now());
-        let lab_cpu = bakeoff_load::process_cpu() - lab_cpu_before;
         let samples = sampler.finish();
+        let noise = self.trial_noise(probe, measured_pid, &services, services_before, &samples);
         let died = server.as_mut().and_then(|s| s.exited());
         if let Some(s) = server.as_mut() {
             s.stop(Duration::from_secs(5));
@@ -306,16 +324,38 @@ impl<'a> Lab<'a> {
         if let Some(status) = died {
             warnings.push(LabWarning::ServerDied { exit: status.to_string() });
         }
-        let wall = (busy_after.1 - busy_before.1).as_secs_f64();
-        let measured_server_cpu = samples.last().map(|s| s.cpu_s).unwrap_or(0.0) - samples.first().map(|s| s.cpu_s).unwrap_or(0.0);
-        let other = (busy_after.0 - busy_before.0) - lab_cpu - measured_server_cpu;
-        if wall > 0.0 && other / wall > NOISE_LIMIT {
-            warnings.push(LabWarning::BackgroundNoise { cpu_percent: 100.0 * other / wall });
-        }
+        warnings.extend(noise_warnings(&noise));
         if let Some(fit) = bakeoff_model::growth::rss_fit(&samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
-        Ok(TrialRecord { run_id: String::new(), cell: key, trial, started_at, load, server: server_usage, samples, warnings })
+        let elapsed_s = begun.elapsed().as_secs_f64();
+        Ok(TrialRecord {
+            run_id: String::new(),
+            cell: key,
+            trial,
+            started_at,
+            load,
+            server: server_usage,
+            samples,
+            warnings,
+            noise: Some(noise),
+            elapsed_s,
+        })
+    }
+
+    /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU
+    /// is the cell's work); everything else on the server's or client's CPUs is noise.
+    fn trial_noise(&self, probe: NoiseProbe, leader: u32, services: &[u32], services_before: f64, samples: &[ProcessSample]) -> TrialNoise {
+        let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
+        let services_cpu: f64 = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).sum::<f64>() - services_before;
+        let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
+        pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
+        probe.finish(&Measured {
+            server_cpus: &self.settings.server_cpus,
+            client_cpus: &self.settings.client_cpus,
+            server_cpu_s: server_cpu + services_cpu,
+            server_pids: &pids,
+        })
     }
 
     /// Runs the closed model at the same connection count right after an open schedule and adds
@@ -376,6 +416,7 @@ impl<'a> Lab<'a> {
     /// Verifies every stack variant of `cells`, then measures the passing cells `trials` times,
     /// interleaving cells within each trial round; stores every trial as soon as it is measured.
     pub fn run(&mut self, run: &RunInfo, cells: &[Cell<'_>]) -> anyhow::Result<RunOutcome> {
+        let started = Instant::now();
         self.sink.begin_run(run)?;
         let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
         let mut measurable: Vec<&Cell<'_>> = Vec::new();
@@ -404,29 +445,7 @@ impl<'a> Lab<'a> {
         if self.settings.ceiling && !self.cancel.load(Ordering::Relaxed) {
             self.measure_ceilings(&run.id, &measurable)?;
         }
-        'trials: for trial in 1..=self.settings.trials {
-            for cell in &measurable {
-                if self.cancel.load(Ordering::Relaxed) {
-                    outcome.interrupted = true;
-                    break 'trials;
-                }
-                let key = cell.key();
-                (self.events)(Event::TrialStarting { cell: &key, trial, trials: self.settings.trials });
-                match self.measure(cell, trial) {
-                    Ok(mut record) => {
-                        record.run_id = run.id.clone();
-                        self.sink.record_trial(&record)?;
-                        outcome.trials_stored += 1;
-                        (self.events)(Event::TrialDone(&record));
-                    }
-                    Err(e) => {
-                        let error = e.to_string();
-                        (self.events)(Event::CellFailed { cell: &key, error: error.clone() });
-                        outcome.failed_cells.push((key, error));
-                    }
-                }
-            }
-        }
+        self.measure_rounds(run, &measurable, started, &mut outcome)?;
         outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
         let status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
         self.sink.finish_run(&run.id, &status)?;
@@ -504,8 +523,29 @@ impl Lab<'_> {
     }
 }
 
-/// Other processes may use this share of one core before a trial is flagged as noisy.
-const NOISE_LIMIT: f64 = 0.10;
+/// Other processes may use this share of one core (server and client CPUs together) before a
+/// trial is flagged as noisy.
+const NOISE_LIMIT_PERCENT: f64 = 10.0;
+/// The hypervisor may steal this share of one core before a trial is flagged.
+const STEAL_LIMIT_PERCENT: f64 = 5.0;
+
+fn noise_warnings(noise: &TrialNoise) -> Vec<LabWarning> {
+    let mut out = Vec::new();
+    if noise.other_percent() > NOISE_LIMIT_PERCENT {
+        out.push(LabWarning::BackgroundNoise { cpu_percent: noise.other_percent() });
+    }
+    if noise.steal_percent() > STEAL_LIMIT_PERCENT {
+        out.push(LabWarning::CpuSteal { cpu_percent: noise.steal_percent() });
+    }
+    out
+}
+
+fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
 
 /// Durations in stored settings read as seconds, e.g. `"duration": 10.0`.
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -30,6 +30,15 @@ pub struct Services {
 }
 
 impl Services {
+    /// The process ids of the running services (their trees are part of a cell's work).
+    pub fn pids(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        out.extend(self.postgres.as_ref().map(|p| p.pid()));
+        out.extend(self.docstore.as_ref().and_then(|d| d.pid()));
+        out.extend(self.nginx.as_ref().map(|n| n.pid()));
+        out
+    }
+
     /// Starts every service in `kinds` that is not running yet.
     pub fn ensure(&mut self, kinds: &[ServiceKind], ctx: &ServiceContext<'_>) -> Result<(), LabError> {
         for kind in kinds {

@@ -50,6 +50,9 @@ pub fn quick_settings() -> LoadSettings {
         trials: 1,
         server_cpus,
         client_cpus,
+        rank_by: Default::default(),
+        precision: None,
+        budget: None,
     }
 }
 
