@@ -146,7 +146,7 @@ pub enum LabWarning {
     /// The hypervisor took CPU time from the server's or the client's CPUs.
     CpuSteal { cpu_percent: f64 },
     /// A cell's interval on the primary metric stayed wider than the run's precision target.
-    PrecisionMissed { metric: String, achieved_percent: f64, target_percent: f64, trials: u32 },
+    PrecisionMissed { metric: String, achieved_percent: f64, target_percent: f64, trials: u32, confidence_percent: f64 },
 }
 
 impl LabWarning {
@@ -185,8 +185,17 @@ impl LabWarning {
             }
             LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
             LabWarning::CpuSteal { cpu_percent } => format!("the hypervisor stole {cpu_percent:.0}% of a core during measurement"),
-            LabWarning::PrecisionMissed { metric, achieved_percent, target_percent, trials } => {
-                format!("precision target missed: ±{achieved_percent:.1}% on {metric} after {trials} trials (target ±{target_percent:.1}%)")
+            LabWarning::PrecisionMissed { metric, achieved_percent, target_percent, trials, confidence_percent } => {
+                if *confidence_percent < 95.0 {
+                    format!(
+                        "precision target missed: {trials} trials give {metric} an interval of only {confidence_percent:.0}% coverage (a 95% interval needs {} trials)",
+                        crate::robust::MIN_TRIALS_FOR_INTERVAL
+                    )
+                } else {
+                    format!(
+                        "precision target missed: ±{achieved_percent:.1}% on {metric} after {trials} trials (target ±{target_percent:.1}%)"
+                    )
+                }
             }
         }
     }
@@ -413,7 +422,13 @@ mod tests {
             LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
             LabWarning::CpuSteal { cpu_percent: 7.0 },
-            LabWarning::PrecisionMissed { metric: "requests/s".into(), achieved_percent: 7.5, target_percent: 5.0, trials: 9 },
+            LabWarning::PrecisionMissed {
+                metric: "requests/s".into(),
+                achieved_percent: 7.5,
+                target_percent: 5.0,
+                trials: 9,
+                confidence_percent: 96.1,
+            },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

@@ -266,6 +266,7 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
                 achieved_percent: 100.0 * primary.relative_half_width(),
                 target_percent: 100.0 * target,
                 trials: primary.trials,
+                confidence_percent: 100.0 * primary.confidence,
             };
             (missed, w)
         }

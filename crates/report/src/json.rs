@@ -28,6 +28,12 @@ struct Document<'a> {
     proxy: Option<Proxy<'a>>,
     /// Store ceilings, each with the headline cells above 70% of it.
     ceilings: Vec<Ceiling<'a>>,
+    /// The metric cells are ranked by ("capacity" or "efficiency").
+    rank_by: bakeoff_model::goal::PrimaryMetric,
+    /// The precision goal's outcome; null when the run set no target.
+    precision: Option<&'a crate::precision::PrecisionView>,
+    /// Steal and other processes' CPU per CPU set, the busiest other process, the A/A floor.
+    noise: &'a crate::noise::NoiseView,
 }
 
 #[derive(Serialize)]
@@ -195,6 +201,9 @@ pub fn render(view: &ReportView) -> String {
         relative,
         proxy,
         ceilings: ceilings(view),
+        rank_by: view.policy.primary,
+        precision: view.precision.as_ref(),
+        noise: &view.noise,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

@@ -3,14 +3,17 @@
 //! from the store's `RunData` and the lab's trial summaries.
 
 pub mod ceiling;
+pub mod compare;
 pub mod csv;
 pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod memory;
+pub mod noise;
 pub mod numbers;
 pub mod overhead;
+pub mod precision;
 pub mod proxy;
 pub mod synthetic;
 pub mod tables;

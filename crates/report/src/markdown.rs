@@ -15,6 +15,21 @@ pub fn render(view: &ReportView) -> String {
         out.push_str("\n## The study's claims on this machine\n\n");
         table(&mut out, &t);
     }
+    if let Some(p) = &view.precision {
+        let _ = writeln!(out, "\n## Precision (ranked by {})\n", view.policy.primary.describe());
+        for l in p.lines() {
+            let _ = writeln!(out, "- {}", cell(&l));
+        }
+    }
+    let lines = tables::noise_lines(view);
+    if let Some(t) = tables::noise(view) {
+        out.push_str("\n## The machine's noise\n\n");
+        table(&mut out, &t);
+        out.push('\n');
+        for l in &lines {
+            let _ = writeln!(out, "- {}", cell(l));
+        }
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));
@@ -33,11 +48,11 @@ pub fn render(view: &ReportView) -> String {
     out
 }
 
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
-fn table(out: &mut String, t: &Table) {
+pub(crate) fn table(out: &mut String, t: &Table) {
     let _ = writeln!(out, "| {} |", t.headers.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(t.headers.len()));
     for r in &t.rows {

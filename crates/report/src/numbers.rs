@@ -66,17 +66,20 @@ pub fn metric_value(m: Metric, v: f64) -> String {
         Metric::RequestsPerSec => grouped(v),
         Metric::ErrorPercent => format!("{v:.2}%"),
         Metric::ServerCpuPercent | Metric::ClientCpuPercent => format!("{v:.0}%"),
+        Metric::OtherCpuServerPercent | Metric::OtherCpuClientPercent | Metric::StealPercent => format!("{v:.1}%"),
         _ => sig3(v),
     }
 }
 
-/// The half-width of the 95% interval as a percentage of the median: "±1.2%"; "(1 trial)" when there
-/// is no interval to show.
+/// The half-width of the interval as a percentage of the median: "±1.2%" for a 95% interval,
+/// "±1.2% (75%)" when too few trials allow only a lower coverage; "(1 trial)" when there is none.
 pub fn interval(e: &Estimate) -> String {
     if e.trials < 2 {
         "(1 trial)".into()
     } else if !e.ci_low.is_finite() || !e.ci_high.is_finite() {
         "".into()
+    } else if e.confidence < bakeoff_model::robust::CONFIDENCE {
+        format!("±{:.1}% ({:.0}%)", e.relative_half_width() * 100.0, e.confidence * 100.0)
     } else {
         format!("±{:.1}%", e.relative_half_width() * 100.0)
     }

@@ -1,8 +1,10 @@
 //! A deterministic synthetic run for tests, snapshots and demos (`bakeoff report --demo`): three HTTP
-//! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise
-//! and one leaking server. Histograms are real HDR histograms, so every format reads realistic data.
+//! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise,
+//! one leaking server, an A/A twin and per-trial noise records. Histograms are real HDR histograms, so
+//! every format reads realistic data.
 
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
+use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
@@ -106,13 +108,15 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
     };
     TrialRecord {
         run_id: RUN_ID.to_string(),
-        cell: CellKey { stack: stack.into(), scenario: scenario.parse().expect("a known scenario"), variant: "default".into(), workers: 2 },
+        cell: CellKey { stack: stack.into(), scenario: scenario.parse().expect("a known scenario"), variant: "default".into(), workers: 2, twin: false },
         trial,
         started_at: format!("2024-05-01T12:{:02}:00Z", trial * 5),
         load,
         server: ServerUsage::default(),
         samples: Vec::new(),
         warnings: Vec::new(),
+        noise: None,
+        elapsed_s: 16.0,
     }
 }
 
@@ -154,6 +158,12 @@ fn with_usage(mut t: TrialRecord, seed: u64, base_mib: f64, slope: f64, jitter: 
         mean_pss_bytes: measured.iter().map(|s| s.pss_bytes).sum::<u64>() / measured.len() as u64,
         rss_slope_mib_per_min: slope,
     };
+    t.noise = Some(TrialNoise {
+        wall_s: 15.0,
+        server: CpuSetNoise { cpus: vec![0, 1, 2, 3], steal_percent: 0.5 * (seed % 3) as f64, other_percent: 2.0 + (seed % 7) as f64 },
+        client: CpuSetNoise { cpus: vec![4, 5, 6, 7], steal_percent: 0.0, other_percent: 1.0 + (seed % 2) as f64 },
+        busiest_other: Some(OtherProcess { pid: 4000 + seed as u32, name: "dockerd".into(), cpu_percent: 1.5 + (seed % 7) as f64 }),
+    });
     t
 }
 
@@ -163,6 +173,7 @@ pub fn run_data() -> RunData {
     let http = [("rust-actix", 70.0, 1.0, 12.0), ("go-fasthttp", 90.0, 2.0, 18.0), ("python-flask", 700.0, 1.5, 45.0)];
     let scenarios = [("hello", 1.0), ("json", 6.0), ("products", 4.0)];
     let mut trials = Vec::new();
+    let mut twins = Vec::new();
     for n in 1..=3u32 {
         let drift = 1.0 + 0.02 * (n as f64 - 2.0);
         for (si, (scenario, cost)) in scenarios.iter().enumerate() {
@@ -186,6 +197,16 @@ pub fn run_data() -> RunData {
                 if *stack == "rust-actix" && *scenario == "products" {
                     t.cell.variant = "postgres".into();
                 }
+                // The A/A twin of rust-actix hello: the same cell again at the end of each round.
+                if *stack == "rust-actix" && *scenario == "hello" {
+                    let mut twin = t.clone();
+                    twin.cell.twin = true;
+                    twin.server.cpu_us_per_request *= 1.0 + 0.01 * noise(seed + 7);
+                    for s in &mut twin.load.steps {
+                        s.requests_per_sec *= 1.0 + 0.02 * noise(seed + 11);
+                    }
+                    twins.push(twin);
+                }
                 trials.push(t);
             }
         }
@@ -203,6 +224,7 @@ pub fn run_data() -> RunData {
             steps.push((None, latency_histogram(64.0 / (max_rps * drift) * 1e6 / 1.6, *tail, (max_rps * drift * 10.0) as u64)));
             trials.push(with_usage(trial(stack, "proxy", n, &steps), 900 + ki as u64, 6.0, 0.0, 0.2));
         }
+        trials.append(&mut twins);
     }
     RunData {
         run: RunInfo {
@@ -219,6 +241,7 @@ pub fn run_data() -> RunData {
             },
             study: "demo".into(),
             settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
+                                         "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0},
                                          "server_cpus": "0-3", "client_cpus": "4-7",
                                          "study": {"claims": [
                                              {"statement": "Rust serves hello faster than Python", "scenario": "hello",

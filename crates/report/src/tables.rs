@@ -16,7 +16,7 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(headers: &[&str]) -> Table {
+    pub(crate) fn new(headers: &[&str]) -> Table {
         Table { headers: headers.iter().map(|h| h.to_string()).collect(), rows: Vec::new(), notes: Vec::new() }
     }
 
@@ -78,19 +78,20 @@ fn step_name(c: &CellSummary) -> String {
 
 /// Every step of every cell of a scenario, with the relative speed of the headline rows.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
+    let vs = format!("vs best ({})", view.policy.primary.id());
     let mut t = Table::new(&[
         "stack",
         "variant",
         "workers",
         "step",
-        "req/s (95% CI)",
-        "vs fastest",
+        "req/s ± 95% CI",
+        "CPU µs/req ± 95% CI",
+        &vs,
         "p50",
         "p99",
         "p99.9",
         "max",
         "errors",
-        "CPU µs/req",
         "peak RSS MiB",
         "RSS MiB/min",
         "warnings",
@@ -100,7 +101,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
             .relative
             .iter()
             .find(|r| r.cell == c.cell && sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step))
-            .map(|r| if r.fastest { "fastest".to_string() } else { format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high) })
+            .map(|r| if r.fastest { "best".to_string() } else { format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high) })
             .unwrap_or_default();
         let mem = view.memory_of(&c.cell);
         let slope = mem
@@ -113,18 +114,18 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         }
         let refs = t.note_refs(&warnings, &format!("{}: ", c.cell.label()));
         t.rows.push(vec![
-            c.cell.stack.clone(),
+            if c.cell.twin { format!("{} (A/A twin)", c.cell.stack) } else { c.cell.stack.clone() },
             c.cell.variant.clone(),
             c.cell.workers.to_string(),
             step_name(c),
             estimate(Metric::RequestsPerSec, &c.get(Metric::RequestsPerSec)),
+            estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest)),
             rel,
             metric_value(Metric::P50Us, c.get(Metric::P50Us).median),
             metric_value(Metric::P99Us, c.get(Metric::P99Us).median),
             metric_value(Metric::P999Us, c.get(Metric::P999Us).median),
             metric_value(Metric::MaxUs, c.get(Metric::MaxUs).median),
             metric_value(Metric::ErrorPercent, c.get(Metric::ErrorPercent).median),
-            metric_value(Metric::CpuUsPerRequest, c.get(Metric::CpuUsPerRequest).median),
             metric_value(Metric::PeakRssMib, c.get(Metric::PeakRssMib).median),
             slope,
             refs,
@@ -219,4 +220,51 @@ pub fn proxy_max(view: &ReportView) -> Option<Table> {
         ]);
     }
     Some(t)
+}
+
+/// The machine's noise over the run: per CPU set, steal and other processes' CPU (median and
+/// worst trial), in percent of one core. None when no trial carries a noise record.
+pub fn noise(view: &ReportView) -> Option<Table> {
+    let n = &view.noise;
+    let mut t = Table::new(&["CPUs", "role", "other processes (median)", "(worst trial)", "steal (median)", "(worst trial)"]);
+    for (role, side) in [("server", &n.server), ("client", &n.client)] {
+        let Some(s) = side else { continue };
+        let cpus = s.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        let pct = |v: f64| format!("{v:.1}%");
+        t.rows.push(vec![
+            cpus,
+            role.into(),
+            pct(s.other_median_percent),
+            pct(s.other_max_percent),
+            pct(s.steal_median_percent),
+            pct(s.steal_max_percent),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// The sentences under the noise table: the busiest other process and the A/A noise floor.
+pub fn noise_lines(view: &ReportView) -> Vec<String> {
+    let n = &view.noise;
+    let mut out = Vec::new();
+    if n.trials > 0 {
+        out.push(format!(
+            "percent of one core over {} trials; the measured server, its services and the load generator excluded",
+            n.trials
+        ));
+    }
+    if let Some(b) = &n.busiest {
+        out.push(format!(
+            "busiest other process: {} (pid {}) at {:.0}% of a core, during {} trial {}",
+            b.process.name,
+            b.process.pid,
+            b.process.cpu_percent,
+            b.cell.label(),
+            b.trial
+        ));
+    }
+    if let Some(f) = &n.floor {
+        out.push(f.sentence());
+    }
+    out
 }

@@ -14,6 +14,13 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n== the study's claims on this machine ==");
         layout(&mut out, &t);
     }
+    if let Some(p) = &view.precision {
+        let _ = writeln!(out, "\n== precision (ranked by {}) ==", view.policy.primary.describe());
+        for l in p.lines() {
+            let _ = writeln!(out, "{l}");
+        }
+    }
+    noise(&mut out, view);
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));
@@ -30,6 +37,21 @@ pub fn render(view: &ReportView) -> String {
     let _ = writeln!(out, "\n== verification: {fails} failed, {warns} warned ==");
     layout(&mut out, &tables::verification(view, false));
     out
+}
+
+fn noise(out: &mut String, view: &ReportView) {
+    let lines = tables::noise_lines(view);
+    let table = tables::noise(view);
+    if table.is_none() && lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n== the machine's noise ==");
+    if let Some(t) = table {
+        layout(out, &t);
+    }
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
 }
 
 fn width(s: &str) -> usize {

@@ -2,12 +2,15 @@
 //! headline rows and relative speeds, memory lines, and the proxy study. Built once per report.
 
 use crate::memory::{memory_series, MemorySeries};
+use crate::noise::{noise_view, NoiseView};
+use crate::precision::{precision_view, PrecisionView};
 use crate::proxy::{self, ProxyView};
+use bakeoff_model::goal::PrimaryMetric;
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{judge, Claim, ClaimResult};
-use bakeoff_model::summary::{summarize, CellSummary, Metric};
+use bakeoff_model::summary::{summarize_with, CellSummary, Policy};
 
 pub struct ReportView<'a> {
     pub data: &'a RunData,
@@ -22,6 +25,16 @@ pub struct ReportView<'a> {
     pub stacks: Vec<String>,
     /// The study's claims (stored with the run's settings), judged on this run's summaries.
     pub claims: Vec<ClaimResult>,
+    /// The primary metric cells are ranked by, and the precision target if any.
+    pub policy: Policy,
+    pub noise: NoiseView,
+    pub precision: Option<PrecisionView>,
+}
+
+/// The run's ranking and precision, from its stored settings (capacity, no target when absent).
+pub fn policy(settings: &serde_json::Value) -> Policy {
+    let primary = settings.pointer("/load/rank_by").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+    Policy { primary, precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()) }
 }
 
 pub struct ScenarioView {
@@ -48,18 +61,23 @@ pub struct Relative {
 
 impl<'a> ReportView<'a> {
     pub fn new(data: &'a RunData) -> ReportView<'a> {
-        let cells = summarize(&data.trials);
+        let policy = policy(&data.run.settings);
+        let cells = summarize_with(&data.trials, &policy);
+        let min_trials = data.run.settings.pointer("/load/trials").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
         // Scenarios in the order of their ids as text, as reports have always listed them.
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
         names.sort_by_key(|s| s.id());
         names.dedup();
-        let scenarios = names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells)).collect();
+        let scenarios = names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells, policy.primary)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
         stacks.dedup();
         let claims: Vec<Claim> =
             data.run.settings.pointer("/study/claims").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
         ReportView {
+            noise: noise_view(&data.trials),
+            precision: precision_view(&policy, min_trials, &cells, &data.trials),
+            policy,
             claims: judge(&claims, &cells),
             memory: memory_series(&data.trials),
             proxy: proxy::proxy_view(&data.trials, &cells),
@@ -91,7 +109,7 @@ impl<'a> ReportView<'a> {
     /// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
     pub fn scenario_table_for_proxy(&self) -> Option<crate::tables::Table> {
         self.proxy.as_ref()?;
-        Some(crate::tables::scenario(self, &scenario_view(Scenario::Proxy, &self.cells)))
+        Some(crate::tables::scenario(self, &scenario_view(Scenario::Proxy, &self.cells, self.policy.primary)))
     }
 
     /// Number of failing checks, and of warning ones.
@@ -102,27 +120,30 @@ impl<'a> ReportView<'a> {
     }
 }
 
-fn scenario_view(scenario: Scenario, cells: &[CellSummary]) -> ScenarioView {
+fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetric) -> ScenarioView {
     let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
     let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
-    let relative = relative_speeds(&headline);
+    let relative = relative_speeds(&headline, primary);
     ScenarioView { scenario, rows, headline, relative }
 }
 
-/// Relative requests/s of the closed-model rows (open-model rows run at a set rate, so their
-/// throughput says nothing about speed).
-pub fn relative_speeds(rows: &[CellSummary]) -> Vec<Relative> {
-    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none()).collect();
-    let Some(best) = closed.iter().max_by(|a, b| a.get(Metric::RequestsPerSec).median.total_cmp(&b.get(Metric::RequestsPerSec).median))
-    else {
+/// Each closed-model row against the scenario's best on the primary metric, as a "speed" where
+/// higher is better: requests/s over the best's, or the best's CPU per request over the row's
+/// (0.5 = twice the CPU per request). Open-model rows run at a set rate, so their throughput says
+/// nothing about speed; A/A twins are the same cell again, not a competitor.
+pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric) -> Vec<Relative> {
+    let metric = primary.metric();
+    let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
+    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin).collect();
+    let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
         return Vec::new();
     };
-    let b = best.get(Metric::RequestsPerSec);
+    let b = best.get(metric);
     let mut out: Vec<Relative> = closed
         .iter()
         .map(|c| {
-            let e = c.get(Metric::RequestsPerSec);
-            let ratio = e.median / b.median;
+            let e = c.get(metric);
+            let ratio = speed(&e) / speed(&b);
             let fastest = c.cell == best.cell;
             let rel = if fastest { 0.0 } else { e.relative_half_width().hypot(b.relative_half_width()) };
             Relative { cell: c.cell.clone(), ratio, low: ratio * (1.0 - rel), high: ratio * (1.0 + rel), fastest }

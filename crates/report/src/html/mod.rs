@@ -8,7 +8,7 @@ use crate::tables::{self, Table};
 use crate::view::ReportView;
 use std::fmt::Write;
 
-const CSS: &str = "
+pub(crate) const CSS: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1560px;padding:0 24px 48px;color:#1d1d1f;background:#fafafa}
 h1{font-size:26px;margin:24px 0 4px}h2{font-size:21px;margin:36px 0 8px;border-bottom:2px solid #ddd;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}
@@ -59,6 +59,7 @@ pub fn render(view: &ReportView) -> String {
     let _ = writeln!(out, "<details><summary>All {checks} checks, with their URLs</summary>");
     table(&mut out, &tables::verification(view, true));
     out.push_str("</details></section>\n");
+    sections::precision_and_noise(&mut out, view);
     for sv in &view.scenarios {
         sections::scenario(&mut out, view, sv);
     }
@@ -66,8 +67,9 @@ pub fn render(view: &ReportView) -> String {
         sections::proxy(&mut out, view);
     }
     out.push_str(
-        "<p class=\"how\">Numbers are medians over trials; ± is the half-width of the 95% confidence interval \
-         (Student t over trials) relative to the median. Latency percentiles come from HDR histograms, measured \
+        "<p class=\"how\">Numbers are medians over trials; ± is the half-width, relative to the median, of the \
+         distribution-free 95% interval of the median (order statistics of the trials; with fewer than six trials \
+         the range of the trials, its lower coverage in brackets). Latency percentiles come from HDR histograms, measured \
          from the intended send time in open-model steps. ⚠ marks a number with a measurement-quality warning; \
          the note under its table says what to do. Charts are described in docs/reports.md.</p>\n",
     );
@@ -91,7 +93,7 @@ pub fn esc(s: &str) -> String {
 
 fn cell_class(c: &str) -> &'static str {
     match c {
-        "pass" | "fastest" => " class=\"pass\"",
+        "pass" | "best" => " class=\"pass\"",
         "WARN" => " class=\"warn\"",
         "FAIL" => " class=\"fail\"",
         _ if c.starts_with('⚠') || c.contains("⚠ growing") => " class=\"warn\"",

@@ -253,3 +253,22 @@ pub fn proxy(out: &mut String, view: &ReportView) {
     }
     out.push_str("</section>\n");
 }
+
+/// The precision goal's outcome and the machine's noise, with the A/A noise floor.
+pub fn precision_and_noise(out: &mut String, view: &ReportView) {
+    if let Some(p) = &view.precision {
+        let _ = writeln!(out, "<section id=\"precision\"><h2>Precision (ranked by {})</h2><ul>", esc(&view.policy.primary.describe()));
+        for l in p.lines() {
+            let _ = writeln!(out, "<li>{}</li>", esc(&l));
+        }
+        out.push_str("</ul></section>\n");
+    }
+    let Some(t) = crate::tables::noise(view) else { return };
+    out.push_str("<section id=\"noise\"><h2>The machine's noise</h2>\n");
+    table(out, &t);
+    out.push_str("<ul>");
+    for l in crate::tables::noise_lines(view) {
+        let _ = writeln!(out, "<li>{}</li>", esc(&l));
+    }
+    out.push_str("</ul></section>\n");
+}

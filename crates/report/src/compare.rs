@@ -1,0 +1,123 @@
+//! `bakeoff compare`: one typed `Comparison` of two runs rendered as text, Markdown, JSON or HTML.
+//! The table's content is decided here once; each format only lays it out.
+
+use crate::format::Format;
+use crate::numbers::metric_value;
+use crate::tables::Table;
+use bakeoff_model::comparison::{CellChange, Change, Comparison, MetricChange};
+use std::fmt::Write;
+
+/// "1.08x (1.02–1.15)" or "1.08x (too few trials for an interval)".
+fn ratio(c: &MetricChange) -> String {
+    match (c.low, c.high) {
+        (Some(l), Some(h)) => format!("{:.2}x ({l:.2}–{h:.2})", c.ratio),
+        _ => format!("{:.2}x (no 95% interval: < 4 trials a side)", c.ratio),
+    }
+}
+
+fn change_cell(c: Option<&MetricChange>) -> String {
+    c.map(|c| {
+        format!("{} → {}: {} {}", metric_value(c.metric, c.median_a), metric_value(c.metric, c.median_b), ratio(c), verdict_mark(c.verdict))
+    })
+    .unwrap_or_else(|| "–".into())
+}
+
+fn verdict_mark(v: Change) -> &'static str {
+    match v {
+        Change::Faster => "▲ faster",
+        Change::Slower => "▼ slower",
+        Change::NoDetectableChange => "=",
+    }
+}
+
+/// One row per shared cell: the three compared metrics, the primary verdict and agreement.
+pub fn table(c: &Comparison) -> Table {
+    let mut headers: Vec<&str> = vec!["cell", "trials A/B"];
+    headers.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| m.heading()));
+    headers.extend(["verdict", "within precision"]);
+    let mut t = Table::new(&headers);
+    for cell in &c.cells {
+        let mut row = vec![cell.cell.label(), format!("{}/{}", cell.trials_a, cell.trials_b)];
+        row.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| change_cell(cell.changes.iter().find(|x| x.metric == *m))));
+        row.push(format!("{}{}", cell.verdict.name(), if cell.regressed { " ✗ beyond threshold" } else { "" }));
+        row.push(agreement(cell));
+        t.rows.push(row);
+    }
+    t
+}
+
+fn agreement(cell: &CellChange) -> String {
+    let p = cell.precision;
+    if p.agrees {
+        format!("yes ({:.1}% apart, ±{:.1}%)", 100.0 * p.difference, 100.0 * p.stated)
+    } else {
+        format!("⚠ no ({:.1}% apart, ±{:.1}%)", 100.0 * p.difference, 100.0 * p.stated)
+    }
+}
+
+/// The lines under the table: what was compared, the gate, the agreement count, and what only
+/// one run has.
+pub fn summary_lines(c: &Comparison) -> Vec<String> {
+    let mut out = vec![format!(
+        "A = run {}, B = run {}; ratios are B/A (Hodges-Lehmann, 95% Mann-Whitney interval); verdicts on {}",
+        c.run_a,
+        c.run_b,
+        c.primary.describe()
+    )];
+    let agree = c.cells.iter().filter(|x| x.precision.agrees).count();
+    out.push(format!("{agree} of {} cells agree within their stated precision", c.cells.len()));
+    if let Some(t) = c.threshold {
+        let bad: Vec<String> = c.regressions().map(|x| x.cell.label()).collect();
+        out.push(if bad.is_empty() {
+            format!("gate --fail-if-slower {:.0}%: passed", 100.0 * t)
+        } else {
+            format!("gate --fail-if-slower {:.0}%: FAILED by {}", 100.0 * t, bad.join(", "))
+        });
+    }
+    for (which, keys) in [("A", &c.only_in_a), ("B", &c.only_in_b)] {
+        if !keys.is_empty() {
+            out.push(format!("only in {which}: {}", keys.iter().map(|k| k.label()).collect::<Vec<_>>().join(", ")));
+        }
+    }
+    out
+}
+
+pub fn render(c: &Comparison, format: Format) -> String {
+    let t = table(c);
+    let lines = summary_lines(c);
+    match format {
+        Format::Json => serde_json::to_string_pretty(c).expect("a comparison serializes") + "\n",
+        Format::Markdown => {
+            let mut out = format!("# bakeoff compare `{}` → `{}`\n\n", c.run_a, c.run_b);
+            crate::markdown::table(&mut out, &t);
+            out.push('\n');
+            for l in &lines {
+                let _ = writeln!(out, "- {}", crate::markdown::cell(l));
+            }
+            out
+        }
+        Format::Html => {
+            let mut out = format!(
+                "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff compare</title><style>{}</style></head><body>\n<h1>bakeoff compare <code>{}</code> → <code>{}</code></h1>\n",
+                crate::html::CSS,
+                crate::html::esc(&c.run_a),
+                crate::html::esc(&c.run_b)
+            );
+            crate::html::table(&mut out, &t);
+            out.push_str("<ul>\n");
+            for l in &lines {
+                let _ = writeln!(out, "<li>{}</li>", crate::html::esc(l));
+            }
+            out.push_str("</ul>\n</body></html>\n");
+            out
+        }
+        Format::Text | Format::Csv => {
+            let mut out = String::new();
+            crate::text::layout(&mut out, &t);
+            for l in &lines {
+                let _ = writeln!(out, "{l}");
+            }
+            out
+        }
+    }
+}

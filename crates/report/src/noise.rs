@@ -1,0 +1,117 @@
+//! The machine's noise over a run, as every format shows it: steal and other processes' CPU on
+//! the server's and the client's CPUs (median and worst trial), the busiest other process, and the
+//! A/A noise floor (one cell measured twice per round, its two arms compared like two runs).
+
+use bakeoff_model::noise::{CpuSetNoise, OtherProcess};
+use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::robust::ratio_interval;
+use bakeoff_model::summary::Metric;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SideNoise {
+    pub cpus: Vec<usize>,
+    pub steal_median_percent: f64,
+    pub steal_max_percent: f64,
+    pub other_median_percent: f64,
+    pub other_max_percent: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Busiest {
+    #[serde(flatten)]
+    pub process: OtherProcess,
+    pub cell: CellKey,
+    pub trial: u32,
+}
+
+/// "The noise floor on this machine: ±x% on requests/s, ±y% on CPU µs/request".
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NoiseFloor {
+    pub cell: CellKey,
+    /// Trials per arm (the smaller arm).
+    pub trials: usize,
+    /// Half-width of the 95% interval of the arms' ratio, as a fraction; None below four trials a
+    /// side, where no 95% interval exists.
+    pub requests_per_sec: Option<f64>,
+    pub cpu_us_per_request: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NoiseView {
+    /// Trials that carry a noise record (runs stored before noise accounting have none).
+    pub trials: usize,
+    pub server: Option<SideNoise>,
+    pub client: Option<SideNoise>,
+    pub busiest: Option<Busiest>,
+    pub floor: Option<NoiseFloor>,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    bakeoff_model::robust::median_interval(v).map_or(f64::NAN, |m| m.median)
+}
+
+fn side(trials: &[&TrialRecord], pick: fn(&TrialRecord) -> Option<&CpuSetNoise>) -> Option<SideNoise> {
+    let sets: Vec<_> = trials.iter().filter_map(|t| pick(t)).collect();
+    let first = sets.first()?;
+    let mut steal: Vec<f64> = sets.iter().map(|s| s.steal_percent).collect();
+    let mut other: Vec<f64> = sets.iter().map(|s| s.other_percent).collect();
+    Some(SideNoise {
+        cpus: first.cpus.clone(),
+        steal_max_percent: steal.iter().copied().fold(0.0, f64::max),
+        other_max_percent: other.iter().copied().fold(0.0, f64::max),
+        steal_median_percent: median(&mut steal),
+        other_median_percent: median(&mut other),
+    })
+}
+
+pub fn noise_view(trials: &[TrialRecord]) -> NoiseView {
+    let with: Vec<&TrialRecord> = trials.iter().filter(|t| t.noise.is_some()).collect();
+    let busiest = with
+        .iter()
+        .filter_map(|t| {
+            t.noise.as_ref()?.busiest_other.as_ref().map(|p| Busiest { process: p.clone(), cell: t.cell.clone(), trial: t.trial })
+        })
+        .max_by(|a, b| a.process.cpu_percent.total_cmp(&b.process.cpu_percent));
+    NoiseView {
+        trials: with.len(),
+        server: side(&with, |t| t.noise.as_ref().map(|n| &n.server)),
+        client: side(&with, |t| t.noise.as_ref().map(|n| &n.client)),
+        busiest,
+        floor: floor(trials),
+    }
+}
+
+/// The A/A floor: the twin cell's trials against its main arm's.
+fn floor(trials: &[TrialRecord]) -> Option<NoiseFloor> {
+    let twin = trials.iter().find(|t| t.cell.twin)?.cell.clone();
+    let main = CellKey { twin: false, ..twin.clone() };
+    let arm = |key: &CellKey, m: Metric| -> Vec<f64> {
+        trials.iter().filter(|t| &t.cell == key && !t.load.steps.is_empty()).map(|t| m.of(t, t.load.steps.len() - 1)).collect()
+    };
+    let half = |m: Metric| -> Option<f64> {
+        let (lo, hi) = ratio_interval(&arm(&main, m), &arm(&twin, m))?.bounds?;
+        Some((hi - lo) / 2.0)
+    };
+    let n = arm(&main, Metric::RequestsPerSec).len().min(arm(&twin, Metric::RequestsPerSec).len());
+    Some(NoiseFloor {
+        cell: main.clone(),
+        trials: n,
+        requests_per_sec: half(Metric::RequestsPerSec),
+        cpu_us_per_request: half(Metric::CpuUsPerRequest),
+    })
+}
+
+impl NoiseFloor {
+    /// The sentence every human-facing format prints.
+    pub fn sentence(&self) -> String {
+        let pct = |v: Option<f64>| v.map_or("– (needs 4 trials per arm)".to_string(), |v| format!("±{:.1}%", 100.0 * v));
+        format!(
+            "the noise floor on this machine: {} on requests/s, {} on CPU µs/request (A/A: {} alternated with itself, {} trials per arm)",
+            pct(self.requests_per_sec),
+            pct(self.cpu_us_per_request),
+            self.cell.label(),
+            self.trials
+        )
+    }
+}
