@@ -45,6 +45,8 @@ pub enum Command {
     Report(ReportArgs),
     /// List the runs in the results database, newest first
     Runs(RunsArgs),
+    /// Compare two stored runs cell by cell: changes with 95% intervals and verdicts
+    Compare(CompareArgs),
 }
 
 #[derive(Args, Clone)]
@@ -173,6 +175,40 @@ pub struct RunArgs {
     /// Keep the run's scratch directory (logs, data) after the run
     #[arg(long)]
     pub keep: bool,
+    /// Rank cells by `capacity` (requests/s) or `efficiency` (server CPU µs per request)
+    #[arg(long)]
+    pub rank_by: Option<String>,
+    /// Keep adding rounds until every cell's 95% interval on the ranking metric is within this, e.g. 5%
+    #[arg(long)]
+    pub precision: Option<String>,
+    /// Time the whole run may take while reaching --precision, e.g. 10m
+    #[arg(long)]
+    pub budget: Option<String>,
+    /// Measure this cell twice per round (A/A) to show the noise floor, e.g. "rust/actix hello"
+    #[arg(long)]
+    pub aa: Option<String>,
+}
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The run compared against (the baseline)
+    pub run_a: String,
+    /// The run compared (the candidate)
+    pub run_b: String,
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// text, markdown, json or html
+    #[arg(long, short = 'f', default_value = "text")]
+    pub format: String,
+    /// Exit 1 when any cell's primary metric got worse beyond noise by more than this, e.g. 5%
+    #[arg(long)]
+    pub fail_if_slower: Option<String>,
+    /// The primary metric verdicts and the gate use (default: run B's study's rank_by)
+    #[arg(long)]
+    pub rank_by: Option<String>,
+    /// Write to this file instead of standard output
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Args)]

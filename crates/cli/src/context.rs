@@ -110,11 +110,21 @@ pub fn print_event(event: Event<'_>) {
                     t.server.peak_rss_bytes as f64 / 1048576.0
                 );
             }
+            if let Some(n) = &t.noise {
+                eprintln!(
+                    "  noise: other processes {:.1}% (server CPUs) / {:.1}% (client CPUs) of a core, steal {:.1}%",
+                    n.server.other_percent,
+                    n.client.other_percent,
+                    n.steal_percent()
+                );
+            }
             for w in &t.warnings {
                 eprintln!("  warning: {} ({})", w.message(), w.advice());
             }
         }
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
+        Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
+        Event::BudgetSpent { pending } => eprintln!("budget spent: {pending} cell(s) did not reach the precision target"),
         Event::StillBusyAfterStart { stack, cores } => eprintln!(
             "  note: {stack} answers but still uses {:.0}% CPU while idle; warming up anyway \
              (a longer start.ready_timeout lets its start-up finish first)",

@@ -28,5 +28,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Run(a) => commands::run::run(&a),
         args::Command::Report(a) => commands::report::run(&a),
         args::Command::Runs(a) => commands::runs::run(&a),
+        args::Command::Compare(a) => commands::compare::run(&a),
     }
 }
