@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Does the default study agree with itself? Runs a study twice back to back into a fresh results
+# file, then `bakeoff compare` of the two runs: per cell, whether the two medians of the primary
+# metric lie within the precision each run states for the cell, and whether any change is
+# detectable at all. Prints the comparison and the share of agreeing cells; the report of each run
+# is kept beside it in bench/results/.
+#
+#   bench/agreement.sh                          # studies/quick.toml, twice (~2 x its budget)
+#   STUDY=studies/proxies.toml bench/agreement.sh
+#   BAKEOFF=/path/bakeoff bench/agreement.sh    # skip the cargo build
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+STUDY=${STUDY:-studies/quick.toml}
+OUT="$ROOT/bench/results/agreement-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT"
+if [ -z "${BAKEOFF:-}" ]; then
+  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
+  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
+fi
+DB="$OUT/runs.db"
+
+echo "machine load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+ids=()
+for n in 1 2; do
+  start=$(date +%s)
+  "$BAKEOFF" run --root "$ROOT" --study "$ROOT/$STUDY" --db "$DB" > "$OUT/run$n.txt" 2> "$OUT/run$n.log" || true
+  id=$(sed -n 's/^results: .* (run \(.*\))$/\1/p' "$OUT/run$n.txt")
+  [ -n "$id" ] || { echo "run $n stored no run; see $OUT/run$n.log" >&2; exit 1; }
+  echo "run $n: $id in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
+  ids+=("$id")
+done
+"$BAKEOFF" compare "${ids[0]}" "${ids[1]}" --db "$DB" | tee "$OUT/compare.txt"
+"$BAKEOFF" compare "${ids[0]}" "${ids[1]}" --db "$DB" --format json > "$OUT/compare.json"
+python3 - "$OUT/compare.json" <<'PY' | tee -a "$OUT/summary.txt"
+import json, sys
+c = json.load(open(sys.argv[1]))
+cells = c["cells"]
+agree = [x for x in cells if x["precision"]["agrees"]]
+changed = [x for x in cells if x["verdict"] != "no_detectable_change"]
+print(f"{len(agree)} of {len(cells)} cells ({100 * len(agree) / len(cells):.0f}%) agree within their stated precision on {c['primary']}")
+for x in cells:
+    if not x["precision"]["agrees"]:
+        p = x["precision"]
+        print(f"  flagged: {x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}]: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
+print(f"{len(changed)} of {len(cells)} cells show a detectable change between the two runs")
+PY
+echo "results in $OUT"
