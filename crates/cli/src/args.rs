@@ -1,5 +1,6 @@
 //! Command-line arguments of every subcommand, with their defaults and help in one place.
 
+use bakeoff_model::goal::{parse_percent, AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::RampSetting;
 use clap::{Args, Parser, Subcommand};
@@ -15,6 +16,14 @@ fn duration(s: &str) -> Result<Duration, String> {
 /// repeated flag).
 #[derive(Debug, Clone)]
 pub struct CpuList(pub Vec<usize>);
+
+fn primary(s: &str) -> Result<PrimaryMetric, String> {
+    s.parse()
+}
+
+fn aa_cell(s: &str) -> Result<AaCell, String> {
+    s.parse()
+}
 
 fn cpus(s: &str) -> Result<CpuList, String> {
     bakeoff_lab::host::machine::parse_cpu_list(s).map(CpuList)
@@ -176,17 +185,17 @@ pub struct RunArgs {
     #[arg(long)]
     pub keep: bool,
     /// Rank cells by `capacity` (requests/s) or `efficiency` (server CPU µs per request)
-    #[arg(long)]
-    pub rank_by: Option<String>,
+    #[arg(long, value_parser = primary)]
+    pub rank_by: Option<PrimaryMetric>,
     /// Keep adding rounds until every cell's 95% interval on the ranking metric is within this, e.g. 5%
-    #[arg(long)]
-    pub precision: Option<String>,
+    #[arg(long, value_parser = parse_percent)]
+    pub precision: Option<f64>,
     /// Time the whole run may take while reaching --precision, e.g. 10m
-    #[arg(long)]
-    pub budget: Option<String>,
+    #[arg(long, value_parser = duration)]
+    pub budget: Option<Duration>,
     /// Measure this cell twice per round (A/A) to show the noise floor, e.g. "rust/actix hello"
-    #[arg(long)]
-    pub aa: Option<String>,
+    #[arg(long, value_parser = aa_cell)]
+    pub aa: Option<AaCell>,
 }
 
 #[derive(Args)]
@@ -201,11 +210,11 @@ pub struct CompareArgs {
     #[arg(long, short = 'f', default_value = "text")]
     pub format: String,
     /// Exit 1 when any cell's primary metric got worse beyond noise by more than this, e.g. 5%
-    #[arg(long)]
-    pub fail_if_slower: Option<String>,
+    #[arg(long, value_parser = parse_percent)]
+    pub fail_if_slower: Option<f64>,
     /// The primary metric verdicts and the gate use (default: run B's study's rank_by)
-    #[arg(long)]
-    pub rank_by: Option<String>,
+    #[arg(long, value_parser = primary)]
+    pub rank_by: Option<PrimaryMetric>,
     /// Write to this file instead of standard output
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,

@@ -461,7 +461,7 @@ mod tests {
 
     #[test]
     fn cells_sort_by_scenario_text() {
-        let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1 };
+        let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1, twin: false };
         assert!(key(Scenario::Document) < key(Scenario::Hello), "document sorts before hello as text does");
     }
 }

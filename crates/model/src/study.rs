@@ -3,8 +3,8 @@
 
 use crate::duration::parse_duration;
 use crate::error::InputError;
-use crate::scenario::Scenario;
 pub use crate::goal::{parse_percent, AaCell, PrimaryMetric};
+use crate::scenario::Scenario;
 use crate::summary::{CellSummary, Metric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -146,6 +146,10 @@ impl Study {
             ramp: None,
             requests_per_conn: None,
             max_throughput: false,
+            rank_by: PrimaryMetric::default(),
+            precision: None,
+            budget: None,
+            aa: None,
             claims: vec![],
         }
     }

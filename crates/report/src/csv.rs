@@ -23,10 +23,11 @@ pub fn render(view: &ReportView) -> String {
 }
 
 fn header() -> Vec<String> {
-    let mut header: Vec<String> = ["run_id", "stack", "scenario", "variant", "workers", "step", "step_label", "target_rate", "trials"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut header: Vec<String> =
+        ["run_id", "stack", "scenario", "variant", "workers", "aa_twin", "step", "step_label", "target_rate", "trials"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
     for m in Metric::ALL {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
@@ -42,6 +43,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
         c.cell.scenario.to_string(),
         c.cell.variant.clone(),
         c.cell.workers.to_string(),
+        c.cell.twin.to_string(),
         c.step.to_string(),
         c.step_label.clone(),
         c.target_rate.map(num).unwrap_or_default(),
@@ -65,6 +67,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
         c.scenario.to_string(),
         c.client.clone(),
         String::new(),
+        "false".into(),
         "0".into(),
         format!("store ceiling, {} conns", c.connections),
         String::new(),

@@ -108,7 +108,13 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
     };
     TrialRecord {
         run_id: RUN_ID.to_string(),
-        cell: CellKey { stack: stack.into(), scenario: scenario.parse().expect("a known scenario"), variant: "default".into(), workers: 2, twin: false },
+        cell: CellKey {
+            stack: stack.into(),
+            scenario: scenario.parse().expect("a known scenario"),
+            variant: "default".into(),
+            workers: 2,
+            twin: false,
+        },
         trial,
         started_at: format!("2024-05-01T12:{:02}:00Z", trial * 5),
         load,

@@ -131,7 +131,7 @@ fn reports_say_what_matters() {
     // One row per cell-step, then one per store ceiling.
     assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len());
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
-    assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,step"));
+    assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,aa_twin,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");
     assert!(records.iter().any(|r| r[width - 1].contains("other processes used 14% CPU")), "warnings column: {csv}");
     // HTML: problems and one line per clean stack above the fold, every check (passes too) folded.

@@ -5,7 +5,6 @@
 use crate::args::CompareArgs;
 use anyhow::{bail, Context, Result};
 use bakeoff_model::comparison::compare;
-use bakeoff_model::goal::parse_percent;
 use bakeoff_report::Format;
 use std::process::ExitCode;
 
@@ -14,15 +13,12 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     if format == Format::Csv {
         bail!("--format csv: a comparison is written as text, markdown, json or html");
     }
-    let threshold = args.fail_if_slower.as_deref().map(parse_percent).transpose().map_err(|e| anyhow::anyhow!("--fail-if-slower: {e}"))?;
+    let threshold = args.fail_if_slower;
     let store = crate::context::open_results(&args.db)?;
     let a = store.load_run(&args.run_a)?;
     let b = store.load_run(&args.run_b)?;
     // Ranked as run B asks (its study's rank_by), unless told otherwise.
-    let primary = match &args.rank_by {
-        Some(p) => p.parse().map_err(|e: String| anyhow::anyhow!("--rank-by: {e}"))?,
-        None => bakeoff_report::view::policy(&b.run.settings).primary,
-    };
+    let primary = args.rank_by.unwrap_or_else(|| bakeoff_report::view::policy(&b.run.settings).primary);
     let comparison = compare((&a.run.id, &a.trials), (&b.run.id, &b.trials), primary, threshold);
     if comparison.cells.is_empty() {
         bail!("runs {} and {} share no cell\n  hint: compare two runs of the same study (`bakeoff runs` lists them)", a.run.id, b.run.id);

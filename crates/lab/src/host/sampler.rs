@@ -191,8 +191,6 @@ pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
     }
 }
 
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,13 @@ pub struct Cell<'a> {
 
 impl Cell<'_> {
     pub fn key(&self) -> CellKey {
-        CellKey { stack: self.stack.name.clone(), scenario: self.scenario, variant: self.variant.name.clone(), workers: self.workers, twin: self.twin }
+        CellKey {
+            stack: self.stack.name.clone(),
+            scenario: self.scenario,
+            variant: self.variant.name.clone(),
+            workers: self.workers,
+            twin: self.twin,
+        }
     }
 }
 

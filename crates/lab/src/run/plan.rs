@@ -8,6 +8,7 @@ use crate::run::cells::{self, Cell};
 use crate::run::runner::LoadSettings;
 use crate::stacks::catalog;
 use crate::stacks::manifest::Stack;
+use bakeoff_model::goal::{AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{RampSetting, Study, WorkerCounts};
 use std::path::PathBuf;
@@ -43,6 +44,12 @@ pub struct Overrides {
     pub client_cpus: Option<Vec<usize>>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
+    pub rank_by: Option<PrimaryMetric>,
+    /// Target relative half-width of the ranking metric's interval (0.05 = ±5%).
+    pub precision: Option<f64>,
+    pub budget: Option<Duration>,
+    /// The cell measured twice per round (A/A).
+    pub aa: Option<AaCell>,
 }
 
 /// Everything a run is asked.
@@ -76,6 +83,8 @@ pub struct RunPlan {
     pub keep: bool,
     /// Manifests that did not load (other stacks still run).
     pub problems: Vec<LabError>,
+    /// The cell measured a second time in every round (A/A), from the flags or the study.
+    pub aa: Option<AaCell>,
 }
 
 /// The settings of a run that no study or flag changed.
@@ -95,6 +104,9 @@ pub fn default_settings() -> LoadSettings {
         trials: 3,
         server_cpus,
         client_cpus,
+        rank_by: PrimaryMetric::default(),
+        precision: None,
+        budget: None,
     }
 }
 
@@ -103,6 +115,7 @@ pub fn default_settings() -> LoadSettings {
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let study = resolve_study(&req)?;
     let settings = merge_settings(&study, &req.overrides)?;
+    let study_aa = study.aa();
     let found = catalog::discover(&req.root.join("stacks"));
     let pick = |flag: &[String], from_study: &[String]| if flag.is_empty() { from_study.to_vec() } else { flag.to_vec() };
     let stacks: Vec<Stack> = found.select(&pick(&req.selection.stacks, &study.stacks))?.into_iter().cloned().collect();
@@ -121,6 +134,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
         docstore: req.docstore,
         keep: req.keep,
         problems: found.problems,
+        aa: req.overrides.aa.clone().or(study_aa),
     };
     let cells = plan.cells()?.len();
     if req.overrides.soak.is_some() && cells != 1 {
@@ -137,7 +151,11 @@ impl RunPlan {
     /// Every cell of the plan: stack x scenario x variant x workers.
     pub fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
-        cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)
+        let mut cells = cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)?;
+        if let Some(aa) = &self.aa {
+            cells::add_aa_twin(&mut cells, aa)?;
+        }
+        Ok(cells)
     }
 
     /// The resolved settings as the run records them (the store's `settings_json`).
@@ -181,7 +199,17 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
         s.duration = soak;
         s.trials = 1;
     }
+    s.rank_by = o.rank_by.unwrap_or(study.rank_by);
+    s.precision = o.precision.or(study.precision());
+    s.budget = o.budget.or(study.budget());
     let bad = |what: &str, problem: String, hint: &str| LabError::Input { what: what.into(), problem, hint: hint.into() };
+    if s.budget.is_some() && s.precision.is_none() {
+        return Err(bad(
+            "--budget",
+            "it limits the rounds --precision adds, but no precision target is set".into(),
+            "add --precision 5% (or a study's `precision`)",
+        ));
+    }
     if s.trials == 0 || s.trials > 100 {
         return Err(bad("--trials", format!("{} is out of range", s.trials), "use 1 to 100 (3 or more for confidence intervals)"));
     }
