@@ -8,6 +8,7 @@
 #   bench/agreement.sh                          # studies/quick.toml, twice (~2 x its budget)
 #   STUDY=studies/proxies.toml bench/agreement.sh
 #   BAKEOFF=/path/bakeoff bench/agreement.sh    # skip the cargo build
+#   EXTRA="--budget 6m" bench/agreement.sh      # flags added to both runs
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,7 +25,8 @@ echo "machine load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OU
 ids=()
 for n in 1 2; do
   start=$(date +%s)
-  "$BAKEOFF" run --root "$ROOT" --study "$ROOT/$STUDY" --db "$DB" > "$OUT/run$n.txt" 2> "$OUT/run$n.log" || true
+  # shellcheck disable=SC2086
+  "$BAKEOFF" run --root "$ROOT" --study "$ROOT/$STUDY" --db "$DB" ${EXTRA:-} > "$OUT/run$n.txt" 2> "$OUT/run$n.log" || true
   id=$(sed -n 's/^results: .* (run \(.*\))$/\1/p' "$OUT/run$n.txt")
   [ -n "$id" ] || { echo "run $n stored no run; see $OUT/run$n.log" >&2; exit 1; }
   echo "run $n: $id in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
