@@ -13,8 +13,8 @@ DATA_DIR = os.environ.get("DATA_DIR", ".")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 DOCSTORE_URL = os.environ.get("DOCSTORE_URL", "")
 
-# Start-up state. uWSGI runs with --lazy-apps, so each worker process loads this module itself
-# (its own database connection, nothing shared across fork).
+# Start-up state, loaded once in uWSGI's master and shared by the forked workers; each worker opens
+# its own connections after the fork (open_connections below).
 with open(os.path.join(DATA_DIR, "records.msgpack"), "rb") as f:
     PACKED = msgpack.unpackb(f.read())  # the 1,000 encoded records, as bytes
 with open(os.path.join(DATA_DIR, "records.json"), "rb") as f:
@@ -149,8 +149,26 @@ def connect_documents():
     return MongoClient(DOCSTORE_URL)["bakeoff"]["documents"]
 
 
-DB = connect_products()
-DOCUMENTS = connect_documents()
+DB = None
+DOCUMENTS = None
+
+
+def open_connections():
+    """This process's database and docstore connections. uWSGI loads the app once in the master and
+    forks the workers (its default, not --lazy-apps), and calls this in each worker right after the
+    fork, before any request (its post_fork_hook, which the CPython and PyPy plugins both honour):
+    no connection is shared across fork or opened by a request."""
+    global DB, DOCUMENTS
+    DB = connect_products()
+    DOCUMENTS = connect_documents()
+
+
+try:
+    import uwsgi
+
+    uwsgi.post_fork_hook = open_connections
+except ImportError:  # not under uWSGI (e.g. a WSGI server that imports the app in each process)
+    open_connections()
 
 
 def products(request):

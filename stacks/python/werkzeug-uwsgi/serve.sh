@@ -12,8 +12,8 @@ dir=${RUN_DIR:-$(pwd)/run}
 mkdir -p "$dir"
 here=$(dirname "$0")
 # --die-on-term: SIGTERM stops uWSGI 2.0 (by default it reloads). --listen 1024: the default backlog
-# is 100. --disable-logging: no line per request. --need-app: fail at start if the app does not load.
-common=(--master --processes "$WORKERS" --die-on-term --need-app --disable-logging --listen 1024)
+# is 100. --disable-logging: no line per request.
+common=(--master --processes "$WORKERS" --die-on-term --disable-logging --listen 1024)
 case "${UWSGI_FRONT:-router}" in
 router)
     # --http-keepalive: without it the router closes every connection after one response.
