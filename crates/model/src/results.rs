@@ -132,9 +132,28 @@ pub enum LabWarning {
     TrialsDisagree { metric: String, spread_percent: f64 },
     /// Memory grew steadily during the measurement.
     MemoryGrowth { mib_per_min: f64 },
+    /// The server kept more cores busy than its workers while more server CPUs were available:
+    /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
+    WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
 }
 
+/// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
+/// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
+/// handlers on every CPU uses whole cores.
+pub const WORKERS_SLACK_CORES: f64 = 0.5;
+
 impl LabWarning {
+    /// The worker check: a warning when the server tree kept more than WORKERS + `WORKERS_SLACK_CORES`
+    /// cores busy while more server CPUs than WORKERS were available (with no spare CPU it cannot
+    /// exceed its share, so nothing is measured).
+    pub fn workers_check(workers: u32, cores_used: f64, server_cpus: u32) -> Option<LabWarning> {
+        (server_cpus > workers && cores_used > workers as f64 + WORKERS_SLACK_CORES).then_some(LabWarning::WorkersExceeded {
+            workers,
+            cores_used,
+            server_cpus,
+        })
+    }
+
     /// The serialized `kind` tag: what a report groups repeated warnings by.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -142,6 +161,7 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "background_noise",
             LabWarning::TrialsDisagree { .. } => "trials_disagree",
             LabWarning::MemoryGrowth { .. } => "memory_growth",
+            LabWarning::WorkersExceeded { .. } => "workers_exceeded",
         }
     }
 
@@ -152,6 +172,7 @@ impl LabWarning {
             LabWarning::BackgroundNoise { cpu_percent } => *cpu_percent,
             LabWarning::TrialsDisagree { spread_percent, .. } => *spread_percent,
             LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
+            LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
         }
     }
 
@@ -165,6 +186,9 @@ impl LabWarning {
                 format!("trials disagree on {metric} by {spread_percent:.1}%")
             }
             LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
+            LabWarning::WorkersExceeded { workers, cores_used, server_cpus } => {
+                format!("server used {cores_used:.2} cores with WORKERS={workers} ({server_cpus} server CPUs)")
+            }
         }
     }
 
@@ -174,6 +198,9 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "stop other work on the machine and rerun; noise hits cells unevenly",
             LabWarning::TrialsDisagree { .. } => "run more trials or longer ones; check for thermal or background noise",
             LabWarning::MemoryGrowth { .. } => "run `bakeoff run --soak 5m` on this cell to see whether it levels off",
+            LabWarning::WorkersExceeded { .. } => {
+                "the stack does not honour WORKERS (docs/stacks.md): fix its start command, or compare it on one server CPU"
+            }
         }
     }
 }
@@ -338,6 +365,11 @@ pub trait ResultSink {
     fn record_ceiling(&mut self, _c: &CeilingRecord) -> anyhow::Result<()> {
         Ok(())
     }
+    /// What ran for each stack variant of the run (versions, server model, workers, pool,
+    /// libraries). Sinks that do not keep it ignore it.
+    fn record_what_ran(&mut self, _run_id: &str, _what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps everything in memory: for library users and tests.
@@ -348,6 +380,7 @@ pub struct MemorySink {
     pub trials: Vec<TrialRecord>,
     pub finished: Vec<(String, RunStatus)>,
     pub ceilings: Vec<CeilingRecord>,
+    pub what_ran: Vec<crate::profile::WhatRan>,
 }
 
 impl ResultSink for MemorySink {
@@ -371,6 +404,10 @@ impl ResultSink for MemorySink {
         self.ceilings.push(c.clone());
         Ok(())
     }
+    fn record_what_ran(&mut self, _run_id: &str, what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+        self.what_ran.extend_from_slice(what);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -385,6 +422,7 @@ mod tests {
             LabWarning::BackgroundNoise { cpu_percent: 12.0 },
             LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
+            LabWarning::WorkersExceeded { workers: 1, cores_used: 1.8, server_cpus: 2 },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
@@ -419,5 +457,14 @@ mod tests {
     fn cells_sort_by_scenario_text() {
         let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1 };
         assert!(key(Scenario::Document) < key(Scenario::Hello), "document sorts before hello as text does");
+    }
+
+    #[test]
+    fn the_worker_check_needs_spare_cpus_and_more_than_half_a_core_beyond_workers() {
+        assert!(LabWarning::workers_check(1, 1.9, 2).is_some());
+        assert!(LabWarning::workers_check(1, 1.4, 2).is_none(), "a relaying front or runtime threads");
+        assert!(LabWarning::workers_check(1, 1.9, 1).is_none(), "one CPU: no spare to spread over");
+        assert!(LabWarning::workers_check(2, 1.9, 2).is_none());
+        assert!(LabWarning::workers_check(2, 2.9, 4).is_some());
     }
 }

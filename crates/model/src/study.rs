@@ -32,6 +32,8 @@ pub struct Study {
     pub rate: Option<f64>,
     pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
+    /// POOL_SIZE: database connections per server process (default 8).
+    pub pool_size: Option<u32>,
     #[serde(default)]
     pub max_throughput: bool,
     #[serde(default)]

@@ -28,6 +28,8 @@ struct Document<'a> {
     proxy: Option<Proxy<'a>>,
     /// Store ceilings, each with the headline cells above 70% of it.
     ceilings: Vec<Ceiling<'a>>,
+    /// Per stack variant: server model, workers, pool, libraries, installed versions.
+    what_ran: &'a [bakeoff_model::profile::WhatRan],
 }
 
 #[derive(Serialize)]
@@ -195,6 +197,7 @@ pub fn render(view: &ReportView) -> String {
         relative,
         proxy,
         ceilings: ceilings(view),
+        what_ran: &view.data.what_ran,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

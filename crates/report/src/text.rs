@@ -14,6 +14,10 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n== the study's claims on this machine ==");
         layout(&mut out, &t);
     }
+    if let Some(t) = tables::what_ran(view) {
+        let _ = writeln!(out, "\n== what ran ==");
+        layout(&mut out, &t);
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));

@@ -238,3 +238,24 @@ fn html_renders_in_headless_chromium() {
         Command::new(chromium).args(&a).output().unwrap();
     }
 }
+
+/// Every format says what ran (server model, workers, pool, libraries, versions), and the HTML
+/// report shows the run's settings as rows, not as one line of JSON.
+#[test]
+fn what_ran_is_in_every_format() {
+    let d = synthetic::run_data();
+    let versions = "go 1.26.8, github.com/valyala/fasthttp v1.74.0";
+    for f in [Format::Text, Format::Markdown, Format::Html, Format::Csv] {
+        let out = render(&d, f);
+        assert!(out.contains(versions) && out.contains("goroutines") && out.contains("tinylib/msgp"), "{f}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let go = &json["what_ran"][2];
+    assert_eq!(
+        (go["stack"].as_str(), go["profile"]["server_model"].as_str(), go["pool_size"].as_u64()),
+        (Some("go-fasthttp"), Some("goroutines"), Some(8))
+    );
+    let html = render(&d, Format::Html);
+    assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>study.claims.1.statement</th>"), "settings as rows");
+    assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
+}

@@ -49,6 +49,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         trials: 1,
         server_cpus,
         client_cpus,
+        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
     };
     let mut sink = MemorySink::default();
     let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};

@@ -4,6 +4,7 @@ pub mod cells;
 pub mod execute;
 pub mod plan;
 pub mod runner;
+pub mod what_ran;
 
 pub use execute::{execute, Executed};
 pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};

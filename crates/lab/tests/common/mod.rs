@@ -50,6 +50,7 @@ pub fn quick_settings() -> LoadSettings {
         trials: 1,
         server_cpus,
         client_cpus,
+        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
     }
 }
 
