@@ -2,9 +2,10 @@
 # serve.sh: runs a Werkzeug WSGI app (python/ and pypy/werkzeug-uwsgi) under uWSGI behind the front UWSGI_FRONT names.
 # Arguments: uWSGI's options that load the app (interpreter-specific); run from the stack's folder.
 # Fronts, each with WORKERS uWSGI processes running the app:
-#   router  uWSGI's HTTP router (--http, --http-keepalive): one router process owns the connections
-#           and hands each request to a free worker over a socket (default, see README)
 #   nginx   nginx with one worker process speaking the uwsgi protocol to uWSGI over a unix socket
+#           (default: the cheapest per request that serves every connection, bench/uwsgi-setups.sh)
+#   router  uWSGI's HTTP router (--http, --http-keepalive): one router process owns the connections
+#           and hands each request to a free worker over a socket
 #   http11  --http11-socket: every worker parses HTTP itself and keeps one connection at a time
 set -euo pipefail
 : "${PORT:?PORT must be set}" "${WORKERS:?WORKERS must be set}"
@@ -14,7 +15,7 @@ here=$(dirname "$0")
 # --die-on-term: SIGTERM stops uWSGI 2.0 (by default it reloads). --listen 1024: the default backlog
 # is 100. --disable-logging: no line per request.
 common=(--master --processes "$WORKERS" --die-on-term --disable-logging --listen 1024)
-case "${UWSGI_FRONT:-router}" in
+case "${UWSGI_FRONT:-nginx}" in
 router)
     # --http-keepalive: without it the router closes every connection after one response.
     # The router talks to the workers over a unix socket uWSGI creates on its own.
