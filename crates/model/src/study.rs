@@ -137,6 +137,7 @@ impl Study {
             rate: None,
             ramp: None,
             requests_per_conn: None,
+            pool_size: None,
             max_throughput: false,
             claims: vec![],
         }

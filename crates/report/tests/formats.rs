@@ -73,6 +73,7 @@ fn a_stored_run_renders_as_the_run_handed_over() {
     for c in &d.ceilings {
         store.record_ceiling(c).unwrap();
     }
+    store.record_what_ran(&d.run.id, &d.what_ran).unwrap();
     store.finish_run(&d.run.id, &d.status).unwrap();
     let mut back = store.load_run(&d.run.id).unwrap();
     back.finished_at = d.finished_at.clone();
@@ -133,7 +134,8 @@ fn reports_say_what_matters() {
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");
-    assert!(records.iter().any(|r| r[width - 1].contains("other processes used 14% CPU")), "warnings column: {csv}");
+    let warnings = rows[0].split(',').position(|h| h == "warnings").unwrap();
+    assert!(records.iter().any(|r| r[warnings].contains("other processes used 14% CPU")), "warnings column: {csv}");
     // HTML: problems and one line per clean stack above the fold, every check (passes too) folded.
     let html = render(&d, Format::Html);
     let (shown, folded) = html.split_once("<details>").expect("the full check list is folded");

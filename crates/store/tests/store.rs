@@ -345,7 +345,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert_eq!((d.trials.len(), d.ceilings.len(), d.what_ran.len()), (1, 0, 0));
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
-        s.record_what_ran("old", &what_ran()).unwrap();
+    s.record_what_ran("old", &what_ran()).unwrap();
     assert_eq!(s.load_run("old").unwrap().what_ran, what_ran());
 }
 

@@ -193,7 +193,11 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
         return Err(bad("--connections", "must be at least 1".into(), "give the number of keep-alive connections, e.g. 64"));
     }
     if s.pool_size == 0 || s.pool_size > 1024 {
-        return Err(bad("--pool-size", format!("{} is out of range", s.pool_size), "use 1 to 1024 database connections per server process"));
+        return Err(bad(
+            "--pool-size",
+            format!("{} is out of range", s.pool_size),
+            "use 1 to 1024 database connections per server process",
+        ));
     }
     Ok(s)
 }
