@@ -169,6 +169,9 @@ pub struct RunArgs {
     /// Reconnect after this many requests per connection
     #[arg(long)]
     pub requests_per_conn: Option<u64>,
+    /// Database connections per server process, passed to stacks as POOL_SIZE [default: 8]
+    #[arg(long)]
+    pub pool_size: Option<u32>,
     /// Keep one cell under load this long, sampling memory (one trial)
     #[arg(long, value_parser = duration)]
     pub soak: Option<Duration>,

@@ -147,9 +147,28 @@ pub enum LabWarning {
     CpuSteal { cpu_percent: f64 },
     /// A cell's interval on the primary metric stayed wider than the run's precision target.
     PrecisionMissed { metric: String, achieved_percent: f64, target_percent: f64, trials: u32, confidence_percent: f64 },
+    /// The server kept more cores busy than its workers while more server CPUs were available:
+    /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
+    WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
 }
 
+/// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
+/// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
+/// handlers on every CPU uses whole cores.
+pub const WORKERS_SLACK_CORES: f64 = 0.5;
+
 impl LabWarning {
+    /// The worker check: a warning when the server tree kept more than WORKERS + `WORKERS_SLACK_CORES`
+    /// cores busy while more server CPUs than WORKERS were available (with no spare CPU it cannot
+    /// exceed its share, so nothing is measured).
+    pub fn workers_check(workers: u32, cores_used: f64, server_cpus: u32) -> Option<LabWarning> {
+        (server_cpus > workers && cores_used > workers as f64 + WORKERS_SLACK_CORES).then_some(LabWarning::WorkersExceeded {
+            workers,
+            cores_used,
+            server_cpus,
+        })
+    }
+
     /// The serialized `kind` tag: what a report groups repeated warnings by.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -159,6 +178,7 @@ impl LabWarning {
             LabWarning::MemoryGrowth { .. } => "memory_growth",
             LabWarning::CpuSteal { .. } => "cpu_steal",
             LabWarning::PrecisionMissed { .. } => "precision_missed",
+            LabWarning::WorkersExceeded { .. } => "workers_exceeded",
         }
     }
 
@@ -171,6 +191,7 @@ impl LabWarning {
             LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
             LabWarning::CpuSteal { cpu_percent } => *cpu_percent,
             LabWarning::PrecisionMissed { achieved_percent, .. } => *achieved_percent,
+            LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
         }
     }
 
@@ -197,6 +218,9 @@ impl LabWarning {
                     )
                 }
             }
+            LabWarning::WorkersExceeded { workers, cores_used, server_cpus } => {
+                format!("server used {cores_used:.2} cores with WORKERS={workers} ({server_cpus} server CPUs)")
+            }
         }
     }
 
@@ -209,6 +233,9 @@ impl LabWarning {
             LabWarning::CpuSteal { .. } => "a virtual machine shares its host: rerun when the host is quieter, or use dedicated cores",
             LabWarning::PrecisionMissed { .. } => {
                 "give the run a larger --budget, or quiet the machine; compare this cell only beyond its interval"
+            }
+            LabWarning::WorkersExceeded { .. } => {
+                "the stack does not honour WORKERS (docs/stacks.md): fix its start command, or compare it on one server CPU"
             }
         }
     }
@@ -374,6 +401,11 @@ pub trait ResultSink {
     fn record_ceiling(&mut self, _c: &CeilingRecord) -> anyhow::Result<()> {
         Ok(())
     }
+    /// What ran for each stack variant of the run (versions, server model, workers, pool,
+    /// libraries). Sinks that do not keep it ignore it.
+    fn record_what_ran(&mut self, _run_id: &str, _what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// A sink that keeps everything in memory: for library users and tests.
@@ -384,6 +416,7 @@ pub struct MemorySink {
     pub trials: Vec<TrialRecord>,
     pub finished: Vec<(String, RunStatus)>,
     pub ceilings: Vec<CeilingRecord>,
+    pub what_ran: Vec<crate::profile::WhatRan>,
 }
 
 impl ResultSink for MemorySink {
@@ -405,6 +438,10 @@ impl ResultSink for MemorySink {
     }
     fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
         self.ceilings.push(c.clone());
+        Ok(())
+    }
+    fn record_what_ran(&mut self, _run_id: &str, what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+        self.what_ran.extend_from_slice(what);
         Ok(())
     }
 }
@@ -429,6 +466,7 @@ mod tests {
                 trials: 9,
                 confidence_percent: 96.1,
             },
+            LabWarning::WorkersExceeded { workers: 1, cores_used: 1.8, server_cpus: 2 },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
@@ -463,5 +501,14 @@ mod tests {
     fn cells_sort_by_scenario_text() {
         let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1, twin: false };
         assert!(key(Scenario::Document) < key(Scenario::Hello), "document sorts before hello as text does");
+    }
+
+    #[test]
+    fn the_worker_check_needs_spare_cpus_and_more_than_half_a_core_beyond_workers() {
+        assert!(LabWarning::workers_check(1, 1.9, 2).is_some());
+        assert!(LabWarning::workers_check(1, 1.4, 2).is_none(), "a relaying front or runtime threads");
+        assert!(LabWarning::workers_check(1, 1.9, 1).is_none(), "one CPU: no spare to spread over");
+        assert!(LabWarning::workers_check(2, 1.9, 2).is_none());
+        assert!(LabWarning::workers_check(2, 2.9, 4).is_some());
     }
 }

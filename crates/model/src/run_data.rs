@@ -20,6 +20,9 @@ pub struct RunData {
     /// before schema version 2, or without products/document cells).
     #[serde(default)]
     pub ceilings: Vec<CeilingRecord>,
+    /// What ran for each stack variant (empty for runs made before schema version 3).
+    #[serde(default)]
+    pub what_ran: Vec<crate::profile::WhatRan>,
 }
 
 impl RunData {

@@ -33,6 +33,8 @@ pub struct Study {
     pub rate: Option<f64>,
     pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
+    /// POOL_SIZE: database connections per server process (default 8).
+    pub pool_size: Option<u32>,
     #[serde(default)]
     pub max_throughput: bool,
     /// The metric cells are ranked by; both primary metrics are always shown.
@@ -145,6 +147,7 @@ impl Study {
             rate: None,
             ramp: None,
             requests_per_conn: None,
+            pool_size: None,
             max_throughput: false,
             rank_by: PrimaryMetric::default(),
             precision: None,

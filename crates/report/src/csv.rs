@@ -32,6 +32,7 @@ fn header() -> Vec<String> {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
     header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "warnings"].map(String::from));
+    header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header
 }
 
@@ -57,6 +58,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(mem.is_some_and(|m| m.growing()).to_string());
     row.push(c.disagree.to_string());
     row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
+    row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row
 }
 
@@ -83,7 +85,25 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
         row.extend([num(v), num(v), num(v)]);
     }
     row.extend([String::new(), "false".into(), "false".into(), String::new()]);
+    row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row
+}
+
+/// What ran for the row's stack variant (empty for runs recorded before it was kept).
+const WHAT_RAN_COLUMNS: [&str; 6] = ["server_model", "pool_size", "json_library", "msgpack_library", "database_library", "versions"];
+
+fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6] {
+    let Some(w) = view.data.what_ran.iter().find(|w| w.stack == stack && w.variant == variant) else { return Default::default() };
+    let p = w.profile.as_ref();
+    let text = |f: fn(&bakeoff_model::profile::StackProfile) -> &str| p.map(f).unwrap_or_default().to_string();
+    [
+        p.map(|p| p.server_model.id().to_string()).unwrap_or_default(),
+        w.pool_size.to_string(),
+        text(|p| &p.json),
+        text(|p| &p.msgpack),
+        text(|p| &p.database),
+        w.versions_line(),
+    ]
 }
 
 /// Shortest round-trip decimal; empty for NaN so spreadsheets see a blank, not text.

@@ -34,6 +34,8 @@ struct Document<'a> {
     precision: Option<&'a crate::precision::PrecisionView>,
     /// Steal and other processes' CPU per CPU set, the busiest other process, the A/A floor.
     noise: &'a crate::noise::NoiseView,
+    /// Per stack variant: server model, workers, pool, libraries, installed versions.
+    what_ran: &'a [bakeoff_model::profile::WhatRan],
 }
 
 #[derive(Serialize)]
@@ -204,6 +206,7 @@ pub fn render(view: &ReportView) -> String {
         rank_by: view.policy.primary,
         precision: view.precision.as_ref(),
         noise: &view.noise,
+        what_ran: &view.data.what_ran,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

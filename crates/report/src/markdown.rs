@@ -30,6 +30,10 @@ pub fn render(view: &ReportView) -> String {
             let _ = writeln!(out, "- {}", cell(l));
         }
     }
+    if let Some(t) = tables::what_ran(view) {
+        out.push_str("\n## What ran\n\n");
+        table(&mut out, &t);
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));

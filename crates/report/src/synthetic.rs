@@ -5,6 +5,7 @@
 
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
+use bakeoff_model::profile::{Component, ServerModel, StackProfile, WhatRan};
 use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
@@ -199,6 +200,9 @@ pub fn run_data() -> RunData {
                 if *stack == "python-flask" && n == 2 {
                     t.warnings.push(LabWarning::BackgroundNoise { cpu_percent: 14.0 });
                 }
+                if *stack == "go-fasthttp" && *scenario == "hello" && n == 1 {
+                    t.warnings.push(LabWarning::WorkersExceeded { workers: 2, cores_used: 2.9, server_cpus: 4 });
+                }
                 // products: Rust reads PostgreSQL (and comes close to its ceiling), the others SQLite.
                 if *stack == "rust-actix" && *scenario == "products" {
                     t.cell.variant = "postgres".into();
@@ -263,7 +267,54 @@ pub fn run_data() -> RunData {
         verifications: verifications(),
         trials,
         ceilings: ceilings(),
+        what_ran: what_ran(),
     }
+}
+
+/// What ran for the demo's HTTP stacks (the proxies have none: a run before it was recorded looks
+/// the same to a report).
+fn what_ran() -> Vec<WhatRan> {
+    let w = |stack: &str, variant: &str, model: ServerModel, libs: [&str; 4], components: &str| WhatRan {
+        stack: stack.into(),
+        variant: variant.into(),
+        runtime: "runtime 1".into(),
+        framework: "framework 1".into(),
+        server: "server 1".into(),
+        profile: Some(StackProfile {
+            server_model: model,
+            json: libs[0].into(),
+            msgpack: libs[1].into(),
+            database: libs[2].into(),
+            pool: libs[3].into(),
+        }),
+        workers: vec![2],
+        pool_size: 8,
+        components: Component::parse_lines(components),
+    };
+    vec![
+        w(
+            "rust-actix",
+            "default",
+            ServerModel::AsyncRuntime,
+            ["serde_json", "rmp-serde", "rusqlite", "POOL_SIZE per process"],
+            "rustc 1.95.0\nactix-web 4.18.1",
+        ),
+        w(
+            "rust-actix",
+            "postgres",
+            ServerModel::AsyncRuntime,
+            ["serde_json", "rmp-serde", "tokio-postgres", "POOL_SIZE per process"],
+            "rustc 1.95.0\ntokio-postgres 0.7.18",
+        ),
+        w(
+            "go-fasthttp",
+            "default",
+            ServerModel::Goroutines,
+            ["encoding/json", "tinylib/msgp", "database/sql", "POOL_SIZE per process"],
+            "go 1.26.8\ngithub.com/valyala/fasthttp v1.74.0",
+        ),
+        w("python-flask", "default", ServerModel::Prefork, ["json (stdlib)", "", "sqlite3", "1 per process: one request at a time"], ""),
+    ]
 }
 
 /// Store ceilings of the products scenario: PostgreSQL near the Rust stack's throughput, SQLite far

@@ -268,3 +268,59 @@ pub fn noise_lines(view: &ReportView) -> Vec<String> {
     }
     out
 }
+/// What ran, one row per stack variant: server model, WORKERS, pool, libraries and the versions
+/// the stack's setup found installed. None for runs recorded before this was kept.
+pub fn what_ran(view: &ReportView) -> Option<Table> {
+    if view.data.what_ran.is_empty() {
+        return None;
+    }
+    let mut t =
+        Table::new(&["stack", "variant", "server model", "workers", "POOL_SIZE", "pool", "json", "msgpack", "database", "versions"]);
+    for w in &view.data.what_ran {
+        let p = w.profile.as_ref();
+        let text = |f: fn(&bakeoff_model::profile::StackProfile) -> &str| p.map(f).filter(|s| !s.is_empty()).unwrap_or("–").to_string();
+        let workers: Vec<String> = w.workers.iter().map(u32::to_string).collect();
+        t.rows.push(vec![
+            w.stack.clone(),
+            w.variant.clone(),
+            p.map(|p| p.server_model.id().to_string()).unwrap_or_else(|| "–".into()),
+            workers.join(", "),
+            w.pool_size.to_string(),
+            text(|p| &p.pool),
+            text(|p| &p.json),
+            text(|p| &p.msgpack),
+            text(|p| &p.database),
+            if w.components.is_empty() { format!("{} (not recorded)", w.runtime) } else { w.versions_line() },
+        ]);
+    }
+    Some(t)
+}
+
+/// The run's settings as key/value rows: nested objects flattened to dotted keys, lists of plain
+/// values joined, lists of objects numbered (`study.claims.1.statement`).
+pub fn settings(view: &ReportView) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    flatten("", &view.data.run.settings, &mut out);
+    out
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+    match v {
+        Value::Object(map) if !map.is_empty() => map.iter().for_each(|(k, v)| flatten(&key(k), v, out)),
+        Value::Array(items) if items.iter().any(|i| i.is_object() || i.is_array()) => {
+            items.iter().enumerate().for_each(|(i, v)| flatten(&key(&(i + 1).to_string()), v, out))
+        }
+        Value::Array(items) => out.push((prefix.to_string(), items.iter().map(plain).collect::<Vec<_>>().join(", "))),
+        other => out.push((prefix.to_string(), plain(other))),
+    }
+}
+
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "–".into(),
+        other => other.to_string(),
+    }
+}

@@ -21,6 +21,10 @@ pub fn render(view: &ReportView) -> String {
         }
     }
     noise(&mut out, view);
+    if let Some(t) = tables::what_ran(view) {
+        let _ = writeln!(out, "\n== what ran ==");
+        layout(&mut out, &t);
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));

@@ -73,6 +73,7 @@ fn a_stored_run_renders_as_the_run_handed_over() {
     for c in &d.ceilings {
         store.record_ceiling(c).unwrap();
     }
+    store.record_what_ran(&d.run.id, &d.what_ran).unwrap();
     store.finish_run(&d.run.id, &d.status).unwrap();
     let mut back = store.load_run(&d.run.id).unwrap();
     back.finished_at = d.finished_at.clone();
@@ -133,7 +134,8 @@ fn reports_say_what_matters() {
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,aa_twin,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");
-    assert!(records.iter().any(|r| r[width - 1].contains("other processes used 14% CPU")), "warnings column: {csv}");
+    let warnings = rows[0].split(',').position(|h| h == "warnings").unwrap();
+    assert!(records.iter().any(|r| r[warnings].contains("other processes used 14% CPU")), "warnings column: {csv}");
     // HTML: problems and one line per clean stack above the fold, every check (passes too) folded.
     let html = render(&d, Format::Html);
     let (shown, folded) = html.split_once("<details>").expect("the full check list is folded");
@@ -237,4 +239,25 @@ fn html_renders_in_headless_chromium() {
         a.insert(a.len() - 1, "--window-size=1600,4000".into());
         Command::new(chromium).args(&a).output().unwrap();
     }
+}
+
+/// Every format says what ran (server model, workers, pool, libraries, versions), and the HTML
+/// report shows the run's settings as rows, not as one line of JSON.
+#[test]
+fn what_ran_is_in_every_format() {
+    let d = synthetic::run_data();
+    let versions = "go 1.26.8, github.com/valyala/fasthttp v1.74.0";
+    for f in [Format::Text, Format::Markdown, Format::Html, Format::Csv] {
+        let out = render(&d, f);
+        assert!(out.contains(versions) && out.contains("goroutines") && out.contains("tinylib/msgp"), "{f}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let go = &json["what_ran"][2];
+    assert_eq!(
+        (go["stack"].as_str(), go["profile"]["server_model"].as_str(), go["pool_size"].as_u64()),
+        (Some("go-fasthttp"), Some("goroutines"), Some(8))
+    );
+    let html = render(&d, Format::Html);
+    assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>study.claims.1.statement</th>"), "settings as rows");
+    assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
 }

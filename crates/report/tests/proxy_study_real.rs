@@ -52,6 +52,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         rank_by: Default::default(),
         precision: None,
         budget: None,
+        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
     };
     let mut sink = MemorySink::default();
     let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};

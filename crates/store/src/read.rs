@@ -1,6 +1,7 @@
 //! Reading side: runs listed, and one run loaded whole, exactly as the lab handed it over.
 
 use crate::{Store, StoreError};
+use bakeoff_model::profile::{ServerModel, StackProfile, WhatRan};
 use bakeoff_model::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
@@ -86,7 +87,52 @@ impl Store {
             verifications: self.verifications(id)?,
             trials: self.trials(id)?,
             ceilings: self.ceilings(id)?,
+            what_ran: self.what_ran(id)?,
         })
+    }
+
+    fn what_ran(&self, run_id: &str) -> Result<Vec<WhatRan>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT stack, variant, runtime, framework, server, server_model, json_library, msgpack_library,
+                    database_library, pool, workers_json, pool_size, components_json
+             FROM what_ran WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run_id], |r| {
+            Ok((
+                WhatRan {
+                    stack: r.get(0)?,
+                    variant: r.get(1)?,
+                    runtime: r.get(2)?,
+                    framework: r.get(3)?,
+                    server: r.get(4)?,
+                    profile: None,
+                    workers: Vec::new(),
+                    pool_size: r.get(11)?,
+                    components: Vec::new(),
+                },
+                (r.get::<_, Option<String>>(5)?, r.get::<_, Option<String>>(6)?, r.get::<_, Option<String>>(7)?),
+                (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?),
+                (r.get::<_, String>(10)?, r.get::<_, String>(12)?),
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut w, (model, json, msgpack), (database, pool), (workers, components)) = row?;
+            w.workers = serde_json::from_str(&workers)?;
+            w.components = serde_json::from_str(&components)?;
+            w.profile = match model {
+                Some(m) => Some(StackProfile {
+                    server_model: ServerModel::parse(&m).map_err(StoreError::Corrupt)?,
+                    json: json.unwrap_or_default(),
+                    msgpack: msgpack.unwrap_or_default(),
+                    database: database.unwrap_or_default(),
+                    pool: pool.unwrap_or_default(),
+                }),
+                None => None,
+            };
+            out.push(w);
+        }
+        Ok(out)
     }
 
     fn ceilings(&self, run_id: &str) -> Result<Vec<CeilingRecord>, StoreError> {

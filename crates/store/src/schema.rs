@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -100,6 +100,27 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE trials ADD COLUMN twin INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE trials ADD COLUMN elapsed_s REAL;
     ALTER TABLE trials ADD COLUMN noise_json TEXT;
+    "#,
+    // 3 -> 4: what ran per stack variant (server model, workers, pool, libraries, versions).
+    r#"
+    CREATE TABLE what_ran (
+        id              INTEGER PRIMARY KEY,
+        run_id          TEXT NOT NULL REFERENCES runs(id),
+        stack           TEXT NOT NULL,
+        variant         TEXT NOT NULL,
+        runtime         TEXT NOT NULL,
+        framework       TEXT NOT NULL,
+        server          TEXT NOT NULL,
+        server_model    TEXT,
+        json_library    TEXT,
+        msgpack_library TEXT,
+        database_library TEXT,
+        pool            TEXT,
+        workers_json    TEXT NOT NULL,
+        pool_size       INTEGER NOT NULL,
+        components_json TEXT NOT NULL
+    );
+    CREATE INDEX what_ran_run ON what_ran(run_id);
     "#,
 ];
 

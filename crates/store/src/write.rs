@@ -2,6 +2,7 @@
 //! it returns, so whatever the lab was told is saved is on disk when the process dies.
 
 use crate::{Store, StoreError};
+use bakeoff_model::profile::WhatRan;
 use bakeoff_model::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::RunStatus;
 use rusqlite::params;
@@ -124,6 +125,37 @@ impl Store {
         Ok(())
     }
 
+    /// What ran for each stack variant of a run.
+    pub fn insert_what_ran(&mut self, run_id: &str, what: &[WhatRan]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        for w in what {
+            let p = w.profile.as_ref();
+            tx.execute(
+                "INSERT INTO what_ran (run_id, stack, variant, runtime, framework, server, server_model, json_library,
+                                       msgpack_library, database_library, pool, workers_json, pool_size, components_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    run_id,
+                    w.stack,
+                    w.variant,
+                    w.runtime,
+                    w.framework,
+                    w.server,
+                    p.map(|p| p.server_model.id()),
+                    p.map(|p| &p.json),
+                    p.map(|p| &p.msgpack),
+                    p.map(|p| &p.database),
+                    p.map(|p| &p.pool),
+                    serde_json::to_string(&w.workers)?,
+                    w.pool_size,
+                    serde_json::to_string(&w.components)?,
+                ],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// Marks the run finished now with `status`.
     pub fn set_finished(&mut self, run_id: &str, status: &RunStatus) -> Result<(), StoreError> {
         let n = self.conn.execute(
@@ -160,5 +192,8 @@ impl ResultSink for Store {
     }
     fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
         Ok(self.insert_ceiling(c)?)
+    }
+    fn record_what_ran(&mut self, run_id: &str, what: &[WhatRan]) -> anyhow::Result<()> {
+        Ok(self.insert_what_ran(run_id, what)?)
     }
 }

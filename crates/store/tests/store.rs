@@ -184,6 +184,7 @@ fn run_round_trips_exactly() {
     for c in &ceilings {
         s.record_ceiling(c).unwrap();
     }
+    s.record_what_ran("r1", &what_ran()).unwrap();
     s.finish_run("r1", &RunStatus::Complete).unwrap();
     drop(s);
 
@@ -195,6 +196,7 @@ fn run_round_trips_exactly() {
     assert_eq!(d.verifications, vec![verify("a"), VerifyReport { stack: "b".into(), variant: "v2".into(), checks: vec![] }]);
     assert_eq!(d.trials, trials);
     assert_eq!(d.ceilings, ceilings);
+    assert_eq!(d.what_ran, what_ran());
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r1"));
     let list = s.list_runs().unwrap();
     assert_eq!((list.len(), list[0].trials, &list[0].status), (1, 3, &RunStatus::Complete));
@@ -340,22 +342,59 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 3 file without the ceilings table (2) and the trials' twin,
-    // elapsed_s and noise_json columns (3).
+    // A version 1 file is a version 4 file without the ceilings table (2), the trials' twin,
+    // elapsed_s and noise_json columns (3) and the what_ran table (4).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DROP TABLE ceilings; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
+        "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
          ALTER TABLE trials DROP COLUMN noise_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
 
     let mut s = Store::open(&path).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 3);
+    assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
     let d = s.load_run("old").unwrap();
-    assert_eq!((d.trials.len(), d.ceilings.len()), (1, 0));
+    assert_eq!((d.trials.len(), d.ceilings.len(), d.what_ran.len()), (1, 0, 0));
     let old = &d.trials[0];
     assert!(old.noise.is_none() && old.elapsed_s.is_nan() && !old.cell.twin, "an old trial has no noise record: {:?}", old.noise);
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
+    s.record_what_ran("old", &what_ran()).unwrap();
+    assert_eq!(s.load_run("old").unwrap().what_ran, what_ran());
+}
+
+/// One stack variant with a profile and versions, one (a baseline) without either.
+fn what_ran() -> Vec<bakeoff_model::profile::WhatRan> {
+    use bakeoff_model::profile::{Component, ServerModel, StackProfile, WhatRan};
+    vec![
+        WhatRan {
+            stack: "go/fasthttp".into(),
+            variant: "sqlite".into(),
+            runtime: "go 1.26".into(),
+            framework: "fasthttprouter 0.1.1".into(),
+            server: "fasthttp 1.74".into(),
+            profile: Some(StackProfile {
+                server_model: ServerModel::Goroutines,
+                json: "encoding/json".into(),
+                msgpack: "github.com/tinylib/msgp".into(),
+                database: "database/sql".into(),
+                pool: "POOL_SIZE per process".into(),
+            }),
+            workers: vec![1, 2],
+            pool_size: 8,
+            components: Component::parse_lines("go 1.26.8\ngithub.com/valyala/fasthttp v1.74.0"),
+        },
+        WhatRan {
+            stack: "c/baseline".into(),
+            variant: "default".into(),
+            runtime: "none".into(),
+            framework: "none".into(),
+            server: "nginx".into(),
+            profile: None,
+            workers: vec![1],
+            pool_size: 8,
+            components: vec![],
+        },
+    ]
 }

@@ -43,11 +43,6 @@ var (
 )
 
 func main() {
-	// WORKERS sets how many OS threads run Go code at once (GOMAXPROCS); without it the runtime
-	// default (the CPUs the process may run on) stays.
-	if w, err := strconv.Atoi(os.Getenv("WORKERS")); err == nil && w > 0 {
-		runtime.GOMAXPROCS(w)
-	}
 	load(os.Getenv("DATA_DIR"))
 	if url := os.Getenv("DATABASE_URL"); url != "" {
 		db = openDB(url)
@@ -110,9 +105,10 @@ func openDB(url string) *sql.DB {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// database/sql keeps only 2 idle connections by default, which means reconnecting under load.
-	d.SetMaxOpenConns(32)
-	d.SetMaxIdleConns(32)
+	// database/sql keeps only 2 idle connections by default, which means reconnecting under load:
+	// a fixed pool of POOL_SIZE, all kept idle.
+	d.SetMaxOpenConns(poolSize())
+	d.SetMaxIdleConns(poolSize())
 	if err := d.Ping(); err != nil {
 		log.Fatal(err)
 	}
@@ -228,4 +224,12 @@ func products(ctx *fasthttp.RequestCtx) {
 	}
 	ctx.SetContentType("application/json")
 	ctx.SetBody(out)
+}
+
+// poolSize is POOL_SIZE, the database connections this process may open (8 when unset).
+func poolSize() int {
+	if n, err := strconv.Atoi(os.Getenv("POOL_SIZE")); err == nil && n > 0 {
+		return n
+	}
+	return 8
 }

@@ -19,8 +19,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// WORKERS is not used: the Go runtime multiplexes goroutines over GOMAXPROCS threads
-	// (the CPUs of the process's cpuset) on its own epoll-based netpoller.
+	// The start command sets GOMAXPROCS from WORKERS: the OS threads that run goroutines at once,
+	// multiplexed by the runtime over its epoll-based netpoller.
 	for {
 		c, err := ln.Accept()
 		if err != nil {

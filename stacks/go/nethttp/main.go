@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -66,7 +67,7 @@ func main() {
 	mux.HandleFunc("GET /products", products)
 
 	addr := "127.0.0.1:" + os.Getenv("PORT")
-	log.Printf("go/nethttp listening on %s", addr)
+	log.Printf("go/nethttp listening on %s with GOMAXPROCS=%d", addr, runtime.GOMAXPROCS(0))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }
 
@@ -103,8 +104,8 @@ func openDB(url string) *sql.DB {
 	}
 	// database/sql keeps only 2 idle connections by default; under load that means reconnecting
 	// on most requests. A fixed pool, like the other stacks' pools, avoids it.
-	d.SetMaxOpenConns(32)
-	d.SetMaxIdleConns(32)
+	d.SetMaxOpenConns(poolSize())
+	d.SetMaxIdleConns(poolSize())
 	if err := d.Ping(); err != nil {
 		log.Fatal(err)
 	}
@@ -215,4 +216,12 @@ func products(w http.ResponseWriter, r *http.Request) {
 	out, _ := json.Marshal(list)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+}
+
+// poolSize is POOL_SIZE, the database connections this process may open (8 when unset).
+func poolSize() int {
+	if n, err := strconv.Atoi(os.Getenv("POOL_SIZE")); err == nil && n > 0 {
+		return n
+	}
+	return 8
 }

@@ -52,7 +52,13 @@ func main() {
 	dataDir := os.Getenv("DATA_DIR")
 	load(dataDir)
 
-	app := pocketbase.NewWithConfig(pocketbase.Config{DBConnect: dbConnect})
+	// POOL_SIZE caps PocketBase's data database pool (its own default: 120 open, 15 idle), like
+	// every stack's pool; the auxiliary (logs) database keeps PocketBase's defaults.
+	app := pocketbase.NewWithConfig(pocketbase.Config{
+		DBConnect:        dbConnect,
+		DataMaxOpenConns: poolSize(),
+		DataMaxIdleConns: poolSize(),
+	})
 
 	app.OnServe().BindFunc(func(se *core.ServeEvent) error {
 		// No browser or installer link for a first superuser: the benchmark needs none.
@@ -246,4 +252,12 @@ func routes(se *core.ServeEvent) {
 		}
 		return e.JSON(http.StatusOK, list)
 	})
+}
+
+// poolSize is POOL_SIZE, the database connections this process may open (8 when unset).
+func poolSize() int {
+	if n, err := strconv.Atoi(os.Getenv("POOL_SIZE")); err == nil && n > 0 {
+		return n
+	}
+	return 8
 }

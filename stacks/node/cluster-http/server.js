@@ -103,7 +103,7 @@ function openProducts(url) {
     return async () => stmt.all();
   }
   const { Pool } = require('pg');
-  // Per worker process; WORKERS * 8 connections in total.
-  const pool = new Pool({ connectionString: url, max: 8 });
+  // POOL_SIZE connections per worker process (8 when unset): WORKERS * POOL_SIZE in total.
+  const pool = new Pool({ connectionString: url, max: Math.max(1, Number(process.env.POOL_SIZE) || 8) });
   return async () => (await pool.query({ name: 'products', text: sql })).rows;
 }

@@ -6,7 +6,6 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import msgpack
-import orjson
 from fastapi import FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import PlainTextResponse, Response
@@ -25,7 +24,21 @@ with open(os.path.join(DATA_DIR, "records.msgpack"), "rb") as f:
     PACKED = msgpack.unpackb(f.read())  # the 1,000 encoded records, as bytes
 with open(os.path.join(DATA_DIR, "records.json"), "rb") as f:
     TRANSFER = f.read()
-RECORDS = json.loads(TRANSFER)  # dicts in the fixture's key order; orjson keeps it
+RECORDS = json.loads(TRANSFER)  # dicts in the fixture's key order, which both encoders keep
+POOL_SIZE = int(os.environ.get("POOL_SIZE") or 8)
+
+
+def json_encoder():
+    """The /json encoder: stdlib json by default (what FastAPI's JSONResponse uses), orjson for the
+    `orjson` variant (JSON_LIBRARY=orjson). Both print compact output with shortest round-trip floats."""
+    if os.environ.get("JSON_LIBRARY") == "orjson":
+        import orjson
+
+        return orjson.dumps
+    return lambda value: json.dumps(value, separators=(",", ":")).encode()
+
+
+ENCODE_JSON = json_encoder()
 
 
 class Product(Model):
@@ -69,7 +82,8 @@ def tortoise_url(url: str) -> str:
         # Tortoise switches SQLite files to WAL by default, which rewrites the fixture database and
         # adds files beside it; keep the file's own rollback journal instead.
         return url + "?journal_mode=delete"
-    return url  # postgres://… is served by asyncpg (pool of up to 5, Tortoise's default)
+    # postgres://… is served by asyncpg: a pool of up to POOL_SIZE connections (Tortoise's default is 5).
+    return url + ("&" if "?" in url else "?") + "minsize=1&maxsize=%d" % POOL_SIZE
 
 
 @asynccontextmanager
@@ -117,8 +131,7 @@ async def msgpack_sum() -> str:
 
 @app.get("/json", response_class=PlainTextResponse)
 async def json_length(n: int = Query(1000, ge=1, le=1000)) -> str:
-    # orjson: compact output, shortest round-trip floats; equal to the canonical encoding here.
-    return str(len(orjson.dumps(RECORDS[:n])))
+    return str(len(ENCODE_JSON(RECORDS[:n])))
 
 
 @app.get("/transfer")

@@ -1,18 +1,20 @@
-# The python/werkzeug-uwsgi app: Werkzeug Map/Rule routes, Request/Response, and every scenario's handler.
+# The Werkzeug app of seed 000's stacks (python/ and pypy/werkzeug-uwsgi run this file): routes and handlers.
 import json
 import os
+import platform
 import sqlite3
 
 import msgpack
-from werkzeug.exceptions import BadRequest, HTTPException
+from werkzeug.exceptions import BadRequest, HTTPException, NotFound
 from werkzeug.routing import BaseConverter, Map, Rule
 from werkzeug.wrappers import Request, Response
 
 DATA_DIR = os.environ.get("DATA_DIR", ".")
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
+DOCSTORE_URL = os.environ.get("DOCSTORE_URL", "")
 
-# Start-up state. uWSGI runs with --lazy-apps, so each worker process loads this module itself
-# (its own database connection, nothing shared across fork).
+# Start-up state, loaded once in uWSGI's master and shared by the forked workers; each worker opens
+# its own connections after the fork (open_connections below).
 with open(os.path.join(DATA_DIR, "records.msgpack"), "rb") as f:
     PACKED = msgpack.unpackb(f.read())  # the 1,000 encoded records, as bytes
 with open(os.path.join(DATA_DIR, "records.json"), "rb") as f:
@@ -35,6 +37,7 @@ URLS = Map(
         Rule("/transfer", endpoint="transfer"),
         Rule("/loop", endpoint="loop"),
         Rule("/products", endpoint="products"),
+        Rule("/documents/<int:id>", endpoint="document"),
     ],
     converters={"lower": LowerConverter},
 )
@@ -102,6 +105,8 @@ def connect_products():
         # sqlite:///abs/path -> /abs/path. Read-only: the stack never writes the fixture.
         return sqlite3.connect("file:" + DATABASE_URL[len("sqlite://"):] + "?mode=ro", uri=True)
     if DATABASE_URL.startswith(("postgres://", "postgresql://")):
+        if platform.python_implementation() == "PyPy":
+            return Pg8000(DATABASE_URL)
         import psycopg
 
         # autocommit: no transaction stays open between requests, so a changed row shows at once.
@@ -109,7 +114,61 @@ def connect_products():
     return None
 
 
-DB = connect_products()
+class Pg8000:
+    """pg8000 (pure Python) behind psycopg's execute().fetchall(): psycopg 3 does not run on PyPy 3.9."""
+
+    def __init__(self, url):
+        from urllib.parse import urlsplit
+
+        import pg8000.native
+
+        parts = urlsplit(url)
+        # Each statement runs on its own (autocommit): a changed row shows at once.
+        self.db = pg8000.native.Connection(
+            user=parts.username or "postgres",
+            password=parts.password,
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 5432,
+            database=parts.path.lstrip("/"),
+        )
+
+    def execute(self, sql):
+        self.rows = self.db.run(sql)
+        return self
+
+    def fetchall(self):
+        return self.rows
+
+
+def connect_documents():
+    """The docstore's documents collection; pymongo connects on first use, in the worker."""
+    if not DOCSTORE_URL:
+        return None
+    from pymongo import MongoClient
+
+    return MongoClient(DOCSTORE_URL)["bakeoff"]["documents"]
+
+
+DB = None
+DOCUMENTS = None
+
+
+def open_connections():
+    """This process's database and docstore connections. uWSGI loads the app once in the master and
+    forks the workers (its default, not --lazy-apps), and calls this in each worker right after the
+    fork, before any request (its post_fork_hook, which the CPython and PyPy plugins both honour):
+    no connection is shared across fork or opened by a request."""
+    global DB, DOCUMENTS
+    DB = connect_products()
+    DOCUMENTS = connect_documents()
+
+
+try:
+    import uwsgi
+
+    uwsgi.post_fork_hook = open_connections
+except ImportError:  # not under uWSGI (e.g. a WSGI server that imports the app in each process)
+    open_connections()
 
 
 def products(request):
@@ -120,6 +179,15 @@ def products(request):
     return Response(body, mimetype="application/json")
 
 
+def document(request, id):
+    if DOCUMENTS is None:
+        return Response("DOCSTORE_URL is not set", status=503, mimetype="text/plain")
+    found = DOCUMENTS.find_one({"_id": id}, {"_id": 0})
+    if found is None:
+        raise NotFound()
+    return Response(json.dumps(found, separators=(",", ":")), mimetype="application/json")
+
+
 HANDLERS = {
     "hello": hello,
     "greeting": greeting,
@@ -128,6 +196,7 @@ HANDLERS = {
     "transfer": transfer,
     "loop": loop,
     "products": products,
+    "document": document,
 }
 
 

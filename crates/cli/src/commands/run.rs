@@ -28,6 +28,7 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
             rate: args.rate,
             ramp: args.ramp.clone(),
             requests_per_conn: args.requests_per_conn,
+            pool_size: args.pool_size,
             max_throughput: args.max_throughput,
             no_ceiling: args.no_ceiling,
             server_cpus: args.server_cpus.clone().map(|c| c.0),

@@ -55,7 +55,9 @@ pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path
     let mut failed = 0;
     for stack in stacks {
         let Some(job) = SetupJob::for_stack(stack) else { continue };
-        let outcome = setup::run(&job, root, force);
+        // After a successful setup, what it installed (`setup.versions`) is recorded for reports.
+        let outcome = setup::run(&job, root, force)
+            .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

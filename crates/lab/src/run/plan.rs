@@ -38,6 +38,8 @@ pub struct Overrides {
     pub rate: Option<f64>,
     pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
+    /// POOL_SIZE passed to stacks.
+    pub pool_size: Option<u32>,
     pub max_throughput: bool,
     pub no_ceiling: bool,
     pub server_cpus: Option<Vec<usize>>,
@@ -107,6 +109,7 @@ pub fn default_settings() -> LoadSettings {
         rank_by: PrimaryMetric::default(),
         precision: None,
         budget: None,
+        pool_size: crate::run::runner::DEFAULT_POOL_SIZE,
     }
 }
 
@@ -191,6 +194,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.rate = o.rate.or(study.rate);
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
+    s.pool_size = o.pool_size.or(study.pool_size).unwrap_or(s.pool_size);
     s.max_throughput = o.max_throughput || study.max_throughput;
     s.ceiling = !o.no_ceiling;
     s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);
@@ -215,6 +219,13 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     }
     if s.connections == 0 {
         return Err(bad("--connections", "must be at least 1".into(), "give the number of keep-alive connections, e.g. 64"));
+    }
+    if s.pool_size == 0 || s.pool_size > 1024 {
+        return Err(bad(
+            "--pool-size",
+            format!("{} is out of range", s.pool_size),
+            "use 1 to 1024 database connections per server process",
+        ));
     }
     Ok(s)
 }

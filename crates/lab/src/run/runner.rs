@@ -54,7 +54,12 @@ pub struct LoadSettings {
     /// Time from the run's start after which no more precision rounds begin.
     #[serde(serialize_with = "opt_secs")]
     pub budget: Option<Duration>,
+    /// POOL_SIZE: the database connections each server process may open (docs/stacks.md).
+    pub pool_size: u32,
 }
+
+/// POOL_SIZE when neither a study nor a flag sets it.
+pub const DEFAULT_POOL_SIZE: u32 = 8;
 
 /// What a run reports as it goes.
 pub enum Event<'a> {
@@ -166,6 +171,7 @@ impl<'a> Lab<'a> {
         env.extend(crate::stacks::setup::build_env(&stack.name));
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
+        env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
         env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
         env.insert("RUN_DIR".into(), cell_dir.display().to_string());
         let db = match (variant.database, &self.services.postgres) {
@@ -328,6 +334,11 @@ impl<'a> Lab<'a> {
         if let Some(fit) = bakeoff_model::growth::rss_fit(&samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
+        // A baseline's measured process is the upstream nginx, which WORKERS does not size.
+        if cell.stack.kind != StackKind::Baseline {
+            let cores_used = server_usage.cpu_percent / 100.0;
+            warnings.extend(LabWarning::workers_check(cell.workers, cores_used, self.settings.server_cpus.len() as u32));
+        }
         let elapsed_s = begun.elapsed().as_secs_f64();
         Ok(TrialRecord {
             run_id: String::new(),
@@ -418,6 +429,7 @@ impl<'a> Lab<'a> {
     pub fn run(&mut self, run: &RunInfo, cells: &[Cell<'_>]) -> anyhow::Result<RunOutcome> {
         let started = Instant::now();
         self.sink.begin_run(run)?;
+        self.sink.record_what_ran(&run.id, &crate::run::what_ran::what_ran(&self.project_root, cells, self.settings.pool_size))?;
         let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
         let mut measurable: Vec<&Cell<'_>> = Vec::new();
         let mut verified: BTreeMap<(String, String), VerifyReport> = BTreeMap::new();

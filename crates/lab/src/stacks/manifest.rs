@@ -3,6 +3,7 @@
 
 use crate::error::LabError;
 use bakeoff_model::duration::parse_duration;
+use bakeoff_model::profile::{ServerModel, StackProfile};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -34,6 +35,18 @@ struct RawManifest {
     #[serde(default)]
     variants: Vec<RawVariant>,
     products_probe: Option<ProductsProbe>,
+    profile: Option<RawProfile>,
+}
+
+/// `[profile]`: what the stack is made of, for the reports' "what ran" (docs/stacks.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    server_model: String,
+    json: String,
+    msgpack: String,
+    database: String,
+    pool: String,
 }
 
 /// Where the products live-data probe changes a row, for stacks that keep their own copy of the
@@ -59,6 +72,7 @@ struct RawSetup {
     #[serde(default)]
     inputs: Vec<String>,
     timeout: Option<String>,
+    versions: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -100,6 +114,8 @@ pub struct Setup {
     pub commands: Vec<String>,
     pub inputs: Vec<String>,
     pub timeout: Duration,
+    /// A shell command printing `name version` lines of what is installed (run after setup).
+    pub versions: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -135,6 +151,8 @@ pub struct Stack {
     pub warmup: Option<Duration>,
     pub variants: Vec<Variant>,
     pub products_probe: Option<ProductsProbe>,
+    /// Required for http and proxy stacks; a baseline runs no code of its own.
+    pub profile: Option<StackProfile>,
 }
 
 impl Stack {
@@ -231,12 +249,13 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
                 }
             }
             let timeout = duration(s.timeout.as_deref(), "setup.timeout", Duration::from_secs(1200), &file)?;
-            Ok(Setup { commands: s.commands, inputs: s.inputs, timeout })
+            Ok(Setup { commands: s.commands, inputs: s.inputs, timeout, versions: s.versions.filter(|v| !v.trim().is_empty()) })
         })
         .transpose()?;
     let ready_timeout = duration(start.ready_timeout.as_deref(), "start.ready_timeout", Duration::from_secs(30), &file)?;
     let warmup = start.warmup.as_deref().map(|w| duration(Some(w), "start.warmup", Duration::ZERO, &file)).transpose()?;
     let variants = parse_variants(raw.variants, &scenarios, &file)?;
+    let profile = parse_profile(raw.profile, kind, &file)?;
 
     Ok(Stack {
         name: name.to_string(),
@@ -258,7 +277,25 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         warmup,
         variants,
         products_probe: raw.products_probe,
+        profile,
     })
+}
+
+fn parse_profile(raw: Option<RawProfile>, kind: StackKind, file: &Path) -> Result<Option<StackProfile>, LabError> {
+    let Some(p) = raw else {
+        if kind == StackKind::Baseline {
+            return Ok(None);
+        }
+        return Err(LabError::manifest(
+            file,
+            "`[profile]` is missing".to_string(),
+            "add [profile] with server_model, json, msgpack, database and pool (docs/stacks.md)",
+        ));
+    };
+    let server_model = ServerModel::parse(&p.server_model).map_err(|e| {
+        LabError::manifest(file, format!("`profile.server_model`: {e}"), "pick the model that runs the request handlers (docs/stacks.md)")
+    })?;
+    Ok(Some(StackProfile { server_model, json: p.json, msgpack: p.msgpack, database: p.database, pool: p.pool }))
 }
 
 fn duration(value: Option<&str>, field: &str, default: Duration, file: &Path) -> Result<Duration, LabError> {
@@ -338,6 +375,12 @@ framework = "actix-web 4"
 server = "actix-web"
 description = "test stack"
 scenarios = ["hello", "products"]
+[profile]
+server_model = "async-runtime"
+json = "serde_json"
+msgpack = ""
+database = "rusqlite"
+pool = "POOL_SIZE per process"
 [start]
 command = "exec ./server"
 [[variants]]
@@ -363,6 +406,27 @@ scenarios = ["products"]
         let pg = s.variant("postgres").unwrap();
         assert_eq!(s.services_for(Scenario::Products, pg), vec![ServiceKind::Postgres]);
         assert_eq!(s.ready_timeout, Duration::from_secs(30));
+        let profile = s.profile.unwrap();
+        assert_eq!((profile.server_model, profile.json.as_str()), (ServerModel::AsyncRuntime, "serde_json"));
+    }
+
+    #[test]
+    fn the_profile_is_required_and_its_server_model_is_one_of_the_known() {
+        let e = parse_err(&GOOD.replace("server_model = \"async-runtime\"", "server_model = \"fibers\""));
+        assert!(e.contains("profile.server_model") && e.contains("fibers") && e.contains("goroutines") && e.contains("hint:"), "{e}");
+        let start = GOOD.find("[profile]").unwrap();
+        let end = GOOD.find("[start]").unwrap();
+        let e = parse_err(&format!("{}{}", &GOOD[..start], &GOOD[end..]));
+        assert!(e.contains("`[profile]` is missing") && e.contains("server_model"), "{e}");
+    }
+
+    #[test]
+    fn setup_versions_is_kept_and_blank_means_none() {
+        let with = |v: &str| GOOD.replace("[start]", &format!("[setup]\ncommands = [\"true\"]\nversions = \"{v}\"\n[start]"));
+        let s = parse(&with("go version"), Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        assert_eq!(s.setup.unwrap().versions.as_deref(), Some("go version"));
+        let s = parse(&with(" "), Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        assert_eq!(s.setup.unwrap().versions, None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Stacks as the lab knows them: their manifests (stack.toml), the catalogue found under stacks/,
-//! and their cached setup.
+//! their cached setup and the versions it found.
 
 pub mod catalog;
 pub mod manifest;
 pub mod setup;
+pub mod versions;

@@ -53,6 +53,7 @@ pub fn quick_settings() -> LoadSettings {
         rank_by: Default::default(),
         precision: None,
         budget: None,
+        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
     }
 }
 

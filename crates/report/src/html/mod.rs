@@ -39,10 +39,18 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "<div class=\"banner\">This run {}.</div>", esc(&view.status_line()));
     }
     out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
-    for (k, v) in tables::provenance(view) {
+    // The settings get a table of their own below, not one line of JSON.
+    for (k, v) in tables::provenance(view).into_iter().filter(|(k, _)| *k != "settings") {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
     out.push_str("</table></section>\n");
+    if let Some(t) = tables::what_ran(view) {
+        out.push_str("<section id=\"what-ran\"><h2>What ran</h2>\n");
+        out.push_str("<p class=\"how\">Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.</p>\n");
+        table(&mut out, &t);
+        out.push_str("</section>\n");
+    }
+
     if let Some(t) = tables::claims(view) {
         out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
         out.push_str("<p class=\"how\">A claim holds when the 95% intervals do not overlap in its favour, fails when they do not overlap against it, and is inconclusive otherwise.</p>\n");
@@ -66,6 +74,11 @@ pub fn render(view: &ReportView) -> String {
     if view.proxy.is_some() {
         sections::proxy(&mut out, view);
     }
+    out.push_str("<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">\n");
+    for (k, v) in tables::settings(view) {
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+    }
+    out.push_str("</table></section>\n");
     out.push_str(
         "<p class=\"how\">Numbers are medians over trials; ± is the half-width, relative to the median, of the \
          distribution-free 95% interval of the median (order statistics of the trials; with fewer than six trials \

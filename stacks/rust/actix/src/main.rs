@@ -185,8 +185,13 @@ fn open_sqlite(path: &str) -> rusqlite::Connection {
 fn pg_pool(url: &str) -> deadpool_postgres::Pool {
     let config: tokio_postgres::Config = url.parse().expect("DATABASE_URL");
     let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
-    // Connections open on first use; 32 like the other stacks' pools.
-    deadpool_postgres::Pool::builder(manager).max_size(32).build().expect("PostgreSQL pool")
+    // Connections open on first use, up to POOL_SIZE like every stack's pool.
+    deadpool_postgres::Pool::builder(manager).max_size(pool_size()).build().expect("PostgreSQL pool")
+}
+
+/// POOL_SIZE: the database connections this process may open (8 when unset).
+fn pool_size() -> usize {
+    std::env::var("POOL_SIZE").ok().and_then(|n| n.parse().ok()).filter(|&n| n > 0).unwrap_or(8)
 }
 
 #[actix_web::main]

@@ -203,8 +203,14 @@ fn open_db(url: &str) -> Db {
     }
     let pg: tokio_postgres::Config = url.parse().expect("DATABASE_URL");
     let mgr = deadpool_postgres::Manager::new(pg, tokio_postgres::NoTls);
-    let pool = deadpool_postgres::Pool::builder(mgr).max_size(32).build().expect("pool");
+    // Connections open on first use, up to POOL_SIZE like every stack's pool.
+    let pool = deadpool_postgres::Pool::builder(mgr).max_size(pool_size()).build().expect("pool");
     Db::Postgres(pool)
+}
+
+/// POOL_SIZE: the database connections this process may open (8 when unset).
+fn pool_size() -> usize {
+    std::env::var("POOL_SIZE").ok().and_then(|n| n.parse().ok()).filter(|&n| n > 0).unwrap_or(8)
 }
 
 fn load(dir: &str, db: Option<Db>) -> State {

@@ -18,6 +18,7 @@ import org.apache.pekko.http.scaladsl.server.Directives._
 import org.apache.pekko.http.scaladsl.server.{MalformedQueryParamRejection, Route}
 import org.msgpack.core.{MessagePack, MessageUnpacker}
 import org.msgpack.core.buffer.ArrayBufferInput
+import org.msgpack.value.{Value, ValueFactory}
 import spray.json._
 
 final case class Record(id: Long, name: String, description: String, kind: String, count: Long, createdAt: Double)
@@ -50,40 +51,67 @@ object Main {
     (MessagePack.newDefaultUnpacker(in), in)
   }
 
-  /** Decodes one encoded record (a msgpack map) into a Record with msgpack-core's unpacker. */
-  def decode(bytes: Array[Byte]): Record = {
+  private def unpacker(bytes: Array[Byte]): MessageUnpacker = {
     val (u, in) = unpackers.get()
     in.reset(bytes)
     u.reset(in)
-    locally {
-      var id, count = 0L
-      var name, description, kind = ""
-      var createdAt = 0.0
-      var i = u.unpackMapHeader()
-      while (i > 0) {
-        u.unpackString() match {
-          case "id"          => id = u.unpackLong()
-          case "name"        => name = u.unpackString()
-          case "description" => description = u.unpackString()
-          case "type"        => kind = u.unpackString()
-          case "count"       => count = u.unpackLong()
-          case "created_at"  => createdAt = u.unpackDouble()
-          case _             => u.skipValue()
-        }
-        i -= 1
-      }
-      Record(id, name, description, kind, count, createdAt)
-    }
+    u
   }
+
+  /** The default decoder: msgpack-java's generic Value tree (a map of Values), then the Record's
+    * fields looked up by key, like the other stacks' generic decoders. */
+  def decodeGeneric(bytes: Array[Byte]): Record = {
+    val m = unpacker(bytes).unpackValue().asMapValue().map()
+    def field(k: String): Value = m.get(ValueFactory.newString(k))
+    Record(
+      field("id").asIntegerValue().toLong,
+      field("name").asStringValue().asString(),
+      field("description").asStringValue().asString(),
+      field("type").asStringValue().asString(),
+      field("count").asIntegerValue().toLong,
+      field("created_at").asFloatValue().toDouble)
+  }
+
+  /** Variant `msgpack-fields`: a hand-written loop over the map's keys, no intermediate tree. */
+  def decodeFields(bytes: Array[Byte]): Record = {
+    val u = unpacker(bytes)
+    var id, count = 0L
+    var name, description, kind = ""
+    var createdAt = 0.0
+    var i = u.unpackMapHeader()
+    while (i > 0) {
+      u.unpackString() match {
+        case "id"          => id = u.unpackLong()
+        case "name"        => name = u.unpackString()
+        case "description" => description = u.unpackString()
+        case "type"        => kind = u.unpackString()
+        case "count"       => count = u.unpackLong()
+        case "created_at"  => createdAt = u.unpackDouble()
+        case _             => u.skipValue()
+      }
+      i -= 1
+    }
+    Record(id, name, description, kind, count, createdAt)
+  }
+
+  /** MSGPACK_DECODER=fields selects the hand-written decoder; anything else the generic one. */
+  val decode: Array[Byte] => Record =
+    if (sys.env.get("MSGPACK_DECODER").contains("fields")) decodeFields else decodeGeneric
 
   def main(args: Array[String]): Unit = {
     val port = sys.env("PORT").toInt
     val workers = sys.env.get("WORKERS").flatMap(_.toIntOption).getOrElse(1).max(1)
     val dataDir = Paths.get(sys.env("DATA_DIR"))
 
-    // WORKERS sizes the default dispatcher, which runs the HTTP stages and the routes.
+    // WORKERS sizes the default dispatcher, which runs the HTTP stages and the routes, and pekko's
+    // internal dispatcher (its own actors), which would otherwise have up to 64 threads.
     val config = ConfigFactory.parseString(
       s"""pekko.actor.default-dispatcher.fork-join-executor {
+         |  parallelism-min = $workers
+         |  parallelism-max = $workers
+         |  parallelism-factor = 1.0
+         |}
+         |pekko.actor.internal-dispatcher.fork-join-executor {
          |  parallelism-min = $workers
          |  parallelism-max = $workers
          |  parallelism-factor = 1.0
@@ -164,7 +192,9 @@ object Main {
 
 /** The product table through a HikariCP pool; JDBC blocks, so queries run on their own thread pool. */
 final class Products(url: String) {
-  private val poolSize = 32
+  // POOL_SIZE connections (8 when unset), like every stack's pool; the executor that waits on them
+  // has as many threads.
+  private val poolSize = sys.env.get("POOL_SIZE").flatMap(_.toIntOption).filter(_ > 0).getOrElse(8)
   private val ds = {
     val c = new HikariConfig()
     if (url.startsWith("sqlite://")) {

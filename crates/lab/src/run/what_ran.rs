@@ -1,0 +1,31 @@
+//! What ran, per stack variant of a run: the manifest's profile, the WORKERS values and POOL_SIZE
+//! the cells used, and the versions the stack's last setup recorded.
+
+use crate::run::cells::Cell;
+use crate::stacks::versions;
+use bakeoff_model::profile::WhatRan;
+use std::path::Path;
+
+/// One record per stack variant, in the cells' order.
+pub fn what_ran(project_root: &Path, cells: &[Cell<'_>], pool_size: u32) -> Vec<WhatRan> {
+    let mut out: Vec<WhatRan> = Vec::new();
+    for cell in cells {
+        let (stack, variant) = (cell.stack, cell.variant);
+        match out.iter_mut().find(|w| w.stack == stack.name && w.variant == variant.name) {
+            Some(w) if !w.workers.contains(&cell.workers) => w.workers.push(cell.workers),
+            Some(_) => {}
+            None => out.push(WhatRan {
+                stack: stack.name.clone(),
+                variant: variant.name.clone(),
+                runtime: stack.runtime.clone(),
+                framework: stack.framework.clone(),
+                server: stack.server.clone(),
+                profile: stack.profile.clone(),
+                workers: vec![cell.workers],
+                pool_size,
+                components: versions::read(project_root, &stack.name),
+            }),
+        }
+    }
+    out
+}
