@@ -22,6 +22,7 @@ pub enum Metric {
     MaxUs,
     MeanUs,
     Tm999Us,
+    StddevUs,
     ErrorPercent,
     ServerCpuPercent,
     CpuUsPerRequest,
@@ -33,7 +34,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 18] = [
+    pub const ALL: [Metric; 19] = [
         Metric::RequestsPerSec,
         Metric::MibPerSec,
         Metric::P50Us,
@@ -44,6 +45,7 @@ impl Metric {
         Metric::MaxUs,
         Metric::MeanUs,
         Metric::Tm999Us,
+        Metric::StddevUs,
         Metric::ErrorPercent,
         Metric::ServerCpuPercent,
         Metric::CpuUsPerRequest,
@@ -68,6 +70,7 @@ impl Metric {
             Metric::MaxUs => "max_us",
             Metric::MeanUs => "mean_us",
             Metric::Tm999Us => "tm999_us",
+            Metric::StddevUs => "stddev_us",
             Metric::ErrorPercent => "error_percent",
             Metric::ServerCpuPercent => "server_cpu_percent",
             Metric::CpuUsPerRequest => "cpu_us_per_request",
@@ -92,6 +95,7 @@ impl Metric {
             Metric::MaxUs => "max",
             Metric::MeanUs => "mean",
             Metric::Tm999Us => "tm99.9",
+            Metric::StddevUs => "stddev",
             Metric::ErrorPercent => "errors %",
             Metric::ServerCpuPercent => "server CPU %",
             Metric::CpuUsPerRequest => "CPU us/req",
@@ -124,6 +128,7 @@ impl Metric {
             Metric::MaxUs => l.max_us,
             Metric::MeanUs => l.mean_us,
             Metric::Tm999Us => l.tm999_us,
+            Metric::StddevUs => l.stddev_us,
             Metric::ErrorPercent => {
                 if attempts == 0 {
                     0.0
