@@ -41,7 +41,9 @@ fn layout(t: &TableComparison, cell: impl Fn(Unit, &FigureComparison) -> String)
 fn here(t: &TableComparison) -> Table {
     layout(t, |u, f| match f.here {
         Some((m, lo, hi)) => {
-            if lo.is_finite() && hi.is_finite() && hi > lo {
+            if lo.is_finite() && hi == f64::INFINITY {
+                format!("{} ({}–∞)", value(m, u), value(lo, u))
+            } else if lo.is_finite() && hi.is_finite() && hi > lo {
                 format!("{} ({}–{})", value(m, u), value(lo, u), value(hi, u))
             } else {
                 value(m, u)

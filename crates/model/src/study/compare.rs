@@ -91,7 +91,8 @@ fn measured(f: &Figure, summaries: &[CellSummary], server_cpus: u32) -> Option<(
     let (cell, metric) = (f.cell.as_ref()?, f.metric?);
     let e = cell.find(summaries, server_cpus)?.get(metric);
     let (m, a, b) = (f.unit.convert(metric, e.median)?, f.unit.convert(metric, e.ci_low)?, f.unit.convert(metric, e.ci_high)?);
-    Some(if f.unit.inverts() { (m, b, a) } else { (m, a, b) })
+    // An interval reaching zero or below (few noisy trials) leaves an inverted unit unbounded above.
+    Some(if f.unit.inverts() { (m, b, if e.ci_low > 0.0 { a } else { f64::INFINITY }) } else { (m, a, b) })
 }
 
 /// The figure of the reference stack in the same column: with the same worker count where there is one.

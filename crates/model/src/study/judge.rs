@@ -238,8 +238,10 @@ fn ratio(a: Estimate, b: Estimate) -> (f64, f64, f64) {
 }
 
 fn ratio_of(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
+    // The metrics compared are positive: an interval reaching below zero (two noisy trials) bounds
+    // the ratio by 0 below and leaves it unbounded above.
     let high = if b.1 > 0.0 { a.2 / b.1 } else { f64::INFINITY };
-    (a.0 / b.0, a.1 / b.2, high)
+    (a.0 / b.0, (a.1 / b.2).max(0.0), high)
 }
 
 /// The geometric mean of ratios, its interval the geometric means of their bounds.
