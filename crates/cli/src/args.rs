@@ -44,6 +44,8 @@ pub enum Command {
     Fixtures(FixturesArgs),
     /// List stacks, their scenarios and whether their toolchain is present
     Stacks(StacksArgs),
+    /// List the study files, each with its cells, trials and estimated time on this machine
+    Studies(StudiesArgs),
     /// Install and build stacks (cached: redone only when their files change)
     Setup(SetupArgs),
     /// Start stacks and check every scenario contract, without measuring
@@ -67,6 +69,15 @@ pub struct CommonArgs {
 
 #[derive(Args)]
 pub struct StacksArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Print a Markdown table (as in the README)
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+#[derive(Args)]
+pub struct StudiesArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Print a Markdown table (as in the README)

@@ -23,6 +23,7 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Load(a) => bakeoff_cli::load::run_cli(&a),
         args::Command::Fixtures(a) => commands::fixtures::run(&a),
         args::Command::Stacks(a) => commands::stacks::run(&a),
+        args::Command::Studies(a) => commands::studies::run(&a),
         args::Command::Setup(a) => commands::setup::run(&a),
         args::Command::Verify(a) => commands::verify::run(&a),
         args::Command::Run(a) => commands::run::run(&a),

@@ -61,6 +61,33 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<Fit> {
     Some(Fit { slope, intercept: my - slope * mx, r2, span: hi - lo })
 }
 
+/// A fitted slope with its 95% interval from the fit's standard error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlopeInterval {
+    pub slope: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The x range fitted over (minutes for memory series).
+    pub span: f64,
+}
+
+/// The least-squares slope and its 95% interval; None with fewer than 8 points (too few for the
+/// interval to mean anything) or no spread in x.
+pub fn slope_interval(points: &[(f64, f64)]) -> Option<SlopeInterval> {
+    if points.len() < 8 {
+        return None;
+    }
+    let fit = least_squares(points)?;
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let residual: f64 = points.iter().map(|p| (p.1 - fit.intercept - fit.slope * p.0).powi(2)).sum();
+    let se = (residual / (n - 2.0) / sxx).sqrt();
+    // Student's t for 6 to 29 degrees of freedom is at most 2.45; 1.96 from 30 on.
+    let t = if n - 2.0 >= 30.0 { 1.96 } else { 2.45 };
+    Some(SlopeInterval { slope: fit.slope, low: fit.slope - t * se, high: fit.slope + t * se, span: fit.span })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub enum Metric {
     MaxUs,
     MeanUs,
     Tm999Us,
+    StddevUs,
     ErrorPercent,
     ServerCpuPercent,
     CpuUsPerRequest,
@@ -39,7 +40,7 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 21] = [
+    pub const ALL: [Metric; 22] = [
         Metric::RequestsPerSec,
         Metric::MibPerSec,
         Metric::P50Us,
@@ -50,6 +51,7 @@ impl Metric {
         Metric::MaxUs,
         Metric::MeanUs,
         Metric::Tm999Us,
+        Metric::StddevUs,
         Metric::ErrorPercent,
         Metric::ServerCpuPercent,
         Metric::CpuUsPerRequest,
@@ -77,6 +79,7 @@ impl Metric {
             Metric::MaxUs => "max_us",
             Metric::MeanUs => "mean_us",
             Metric::Tm999Us => "tm999_us",
+            Metric::StddevUs => "stddev_us",
             Metric::ErrorPercent => "error_percent",
             Metric::ServerCpuPercent => "server_cpu_percent",
             Metric::CpuUsPerRequest => "cpu_us_per_request",
@@ -104,6 +107,7 @@ impl Metric {
             Metric::MaxUs => "max",
             Metric::MeanUs => "mean",
             Metric::Tm999Us => "tm99.9",
+            Metric::StddevUs => "stddev",
             Metric::ErrorPercent => "errors %",
             Metric::ServerCpuPercent => "server CPU %",
             Metric::CpuUsPerRequest => "CPU us/req",
@@ -139,6 +143,7 @@ impl Metric {
             Metric::MaxUs => l.max_us,
             Metric::MeanUs => l.mean_us,
             Metric::Tm999Us => l.tm999_us,
+            Metric::StddevUs => l.stddev_us,
             Metric::ErrorPercent => {
                 if attempts == 0 {
                     0.0

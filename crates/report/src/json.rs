@@ -10,7 +10,7 @@ use bakeoff_model::RunStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const JSON_VERSION: u32 = 1;
+pub const JSON_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -23,6 +23,9 @@ struct Document<'a> {
     verifications: &'a [VerifyReport],
     /// The study's claims, each with verdict held / failed / inconclusive / not measured.
     claims: &'a [bakeoff_model::study::ClaimResult],
+    /// The article's tables beside this run's, normalised to its reference stack (studies of an article).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    article: Option<&'a bakeoff_model::study::ArticleComparison>,
     cells: Vec<Cell<'a>>,
     relative: BTreeMap<&'a str, Vec<Relative<'a>>>,
     proxy: Option<Proxy<'a>>,
@@ -199,6 +202,7 @@ pub fn render(view: &ReportView) -> String {
         finished_at: d.finished_at.as_deref(),
         verifications: &d.verifications,
         claims: &view.claims,
+        article: view.article.as_ref(),
         cells,
         relative,
         proxy,

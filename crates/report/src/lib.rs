@@ -2,6 +2,7 @@
 //! self-contained HTML file. Every format reads the same derived view (`view::ReportView`), built once
 //! from the store's `RunData` and the lab's trial summaries.
 
+pub mod article;
 pub mod ceiling;
 pub mod compare;
 pub mod csv;

@@ -1,6 +1,7 @@
 //! The Markdown report: the text report's tables as GitHub pipe tables, for pasting into an article
 //! or an issue.
 
+use crate::article;
 use crate::tables::{self, Table};
 use crate::view::ReportView;
 use std::fmt::Write;
@@ -10,6 +11,20 @@ pub fn render(view: &ReportView) -> String {
     out.push_str("| | |\n|---|---|\n");
     for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "| {k} | {} |", cell(&v));
+    }
+    if let Some(a) = &view.article {
+        let _ = writeln!(out, "\n## The article vs this machine: {}\n\nThe article: {}\n", cell(&a.title), cell(&a.setup));
+        for n in &a.notes {
+            let _ = writeln!(out, "- Differs here: {}", cell(n));
+        }
+        for t in article::tables(a) {
+            let _ = writeln!(out, "\n### {}\n\nThe article:\n", cell(&t.title));
+            table(&mut out, &t.article);
+            out.push_str("\nThis machine, median (95% interval):\n\n");
+            table(&mut out, &t.here);
+            let _ = writeln!(out, "\nNormalised to `{}`, article → here:\n", a.reference);
+            table(&mut out, &t.normalised);
+        }
     }
     if let Some(t) = tables::claims(view) {
         out.push_str("\n## The study's claims on this machine\n\n");

@@ -62,7 +62,8 @@ pub fn metric_value(m: Metric, v: f64) -> String {
         | Metric::P9999Us
         | Metric::MaxUs
         | Metric::MeanUs
-        | Metric::Tm999Us => latency(v),
+        | Metric::Tm999Us
+        | Metric::StddevUs => latency(v),
         Metric::RequestsPerSec => grouped(v),
         Metric::ErrorPercent => format!("{v:.2}%"),
         Metric::ServerCpuPercent | Metric::ClientCpuPercent => format!("{v:.0}%"),

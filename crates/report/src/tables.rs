@@ -1,7 +1,7 @@
 //! The tables shared by the text, Markdown and HTML formats, as plain rows of strings: what each table
 //! says is decided here once, and each format only lays it out.
 
-use crate::numbers::{estimate, grouped, latency, metric_value, mib};
+use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3};
 use crate::overhead::STATS;
 use crate::view::{ReportView, ScenarioView};
 use bakeoff_model::results::Verdict;
@@ -166,20 +166,26 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
     t
 }
 
-/// The study's claims and whether each held on this machine; None when the study has none.
+/// The study's claims and whether each held on this machine, with the value measured and its 95%
+/// interval beside what the claim allows; None when the study has none.
 pub fn claims(view: &ReportView) -> Option<Table> {
     if view.claims.is_empty() {
         return None;
     }
-    let mut t = Table::new(&["claim", "verdict", "measured"]);
+    let mut t = Table::new(&["claim", "verdict", "measured (95% interval)", "claim allows", "cells compared"]);
     for c in &view.claims {
         let verdict = match c.verdict {
             ClaimVerdict::Held => "held",
             ClaimVerdict::Failed => "FAILED",
-            ClaimVerdict::Inconclusive => "inconclusive (intervals overlap)",
+            ClaimVerdict::Inconclusive => "inconclusive",
             ClaimVerdict::NotMeasured => "not measured",
+            ClaimVerdict::NotTestable => "not testable here",
         };
-        t.rows.push(vec![c.claim.statement.clone(), verdict.into(), c.detail.clone()]);
+        let (measured, allows) = match &c.measured {
+            Some(m) => (format!("{}: {} ({}–{})", m.quantity, sig3(m.value), sig3(m.low), sig3(m.high)), m.expected.clone()),
+            None => ("–".into(), "–".into()),
+        };
+        t.rows.push(vec![c.claim.statement.clone(), verdict.into(), measured, allows, c.detail.clone()]);
     }
     Some(t)
 }

@@ -1,6 +1,7 @@
 //! The terminal report: provenance, then per scenario an aligned table with warnings as numbered
 //! notes under it, the proxy study, and verification problems.
 
+use crate::article;
 use crate::tables::{self, Table};
 use crate::view::ReportView;
 use std::fmt::Write;
@@ -9,6 +10,21 @@ pub fn render(view: &ReportView) -> String {
     let mut out = String::new();
     for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "{k:>10}: {v}");
+    }
+    if let Some(a) = &view.article {
+        let _ = writeln!(out, "\n== the article vs this machine: {} ==", a.title);
+        let _ = writeln!(out, "the article: {}", a.setup);
+        for n in &a.notes {
+            let _ = writeln!(out, "  differs here: {n}");
+        }
+        for t in article::tables(a) {
+            let _ = writeln!(out, "\n-- {}: the article --", t.title);
+            layout(&mut out, &t.article);
+            let _ = writeln!(out, "\n-- {}: this machine, median (95% interval) --", t.title);
+            layout(&mut out, &t.here);
+            let _ = writeln!(out, "\n-- {}: normalised to {}, article → here --", t.title, a.reference);
+            layout(&mut out, &t.normalised);
+        }
     }
     if let Some(t) = tables::claims(view) {
         let _ = writeln!(out, "\n== the study's claims on this machine ==");

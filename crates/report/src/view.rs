@@ -9,7 +9,7 @@ use bakeoff_model::goal::PrimaryMetric;
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::study::{judge, Claim, ClaimResult};
+use bakeoff_model::study::{claims_from_stored, compare, judge, Article, ArticleComparison, ClaimResult, Evidence};
 use bakeoff_model::summary::{summarize_with, CellSummary, Policy};
 
 pub struct ReportView<'a> {
@@ -25,6 +25,8 @@ pub struct ReportView<'a> {
     pub stacks: Vec<String>,
     /// The study's claims (stored with the run's settings), judged on this run's summaries.
     pub claims: Vec<ClaimResult>,
+    /// The article the study reproduces beside this run's figures, when the study has one.
+    pub article: Option<ArticleComparison>,
     /// The primary metric cells are ranked by, and the precision target if any.
     pub policy: Policy,
     pub noise: NoiseView,
@@ -72,13 +74,20 @@ impl<'a> ReportView<'a> {
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
         stacks.dedup();
-        let claims: Vec<Claim> =
-            data.run.settings.pointer("/study/claims").and_then(|c| serde_json::from_value(c.clone()).ok()).unwrap_or_default();
+        let settings = &data.run.settings;
+        let claims = settings.pointer("/study/claims").map(claims_from_stored).unwrap_or_default();
+        // "all" workers resolved to the run's server CPUs.
+        let server_cpus = settings.pointer("/load/server_cpus").and_then(|c| c.as_array()).map_or(1, |c| c.len().max(1) as u32);
+        let memory = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(crate::memory::rss_points).collect();
+        let claims = judge(&claims, &Evidence { summaries: &cells, memory: &memory, server_cpus });
+        let article: Option<Article> = settings.pointer("/study/article").and_then(|a| serde_json::from_value(a.clone()).ok());
+        let article = article.map(|a| compare(&a, &cells, server_cpus, claims.clone()));
         ReportView {
             noise: noise_view(&data.trials),
             precision: precision_view(&policy, min_trials, &cells, &data.trials),
             policy,
-            claims: judge(&claims, &cells),
+            claims,
+            article,
             memory: memory_series(&data.trials),
             proxy: proxy::proxy_view(&data.trials, &cells),
             cells,

@@ -88,8 +88,11 @@ fn a_stored_run_renders_as_the_run_handed_over() {
 fn every_printed_metric_name_is_accepted_by_a_claim() {
     let d = synthetic::run_data();
     let claim = |metric: &str| {
-        let toml = format!("statement = \"s\"\nscenario = \"hello\"\nfaster = \"a\"\nslower = \"b\"\nmetric = \"{metric}\"\n");
-        toml::from_str::<bakeoff_model::study::Claim>(&toml).map(|c| c.metric)
+        let toml = format!("statement = \"s\"\ncheck = {{ kind = \"ratio\", a = \"a\", b = \"b\", scenario = \"hello\", metric = \"{metric}\", range = [1.0, 2.0] }}\n");
+        toml::from_str::<bakeoff_model::study::Claim>(&toml).map(|c| match c.check {
+            bakeoff_model::study::Check::Ratio { metric, .. } => metric,
+            _ => None,
+        })
     };
     let csv = render(&d, Format::Csv);
     let header = csv.lines().next().unwrap();
@@ -115,7 +118,19 @@ fn reports_say_what_matters() {
     assert!(text.contains("latency overhead over the baseline"));
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     assert_eq!(json["format"], "bakeoff-report");
-    assert_eq!(json["version"], 1);
+    assert_eq!(json["version"], 2);
+    // The article beside this run: its table, ours in the same layout, both relative to its reference.
+    assert!(text.contains("== the article vs this machine: Python vs Rust =="), "{text}");
+    assert!(text.contains("differs here: The article had 4 cores; here 2."));
+    assert!(text.contains("128,748") && text.contains("normalised to python-flask"), "{text}");
+    let article = &json["article"]["tables"][0]["rows"][0]["cells"][0];
+    assert!((article["article_normalised"].as_f64().unwrap() - 128747.61 / 21095.92).abs() < 1e-9, "{article}");
+    assert!(article["here_normalised"].as_f64().unwrap() > 1.0, "Rust serves hello faster than Python here too: {article}");
+    // Every claim has a verdict: the old format still reads, the typed kinds judge, and the untestable one says why.
+    let verdicts: Vec<&str> = json["claims"].as_array().unwrap().iter().map(|c| c["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts.len(), 7, "{verdicts:?}");
+    assert_eq!(verdicts[6], "not_testable");
+    assert!(text.contains("not testable here") && text.contains("one power state here"));
     let growing: Vec<_> = json["cells"]
         .as_array()
         .unwrap()

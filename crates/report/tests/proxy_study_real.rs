@@ -44,6 +44,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         ramp: Some("400:400:1s:800".parse().unwrap()),
         max_throughput: true,
         ceiling: false,
+        conn_ladder: None,
         requests_per_conn: Some(50),
         timeout: Duration::from_secs(5),
         trials: 1,

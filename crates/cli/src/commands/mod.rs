@@ -7,4 +7,5 @@ pub mod run;
 pub mod runs;
 pub mod setup;
 pub mod stacks;
+pub mod studies;
 pub mod verify;

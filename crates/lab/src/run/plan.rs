@@ -101,6 +101,7 @@ pub fn default_settings() -> LoadSettings {
         ramp: None,
         max_throughput: false,
         ceiling: true,
+        conn_ladder: None,
         requests_per_conn: None,
         timeout: Duration::from_secs(10),
         trials: 3,
@@ -125,7 +126,11 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let scenarios = if req.selection.scenarios.is_empty() { study.scenarios.clone() } else { req.selection.scenarios.clone() };
     let variants = pick(&req.selection.variants, &study.variants);
     // --workers applies to every stack; without it the study's counts (and its per-stack ones).
-    let workers = if req.selection.workers.is_empty() { study.worker_counts() } else { WorkerCounts::same(&req.selection.workers) };
+    let workers = if req.selection.workers.is_empty() {
+        study.worker_counts(settings.server_cpus.len() as u32)
+    } else {
+        WorkerCounts::same(&req.selection.workers)
+    };
     let plan = RunPlan {
         root: req.root,
         study,
@@ -195,6 +200,10 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
     s.pool_size = o.pool_size.or(study.pool_size).unwrap_or(s.pool_size);
+    // A rate or ramp given as a flag replaces the study's concurrency sweep.
+    if o.rate.is_none() && o.ramp.is_none() {
+        s.conn_ladder = study.conn_ladder.clone();
+    }
     s.max_throughput = o.max_throughput || study.max_throughput;
     s.ceiling = !o.no_ceiling;
     s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);

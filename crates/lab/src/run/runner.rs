@@ -40,6 +40,8 @@ pub struct LoadSettings {
     pub max_throughput: bool,
     /// Measure the store ceiling of the data scenarios (products, document).
     pub ceiling: bool,
+    /// Concurrency sweep: one measured step per connection count, each `duration` long.
+    pub conn_ladder: Option<Vec<u32>>,
     pub requests_per_conn: Option<u64>,
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
@@ -413,6 +415,9 @@ impl<'a> Lab<'a> {
                 return Err(LabError::Selection("`--ramp auto` is calibrated before any cell is measured; this is a bug".into()))
             }
             None => {}
+        }
+        if let Some(l) = &s.conn_ladder {
+            b = b.conn_ladder(l.clone());
         }
         if let Some(k) = s.requests_per_conn {
             b = b.requests_per_conn(k);

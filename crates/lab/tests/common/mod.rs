@@ -45,6 +45,7 @@ pub fn quick_settings() -> LoadSettings {
         ramp: None,
         max_throughput: false,
         ceiling: false,
+        conn_ladder: None,
         requests_per_conn: None,
         timeout: Duration::from_secs(5),
         trials: 1,

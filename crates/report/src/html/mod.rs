@@ -51,9 +51,12 @@ pub fn render(view: &ReportView) -> String {
         out.push_str("</section>\n");
     }
 
+    if let Some(a) = &view.article {
+        article_section(&mut out, a);
+    }
     if let Some(t) = tables::claims(view) {
         out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
-        out.push_str("<p class=\"how\">A claim holds when the 95% intervals do not overlap in its favour, fails when they do not overlap against it, and is inconclusive otherwise.</p>\n");
+        out.push_str("<p class=\"how\">Each claim measures one value with a 95% interval (a ratio's interval spans both cells' intervals). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, or when a cell has a single trial.</p>\n");
         table(&mut out, &t);
         out.push_str("</section>\n");
     }
@@ -88,6 +91,29 @@ pub fn render(view: &ReportView) -> String {
     );
     out.push_str("</body></html>\n");
     out
+}
+
+/// The article's tables beside this machine's, and where the setups differ.
+fn article_section(out: &mut String, a: &bakeoff_model::study::ArticleComparison) {
+    let _ = writeln!(out, "<section id=\"article\"><h2>The article vs this machine: {}</h2>", esc(&a.title));
+    let _ = writeln!(out, "<p class=\"how\">The article: {}</p>", esc(&a.setup));
+    if !a.notes.is_empty() {
+        out.push_str("<p class=\"how\">Where this setup differs:</p><ul class=\"notes\">\n");
+        for n in &a.notes {
+            let _ = writeln!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul>\n");
+    }
+    for t in crate::article::tables(a) {
+        let _ = writeln!(out, "<h3>{}</h3><div class=\"charts\"><div><p class=\"how\">The article</p>", esc(&t.title));
+        table(out, &t.article);
+        out.push_str("</div><div><p class=\"how\">This machine, median (95% interval)</p>");
+        table(out, &t.here);
+        let _ = write!(out, "</div><div><p class=\"how\">Normalised to {}, article → here</p>", esc(&a.reference));
+        table(out, &t.normalised);
+        out.push_str("</div></div>\n");
+    }
+    out.push_str("</section>\n");
 }
 
 pub fn esc(s: &str) -> String {

@@ -1,0 +1,220 @@
+//! Judging each kind of claim on synthetic summaries: held, failed and inconclusive, including the
+//! cases a single trial or a short measurement cannot decide.
+
+use super::*;
+use crate::results::CellKey;
+use crate::summary::{CellSummary, Estimate, Metric};
+use std::collections::BTreeMap;
+
+fn est(median: f64, half: f64, trials: u32) -> Estimate {
+    Estimate { median, ci_low: median - half, ci_high: median + half, trials, confidence: 0.95 }
+}
+
+/// A cell-step whose every metric is `est(v, half, trials)` with `v` from `values` (else 1).
+fn cell(stack: &str, scenario: &str, workers: u32, step_label: &str, values: &[(Metric, f64, f64)], trials: u32) -> CellSummary {
+    let metrics: BTreeMap<Metric, Estimate> = Metric::ALL
+        .iter()
+        .map(|&m| {
+            let (v, h) = values.iter().find(|x| x.0 == m).map(|x| (x.1, x.2)).unwrap_or((1.0, 0.0));
+            (m, est(v, h, trials))
+        })
+        .collect();
+    let key = CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "default".into(), workers, twin: false };
+    CellSummary {
+        cell: key,
+        step: 0,
+        step_label: step_label.into(),
+        target_rate: None,
+        metrics,
+        rps_spread: 0.0,
+        disagree: false,
+        warnings: vec![],
+    }
+}
+
+fn rps(stack: &str, scenario: &str, v: f64, half: f64, trials: u32) -> CellSummary {
+    cell(stack, scenario, 1, "main", &[(Metric::RequestsPerSec, v, half)], trials)
+}
+
+fn claim(toml_check: &str) -> Claim {
+    toml::from_str(&format!("statement = \"s\"\ncheck = {toml_check}\n")).unwrap()
+}
+
+fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
+    let none = |_: &CellKey| vec![];
+    judge(std::slice::from_ref(c), &Evidence { summaries, memory: &none, server_cpus: 1 }).remove(0)
+}
+
+#[test]
+fn ratio_held_failed_and_inconclusive_by_where_the_interval_lies() {
+    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#);
+    let held = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 3)]);
+    assert_eq!(held.verdict, ClaimVerdict::Held, "{held:?}");
+    let m = held.measured.unwrap();
+    assert!((m.value - 5.0).abs() < 1e-9 && (m.low - 4900.0 / 1050.0).abs() < 1e-9 && (m.high - 5100.0 / 950.0).abs() < 1e-9);
+    let failed = verdict_of(&c, &[rps("go", "hello", 10000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 3)]);
+    assert_eq!(failed.verdict, ClaimVerdict::Failed);
+    // 7.6 to 8.4 straddles the upper bound.
+    let open = verdict_of(&c, &[rps("go", "hello", 8000.0, 200.0, 3), rps("py", "hello", 1000.0, 25.0, 3)]);
+    assert_eq!(open.verdict, ClaimVerdict::Inconclusive);
+}
+
+#[test]
+fn a_single_trial_never_decides() {
+    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#);
+    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 0.0, 1), rps("py", "hello", 1000.0, 0.0, 1)]);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("1 trial"), "{}", r.detail);
+    let f = claim(r#"{ kind = "faster", faster = "rust", slower = "py", scenario = "proxy" }"#);
+    let r = verdict_of(&f, &[rps("rust", "proxy", 14853.0, 0.0, 1), rps("py", "proxy", 14000.0, 0.0, 1)]);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive, "one trial at a ratio of 1.06 decides nothing");
+}
+
+#[test]
+fn faster_honours_by_percent_and_lower_is_better_metrics() {
+    let c = claim(r#"{ kind = "faster", faster = "a", slower = "b", scenario = "hello", by_percent = 20.0 }"#);
+    let r = verdict_of(&c, &[rps("a", "hello", 1300.0, 10.0, 3), rps("b", "hello", 1000.0, 10.0, 3)]);
+    assert_eq!(r.verdict, ClaimVerdict::Held);
+    let r = verdict_of(&c, &[rps("a", "hello", 1100.0, 10.0, 3), rps("b", "hello", 1000.0, 10.0, 3)]);
+    assert_eq!(r.verdict, ClaimVerdict::Failed, "10% is not the 20% claimed");
+    let p = claim(r#"{ kind = "faster", faster = "a", slower = "b", scenario = "hello", metric = "p99_us" }"#);
+    let lat = |s: &str, v: f64| cell(s, "hello", 1, "main", &[(Metric::P99Us, v, 5.0)], 3);
+    assert_eq!(verdict_of(&p, &[lat("a", 100.0), lat("b", 200.0)]).verdict, ClaimVerdict::Held);
+    assert_eq!(verdict_of(&p, &[lat("a", 300.0), lat("b", 200.0)]).verdict, ClaimVerdict::Failed);
+}
+
+#[test]
+fn geomean_over_scenarios() {
+    let c = claim(r#"{ kind = "geomean", a = "rust", b = "go", scenarios = ["hello", "json"], range = [1.5, 2.5] }"#);
+    // Ratios 1 and 4: geometric mean 2.
+    let s = [
+        rps("rust", "hello", 100.0, 1.0, 3),
+        rps("go", "hello", 100.0, 1.0, 3),
+        rps("rust", "json", 400.0, 1.0, 3),
+        rps("go", "json", 100.0, 1.0, 3),
+    ];
+    let r = verdict_of(&c, &s);
+    assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
+    assert!((r.measured.unwrap().value - 2.0).abs() < 1e-9);
+    let s = [
+        rps("rust", "hello", 100.0, 1.0, 3),
+        rps("go", "hello", 100.0, 1.0, 3),
+        rps("rust", "json", 100.0, 1.0, 3),
+        rps("go", "json", 100.0, 1.0, 3),
+    ];
+    assert_eq!(verdict_of(&c, &s).verdict, ClaimVerdict::Failed);
+    assert_eq!(verdict_of(&c, &s[..2]).verdict, ClaimVerdict::NotMeasured, "json was not measured");
+}
+
+#[test]
+fn memory_ordering() {
+    let c = claim(r#"{ kind = "memory", less = "py", more = "go", scenario = "products" }"#);
+    let mem = |s: &str, v: f64| cell(s, "products", 1, "main", &[(Metric::PeakRssMib, v, 2.0)], 3);
+    assert_eq!(verdict_of(&c, &[mem("py", 48.0), mem("go", 66.0)]).verdict, ClaimVerdict::Held);
+    assert_eq!(verdict_of(&c, &[mem("py", 80.0), mem("go", 66.0)]).verdict, ClaimVerdict::Failed);
+    assert_eq!(verdict_of(&c, &[mem("py", 65.0), mem("go", 66.0)]).verdict, ClaimVerdict::Inconclusive);
+}
+
+#[test]
+fn memory_trend_needs_a_soak_and_reads_the_slope_interval() {
+    let grows = claim(r#"{ kind = "memory_trend", cell = "go", scenario = "products", trend = "grows" }"#);
+    let bounded = claim(r#"{ kind = "memory_trend", cell = "go", scenario = "products", trend = "bounded" }"#);
+    let s = [rps("go", "products", 1000.0, 10.0, 1)];
+    let judge_with = |c: &Claim, series: Vec<(f64, f64)>| {
+        let mem = move |_: &CellKey| vec![series.clone()];
+        judge(std::slice::from_ref(c), &Evidence { summaries: &s, memory: &mem, server_cpus: 1 }).remove(0)
+    };
+    // Four minutes at 4 samples/s: 20 MiB/min with a little noise, and a flat line.
+    let leak: Vec<(f64, f64)> = (0..960).map(|i| (i as f64 / 240.0, 50.0 + 20.0 * i as f64 / 240.0 + (i % 3) as f64 * 0.1)).collect();
+    let flat: Vec<(f64, f64)> = (0..960).map(|i| (i as f64 / 240.0, 50.0 + (i % 3) as f64 * 0.1)).collect();
+    assert_eq!(judge_with(&grows, leak.clone()).verdict, ClaimVerdict::Held);
+    assert_eq!(judge_with(&bounded, leak).verdict, ClaimVerdict::Failed);
+    assert_eq!(judge_with(&grows, flat.clone()).verdict, ClaimVerdict::Failed);
+    assert_eq!(judge_with(&bounded, flat).verdict, ClaimVerdict::Held);
+    // Five seconds decide nothing, however steep.
+    let short: Vec<(f64, f64)> = (0..20).map(|i| (i as f64 / 240.0, 50.0 + i as f64)).collect();
+    let r = judge_with(&grows, short);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("needs 1 min"), "{}", r.detail);
+}
+
+#[test]
+fn scaling_efficiency_and_a_machine_with_one_server_cpu() {
+    let c = claim(r#"{ kind = "scaling", cell = "go", scenario = "products", efficiency = [0.6, 0.9] }"#);
+    let s = [
+        cell("go", "products", 1, "main", &[(Metric::RequestsPerSec, 1000.0, 10.0)], 3),
+        cell("go", "products", 4, "main", &[(Metric::RequestsPerSec, 3000.0, 10.0)], 3),
+    ];
+    let at = |cpus: u32| {
+        let none = |_: &CellKey| vec![];
+        judge(std::slice::from_ref(&c), &Evidence { summaries: &s, memory: &none, server_cpus: cpus }).remove(0)
+    };
+    let r = at(4);
+    assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
+    assert!((r.measured.unwrap().value - 0.75).abs() < 1e-9);
+    let one = at(1);
+    assert_eq!(one.verdict, ClaimVerdict::Inconclusive);
+    assert!(one.detail.contains("nothing to scale"), "{}", one.detail);
+}
+
+#[test]
+fn spread_by_stddev_and_by_tail_ratio() {
+    let c = claim(r#"{ kind = "spread", steadier = "rust", noisier = "go", scenario = "proxy", measure = "stddev" }"#);
+    let sd = |s: &str, v: f64| cell(s, "proxy", 1, "main", &[(Metric::StddevUs, v, 5.0)], 3);
+    assert_eq!(verdict_of(&c, &[sd("rust", 50.0), sd("go", 400.0)]).verdict, ClaimVerdict::Held);
+    assert_eq!(verdict_of(&c, &[sd("rust", 400.0), sd("go", 50.0)]).verdict, ClaimVerdict::Failed);
+    let t = claim(r#"{ kind = "spread", steadier = "rust", noisier = "py", scenario = "proxy", measure = "tail_ratio" }"#);
+    let tail = |s: &str, p50: f64, p9999: f64| cell(s, "proxy", 1, "main", &[(Metric::P50Us, p50, 1.0), (Metric::P9999Us, p9999, 10.0)], 3);
+    // rust: 1000/100 = 10; py: 20000/200 = 100.
+    let r = verdict_of(&t, &[tail("rust", 100.0, 1000.0), tail("py", 200.0, 20000.0)]);
+    assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
+}
+
+#[test]
+fn untestable_and_unmeasured_claims_say_so() {
+    let c: Claim =
+        toml::from_str("statement = \"s\"\ntestable = false\nwhy = \"no laptop charger here\"\ncheck = { kind = \"qualitative\" }\n")
+            .unwrap();
+    let r = verdict_of(&c, &[]);
+    assert_eq!((r.verdict, r.detail.as_str()), (ClaimVerdict::NotTestable, "no laptop charger here"));
+    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [1.0, 2.0] }"#);
+    assert_eq!(verdict_of(&c, &[rps("go", "hello", 1.0, 0.1, 3)]).verdict, ClaimVerdict::NotMeasured);
+}
+
+#[test]
+fn cells_pick_their_step_variant_and_workers() {
+    let c = claim(
+        r#"{ kind = "ratio", a = { stack = "go", step = "max" }, b = { stack = "go", step = 0 }, scenario = "proxy", range = [1.5, 2.5] }"#,
+    );
+    let mut first = rps("go", "proxy", 1000.0, 10.0, 3);
+    first.step_label = "rate 1000/s".into();
+    let mut max = rps("go", "proxy", 2000.0, 10.0, 3);
+    (max.step, max.step_label) = (1, "max".into());
+    assert_eq!(verdict_of(&c, &[first, max]).verdict, ClaimVerdict::Held);
+}
+
+#[test]
+fn claims_of_runs_stored_before_kinds_still_read() {
+    let old = serde_json::json!([{ "statement": "Go beats Python", "scenario": "hello", "faster": "go", "slower": "py", "metric": null, "by_percent": 0.0 }]);
+    let claims = claims_from_stored(&old);
+    assert_eq!(claims.len(), 1);
+    assert!(matches!(&claims[0].check, Check::Faster { faster, .. } if faster.stack == "go"));
+    let new = serde_json::to_value(&claims).unwrap();
+    assert_eq!(claims_from_stored(&new), claims, "the typed form round-trips");
+}
+
+#[test]
+fn claim_problems_have_hints() {
+    let bad = |t: &str| toml::from_str::<Claim>(t).map(|c| c.problem().map(|p| p.0)).unwrap_or_else(|e| Some(e.to_string()));
+    assert!(bad("statement = \"s\"\ncheck = { kind = \"qualitative\" }\n").unwrap().contains("cannot be judged"));
+    assert!(bad("statement = \"s\"\ntestable = false\ncheck = { kind = \"qualitative\" }\n").unwrap().contains("needs `why`"));
+    assert!(bad("statement = \"s\"\ncheck = { kind = \"ratio\", a = \"x\", b = \"y\", scenario = \"hello\", range = [3.0, 1.0] }\n")
+        .unwrap()
+        .contains("not [low, high]"));
+    assert!(bad("statement = \"s\"\ncheck = { kind = \"ratio\", a = \"x\", b = \"y\", scenario = \"hello\", rnage = [1.0, 3.0] }\n")
+        .unwrap()
+        .contains("rnage"));
+    assert!(bad("statement = \"s\"\ncheck = { kind = \"ratio\", a = \"x\", b = \"y\", range = [1.0, 3.0] }\n")
+        .unwrap()
+        .contains("no scenario"));
+}

@@ -1,0 +1,252 @@
+//! Study files: which stacks, scenarios and load a study uses, the article it reproduces (its tables as
+//! data) and the article's findings as claims, judged against the measured summaries.
+
+mod article;
+mod cells;
+mod claims;
+mod compare;
+mod judge;
+mod ramp;
+
+pub use article::{Article, ArticleTable, Axis, Figure, Unit};
+pub use cells::{CellRef, StepRef, WorkerCount};
+pub use claims::{claims_from_stored, Check, Claim, SpreadMeasure, Trend};
+pub use compare::{compare, ArticleComparison, FigureComparison, RowComparison, TableComparison};
+pub use judge::{judge, ClaimResult, ClaimVerdict, Evidence, Measured, TREND_MIN_MINUTES};
+pub use ramp::RampSetting;
+
+use crate::duration::parse_duration;
+use crate::error::InputError;
+pub use crate::goal::{parse_percent, AaCell, PrimaryMetric};
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Study {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub stacks: Vec<String>,
+    #[serde(default)]
+    pub scenarios: Vec<Scenario>,
+    #[serde(default)]
+    pub variants: Vec<String>,
+    /// Worker counts: numbers, or "all" for one worker per server CPU.
+    #[serde(default)]
+    pub workers: Vec<WorkerCount>,
+    /// Worker counts for some stacks instead of `workers`, e.g. `"python/werkzeug-uwsgi" = [64]`.
+    #[serde(default)]
+    pub stack_workers: std::collections::BTreeMap<String, Vec<u32>>,
+    pub trials: Option<u32>,
+    pub duration: Option<String>,
+    pub warmup: Option<String>,
+    pub connections: Option<u32>,
+    pub rate: Option<f64>,
+    pub ramp: Option<RampSetting>,
+    /// A concurrency sweep: one measured step per connection count, each `duration` long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn_ladder: Option<Vec<u32>>,
+    pub requests_per_conn: Option<u64>,
+    /// POOL_SIZE: database connections per server process (default 8).
+    pub pool_size: Option<u32>,
+    #[serde(default)]
+    pub max_throughput: bool,
+    /// The metric cells are ranked by; both primary metrics are always shown.
+    #[serde(default)]
+    pub rank_by: PrimaryMetric,
+    /// Keep adding rounds until every cell's 95% interval on `rank_by` is within this, e.g. "5%".
+    pub precision: Option<String>,
+    /// The time the run may spend reaching `precision`, e.g. "8m".
+    pub budget: Option<String>,
+    /// A cell measured twice per round to show the machine's noise floor, e.g. "rust/actix hello".
+    pub aa: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub article: Option<Article>,
+    #[serde(default)]
+    pub claims: Vec<Claim>,
+}
+
+impl Study {
+    /// The study of a run from flags alone: the given stacks and nothing else (defaults and flags
+    /// set the rest; no claims).
+    pub fn adhoc(stacks: Vec<String>) -> Study {
+        Study {
+            name: "adhoc".into(),
+            description: String::new(),
+            stacks,
+            scenarios: vec![],
+            variants: vec![],
+            workers: vec![],
+            stack_workers: Default::default(),
+            trials: None,
+            duration: None,
+            warmup: None,
+            connections: None,
+            rate: None,
+            ramp: None,
+            conn_ladder: None,
+            requests_per_conn: None,
+            pool_size: None,
+            max_throughput: false,
+            rank_by: PrimaryMetric::default(),
+            precision: None,
+            budget: None,
+            aa: None,
+            article: None,
+            claims: vec![],
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Study, InputError> {
+        let err = |problem: String, hint: &str| InputError { what: path.display().to_string(), problem, hint: hint.into() };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| err(format!("cannot read: {e}"), "give the path of a study file, e.g. studies/quick.toml"))?;
+        let study: Study = toml::from_str(&text).map_err(|e| err(e.to_string().trim().to_string(), "compare with studies/quick.toml"))?;
+        study.check().map_err(|(problem, hint)| err(problem, hint))?;
+        Ok(study)
+    }
+
+    /// What is wrong with the study beyond its syntax, with the fix.
+    fn check(&self) -> Result<(), (String, &'static str)> {
+        if let Some(p) = &self.precision {
+            parse_percent(p).map_err(|e| (format!("`precision`: {e}"), "write e.g. precision = \"5%\""))?;
+        }
+        if let Some(aa) = &self.aa {
+            let cell: AaCell = aa.parse().map_err(|e| (format!("`aa`: {e}"), "name one of the study's cells"))?;
+            if !self.stacks.contains(&cell.stack) {
+                return Err((format!("`aa` names `{}`, which the study does not run", cell.stack), "add it to `stacks` or fix `aa`"));
+            }
+        }
+        for (field, v) in [("duration", &self.duration), ("warmup", &self.warmup), ("budget", &self.budget)] {
+            if let Some(v) = v {
+                parse_duration(v).map_err(|e| (format!("`{field}`: {e}"), "write e.g. \"10s\""))?;
+            }
+        }
+        for (stack, counts) in &self.stack_workers {
+            if !self.stacks.contains(stack) {
+                return Err((
+                    format!("`stack_workers` names `{stack}`, which the study does not run"),
+                    "add it to `stacks` or remove the line",
+                ));
+            }
+            if counts.is_empty() || counts.contains(&0) {
+                return Err((format!("`stack_workers.\"{stack}\"` must list worker counts of 1 or more"), "write e.g. [64]"));
+            }
+        }
+        if let Some(l) = &self.conn_ladder {
+            if l.is_empty() || l.contains(&0) || self.ramp.is_some() || self.rate.is_some() {
+                return Err((
+                    "`conn_ladder` needs connection counts of 1 or more, and no `rate` or `ramp`".into(),
+                    "write e.g. conn_ladder = [1, 16, 64, 256]",
+                ));
+            }
+        }
+        self.check_claims()?;
+        self.check_article()
+    }
+
+    fn check_claims(&self) -> Result<(), (String, &'static str)> {
+        for c in &self.claims {
+            if let Some((problem, hint)) = c.problem() {
+                return Err((format!("claim `{}`: {problem}", c.statement), hint));
+            }
+            for cell in c.check.cells().iter().filter(|_| c.testable) {
+                self.check_cell(&format!("claim `{}`", c.statement), cell)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check_article(&self) -> Result<(), (String, &'static str)> {
+        let Some(a) = &self.article else { return Ok(()) };
+        if !self.stacks.contains(&a.reference) {
+            return Err((format!("the article's reference `{}` is not a stack of the study", a.reference), "name one of `stacks`"));
+        }
+        for t in &a.tables {
+            let figures =
+                t.figures().map_err(|e| (format!("article table `{}`: {e}", t.title), "see the tables of studies/seed-000-rest.toml"))?;
+            for cell in figures.iter().filter_map(|f| f.cell.as_ref()) {
+                self.check_cell(&format!("article table `{}`", t.title), cell)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A cell named by a claim or a figure must be one the study measures.
+    fn check_cell(&self, what: &str, cell: &CellRef) -> Result<(), (String, &'static str)> {
+        if !self.stacks.contains(&cell.stack) {
+            return Err((
+                format!("{what} names `{}`, which the study does not run", cell.stack),
+                "add the stack to `stacks` or fix the name",
+            ));
+        }
+        match &cell.scenario {
+            Some(s) if !self.scenarios.is_empty() && !self.scenarios.contains(s) => {
+                Err((format!("{what} names scenario `{s}`, which the study does not measure"), "add it to `scenarios` or fix the name"))
+            }
+            Some(_) => Ok(()),
+            None => Err((format!("{what}: a cell has no scenario"), "give it a `scenario`")),
+        }
+    }
+
+    /// The worker counts of the study's cells on a machine with `server_cpus` server CPUs: `workers`
+    /// (1 when unset; "all" resolved, duplicates dropped), with `stack_workers` replacing them for the
+    /// stacks it names.
+    pub fn worker_counts(&self, server_cpus: u32) -> WorkerCounts {
+        let mut default: Vec<u32> = self.workers.iter().map(|w| w.resolve(server_cpus)).collect();
+        default.sort_unstable();
+        default.dedup();
+        if default.is_empty() {
+            default.push(1);
+        }
+        WorkerCounts { default, per_stack: self.stack_workers.clone() }
+    }
+
+    pub fn duration(&self) -> Option<Duration> {
+        self.duration.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    pub fn warmup(&self) -> Option<Duration> {
+        self.warmup.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    pub fn budget(&self) -> Option<Duration> {
+        self.budget.as_deref().and_then(|d| parse_duration(d).ok())
+    }
+    /// The precision target as a fraction (checked by `load`).
+    pub fn precision(&self) -> Option<f64> {
+        self.precision.as_deref().and_then(|p| parse_percent(p).ok())
+    }
+    pub fn aa(&self) -> Option<AaCell> {
+        self.aa.as_deref().and_then(|a| a.parse().ok())
+    }
+}
+
+/// The worker counts of a run: one list for every stack, or another for some stacks (a prefork
+/// server that holds one keep-alive connection per process needs a process per connection, where a
+/// threaded or evented one serves them all with one worker).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkerCounts {
+    pub default: Vec<u32>,
+    /// Stack name -> its own list, replacing `default` for that stack.
+    pub per_stack: std::collections::BTreeMap<String, Vec<u32>>,
+}
+
+impl WorkerCounts {
+    /// The same counts for every stack.
+    pub fn same(counts: &[u32]) -> WorkerCounts {
+        WorkerCounts { default: counts.to_vec(), per_stack: std::collections::BTreeMap::new() }
+    }
+
+    pub fn for_stack(&self, stack: &str) -> &[u32] {
+        self.per_stack.get(stack).unwrap_or(&self.default)
+    }
+}
+
+#[cfg(test)]
+mod article_tests;
+#[cfg(test)]
+mod judge_tests;
+#[cfg(test)]
+mod study_tests;

@@ -1,0 +1,66 @@
+//! Study files: loading, validation and worker counts.
+
+use super::*;
+use crate::error::InputError;
+
+fn load(text: &str) -> Result<Study, InputError> {
+    let path = std::env::temp_dir().join(format!("bakeoff-study-test-{}-{}.toml", std::process::id(), text.len()));
+    std::fs::write(&path, text).unwrap();
+    let study = Study::load(&path);
+    std::fs::remove_file(&path).ok();
+    study
+}
+
+const HEAD: &str = "name = \"t\"\nstacks = [\"rust/actix\", \"python/werkzeug-uwsgi\"]\nworkers = [1]\n";
+
+#[test]
+fn stack_workers_replace_the_study_counts_for_that_stack() {
+    let study = load(&format!("{HEAD}[stack_workers]\n\"python/werkzeug-uwsgi\" = [64]\n")).unwrap();
+    let counts = study.worker_counts(1);
+    assert_eq!(counts.for_stack("python/werkzeug-uwsgi"), [64]);
+    assert_eq!(counts.for_stack("rust/actix"), [1]);
+    let unset = load("name = \"u\"\nstacks = [\"rust/actix\"]\n").unwrap();
+    assert_eq!(unset.worker_counts(1).for_stack("rust/actix"), [1], "one worker when the study sets none");
+}
+
+#[test]
+fn stack_workers_must_name_a_study_stack_and_positive_counts() {
+    let unknown = load(&format!("{HEAD}[stack_workers]\n\"go/fasthttp\" = [4]\n")).unwrap_err().to_string();
+    assert!(unknown.contains("`stack_workers` names `go/fasthttp`, which the study does not run"), "{unknown}");
+    let zero = load(&format!("{HEAD}[stack_workers]\n\"rust/actix\" = [0]\n")).unwrap_err().to_string();
+    assert!(zero.contains("worker counts of 1 or more"), "{zero}");
+}
+
+#[test]
+fn all_workers_are_one_per_server_cpu_without_duplicates() {
+    let study = load("name = \"a\"\nstacks = [\"rust/actix\"]\nworkers = [1, \"all\"]\n").unwrap();
+    assert_eq!(study.worker_counts(4).for_stack("rust/actix"), [1, 4]);
+    assert_eq!(study.worker_counts(1).for_stack("rust/actix"), [1], "on one server CPU \"all\" is 1");
+    let bad = load("name = \"a\"\nstacks = [\"rust/actix\"]\nworkers = [\"most\"]\n").unwrap_err().to_string();
+    assert!(bad.contains("write a number or \"all\""), "{bad}");
+}
+
+#[test]
+fn claims_and_figures_must_name_study_stacks_and_scenarios() {
+    let claim = |check: &str| format!("{HEAD}scenarios = [\"hello\"]\n[[claims]]\nstatement = \"x\"\ncheck = {check}\n");
+    let e =
+        load(&claim(r#"{ kind = "faster", faster = "go/fasthttp", slower = "rust/actix", scenario = "hello" }"#)).unwrap_err().to_string();
+    assert!(e.contains("names `go/fasthttp`, which the study does not run"), "{e}");
+    let e = load(&claim(r#"{ kind = "faster", faster = "rust/actix", slower = "python/werkzeug-uwsgi", scenario = "json" }"#))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scenario `json`, which the study does not measure"), "{e}");
+    let untestable = "[[claims]]\nstatement = \"y\"\ntestable = false\nwhy = \"elsewhere\"\ncheck = { kind = \"faster\", faster = \"scala/spray\", slower = \"x\", scenario = \"hello\" }\n";
+    assert!(load(&format!("{HEAD}{untestable}")).is_ok(), "an untestable claim may name what the study cannot run");
+    let article = format!("{HEAD}[article]\ntitle = \"t\"\nsetup = \"s\"\nreference = \"go/fasthttp\"\n");
+    assert!(load(&article).unwrap_err().to_string().contains("reference `go/fasthttp` is not a stack"));
+}
+
+#[test]
+fn the_shipped_studies_load() {
+    let studies = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../studies");
+    for entry in std::fs::read_dir(&studies).unwrap() {
+        let path = entry.unwrap().path();
+        Study::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}
