@@ -60,7 +60,7 @@ pub struct RatioInterval {
 }
 
 pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
-    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| !(*x > 0.0) || !x.is_finite()) {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| x.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !x.is_finite()) {
         return None;
     }
     let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| y.ln() - x.ln())).collect();

@@ -69,7 +69,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
     };
     TrialRecord {
         run_id: run_id.into(),
-        cell: CellKey { stack: stack.into(), scenario: Scenario::Hello, variant: "default".into(), workers: 2, twin: n % 2 == 0 },
+        cell: CellKey { stack: stack.into(), scenario: Scenario::Hello, variant: "default".into(), workers: 2, twin: n.is_multiple_of(2) },
         trial: n,
         started_at: format!("2024-05-01T12:0{n}:00Z"),
         load: LoadReport {

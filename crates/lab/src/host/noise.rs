@@ -87,9 +87,9 @@ impl NoiseProbe {
         let busiest_other = processes()
             .into_iter()
             .filter(|(pid, _)| *pid != own && !m.server_pids.contains(pid))
-            .filter_map(|(pid, (name, cpu))| {
+            .map(|(pid, (name, cpu))| {
                 let before = self.procs.get(&pid).map_or(0.0, |(_, c)| *c);
-                Some(OtherProcess { pid, name, cpu_percent: 100.0 * (cpu - before) / wall_s.max(1e-9) })
+                OtherProcess { pid, name, cpu_percent: 100.0 * (cpu - before) / wall_s.max(1e-9) }
             })
             .max_by(|a, b| a.cpu_percent.total_cmp(&b.cpu_percent))
             .filter(|p| p.cpu_percent >= 1.0);
