@@ -60,7 +60,9 @@ pub struct RatioInterval {
 }
 
 pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
-    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| x.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !x.is_finite()) {
+    // Logs need positive, finite values (NaN is neither).
+    let positive = |x: &f64| x.is_finite() && *x > 0.0;
+    if a.is_empty() || b.is_empty() || !a.iter().chain(b).all(positive) {
         return None;
     }
     let mut d: Vec<f64> = a.iter().flat_map(|x| b.iter().map(move |y| y.ln() - x.ln())).collect();
