@@ -170,6 +170,20 @@ fn relative_table(out: &mut String, sv: &ScenarioView) {
     }
 }
 
+/// A chart of latency (log scale) against the target request rate.
+fn latency_vs_rate(title: &str, series: &[Series]) -> String {
+    let axes = Axes {
+        title,
+        x_desc: "target rate (req/s)",
+        y_desc: "latency",
+        x: Scale::Linear,
+        y: Scale::Log10,
+        x_fmt: &rps_label,
+        y_fmt: &latency_label,
+    };
+    charts::lines(&axes, series)
+}
+
 pub fn proxy(out: &mut String, view: &ReportView) {
     let Some(p) = &view.proxy else { return };
     out.push_str("<section id=\"proxy\"><h2>Proxy study</h2>\n<p class=\"how\">Each proxy relays to nginx; <code>baseline</code> is nginx served directly. \
@@ -185,17 +199,7 @@ pub fn proxy(out: &mut String, view: &ReportView) {
                 in_legend: true,
             })
             .collect();
-        let title = format!("{}: latency vs request rate", l.cell.label());
-        let axes = Axes {
-            title: &title,
-            x_desc: "target rate (req/s)",
-            y_desc: "latency",
-            x: Scale::Linear,
-            y: Scale::Log10,
-            x_fmt: &rps_label,
-            y_fmt: &latency_label,
-        };
-        out.push_str(&charts::lines(&axes, &series));
+        out.push_str(&latency_vs_rate(&format!("{}: latency vs request rate", l.cell.label()), &series));
     }
     for stat in [Stat::P999, Stat::P9999] {
         let series: Vec<Series> = p
@@ -209,17 +213,7 @@ pub fn proxy(out: &mut String, view: &ReportView) {
                 in_legend: true,
             })
             .collect();
-        let title = format!("tail: {} vs request rate", stat.label());
-        let axes = Axes {
-            title: &title,
-            x_desc: "target rate (req/s)",
-            y_desc: "latency",
-            x: Scale::Linear,
-            y: Scale::Log10,
-            x_fmt: &rps_label,
-            y_fmt: &latency_label,
-        };
-        out.push_str(&charts::lines(&axes, &series));
+        out.push_str(&latency_vs_rate(&format!("tail: {} vs request rate", stat.label()), &series));
     }
     let bars: Vec<Bar> = p
         .max
