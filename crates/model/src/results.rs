@@ -129,6 +129,9 @@ pub struct TrialRecord {
     /// Wall time of the whole trial (start, warm-up, measurement, stop), seconds: what it cost.
     #[serde(default)]
     pub elapsed_s: f64,
+    /// The SLO capacity search run after the measurement, when the run set an objective.
+    #[serde(default)]
+    pub slo: Option<crate::slo::SloSearch>,
 }
 
 /// Measurement-quality problems the lab sees around the load generator.
