@@ -76,6 +76,9 @@ fn step_name(c: &CellSummary) -> String {
     }
 }
 
+/// The scenario tables' throughput column (the SLO capacity column goes beside it).
+pub const RPS_HEADING: &str = "req/s ± 95% CI";
+
 /// Every step of every cell of a scenario, with the relative speed of the headline rows.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
     let vs = format!("vs best ({})", view.policy.primary.id());
@@ -84,7 +87,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         "variant",
         "workers",
         "step",
-        "req/s ± 95% CI",
+        RPS_HEADING,
         "CPU µs/req ± 95% CI",
         &vs,
         "p50",
@@ -132,6 +135,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         ]);
     }
     crate::ceiling::add_rows(&mut t, view, sv);
+    crate::slo::add_column(&mut t, view, sv);
     t
 }
 
