@@ -10,7 +10,7 @@ use crate::report::{ClientUsage, LoadReport, PlanSummary, StepReport, SCHEMA_VER
 use crate::schedule::{share, Schedule, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
 use crate::warnings::{self, Warning};
-use crate::worker::{run_worker, Group, Progress, WorkerSpec};
+use crate::worker::{run_worker, Group, Progress, WorkerResult, WorkerSpec};
 use crate::LoadError;
 
 /// Histograms kept beside the report for the HDR log export.
@@ -193,8 +193,7 @@ pub fn run_observed(
             }
         }
         let e = &rec.errors;
-        let transport = e.connect + e.read + e.write + e.timeout + e.malformed;
-        let attempts = rec.requests + transport;
+        let attempts = rec.requests + e.transport();
         let errors = e.total();
         if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
             w.push(Warning::HighErrorRate { step: step.label.clone(), errors, attempts, percent: 100.0 * errors as f64 / attempts as f64 });
@@ -214,6 +213,7 @@ pub fn run_observed(
         if step.rate.is_none() && rec.requests > 0 && starved > 0 && !cancelled {
             w.push(Warning::StarvedConnections { step: step.label.clone(), starved, connections: step.connections });
         }
+        w.extend(stopped_answering(&step.label, &results, warm_ns));
         steps.push(StepReport {
             label: step.label.clone(),
             connections: step.connections,
@@ -269,4 +269,16 @@ pub fn run_observed(
         },
         details,
     })
+}
+
+/// The server stopped answering if every client thread with connections saw a stall; it stopped
+/// when the last of them got its last response.
+fn stopped_answering(step: &str, results: &[WorkerResult], measure_start_ns: u64) -> Option<Warning> {
+    let stalls: Option<Vec<(u64, u64)>> = results.iter().map(|r| r.stall).collect();
+    let stalls = stalls.filter(|s| !s.is_empty())?;
+    let start = stalls.iter().map(|s| s.0).max()?;
+    // Threads silent at different times mean a slow server, not a stopped one.
+    let end = stalls.iter().map(|s| s.1).min().filter(|&end| end > start)?;
+    let at_s = start.saturating_sub(measure_start_ns) as f64 / 1e9;
+    Some(Warning::StoppedAnswering { step: step.to_string(), at_s, silent_s: (end - start) as f64 / 1e9 })
 }
