@@ -98,7 +98,9 @@ impl Warning {
                 format!("[{step}] {starved} of {connections} connections got no response: their waits are in no percentile")
             }
             Warning::StoppedAnswering { step, at_s, silent_s } => {
-                format!("[{step}] server stopped answering at t={at_s:.1} s: no response for {silent_s:.1} s while requests were outstanding")
+                format!(
+                    "[{step}] server stopped answering at t={at_s:.1} s: no response for {silent_s:.1} s while requests were outstanding"
+                )
             }
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }

@@ -11,7 +11,13 @@ use common::{Mode, Server};
 /// Three seconds of closed-model load with a timeout longer than the step, so nothing times out.
 fn three_seconds(mode: Mode) -> LoadReport {
     let s = Server::start(mode);
-    let plan = LoadPlan::builder(&s.url()).connections(4).threads(2).timeout(Duration::from_secs(30)).duration(Duration::from_secs(3)).build().unwrap();
+    let plan = LoadPlan::builder(&s.url())
+        .connections(4)
+        .threads(2)
+        .timeout(Duration::from_secs(30))
+        .duration(Duration::from_secs(3))
+        .build()
+        .unwrap();
     run(&plan).unwrap()
 }
 

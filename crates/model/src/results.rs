@@ -132,6 +132,13 @@ pub enum LabWarning {
     TrialsDisagree { metric: String, spread_percent: f64 },
     /// Memory grew steadily during the measurement.
     MemoryGrowth { mib_per_min: f64 },
+    /// Processes the server started were still running after its process group got SIGTERM and
+    /// SIGKILL (they left the group, e.g. with `setsid`); the lab killed them. Each is
+    /// "pid N (`command`)".
+    ProcessesLeftBehind { processes: Vec<String> },
+    /// The live-data probe, run again on the warm server right after the measurement, failed:
+    /// the answers measured were (at least in part) cached.
+    StaleAfterLoad { scenario: String, reason: String },
 }
 
 impl LabWarning {
@@ -142,6 +149,8 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "background_noise",
             LabWarning::TrialsDisagree { .. } => "trials_disagree",
             LabWarning::MemoryGrowth { .. } => "memory_growth",
+            LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
+            LabWarning::StaleAfterLoad { .. } => "stale_after_load",
         }
     }
 
@@ -152,6 +161,8 @@ impl LabWarning {
             LabWarning::BackgroundNoise { cpu_percent } => *cpu_percent,
             LabWarning::TrialsDisagree { spread_percent, .. } => *spread_percent,
             LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
+            LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
+            LabWarning::StaleAfterLoad { .. } => 1.0,
         }
     }
 
@@ -165,6 +176,10 @@ impl LabWarning {
                 format!("trials disagree on {metric} by {spread_percent:.1}%")
             }
             LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
+            LabWarning::ProcessesLeftBehind { processes } => {
+                format!("left running after its stop (SIGTERM + SIGKILL to its process group): {}", processes.join(", "))
+            }
+            LabWarning::StaleAfterLoad { scenario, reason } => format!("{scenario}: answer went stale under load: {reason}"),
         }
     }
 
@@ -174,6 +189,21 @@ impl LabWarning {
             LabWarning::BackgroundNoise { .. } => "stop other work on the machine and rerun; noise hits cells unevenly",
             LabWarning::TrialsDisagree { .. } => "run more trials or longer ones; check for thermal or background noise",
             LabWarning::MemoryGrowth { .. } => "run `bakeoff run --soak 5m` on this cell to see whether it levels off",
+            LabWarning::ProcessesLeftBehind { .. } => {
+                "a process outside the server's group ran beside the measurement (and would beside the next cells): keep every process in the group and stop them all on SIGTERM"
+            }
+            LabWarning::StaleAfterLoad { .. } => {
+                "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
+            }
+        }
+    }
+
+    /// Whether a trial with this warning describes a broken or unfair server: its cell is shown
+    /// but never ranked, claimed about or called fastest.
+    pub fn disqualifies(&self) -> bool {
+        match self {
+            LabWarning::ServerDied { .. } | LabWarning::ProcessesLeftBehind { .. } | LabWarning::StaleAfterLoad { .. } => true,
+            LabWarning::BackgroundNoise { .. } | LabWarning::TrialsDisagree { .. } | LabWarning::MemoryGrowth { .. } => false,
         }
     }
 }
@@ -244,7 +274,7 @@ pub struct Check {
     pub verdict: Verdict,
     pub what: String,
     pub url: String,
-    /// Why it failed or warned; empty on pass.
+    /// Why it failed or warned; on pass empty, or the figure a measuring check measured.
     pub reason: String,
 }
 
@@ -385,6 +415,8 @@ mod tests {
             LabWarning::BackgroundNoise { cpu_percent: 12.0 },
             LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
+            LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
+            LabWarning::StaleAfterLoad { scenario: "products".into(), reason: "JSON differs".into() },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

@@ -228,6 +228,13 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
             detail: "a cell the claim needs was not measured".into(),
         };
     };
+    if let Some(broken) = [a, b].into_iter().find(|c| !c.rankable()) {
+        return ClaimResult {
+            claim: claim.clone(),
+            verdict: ClaimVerdict::Inconclusive,
+            detail: format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; ")),
+        };
+    }
     let (ea, eb) = (a.get(metric), b.get(metric));
     let factor = 1.0 + claim.by_percent / 100.0;
     let ratio = if metric.higher_is_better() { ea.median / eb.median } else { eb.median / ea.median };

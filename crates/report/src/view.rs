@@ -112,7 +112,8 @@ fn scenario_view(scenario: Scenario, cells: &[CellSummary]) -> ScenarioView {
 /// Relative requests/s of the closed-model rows (open-model rows run at a set rate, so their
 /// throughput says nothing about speed).
 pub fn relative_speeds(rows: &[CellSummary]) -> Vec<Relative> {
-    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none()).collect();
+    // A broken or unfair cell is shown, but never compared or called fastest.
+    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && c.rankable()).collect();
     let Some(best) = closed.iter().max_by(|a, b| a.get(Metric::RequestsPerSec).median.total_cmp(&b.get(Metric::RequestsPerSec).median))
     else {
         return Vec::new();

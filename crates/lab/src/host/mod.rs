@@ -2,6 +2,7 @@
 //! (cgroup cpusets, affinity), process-tree sampling and the machine's description.
 
 pub mod cgroup;
+pub mod leftovers;
 pub mod machine;
 pub mod process;
 pub(crate) mod sampler;

@@ -1,0 +1,137 @@
+//! Proof of work by CPU cost: a request that asks for more work must cost the server more CPU.
+//! For each pair (heavy, light) the load generator sends a short, time-bounded burst of each while
+//! the server's process tree CPU time (/proc: utime + stime, reaped children included) is read
+//! before and after; the ratio of the CPU per request must exceed what every honest stack
+//! exceeds by a wide margin (docs/scenarios.md, "Proof of work"). A precomputed or closed-form
+//! answer costs what the light request costs, and fails here although its body is right.
+
+use super::{fail, warn, Checks, Target};
+use crate::host::sampler::tree_cpu_seconds;
+use bakeoff_model::results::Verdict;
+use bakeoff_model::scenario::Scenario;
+use rand::Rng;
+use std::time::Duration;
+
+/// One comparison: the heavy request (inputs drawn at random per burst URL), the light one, and
+/// the least ratio of CPU per request an honest stack shows, with a wide margin.
+struct Pair {
+    scenario: Scenario,
+    heavy: &'static str,
+    light: &'static str,
+    min_ratio: f64,
+    question: &'static str,
+}
+
+/// Thresholds: a third or less of the lowest ratio measured over every stack in the repository
+/// (docs/scenarios.md lists the measured ratios).
+const PAIRS: [Pair; 4] = [
+    Pair { scenario: Scenario::Json, heavy: "/json?n=1000", light: "/json?n=1", min_ratio: 1.5, question: "is the answer precomputed?" },
+    Pair {
+        scenario: Scenario::Loop,
+        heavy: "/loop?n=1000000",
+        light: "/loop?n=0",
+        min_ratio: 5.0,
+        question: "is the loop replaced by a formula?",
+    },
+    Pair { scenario: Scenario::Msgpack, heavy: "/msgpack", light: "/", min_ratio: 1.2, question: "are the records decoded per request?" },
+    Pair { scenario: Scenario::Products, heavy: "/products", light: "/", min_ratio: 1.05, question: "is the database read per request?" },
+];
+
+/// Warm-up over every route first (JIT compilers and lazy initialisation would otherwise bill
+/// the first burst), then one measured burst per route.
+const WARMUP: Duration = Duration::from_millis(300);
+const BURST: Duration = Duration::from_millis(400);
+/// Distinct random inputs per burst, so a cache per input still pays for most requests.
+const INPUTS: usize = 64;
+
+/// CPU per request over one burst.
+#[derive(Debug, Clone, Copy)]
+pub struct Cost {
+    pub us_per_request: f64,
+    pub requests: u64,
+}
+
+/// Checks every pair whose scenario the target serves; needs the server's pid (absent for a
+/// baseline, which is not checked).
+pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
+    let Some(pid) = target.server_pid else { return };
+    let pairs: Vec<&Pair> = PAIRS.iter().filter(|p| target.scenarios.contains(&p.scenario)).collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let mut all: Vec<String> = pairs.iter().flat_map(|p| heavy_paths(p)).collect();
+    all.extend(pairs.iter().map(|p| p.light.to_string()));
+    let _ = burst(target, pid, &all, WARMUP);
+    let mut lights: Vec<(&str, Result<Cost, String>)> = Vec::new();
+    for p in pairs {
+        let light = match lights.iter().find(|(path, _)| *path == p.light) {
+            Some((_, cost)) => cost.clone(),
+            None => {
+                let cost = burst(target, pid, &[p.light.to_string()], BURST);
+                lights.push((p.light, cost.clone()));
+                cost
+            }
+        };
+        let heavy = burst(target, pid, &heavy_paths(p), BURST);
+        let outcome = heavy.and_then(|h| light.map(|l| (h, l))).map_err(|e| (Verdict::Warn, e)).and_then(|(h, l)| judge(p, h, l));
+        let what = format!("CPU cost scales with the work: {} vs {}", p.heavy, p.light);
+        checks.add_measured(p.scenario.id(), &what, p.heavy, outcome);
+    }
+}
+
+/// The heavy request with random inputs where the contract allows them.
+fn heavy_paths(p: &Pair) -> Vec<String> {
+    let mut rng = rand::thread_rng();
+    match p.scenario {
+        Scenario::Json => (0..INPUTS).map(|_| format!("/json?n={}", rng.gen_range(900..=1000))).collect(),
+        Scenario::Loop => (0..INPUTS).map(|_| format!("/loop?n={}", rng.gen_range(1_000_000..=1_100_000))).collect(),
+        _ => vec![p.heavy.to_string()],
+    }
+}
+
+/// Pass with the measured figure, or fail naming the scenario and why.
+fn judge(p: &Pair, heavy: Cost, light: Cost) -> Result<String, (Verdict, String)> {
+    let ratio = heavy.us_per_request / light.us_per_request;
+    let figures = format!(
+        "{:.0} µs vs {:.1} µs of server CPU per request over {} and {} requests",
+        heavy.us_per_request, light.us_per_request, heavy.requests, light.requests
+    );
+    if !ratio.is_finite() || light.us_per_request <= 0.0 {
+        return warn(format!("could not measure: the light burst used no CPU time the kernel counted ({figures})"));
+    }
+    if ratio >= p.min_ratio {
+        return Ok(format!("{ratio:.1}x ({figures})"));
+    }
+    let light_input = p.light.split_once('?').map(|(_, q)| q).unwrap_or(p.light);
+    let costs = if ratio < 1.5 { "costs the same as".to_string() } else { format!("costs only {ratio:.1}x") };
+    fail(format!(
+        "{} {costs} {light_input} ({ratio:.1}x; honest stacks measure >= {:.1}x; {figures}): {}",
+        p.heavy, p.min_ratio, p.question
+    ))
+}
+
+/// Runs `paths` round-robin on four connections for `duration`; the server tree's CPU per
+/// completed request.
+fn burst(target: &Target<'_>, pid: u32, paths: &[String], duration: Duration) -> Result<Cost, String> {
+    let base = format!("http://{}", target.addr);
+    let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
+        .connections(4)
+        .threads(1)
+        .duration(duration)
+        .timeout(Duration::from_secs(5))
+        .expect_status(200)
+        .pin_cpus(target.client_cpus.to_vec());
+    for p in &paths[1..] {
+        builder = builder.url(&format!("{base}{p}"));
+    }
+    let plan = builder.build().map_err(|e| format!("burst plan: {e}"))?;
+    let before = tree_cpu_seconds(pid);
+    let report = bakeoff_load::run(&plan).map_err(|e| format!("burst: {e}"))?;
+    let cpu_s = tree_cpu_seconds(pid) - before;
+    let step = &report.steps[0];
+    let errors = step.errors.total();
+    if errors * 20 > step.requests + errors {
+        return Err(format!("{errors} of {} requests to {} failed during the burst: {:?}", step.requests + errors, paths[0], step.errors));
+    }
+    Ok(Cost { us_per_request: cpu_s * 1e6 / step.requests.max(1) as f64, requests: step.requests })
+}
