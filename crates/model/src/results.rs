@@ -139,6 +139,9 @@ pub enum LabWarning {
     /// The live-data probe, run again on the warm server right after the measurement, failed:
     /// the answers measured were (at least in part) cached.
     StaleAfterLoad { scenario: String, reason: String },
+    /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
+    /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
+    NotQuietBeforeTrial { cpu_percent: f64 },
 }
 
 impl LabWarning {
@@ -151,6 +154,7 @@ impl LabWarning {
             LabWarning::MemoryGrowth { .. } => "memory_growth",
             LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
             LabWarning::StaleAfterLoad { .. } => "stale_after_load",
+            LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
         }
     }
 
@@ -163,6 +167,7 @@ impl LabWarning {
             LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
             LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
             LabWarning::StaleAfterLoad { .. } => 1.0,
+            LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
         }
     }
 
@@ -180,6 +185,11 @@ impl LabWarning {
                 format!("left running after its stop (SIGTERM + SIGKILL to its process group): {}", processes.join(", "))
             }
             LabWarning::StaleAfterLoad { scenario, reason } => format!("{scenario}: answer went stale under load: {reason}"),
+            LabWarning::NotQuietBeforeTrial { cpu_percent } => {
+                format!(
+                    "other processes used {cpu_percent:.0}% of a core on the trial's CPUs when it started, after the lab's bounded wait for quiet"
+                )
+            }
         }
     }
 
@@ -195,6 +205,7 @@ impl LabWarning {
             LabWarning::StaleAfterLoad { .. } => {
                 "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
             }
+            LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
         }
     }
 
@@ -203,7 +214,10 @@ impl LabWarning {
     pub fn disqualifies(&self) -> bool {
         match self {
             LabWarning::ServerDied { .. } | LabWarning::ProcessesLeftBehind { .. } | LabWarning::StaleAfterLoad { .. } => true,
-            LabWarning::BackgroundNoise { .. } | LabWarning::TrialsDisagree { .. } | LabWarning::MemoryGrowth { .. } => false,
+            LabWarning::BackgroundNoise { .. }
+            | LabWarning::TrialsDisagree { .. }
+            | LabWarning::MemoryGrowth { .. }
+            | LabWarning::NotQuietBeforeTrial { .. } => false,
         }
     }
 }
@@ -417,6 +431,7 @@ mod tests {
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
             LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
             LabWarning::StaleAfterLoad { scenario: "products".into(), reason: "JSON differs".into() },
+            LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

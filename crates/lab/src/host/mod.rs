@@ -5,4 +5,5 @@ pub mod cgroup;
 pub mod leftovers;
 pub mod machine;
 pub mod process;
+pub mod quiet;
 pub(crate) mod sampler;

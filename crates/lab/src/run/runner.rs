@@ -323,6 +323,8 @@ impl<'a> Lab<'a> {
     pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
+        let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
+        let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let label =
             format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
@@ -363,6 +365,9 @@ impl<'a> Lab<'a> {
             warnings.push(LabWarning::ServerDied { exit: status.to_string() });
         }
         warnings.extend(after);
+        if let Some(cores) = noisy {
+            warnings.push(LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 });
+        }
         let wall = (busy_after.1 - busy_before.1).as_secs_f64();
         let measured_server_cpu = samples.last().map(|s| s.cpu_s).unwrap_or(0.0) - samples.first().map(|s| s.cpu_s).unwrap_or(0.0);
         let other = (busy_after.0 - busy_before.0) - lab_cpu - measured_server_cpu;

@@ -72,10 +72,36 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
                 cost
             }
         };
+        let reads_before = reads(target, p);
         let heavy = burst(target, pid, &heavy_paths(p), BURST);
+        if let (Some(before), Ok(h)) = (reads_before, &heavy) {
+            let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
+            let outcome = outcome.map_err(|e| (Verdict::Warn, format!("could not count the database's statements: {e}")));
+            let what = "the database runs at least one statement per request";
+            checks.add_measured(p.scenario.id(), what, p.heavy, outcome.and_then(|(b, a)| judge_reads(a.saturating_sub(b), h.requests)));
+        }
         let outcome = heavy.and_then(|h| light.map(|l| (h, l))).map_err(|e| (Verdict::Warn, e)).and_then(|(h, l)| judge(p, h, l));
         let what = format!("CPU cost scales with the work: {} vs {}", p.heavy, p.light);
         checks.add_measured(p.scenario.id(), &what, p.heavy, outcome);
+    }
+}
+
+/// The statements the scenario's store has run so far, where it counts them.
+fn reads(target: &Target<'_>, p: &Pair) -> Option<Result<u64, String>> {
+    match p.scenario {
+        Scenario::Products => target.products?.reads(),
+        _ => None,
+    }
+}
+
+/// Proof of work at the database: every answered request ran at least one statement.
+fn judge_reads(statements: u64, requests: u64) -> Result<String, (Verdict, String)> {
+    let per = statements as f64 / requests.max(1) as f64;
+    let figure = format!("{statements} statements over {requests} requests, {per:.2} per request");
+    if statements >= requests {
+        Ok(figure)
+    } else {
+        fail(format!("the database ran fewer statements than the stack answered requests ({figure}): is the answer cached?"))
     }
 }
 

@@ -20,6 +20,12 @@ use std::time::Duration;
 pub trait LiveData {
     /// Sets a text field of row/document `id`.
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String>;
+
+    /// How many reads of the data the store has served so far, where it can count them (None
+    /// where it cannot, e.g. a SQLite file read in the stack's own process).
+    fn reads(&self) -> Option<Result<u64, String>> {
+        None
+    }
 }
 
 /// What the verifier needs to know about a running stack.
