@@ -6,6 +6,7 @@
 pub mod duration;
 pub mod error;
 pub mod growth;
+pub mod peers;
 pub mod results;
 pub mod run_data;
 pub mod scenario;

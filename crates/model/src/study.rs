@@ -245,12 +245,12 @@ fn judge_one(claim: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     } else {
         (ea.ci_high * factor <= eb.ci_low, ea.ci_low * factor > eb.ci_high)
     };
-    let verdict = if held {
-        ClaimVerdict::Held
+    let (verdict, detail) = if held {
+        (ClaimVerdict::Held, detail)
     } else if failed {
-        ClaimVerdict::Failed
+        (ClaimVerdict::Failed, detail)
     } else {
-        ClaimVerdict::Inconclusive
+        (ClaimVerdict::Inconclusive, format!("{detail}; the 95% intervals overlap"))
     };
     ClaimResult { claim: claim.clone(), verdict, detail }
 }

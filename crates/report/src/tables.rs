@@ -180,7 +180,7 @@ pub fn claims(view: &ReportView) -> Option<Table> {
         let verdict = match c.verdict {
             ClaimVerdict::Held => "held",
             ClaimVerdict::Failed => "FAILED",
-            ClaimVerdict::Inconclusive => "inconclusive (intervals overlap)",
+            ClaimVerdict::Inconclusive => "inconclusive",
             ClaimVerdict::NotMeasured => "not measured",
         };
         t.rows.push(vec![c.claim.statement.clone(), verdict.into(), c.detail.clone()]);

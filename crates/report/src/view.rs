@@ -48,7 +48,8 @@ pub struct Relative {
 
 impl<'a> ReportView<'a> {
     pub fn new(data: &'a RunData) -> ReportView<'a> {
-        let cells = summarize(&data.trials);
+        let mut cells = summarize(&data.trials);
+        add_cost_outliers(&mut cells);
         // Scenarios in the order of their ids as text, as reports have always listed them.
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
         names.sort_by_key(|s| s.id());
@@ -99,6 +100,16 @@ impl<'a> ReportView<'a> {
         let all = self.data.verifications.iter().flat_map(|v| &v.checks);
         let fails = all.clone().filter(|c| c.verdict == Verdict::Fail).count();
         (fails, all.filter(|c| c.verdict == Verdict::Warn).count())
+    }
+}
+
+/// The peer cost lint's outliers as warnings on their cells (every step of the cell), so every
+/// format shows them where it shows the cell's other warnings.
+fn add_cost_outliers(cells: &mut [CellSummary]) {
+    for o in bakeoff_model::peers::cost_outliers(cells) {
+        for c in cells.iter_mut().filter(|c| c.cell == o.cell) {
+            c.warnings.push((o.message(), o.advice().to_string()));
+        }
     }
 }
 
