@@ -38,7 +38,7 @@ fn cost_check<'a>(report: &'a VerifyReport, scenario: &str) -> &'a Check {
     report
         .checks
         .iter()
-        .find(|c| c.scenario == scenario && c.what.starts_with("CPU cost"))
+        .find(|c| c.scenario.to_string() == scenario && c.what.starts_with("CPU cost"))
         .unwrap_or_else(|| panic!("no cost check:\n{}", dump()))
 }
 

@@ -5,11 +5,12 @@
 //! or skips work they do. Warns; it does not disqualify: the verifier's cost check does that.
 
 use crate::results::CellKey;
+use crate::scenario::Scenario;
 use crate::summary::{CellSummary, Metric};
 use serde::{Deserialize, Serialize};
 
 /// The baseline scenario every ratio is taken against.
-pub const BASELINE: &str = "hello";
+pub const BASELINE: Scenario = Scenario::Hello;
 /// A ratio this many times its peers' median (or this many times below it) is flagged.
 pub const OUTLIER_FACTOR: f64 = 3.0;
 /// Fewer peers than this make no median worth comparing with (with two, the outlier itself would
@@ -99,7 +100,7 @@ mod tests {
     fn cell(stack: &str, scenario: &str, cpu_us: f64) -> CellSummary {
         let e = Estimate { median: cpu_us, ci_low: cpu_us, ci_high: cpu_us, trials: 1 };
         CellSummary {
-            cell: CellKey { stack: stack.into(), scenario: scenario.into(), variant: "sqlite".into(), workers: 1 },
+            cell: CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "sqlite".into(), workers: 1 },
             step: 0,
             step_label: "main".into(),
             target_rate: None,

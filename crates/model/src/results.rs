@@ -138,7 +138,7 @@ pub enum LabWarning {
     ProcessesLeftBehind { processes: Vec<String> },
     /// The live-data probe, run again on the warm server right after the measurement, failed:
     /// the answers measured were (at least in part) cached.
-    StaleAfterLoad { scenario: String, reason: String },
+    StaleAfterLoad { scenario: Scenario, reason: String },
     /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
     /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
     NotQuietBeforeTrial { cpu_percent: f64 },
@@ -430,7 +430,7 @@ mod tests {
             LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
             LabWarning::MemoryGrowth { mib_per_min: 3.0 },
             LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
-            LabWarning::StaleAfterLoad { scenario: "products".into(), reason: "JSON differs".into() },
+            LabWarning::StaleAfterLoad { scenario: Scenario::Products, reason: "JSON differs".into() },
             LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
         ];
         for w in &all {

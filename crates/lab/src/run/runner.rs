@@ -243,7 +243,7 @@ impl<'a> Lab<'a> {
         }
         for left in server.stop(Duration::from_secs(5)) {
             report.checks.push(bakeoff_model::results::Check {
-                scenario: "*".into(),
+                scenario: CheckScope::Stack,
                 verdict: bakeoff_model::results::Verdict::Fail,
                 what: "nothing the stack started outlives its stop".into(),
                 url: format!("http://{addr}/"),
@@ -308,7 +308,7 @@ impl<'a> Lab<'a> {
         let mut warnings: Vec<LabWarning> = probes
             .into_iter()
             .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
-            .map(|c| LabWarning::StaleAfterLoad { scenario: c.scenario, reason: c.reason })
+            .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
             .collect();
         if let Some(s) = server {
             let left = s.stop(Duration::from_secs(5));

@@ -7,7 +7,7 @@
 
 use super::{fail, warn, Checks, Target};
 use crate::host::sampler::tree_cpu_seconds;
-use bakeoff_model::results::Verdict;
+use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use rand::Rng;
 use std::time::Duration;
@@ -78,11 +78,16 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
             let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
             let outcome = outcome.map_err(|e| (Verdict::Warn, format!("could not count the database's statements: {e}")));
             let what = "the database runs at least one statement per request";
-            checks.add_measured(p.scenario.id(), what, p.heavy, outcome.and_then(|(b, a)| judge_reads(a.saturating_sub(b), h.requests)));
+            checks.add_measured(
+                CheckScope::Scenario(p.scenario),
+                what,
+                p.heavy,
+                outcome.and_then(|(b, a)| judge_reads(a.saturating_sub(b), h.requests)),
+            );
         }
         let outcome = heavy.and_then(|h| light.map(|l| (h, l))).map_err(|e| (Verdict::Warn, e)).and_then(|(h, l)| judge(p, h, l));
         let what = format!("CPU cost scales with the work: {} vs {}", p.heavy, p.light);
-        checks.add_measured(p.scenario.id(), &what, p.heavy, outcome);
+        checks.add_measured(CheckScope::Scenario(p.scenario), &what, p.heavy, outcome);
     }
 }
 

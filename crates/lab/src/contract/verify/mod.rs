@@ -65,12 +65,12 @@ impl Checks {
     }
 
     /// A check that passes with a measured figure (kept as its reason).
-    pub(crate) fn add_measured(&mut self, scenario: &str, what: &str, path: &str, outcome: Result<String, (Verdict, String)>) {
+    pub(crate) fn add_measured(&mut self, scenario: CheckScope, what: &str, path: &str, outcome: Result<String, (Verdict, String)>) {
         let (verdict, reason) = match outcome {
             Ok(figure) => (Verdict::Pass, figure),
             Err((v, r)) => (v, r),
         };
-        self.out.push(Check { scenario: scenario.into(), verdict, what: what.into(), url: self.url(path), reason });
+        self.out.push(Check { scenario, verdict, what: what.into(), url: self.url(path), reason });
     }
 }
 
