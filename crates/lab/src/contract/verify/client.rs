@@ -35,6 +35,7 @@ struct Keep {
 }
 
 const MAX_BODY: usize = 64 * 1024 * 1024;
+const CLOSED_IDLE: &str = "connection closed without a response";
 
 impl ParseSink for Keep {
     fn head(&mut self, head: &[u8]) {
@@ -64,7 +65,14 @@ impl Client {
 
     /// GETs `path` on the current keep-alive connection (opening one when needed).
     pub fn get(&mut self, path: &str) -> Result<Response, String> {
-        let result = self.try_get(path);
+        let reused = self.conn.is_some();
+        let mut result = self.try_get(path);
+        if reused && result.as_ref().is_err_and(|e| e == CLOSED_IDLE || e.starts_with("write:") || e.contains("reset")) {
+            // A server may close a keep-alive connection that sat idle (the live-data probe
+            // changes the store in between); like any HTTP client, ask again on a new one.
+            self.conn = None;
+            result = self.try_get(path);
+        }
         if result.as_ref().map(|r| r.close).unwrap_or(true) {
             self.conn = None;
         }
@@ -103,7 +111,7 @@ fn read_response(conn: &mut TcpStream, parser: &mut ResponseParser) -> Result<Re
             _ => format!("read: {e}"),
         })?;
         let done = if n == 0 {
-            parser.finish().map_err(|e| decode_error(e, true))?.ok_or("connection closed without a response")?
+            parser.finish().map_err(|e| decode_error(e, true))?.ok_or(CLOSED_IDLE)?
         } else {
             match parser.parse_into(&chunk[..n], &mut keep).map_err(|e| decode_error(e, false))? {
                 (used, Some(r)) if used == n => r,

@@ -22,25 +22,33 @@ struct Pair {
     question: &'static str,
 }
 
-/// Thresholds: a third or less of the lowest ratio measured over every stack in the repository
-/// (docs/scenarios.md lists the measured ratios).
+/// Thresholds sit well below the lowest ratio an honest stack of the repository measured and
+/// above what a precomputed answer measures (about 1.0-1.3 under noise); docs/scenarios.md lists
+/// the measured ratios. `products` is measured and shown but not judged by cost (0.0): a driver's
+/// query can cost little beside a slow framework, so the statement count and the live-data probes
+/// judge it.
 const PAIRS: [Pair; 4] = [
-    Pair { scenario: Scenario::Json, heavy: "/json?n=1000", light: "/json?n=1", min_ratio: 1.5, question: "is the answer precomputed?" },
+    Pair { scenario: Scenario::Json, heavy: "/json?n=1000", light: "/json?n=1", min_ratio: 1.6, question: "is the answer precomputed?" },
     Pair {
         scenario: Scenario::Loop,
-        heavy: "/loop?n=1000000",
+        heavy: "/loop?n=2000000",
         light: "/loop?n=0",
-        min_ratio: 5.0,
+        min_ratio: 2.0,
         question: "is the loop replaced by a formula?",
     },
-    Pair { scenario: Scenario::Msgpack, heavy: "/msgpack", light: "/", min_ratio: 1.2, question: "are the records decoded per request?" },
-    Pair { scenario: Scenario::Products, heavy: "/products", light: "/", min_ratio: 1.05, question: "is the database read per request?" },
+    Pair { scenario: Scenario::Msgpack, heavy: "/msgpack", light: "/", min_ratio: 2.0, question: "are the records decoded per request?" },
+    Pair { scenario: Scenario::Products, heavy: "/products", light: "/", min_ratio: 0.0, question: "is the database read per request?" },
 ];
 
 /// Warm-up over every route first (JIT compilers and lazy initialisation would otherwise bill
 /// the first burst), then one measured burst per route.
 const WARMUP: Duration = Duration::from_millis(300);
 const BURST: Duration = Duration::from_millis(400);
+/// A measured burst lasts until the server used this much CPU (20 clock ticks) and answered this
+/// many requests, or until MAX_BURST.
+const MIN_CPU: f64 = 0.2;
+const MIN_REQUESTS: u64 = 20;
+const MAX_BURST: Duration = Duration::from_secs(4);
 /// Distinct random inputs per burst, so a cache per input still pays for most requests.
 const INPUTS: usize = 64;
 
@@ -61,7 +69,9 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     }
     let mut all: Vec<String> = pairs.iter().flat_map(|p| heavy_paths(p)).collect();
     all.extend(pairs.iter().map(|p| p.light.to_string()));
-    let _ = burst(target, pid, &all, WARMUP);
+    if let Ok(plan) = burst_plan(target, &all, WARMUP) {
+        let _ = bakeoff_load::run(&plan);
+    }
     let mut lights: Vec<(&str, Result<Cost, String>)> = Vec::new();
     for p in pairs {
         let light = match lights.iter().find(|(path, _)| *path == p.light) {
@@ -115,7 +125,7 @@ fn heavy_paths(p: &Pair) -> Vec<String> {
     let mut rng = rand::thread_rng();
     match p.scenario {
         Scenario::Json => (0..INPUTS).map(|_| format!("/json?n={}", rng.gen_range(900..=1000))).collect(),
-        Scenario::Loop => (0..INPUTS).map(|_| format!("/loop?n={}", rng.gen_range(1_000_000..=1_100_000))).collect(),
+        Scenario::Loop => (0..INPUTS).map(|_| format!("/loop?n={}", rng.gen_range(2_000_000..=2_200_000))).collect(),
         _ => vec![p.heavy.to_string()],
     }
 }
@@ -141,28 +151,44 @@ fn judge(p: &Pair, heavy: Cost, light: Cost) -> Result<String, (Verdict, String)
     ))
 }
 
-/// Runs `paths` round-robin on four connections for `duration`; the server tree's CPU per
-/// completed request.
-fn burst(target: &Target<'_>, pid: u32, paths: &[String], duration: Duration) -> Result<Cost, String> {
+/// Runs `paths` round-robin on four connections in rounds of `round` until the server tree has
+/// used [`MIN_CPU`] and answered [`MIN_REQUESTS`] (CPU time is counted in clock ticks, 10 ms, so a
+/// slow or busy machine needs more rounds), or [`MAX_BURST`] passed; the CPU per answered request.
+fn burst(target: &Target<'_>, pid: u32, paths: &[String], round: Duration) -> Result<Cost, String> {
+    let plan = burst_plan(target, paths, round)?;
+    let (before, start) = (tree_cpu_seconds(pid), std::time::Instant::now());
+    let (mut requests, mut errors) = (0u64, 0u64);
+    loop {
+        let report = bakeoff_load::run(&plan).map_err(|e| format!("burst: {e}"))?;
+        requests += report.steps[0].requests;
+        errors += report.steps[0].errors.total();
+        let cpu_s = tree_cpu_seconds(pid) - before;
+        let enough = cpu_s >= MIN_CPU && requests >= MIN_REQUESTS;
+        if enough || start.elapsed() + round > MAX_BURST {
+            if errors * 20 > requests + errors {
+                return Err(format!("{errors} of {} requests to {} failed during the burst", requests + errors, paths[0]));
+            }
+            if !enough {
+                return Err(format!(
+                    "too little to measure within {MAX_BURST:?}: {requests} requests answered, {cpu_s:.2} s of server CPU"
+                ));
+            }
+            return Ok(Cost { us_per_request: cpu_s * 1e6 / requests as f64, requests });
+        }
+    }
+}
+
+fn burst_plan(target: &Target<'_>, paths: &[String], round: Duration) -> Result<bakeoff_load::LoadPlan, String> {
     let base = format!("http://{}", target.addr);
     let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
         .connections(4)
         .threads(1)
-        .duration(duration)
+        .duration(round)
         .timeout(Duration::from_secs(5))
         .expect_status(200)
         .pin_cpus(target.client_cpus.to_vec());
     for p in &paths[1..] {
         builder = builder.url(&format!("{base}{p}"));
     }
-    let plan = builder.build().map_err(|e| format!("burst plan: {e}"))?;
-    let before = tree_cpu_seconds(pid);
-    let report = bakeoff_load::run(&plan).map_err(|e| format!("burst: {e}"))?;
-    let cpu_s = tree_cpu_seconds(pid) - before;
-    let step = &report.steps[0];
-    let errors = step.errors.total();
-    if errors * 20 > step.requests + errors {
-        return Err(format!("{errors} of {} requests to {} failed during the burst: {:?}", step.requests + errors, paths[0], step.errors));
-    }
-    Ok(Cost { us_per_request: cpu_s * 1e6 / step.requests.max(1) as f64, requests: step.requests })
+    builder.build().map_err(|e| format!("burst plan: {e}"))
 }
