@@ -103,8 +103,9 @@ pub struct ErrorCounts {
     /// Responses whose status failed the check, by status code.
     pub status: BTreeMap<u16, u64>,
     pub body_mismatch: u64,
-    /// Requests still waiting for their response when the step ended, sent at least
-    /// [`crate::warnings::STALL_S`] earlier: a server that hangs, not one that is merely busy.
+    /// Requests still waiting for their response when the step ended on a client thread that had
+    /// no response for [`crate::warnings::STALL_S`], sent at least that long before: a server that
+    /// hangs, not one that is merely busy or slow.
     #[serde(default)]
     pub unanswered: u64,
 }

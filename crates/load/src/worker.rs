@@ -447,9 +447,15 @@ impl Worker<'_> {
         }
     }
 
-    /// At the end of a step, requests that have waited at least [`STALL_NS`] for their response
-    /// are `unanswered` errors; younger ones are the normal last requests of busy connections.
+    /// At the end of a step that finds this thread stalled (no response for [`STALL_NS`]),
+    /// requests that have waited at least that long are `unanswered` errors. Younger ones are the
+    /// normal last requests of busy connections; and while responses still arrive, old requests
+    /// are a slow or starving server (a loop of a second per request, one keep-alive connection
+    /// per worker), which other numbers show, not a hang.
     fn count_unanswered(&mut self, now: u64) {
+        if now.saturating_sub(self.last_answer_ns) < STALL_NS {
+            return;
+        }
         let old = self.conns.iter().flat_map(|c| c.inflight.iter()).filter(|r| now.saturating_sub(r.sent) >= STALL_NS).count();
         self.rec.error(now, ErrorKind::Unanswered, old as u64);
     }
