@@ -90,6 +90,10 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             None => return result(ClaimVerdict::NotMeasured, None, format!("{} was not measured", r.describe())),
         }
     }
+    if let Some(broken) = found.iter().find(|c| !c.rankable()) {
+        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
+        return result(ClaimVerdict::Inconclusive, None, why);
+    }
     match &claim.check {
         Check::Scaling { from, to, .. } if from.resolve(ev.server_cpus) == to.resolve(ev.server_cpus) => {
             let n = to.resolve(ev.server_cpus);

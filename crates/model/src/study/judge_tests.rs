@@ -29,6 +29,7 @@ fn cell(stack: &str, scenario: &str, workers: u32, step_label: &str, values: &[(
         rps_spread: 0.0,
         disagree: false,
         warnings: vec![],
+        unrankable: vec![],
     }
 }
 
