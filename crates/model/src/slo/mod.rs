@@ -85,9 +85,9 @@ impl Slo {
 impl fmt::Display for Slo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let us = self.limit.as_micros();
-        let limit = if us % 1_000_000 == 0 {
+        let limit = if us.is_multiple_of(1_000_000) {
             format!("{}s", us / 1_000_000)
-        } else if us % 1_000 == 0 {
+        } else if us.is_multiple_of(1_000) {
             format!("{}ms", us / 1_000)
         } else {
             format!("{us}us")
