@@ -6,6 +6,7 @@ pub mod plan;
 pub mod rounds;
 pub mod runner;
 pub mod slo;
+pub mod verification;
 pub mod what_ran;
 
 pub use execute::{execute, Executed};
