@@ -77,6 +77,8 @@ fn bad_flags_say_what_to_write() {
         ("--scenarios", "websocket", "unknown scenario `websocket`"),
         ("--ramp", "1:2", "write START:STEP:STEP_DURATION:MAX[:HOLD]"),
         ("--server-cpus", "99999", "99999"),
+        ("--slo", "p99<10", "hint: write it with `<=`, e.g. p99<=10ms"),
+        ("--slo", "p101<=1ms", "use p50, p90, p99 or p99.9"),
     ] {
         let out = bakeoff(&["run", flag, value]);
         assert_eq!(out.status.code(), Some(2), "{flag} {value}");
