@@ -150,7 +150,13 @@ pub enum LabWarning {
     /// The server kept more cores busy than its workers while more server CPUs were available:
     /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
     WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
+    /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
+    /// tell what the bug costs, never ranked, called fastest or compared with peers.
+    DeliberateBug { reproduces: String },
 }
+
+/// The `kind` of `LabWarning::DeliberateBug`, which a cell's reasons for not being ranked start with.
+pub const DELIBERATE_BUG: &str = "deliberate_bug";
 
 /// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
 /// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
@@ -179,6 +185,7 @@ impl LabWarning {
             LabWarning::CpuSteal { .. } => "cpu_steal",
             LabWarning::PrecisionMissed { .. } => "precision_missed",
             LabWarning::WorkersExceeded { .. } => "workers_exceeded",
+            LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
         }
     }
 
@@ -192,6 +199,7 @@ impl LabWarning {
             LabWarning::CpuSteal { cpu_percent } => *cpu_percent,
             LabWarning::PrecisionMissed { achieved_percent, .. } => *achieved_percent,
             LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
+            LabWarning::DeliberateBug { .. } => 1.0,
         }
     }
 
@@ -221,6 +229,7 @@ impl LabWarning {
             LabWarning::WorkersExceeded { workers, cores_used, server_cpus } => {
                 format!("server used {cores_used:.2} cores with WORKERS={workers} ({server_cpus} server CPUs)")
             }
+            LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
         }
     }
 
@@ -237,6 +246,7 @@ impl LabWarning {
             LabWarning::WorkersExceeded { .. } => {
                 "the stack does not honour WORKERS (docs/stacks.md): fix its start command, or compare it on one server CPU"
             }
+            LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
         }
     }
 }

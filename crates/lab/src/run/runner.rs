@@ -333,6 +333,9 @@ impl<'a> Lab<'a> {
             warnings.push(LabWarning::ServerDied { exit: status.to_string() });
         }
         warnings.extend(noise_warnings(&noise));
+        if let Some(reproduces) = &cell.variant.reproduces {
+            warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
+        }
         if let Some(fit) = bakeoff_model::growth::rss_fit(&samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
