@@ -9,7 +9,7 @@
 use crate::overhead::{overhead, pooled, Overhead, Percentiles};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::summary::{CellSummary, Estimate, Metric};
+use bakeoff_model::summary::{CellSummary, Estimate, Metric, RATE_HELD};
 use std::collections::BTreeMap;
 
 pub const BASELINE_STACK: &str = "c/baseline";
@@ -17,8 +17,11 @@ pub const BASELINE_STACK: &str = "c/baseline";
 pub struct ProxyView {
     /// Baseline first, then proxies by name.
     pub lines: Vec<RampLine>,
-    /// One row per proxy cell and ramp step that the baseline also ran.
+    /// One row per proxy cell and ramp step that the baseline also ran, where both held the rate.
     pub overheads: Vec<OverheadRow>,
+    /// Steps left out of `overheads` because the proxy or the baseline fell short of the target rate
+    /// (their latencies measure the client's queue, not the proxy).
+    pub fell_short: Vec<ShortStep>,
     /// Baseline first, then by throughput.
     pub max: Vec<MaxThroughput>,
 }
@@ -41,6 +44,30 @@ pub struct OverheadRow {
     pub step: usize,
     pub target_rate: f64,
     pub overheads: Vec<Overhead>,
+}
+
+/// A ramp step whose achieved rate fell short of its target (`RATE_HELD`).
+pub struct ShortStep {
+    pub cell: CellKey,
+    pub target_rate: f64,
+    pub achieved_rps: f64,
+}
+
+impl ShortStep {
+    pub fn sentence(&self) -> String {
+        format!(
+            "{} achieved {:.0} of {:.0} req/s: left out of the overheads",
+            self.cell.label(),
+            self.achieved_rps,
+            self.target_rate
+        )
+    }
+}
+
+impl RampPoint {
+    fn held(&self) -> bool {
+        self.achieved_rps >= RATE_HELD * self.target_rate
+    }
 }
 
 pub struct MaxThroughput {
@@ -66,26 +93,31 @@ pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<Proxy
     }
     let mut lines: Vec<RampLine> = by_cell.iter().map(|(cell, ts)| ramp_line(cell, ts)).collect();
     lines.sort_by_key(|l| (l.cell.stack != BASELINE_STACK, l.cell.clone()));
+    let fell_short = lines
+        .iter()
+        .flat_map(|l| l.points.iter().filter(|p| !p.held()).map(|p| ShortStep { cell: l.cell.clone(), target_rate: p.target_rate, achieved_rps: p.achieved_rps }))
+        .collect();
     let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
-    let overheads = match baseline {
-        None => Vec::new(),
-        Some(b) => lines
-            .iter()
-            .filter(|l| l.cell.stack != BASELINE_STACK)
-            .flat_map(|l| {
-                l.points.iter().filter_map(move |p| {
-                    let bp = b.points.iter().find(|bp| same_rate(bp.target_rate, p.target_rate))?;
-                    Some(OverheadRow {
-                        cell: l.cell.clone(),
-                        step: p.step,
-                        target_rate: p.target_rate,
-                        overheads: overhead(&p.percentiles, &bp.percentiles),
-                    })
+    let overheads = baseline.map(|b| overhead_rows(&lines, b)).unwrap_or_default();
+    Some(ProxyView { lines, overheads, fell_short, max: max_throughput(cells) })
+}
+
+/// Each proxy's overhead over the baseline at every rate both ran and both held.
+fn overhead_rows(lines: &[RampLine], baseline: &RampLine) -> Vec<OverheadRow> {
+    let proxies = lines.iter().filter(|l| l.cell.stack != BASELINE_STACK);
+    proxies
+        .flat_map(|l| {
+            l.points.iter().filter(|p| p.held()).filter_map(move |p| {
+                let bp = baseline.points.iter().find(|bp| same_rate(bp.target_rate, p.target_rate) && bp.held())?;
+                Some(OverheadRow {
+                    cell: l.cell.clone(),
+                    step: p.step,
+                    target_rate: p.target_rate,
+                    overheads: overhead(&p.percentiles, &bp.percentiles),
                 })
             })
-            .collect(),
-    };
-    Some(ProxyView { lines, overheads, max: max_throughput(cells) })
+        })
+        .collect()
 }
 
 fn ramp_line(cell: &CellKey, trials: &[&TrialRecord]) -> RampLine {

@@ -59,14 +59,18 @@ pub fn study_lines(root: &Path) -> Result<Vec<StudyLine>> {
             let plan = plan_run(RunRequest { root: root.to_path_buf(), study: Some(path.clone()), ..RunRequest::default() })?;
             let cells = plan.cells()?;
             let variants: BTreeSet<(&str, &str)> = cells.iter().map(|c| (c.stack.name.as_str(), c.variant.name.as_str())).collect();
-            let estimate = estimate(&plan.settings, cells.len(), variants.len());
+            let regular = cells.iter().filter(|c| c.soak.is_none()).count();
+            let soaks = cells.iter().filter_map(|c| c.soak);
+            let soaked: Duration = soaks.map(|k| (plan.settings.warmup + k.duration + START_STOP) * k.trials).sum();
+            let estimate = estimate(&plan.settings, regular, variants.len()) + soaked;
             let line = StudyLine { path, cells: cells.len(), trials: plan.settings.trials, estimate, study: plan.study.clone() };
             Ok(line)
         })
         .collect()
 }
 
-/// cells x trials x (warm-up + measured steps + start/stop), plus verifying each stack variant.
+/// cells x trials x (warm-up + measured steps + start/stop), plus verifying each stack variant (a
+/// study's soak cells add their own trials of their own length).
 pub fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
     let per_trial = s.warmup + measured(s) + START_STOP;
     per_trial * (cells as u32 * s.trials) + VERIFY * variants as u32

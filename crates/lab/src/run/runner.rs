@@ -397,7 +397,11 @@ impl<'a> Lab<'a> {
     }
 
     fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
-        self.plan_with(&self.settings, cell, addr, warmup)
+        match cell.soak {
+            // A soak cell measures its own length, in one closed or open step.
+            Some(soak) => self.plan_with(&LoadSettings { duration: soak.duration, ..self.settings.clone() }, cell, addr, warmup),
+            None => self.plan_with(&self.settings, cell, addr, warmup),
+        }
     }
 
     fn plan_with(&self, s: &LoadSettings, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
@@ -495,7 +499,9 @@ impl Lab<'_> {
             wanted.push(StoreKind::Docstore);
         }
         let sqlite = self.data_dir.join("products.sqlite");
-        let (connections, duration, cpus) = (self.settings.connections, self.settings.duration, self.settings.server_cpus.clone());
+        // A soak's long duration is for the stacks: the store's own rate is known within seconds.
+        let duration = self.settings.duration.min(CEILING_MAX);
+        let (connections, cpus) = (self.settings.connections, self.settings.server_cpus.clone());
         for kind in wanted {
             let store = match kind {
                 StoreKind::Postgres => self.services.postgres.as_ref().map(CeilingStore::Postgres),
@@ -542,6 +548,9 @@ impl Lab<'_> {
         Ok(())
     }
 }
+
+/// The store ceiling measures at most this long, whatever the run's duration.
+const CEILING_MAX: Duration = Duration::from_secs(10);
 
 /// Other processes may use this share of one core (server and client CPUs together) before a
 /// trial is flagged as noisy.
