@@ -62,8 +62,8 @@ mod tests {
     fn late_over_early_compares_the_quarters_at_each_end() {
         let falling: Vec<(f64, f64)> = (0..120).map(|i| (i as f64 / 60.0, 1000.0 - 5.0 * i as f64)).collect();
         let r = late_over_early(&falling).unwrap();
-        // First 30 seconds average 927.5, last 30 average 327.5.
-        assert!((r - 327.5 / 927.5).abs() < 1e-12, "{r}");
+        // First 30 seconds average 927.5, last 30 average 477.5.
+        assert!((r - 477.5 / 927.5).abs() < 1e-12, "{r}");
         let flat: Vec<(f64, f64)> = (0..120).map(|i| (i as f64 / 60.0, 500.0)).collect();
         assert_eq!(late_over_early(&flat), Some(1.0));
         assert_eq!(late_over_early(&flat[..5]), None, "too short to say");

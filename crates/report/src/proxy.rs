@@ -55,12 +55,7 @@ pub struct ShortStep {
 
 impl ShortStep {
     pub fn sentence(&self) -> String {
-        format!(
-            "{} achieved {:.0} of {:.0} req/s: left out of the overheads",
-            self.cell.label(),
-            self.achieved_rps,
-            self.target_rate
-        )
+        format!("{} achieved {:.0} of {:.0} req/s: left out of the overheads", self.cell.label(), self.achieved_rps, self.target_rate)
     }
 }
 
@@ -95,7 +90,13 @@ pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<Proxy
     lines.sort_by_key(|l| (l.cell.stack != BASELINE_STACK, l.cell.clone()));
     let fell_short = lines
         .iter()
-        .flat_map(|l| l.points.iter().filter(|p| !p.held()).map(|p| ShortStep { cell: l.cell.clone(), target_rate: p.target_rate, achieved_rps: p.achieved_rps }))
+        .flat_map(|l| {
+            l.points.iter().filter(|p| !p.held()).map(|p| ShortStep {
+                cell: l.cell.clone(),
+                target_rate: p.target_rate,
+                achieved_rps: p.achieved_rps,
+            })
+        })
         .collect();
     let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
     let overheads = baseline.map(|b| overhead_rows(&lines, b)).unwrap_or_default();

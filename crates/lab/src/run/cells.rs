@@ -93,7 +93,12 @@ pub fn add_aa_twin(cells: &mut Vec<Cell<'_>>, aa: &bakeoff_model::goal::AaCell) 
 /// Adds the study's soak cells of the selected stacks to `cells` (a planned cell with the same key
 /// becomes the soak cell): each names its stack, variant and scenario; `workers` is the soak's count
 /// on this machine. A soak cell of a stack left out of the selection is left out too.
-pub fn add_soak<'a>(cells: &mut Vec<Cell<'a>>, stacks: &[&'a Stack], soak: &bakeoff_model::study::Soak, workers: u32) -> Result<(), LabError> {
+pub fn add_soak<'a>(
+    cells: &mut Vec<Cell<'a>>,
+    stacks: &[&'a Stack],
+    soak: &bakeoff_model::study::Soak,
+    workers: u32,
+) -> Result<(), LabError> {
     let plan = SoakPlan { duration: soak.length(), trials: soak.trials };
     for r in &soak.cells {
         let Some(&stack) = stacks.iter().find(|s| s.name == r.stack) else { continue };

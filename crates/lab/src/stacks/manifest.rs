@@ -366,7 +366,10 @@ fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Pat
         let services = parse_services(&v.services, &format!("{field}.services"), file)?;
         let reproduces = match v.reproduces {
             Some(r) if r.trim().is_empty() || r.contains('\n') => {
-                return Err(err(format!("`{field}.reproduces` is empty or spans lines"), "say in one line which bug the variant reproduces"))
+                return Err(err(
+                    format!("`{field}.reproduces` is empty or spans lines"),
+                    "say in one line which bug the variant reproduces",
+                ))
             }
             Some(_) if i == 0 => {
                 return Err(err(

@@ -106,7 +106,10 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             // A step that did not hold its rate measured a queue: nothing is claimed from it.
             if let Some((r, s)) = refs.iter().zip(&found).find(|(_, s)| s.fell_short()) {
                 let (got, want) = (s.get(Metric::RequestsPerSec).median, s.target_rate.unwrap_or_default());
-                let why = format!("{detail}; {} achieved {got:.0} of its target {want:.0} req/s: a step that fell short is left out", r.describe());
+                let why = format!(
+                    "{detail}; {} achieved {got:.0} of its target {want:.0} req/s: a step that fell short is left out",
+                    r.describe()
+                );
                 return result(ClaimVerdict::Inconclusive, Some(measured), why);
             }
             let short: Vec<u32> = found.iter().map(|s| s.get(metric_of(check)).trials).filter(|&t| t < 2).collect();

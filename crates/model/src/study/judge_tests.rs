@@ -252,7 +252,9 @@ fn throughput_trend_compares_late_with_early_over_two_soak_trials() {
 
 #[test]
 fn a_step_that_fell_short_of_its_target_rate_decides_nothing() {
-    let c = claim(r#"{ kind = "spread", steadier = { stack = "rust", step = 0 }, noisier = { stack = "go", step = 0 }, scenario = "proxy", measure = "stddev" }"#);
+    let c = claim(
+        r#"{ kind = "spread", steadier = { stack = "rust", step = 0 }, noisier = { stack = "go", step = 0 }, scenario = "proxy", measure = "stddev" }"#,
+    );
     let at = |stack: &str, achieved: f64| {
         let mut s = cell(stack, "proxy", 1, "10000 req/s", &[(Metric::RequestsPerSec, achieved, 10.0), (Metric::StddevUs, 50.0, 1.0)], 3);
         s.target_rate = Some(10_000.0);

@@ -49,9 +49,13 @@ impl Soak {
             return Some((format!("`soak.trials = {}` is out of range", self.trials), "use 2 to 10 (1 cannot decide a claim)"));
         }
         if self.cells.is_empty() {
-            return Some(("`soak.cells` is empty".into(), "name the cells to soak, e.g. { stack = \"go/pocketbase\", variant = \"cgo\", scenario = \"products\" }"));
+            return Some((
+                "`soak.cells` is empty".into(),
+                "name the cells to soak, e.g. { stack = \"go/pocketbase\", variant = \"cgo\", scenario = \"products\" }",
+            ));
         }
-        if let Some(c) = self.cells.iter().find(|c| c.variant.is_none() || c.scenario.is_none() || c.workers.is_some() || c.step.is_some()) {
+        if let Some(c) = self.cells.iter().find(|c| c.variant.is_none() || c.scenario.is_none() || c.workers.is_some() || c.step.is_some())
+        {
             return Some((
                 format!("soak cell `{}` must give its variant and scenario, and no workers or step", c.describe()),
                 "write { stack = \"...\", variant = \"...\", scenario = \"...\" }; the soak's `workers` applies to all",

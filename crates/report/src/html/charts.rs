@@ -395,7 +395,9 @@ fn draw_dual(svg: &mut String, axes: &DualAxes, left: &[Series], right: &[Series
     for s in right {
         let c = colour(s.colour);
         let drawn = chart.draw_secondary_series(DashedLineSeries::new(finite(s), 6, 4, c.stroke_width(2)))?;
-        drawn.label(s.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], c.stroke_width(1)));
+        drawn
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], c.stroke_width(1)));
     }
     chart
         .configure_series_labels()

@@ -281,7 +281,13 @@ pub fn soaks(out: &mut String, view: &ReportView) {
             s.trials
                 .iter()
                 .enumerate()
-                .map(|(i, t)| Series { name: format!("trial {} {what}", t.trial), colour: i, points: f(t).clone(), dashed: false, in_legend: true })
+                .map(|(i, t)| Series {
+                    name: format!("trial {} {what}", t.trial),
+                    colour: i,
+                    points: f(t).clone(),
+                    dashed: false,
+                    in_legend: true,
+                })
                 .collect()
         };
         let axes = charts::DualAxes {
