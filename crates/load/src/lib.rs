@@ -22,7 +22,7 @@ pub use hdrhistogram::Histogram;
 
 pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
-pub use parser::{fnv1a64, ParseError, Response, ResponseParser};
+pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
 pub use plan::{parse_duration, Checks, LoadPlan, LoadPlanBuilder, Target};
 pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, StepReport, TimelinePoint, SCHEMA_VERSION};
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};

@@ -1,5 +1,7 @@
 //! Incremental HTTP/1.1 response parser: httparse for the head, a hand-written
-//! allocation-free chunked decoder, body bytes counted (and optionally hashed), never stored.
+//! allocation-free chunked decoder, body bytes counted (and optionally hashed). The load
+//! generator stores nothing; the lab's verifier passes a [`ParseSink`] that keeps the head and
+//! the decoded body, so both decide framing with this one code.
 
 /// Longest response head we accept; longer is a malformed response, not a hang.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -15,7 +17,30 @@ pub struct Response {
     pub body_hash: u64,
     /// The server will close the connection after this response.
     pub close: bool,
+    pub framing: Framing,
 }
+
+/// How a response's body was delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body by rule: 204, 304, 1xx, or the answer to a HEAD request.
+    NoBody,
+    ContentLength,
+    Chunked,
+    /// The body ends when the server closes (no length, not chunked): no keep-alive possible.
+    UntilClose,
+}
+
+/// Receives what the parser decodes; the default methods ignore it, so the load generator's
+/// `()` sink costs nothing.
+pub trait ParseSink {
+    /// The complete head of a final (non-1xx) response, status line to the empty line.
+    fn head(&mut self, _head: &[u8]) {}
+    /// A run of decoded body bytes (chunk framing removed).
+    fn body(&mut self, _data: &[u8]) {}
+}
+
+impl ParseSink for () {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParseError {
@@ -79,6 +104,7 @@ pub struct ResponseParser {
     head_request: bool,
     status: u16,
     close: bool,
+    framing: Framing,
     body_len: u64,
     body_hash: u64,
     /// Chunk size parked while skipping a chunk extension.
@@ -87,6 +113,7 @@ pub struct ResponseParser {
 
 struct Head {
     len: usize,
+    framing: Framing,
     status: u16,
     close: bool,
     body: State,
@@ -102,6 +129,7 @@ impl ResponseParser {
             head_request: false,
             status: 0,
             close: false,
+            framing: Framing::NoBody,
             body_len: 0,
             body_hash: FNV_OFFSET,
             pending: 0,
@@ -128,6 +156,11 @@ impl ResponseParser {
     /// response completed by them, if any; without a response all of `input`
     /// was consumed. Call again with the rest for pipelined responses.
     pub fn parse(&mut self, input: &[u8]) -> Result<(usize, Option<Response>), ParseError> {
+        self.parse_into(input, &mut ())
+    }
+
+    /// [`Self::parse`], handing the head and the decoded body to `sink`.
+    pub fn parse_into<S: ParseSink>(&mut self, input: &[u8], sink: &mut S) -> Result<(usize, Option<Response>), ParseError> {
         let mut i = 0;
         loop {
             match self.state {
@@ -139,6 +172,9 @@ impl ResponseParser {
                     let head = if self.carry.is_empty() {
                         match parse_head(rest, self.head_request)? {
                             Some(h) => {
+                                if !h.informational {
+                                    sink.head(&rest[..h.len]);
+                                }
                                 i += h.len;
                                 h
                             }
@@ -155,6 +191,9 @@ impl ResponseParser {
                         self.carry.extend_from_slice(rest);
                         match parse_head(&self.carry, self.head_request)? {
                             Some(h) => {
+                                if !h.informational {
+                                    sink.head(&self.carry[..h.len]);
+                                }
                                 i += h.len - old;
                                 self.carry.clear();
                                 h
@@ -172,6 +211,7 @@ impl ResponseParser {
                     }
                     self.status = head.status;
                     self.close = head.close;
+                    self.framing = head.framing;
                     self.body_len = 0;
                     self.body_hash = FNV_OFFSET;
                     self.state = head.body;
@@ -181,7 +221,7 @@ impl ResponseParser {
                 }
                 State::Length(rem) => {
                     let take = rem.min((input.len() - i) as u64) as usize;
-                    self.body(&input[i..i + take]);
+                    self.body(&input[i..i + take], sink);
                     i += take;
                     let rem = rem - take as u64;
                     self.state = State::Length(rem);
@@ -191,11 +231,11 @@ impl ResponseParser {
                     return Ok((i, None));
                 }
                 State::UntilClose => {
-                    self.body(&input[i..]);
+                    self.body(&input[i..], sink);
                     return Ok((input.len(), None));
                 }
                 State::Chunked(c) => {
-                    let (used, done) = self.chunked(c, &input[i..])?;
+                    let (used, done) = self.chunked(c, &input[i..], sink)?;
                     i += used;
                     if done {
                         return Ok((i, Some(self.complete())));
@@ -223,7 +263,8 @@ impl ResponseParser {
     }
 
     #[inline]
-    fn body(&mut self, data: &[u8]) {
+    fn body<S: ParseSink>(&mut self, data: &[u8], sink: &mut S) {
+        sink.body(data);
         self.body_len += data.len() as u64;
         if self.hash {
             self.body_hash = fnv1a64_update(self.body_hash, data);
@@ -232,12 +273,12 @@ impl ResponseParser {
 
     fn complete(&mut self) -> Response {
         self.state = State::Head;
-        Response { status: self.status, body_len: self.body_len, body_hash: self.body_hash, close: self.close }
+        Response { status: self.status, body_len: self.body_len, body_hash: self.body_hash, close: self.close, framing: self.framing }
     }
 
     /// Runs the chunked state machine over `input`; returns bytes used and
     /// whether the body (incl. trailers) ended. Data runs are skipped in bulk.
-    fn chunked(&mut self, mut c: Chunk, input: &[u8]) -> Result<(usize, bool), ParseError> {
+    fn chunked<S: ParseSink>(&mut self, mut c: Chunk, input: &[u8], sink: &mut S) -> Result<(usize, bool), ParseError> {
         let mut i = 0;
         let result = loop {
             if i == input.len() {
@@ -285,7 +326,7 @@ impl ResponseParser {
                 }
                 Chunk::Data(rem) => {
                     let take = rem.min((input.len() - i) as u64) as usize;
-                    self.body(&input[i..i + take]);
+                    self.body(&input[i..i + take], sink);
                     i += take;
                     let rem = rem - take as u64;
                     c = if rem == 0 { Chunk::DataCr } else { Chunk::Data(rem) };
@@ -404,17 +445,17 @@ fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError
         return Err(ParseError::Malformed);
     }
     let informational = (100..200).contains(&status);
-    let body = if informational || head_request || status == 204 || status == 304 {
-        State::Length(0)
+    let (body, framing) = if informational || head_request || status == 204 || status == 304 {
+        (State::Length(0), Framing::NoBody)
     } else if chunked {
-        State::Chunked(Chunk::Size { value: 0, digits: 0 })
+        (State::Chunked(Chunk::Size { value: 0, digits: 0 }), Framing::Chunked)
     } else if let Some(n) = length {
-        State::Length(n)
+        (State::Length(n), Framing::ContentLength)
     } else {
         close = true;
-        State::UntilClose
+        (State::UntilClose, Framing::UntilClose)
     };
-    Ok(Some(Head { len, status, close, body, informational }))
+    Ok(Some(Head { len, framing, status, close, body, informational }))
 }
 
 fn trim(mut s: &[u8]) -> &[u8] {
@@ -510,6 +551,43 @@ mod tests {
         assert!(r[0].close);
         let (r, _) = feed(&[b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx"]);
         assert!(!r[0].close);
+    }
+
+    #[derive(Default)]
+    struct Keep {
+        head: Vec<u8>,
+        body: Vec<u8>,
+    }
+
+    impl ParseSink for Keep {
+        fn head(&mut self, head: &[u8]) {
+            self.head.extend_from_slice(head);
+        }
+        fn body(&mut self, data: &[u8]) {
+            self.body.extend_from_slice(data);
+        }
+    }
+
+    #[test]
+    fn a_sink_gets_the_final_head_and_the_decoded_body_however_the_bytes_are_split() {
+        let mut all = b"HTTP/1.1 100 Continue\r\n\r\n".to_vec();
+        all.extend_from_slice(CHUNKED);
+        for i in 0..=all.len() {
+            let (mut p, mut keep) = (ResponseParser::new(false), Keep::default());
+            let (a, b) = all.split_at(i);
+            let mut got = None;
+            for part in [a, b] {
+                let (_, r) = p.parse_into(part, &mut keep).unwrap();
+                got = got.or(r);
+            }
+            let r = got.unwrap_or_else(|| panic!("split at {i}"));
+            assert_eq!((r.framing, keep.body.as_slice()), (Framing::Chunked, &b"Hello World!"[..]), "split at {i}");
+            assert!(keep.head.starts_with(b"HTTP/1.1 200 OK\r\n") && keep.head.ends_with(b"\r\n\r\n"), "split at {i}");
+        }
+        let (mut p, mut keep) = (ResponseParser::new(false), Keep::default());
+        assert_eq!(p.parse_into(b"HTTP/1.1 200 OK\r\n\r\nabc", &mut keep).unwrap().1, None);
+        assert_eq!(p.finish().unwrap().unwrap().framing, Framing::UntilClose);
+        assert_eq!(keep.body, b"abc");
     }
 
     #[test]

@@ -103,11 +103,21 @@ pub struct ErrorCounts {
     /// Responses whose status failed the check, by status code.
     pub status: BTreeMap<u16, u64>,
     pub body_mismatch: u64,
+    /// Requests still waiting for their response when the step ended on a client thread that had
+    /// no response for [`crate::warnings::STALL_S`], sent at least that long before: a server that
+    /// hangs, not one that is merely busy or slow.
+    #[serde(default)]
+    pub unanswered: u64,
 }
 
 impl ErrorCounts {
     pub fn total(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.malformed + self.status.values().sum::<u64>() + self.body_mismatch
+        self.transport() + self.status.values().sum::<u64>() + self.body_mismatch
+    }
+
+    /// Requests that got no (parseable) response at all.
+    pub fn transport(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout + self.malformed + self.unanswered
     }
 
     pub fn merge(&mut self, o: &ErrorCounts) {
@@ -120,6 +130,7 @@ impl ErrorCounts {
             *self.status.entry(*k).or_default() += v;
         }
         self.body_mismatch += o.body_mismatch;
+        self.unanswered += o.unanswered;
     }
 
     pub(crate) fn add(&mut self, kind: ErrorKind, n: u64) {
@@ -131,6 +142,7 @@ impl ErrorCounts {
             ErrorKind::Malformed => self.malformed += n,
             ErrorKind::Status(s) => *self.status.entry(s).or_default() += n,
             ErrorKind::BodyMismatch => self.body_mismatch += n,
+            ErrorKind::Unanswered => self.unanswered += n,
         }
     }
 }
@@ -145,6 +157,7 @@ pub enum ErrorKind {
     Malformed,
     Status(u16),
     BodyMismatch,
+    Unanswered,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

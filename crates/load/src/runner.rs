@@ -114,7 +114,9 @@ pub fn run_observed(
             cpu_sys += r.cpu.1;
         }
         let starved: u32 = results.iter().map(|r| r.starved).sum();
-        steps.push(step_report(step, &rec, ended, starved, cancelled));
+        let mut report = step_report(step, &rec, ended, starved, cancelled);
+        report.warnings.extend(stopped_answering(&step.label, &results, warm_ns));
+        steps.push(report);
         details.push(StepDetail {
             label: step.label.clone(),
             start_offset_s: step_offset,
@@ -260,8 +262,7 @@ fn step_warnings(step: &StepSpec, rec: &Recorder, rps: f64, lag_ms: Option<f64>,
         }
     }
     let e = &rec.errors;
-    let transport = e.connect + e.read + e.write + e.timeout + e.malformed;
-    let attempts = rec.requests + transport;
+    let attempts = rec.requests + e.transport();
     let errors = e.total();
     if attempts > 0 && errors as f64 > warnings::ERROR_FRACTION * attempts as f64 {
         w.push(Warning::HighErrorRate { step: step.label.clone(), errors, attempts, percent: 100.0 * errors as f64 / attempts as f64 });
@@ -298,4 +299,16 @@ fn run_warnings(client: &ClientUsage, steps: &[StepReport], cancelled: bool) -> 
         all.push(Warning::Cancelled);
     }
     all
+}
+
+/// The server stopped answering if every client thread with connections saw a stall; it stopped
+/// when the last of them got its last response.
+fn stopped_answering(step: &str, results: &[WorkerResult], measure_start_ns: u64) -> Option<Warning> {
+    let stalls: Option<Vec<(u64, u64)>> = results.iter().map(|r| r.stall).collect();
+    let stalls = stalls.filter(|s| !s.is_empty())?;
+    let start = stalls.iter().map(|s| s.0).max()?;
+    // Threads silent at different times mean a slow server, not a stopped one.
+    let end = stalls.iter().map(|s| s.1).min().filter(|&end| end > start)?;
+    let at_s = start.saturating_sub(measure_start_ns) as f64 / 1e9;
+    Some(Warning::StoppedAnswering { step: step.to_string(), at_s, silent_s: (end - start) as f64 / 1e9 })
 }

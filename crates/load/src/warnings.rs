@@ -18,6 +18,10 @@ pub enum Warning {
     /// Connections that got no response while others did: their requests waited the whole step
     /// and appear in no percentile.
     StarvedConnections { step: String, starved: u32, connections: u32 },
+    /// No response arrived for at least [`STALL_S`] while requests were outstanding, on every
+    /// client thread: the server hung (or sent part of a response and stalled). `at_s` is when the
+    /// last response before the silence arrived, from the start of the measured window.
+    StoppedAnswering { step: String, at_s: f64, silent_s: f64 },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
 }
@@ -27,6 +31,9 @@ pub const SATURATED_FRACTION: f64 = 0.90;
 pub const RATE_FRACTION: f64 = 0.95;
 pub const ERROR_FRACTION: f64 = 0.01;
 pub const LAG_MS: f64 = 50.0;
+/// Seconds without a response while requests wait that make a stall (and make a request still
+/// waiting at the end of a step `unanswered`).
+pub const STALL_S: f64 = 1.0;
 
 impl Warning {
     /// The serialized `kind` tag: what a report groups repeated warnings by.
@@ -38,6 +45,7 @@ impl Warning {
             Warning::ScheduleLag { .. } => "schedule_lag",
             Warning::NoResponses { .. } => "no_responses",
             Warning::StarvedConnections { .. } => "starved_connections",
+            Warning::StoppedAnswering { .. } => "stopped_answering",
             Warning::Cancelled => "cancelled",
         }
     }
@@ -50,7 +58,8 @@ impl Warning {
             | Warning::HighErrorRate { step, .. }
             | Warning::ScheduleLag { step, .. }
             | Warning::NoResponses { step }
-            | Warning::StarvedConnections { step, .. } => Some(step),
+            | Warning::StarvedConnections { step, .. }
+            | Warning::StoppedAnswering { step, .. } => Some(step),
             Warning::ClientSaturated { .. } | Warning::Cancelled => None,
         }
     }
@@ -64,6 +73,7 @@ impl Warning {
             Warning::HighErrorRate { percent, .. } => *percent,
             Warning::ScheduleLag { max_lag_ms, .. } => *max_lag_ms,
             Warning::StarvedConnections { starved, .. } => f64::from(*starved),
+            Warning::StoppedAnswering { silent_s, .. } => *silent_s,
             Warning::NoResponses { .. } | Warning::Cancelled => 1.0,
         }
     }
@@ -87,6 +97,11 @@ impl Warning {
             Warning::StarvedConnections { step, starved, connections } => {
                 format!("[{step}] {starved} of {connections} connections got no response: their waits are in no percentile")
             }
+            Warning::StoppedAnswering { step, at_s, silent_s } => {
+                format!(
+                    "[{step}] server stopped answering at t={at_s:.1} s: no response for {silent_s:.1} s while requests were outstanding"
+                )
+            }
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }
     }
@@ -109,6 +124,9 @@ impl Warning {
             Warning::StarvedConnections { .. } => {
                 "the server serves fewer connections than you opened (e.g. one keep-alive connection per worker process): use as many connections as it has workers, or more workers"
             }
+            Warning::StoppedAnswering { .. } => {
+                "a hang is a failure, not a slow server: these numbers do not describe a working server; check the server's log"
+            }
             Warning::Cancelled => "rerun to completion for comparable numbers",
         }
     }
@@ -129,6 +147,7 @@ mod tests {
             Warning::ScheduleLag { step: step(), max_lag_ms: 80.0 },
             Warning::NoResponses { step: step() },
             Warning::StarvedConnections { step: step(), starved: 3, connections: 4 },
+            Warning::StoppedAnswering { step: step(), at_s: 1.4, silent_s: 3.6 },
             Warning::Cancelled,
         ];
         for w in &all {

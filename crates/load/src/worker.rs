@@ -21,6 +21,9 @@ const TICK_NS: u64 = 10_000_000;
 const CONNECT_BACKOFF_NS: u64 = 10_000_000;
 /// One read buffer per thread, shared by its connections.
 const READ_BUF: usize = 64 * 1024;
+/// Silence while requests wait that makes a stall, and the age that makes a request still waiting
+/// at the end of a step `unanswered`.
+const STALL_NS: u64 = (crate::warnings::STALL_S * 1e9) as u64;
 
 /// Targets sharing one socket address; a connection serves one group.
 #[derive(Debug, Clone)]
@@ -62,6 +65,8 @@ pub struct WorkerResult {
     pub cpu: (f64, f64),
     /// Connections that received no response in the measured window.
     pub starved: u32,
+    /// The first stall of the measured window: (last response before it, last tick still silent).
+    pub stall: Option<(u64, u64)>,
 }
 
 struct Worker<'a> {
@@ -83,6 +88,10 @@ struct Worker<'a> {
     measure_start_ns: u64,
     /// Connections whose responses were read in this pass; refilled after all events.
     refill: Vec<usize>,
+    /// When the last response arrived (or, with nothing outstanding, the last tick): one store
+    /// per response; stalls are judged at housekeeping, off the request path.
+    last_answer_ns: u64,
+    stall: Option<(u64, u64)>,
 }
 
 impl Worker<'_> {
@@ -262,6 +271,7 @@ impl Worker<'_> {
             return;
         };
         self.inflight -= 1;
+        self.last_answer_ns = now;
         if now.saturating_sub(req.intended) > self.timeout_ns {
             // Past the timeout: an error, never a latency sample.
             self.rec.error(now, ErrorKind::Timeout, 1);
@@ -388,6 +398,7 @@ impl Worker<'_> {
     }
 
     fn housekeeping(&mut self, now: u64) {
+        self.watch_stall(now);
         // Requests owed for longer than the timeout with no connection free to
         // carry them are timeouts; this also bounds the backlog of a dead server.
         while self.pacer.due(now.saturating_sub(self.timeout_ns)).is_some() && self.open {
@@ -414,6 +425,39 @@ impl Worker<'_> {
                 }
             }
         }
+    }
+}
+
+impl Worker<'_> {
+    /// Notes the first silence of at least [`STALL_NS`] with requests outstanding in the measured
+    /// window, and how long it lasted (to the last tick that was still silent).
+    fn watch_stall(&mut self, now: u64) {
+        if self.inflight == 0 {
+            self.last_answer_ns = now;
+            return;
+        }
+        let silent = now.saturating_sub(self.last_answer_ns);
+        if silent < STALL_NS || now < self.measure_start_ns {
+            return;
+        }
+        match &mut self.stall {
+            None => self.stall = Some((self.last_answer_ns, now)),
+            Some((start, end)) if *start == self.last_answer_ns => *end = now,
+            Some(_) => {}
+        }
+    }
+
+    /// At the end of a step that finds this thread stalled (no response for [`STALL_NS`]),
+    /// requests that have waited at least that long are `unanswered` errors. Younger ones are the
+    /// normal last requests of busy connections; and while responses still arrive, old requests
+    /// are a slow or starving server (a loop of a second per request, one keep-alive connection
+    /// per worker), which other numbers show, not a hang.
+    fn count_unanswered(&mut self, now: u64) {
+        if now.saturating_sub(self.last_answer_ns) < STALL_NS {
+            return;
+        }
+        let old = self.conns.iter().flat_map(|c| c.inflight.iter()).filter(|r| now.saturating_sub(r.sent) >= STALL_NS).count();
+        self.rec.error(now, ErrorKind::Unanswered, old as u64);
     }
 }
 
@@ -466,6 +510,10 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     }
     w.stopping = true;
     let ended_ns = w.now();
+    if !spec.cancel.load(Ordering::Relaxed) {
+        w.watch_stall(ended_ns);
+        w.count_unanswered(ended_ns);
+    }
     for i in 0..w.conns.len() {
         w.drop_socket(i);
     }
@@ -473,7 +521,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     spec.progress.errors.store(w.rec.errors.total(), Ordering::Relaxed);
     let cpu1 = crate::usage::thread_cpu();
     let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
-    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved })
+    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall })
 }
 
 impl<'a> Worker<'a> {
@@ -503,6 +551,8 @@ impl<'a> Worker<'a> {
             inflight: 0,
             stopping: false,
             open,
+            last_answer_ns: now0,
+            stall: None,
         })
     }
 

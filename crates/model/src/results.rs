@@ -150,6 +150,16 @@ pub enum LabWarning {
     /// The server kept more cores busy than its workers while more server CPUs were available:
     /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
     WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
+    /// Processes the server started were still running after its process group got SIGTERM and
+    /// SIGKILL (they left the group, e.g. with `setsid`); the lab killed them. Each is
+    /// "pid N (`command`)".
+    ProcessesLeftBehind { processes: Vec<String> },
+    /// The live-data probe, run again on the warm server right after the measurement, failed:
+    /// the answers measured were (at least in part) cached.
+    StaleAfterLoad { scenario: Scenario, reason: String },
+    /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
+    /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
+    NotQuietBeforeTrial { cpu_percent: f64 },
     /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
     /// tell what the bug costs, never ranked, called fastest or compared with peers.
     DeliberateBug { reproduces: String },
@@ -185,6 +195,9 @@ impl LabWarning {
             LabWarning::CpuSteal { .. } => "cpu_steal",
             LabWarning::PrecisionMissed { .. } => "precision_missed",
             LabWarning::WorkersExceeded { .. } => "workers_exceeded",
+            LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
+            LabWarning::StaleAfterLoad { .. } => "stale_after_load",
+            LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
             LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
         }
     }
@@ -199,6 +212,9 @@ impl LabWarning {
             LabWarning::CpuSteal { cpu_percent } => *cpu_percent,
             LabWarning::PrecisionMissed { achieved_percent, .. } => *achieved_percent,
             LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
+            LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
+            LabWarning::StaleAfterLoad { .. } => 1.0,
+            LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
             LabWarning::DeliberateBug { .. } => 1.0,
         }
     }
@@ -229,6 +245,15 @@ impl LabWarning {
             LabWarning::WorkersExceeded { workers, cores_used, server_cpus } => {
                 format!("server used {cores_used:.2} cores with WORKERS={workers} ({server_cpus} server CPUs)")
             }
+            LabWarning::ProcessesLeftBehind { processes } => {
+                format!("left running after its stop (SIGTERM + SIGKILL to its process group): {}", processes.join(", "))
+            }
+            LabWarning::StaleAfterLoad { scenario, reason } => format!("{scenario}: answer went stale under load: {reason}"),
+            LabWarning::NotQuietBeforeTrial { cpu_percent } => {
+                format!(
+                    "other processes used {cpu_percent:.0}% of a core on the trial's CPUs when it started, after the lab's bounded wait for quiet"
+                )
+            }
             LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
         }
     }
@@ -246,7 +271,34 @@ impl LabWarning {
             LabWarning::WorkersExceeded { .. } => {
                 "the stack does not honour WORKERS (docs/stacks.md): fix its start command, or compare it on one server CPU"
             }
+            LabWarning::ProcessesLeftBehind { .. } => {
+                "a process outside the server's group ran beside the measurement (and would beside the next cells): keep every process in the group and stop them all on SIGTERM"
+            }
+            LabWarning::StaleAfterLoad { .. } => {
+                "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
+            }
+            LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
             LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
+        }
+    }
+
+    /// Whether a trial with this warning describes a broken or unfair server: its cell is shown
+    /// but never ranked, claimed about or called fastest.
+    pub fn disqualifies(&self) -> bool {
+        match self {
+            // More cores than WORKERS is more resources than its peers had: an unfair comparison.
+            LabWarning::ServerDied { .. }
+            | LabWarning::ProcessesLeftBehind { .. }
+            | LabWarning::StaleAfterLoad { .. }
+            | LabWarning::WorkersExceeded { .. }
+            // A deliberate reproduction is measured to show what its bug costs, not to compete.
+            | LabWarning::DeliberateBug { .. } => true,
+            LabWarning::BackgroundNoise { .. }
+            | LabWarning::CpuSteal { .. }
+            | LabWarning::PrecisionMissed { .. }
+            | LabWarning::TrialsDisagree { .. }
+            | LabWarning::MemoryGrowth { .. }
+            | LabWarning::NotQuietBeforeTrial { .. } => false,
         }
     }
 }
@@ -317,7 +369,7 @@ pub struct Check {
     pub verdict: Verdict,
     pub what: String,
     pub url: String,
-    /// Why it failed or warned; empty on pass.
+    /// Why it failed or warned; on pass empty, or the figure a measuring check measured.
     pub reason: String,
 }
 
@@ -477,6 +529,9 @@ mod tests {
                 confidence_percent: 96.1,
             },
             LabWarning::WorkersExceeded { workers: 1, cores_used: 1.8, server_cpus: 2 },
+            LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
+            LabWarning::StaleAfterLoad { scenario: Scenario::Products, reason: "JSON differs".into() },
+            LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

@@ -2,6 +2,7 @@
 //! computed on read from the stored trials (the trials are the source of truth, never the summary).
 
 use crate::results::{CellKey, TrialRecord};
+use bakeoff_load::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -229,9 +230,18 @@ pub struct CellSummary {
     /// The trials' warnings, one per kind (the worst instance, with how many trials raised it),
     /// then the cell's own (trials disagree), each with its advice.
     pub warnings: Vec<(String, String)>,
+    /// Why this cell's numbers may not be ranked, claimed about or called fastest (a server that
+    /// died, hung, left processes behind or served stale answers); empty when they may.
+    #[serde(default)]
+    pub unrankable: Vec<String>,
 }
 
 impl CellSummary {
+    /// Whether the cell takes part in rankings and claims; it is shown either way.
+    pub fn rankable(&self) -> bool {
+        self.unrankable.is_empty()
+    }
+
     pub fn get(&self, m: Metric) -> Estimate {
         self.metrics.get(&m).copied().unwrap_or(Estimate::NONE)
     }
@@ -284,7 +294,32 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
         warnings.push((w.message(), w.advice().to_string()));
     }
     let s = &trials[0].load.steps[step];
-    CellSummary { cell, step, step_label: s.label.clone(), target_rate: s.target_rate, metrics, rps_spread, disagree, warnings }
+    let unrankable = unrankable(trials, step);
+    CellSummary { cell, step, step_label: s.label.clone(), target_rate: s.target_rate, metrics, rps_spread, disagree, warnings, unrankable }
+}
+
+/// The reasons, one per kind, that any trial of this step disqualifies the cell: a lab warning
+/// that says so, a server that stopped answering or answered nothing, requests left unanswered.
+fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<String> {
+    let mut reasons: Vec<String> = Vec::new();
+    let mut add = |kind: &str, message: String| {
+        if !reasons.iter().any(|r| r.starts_with(kind)) {
+            reasons.push(format!("{kind}: {message}"));
+        }
+    };
+    for t in trials {
+        for w in t.warnings.iter().filter(|w| w.disqualifies()) {
+            add(w.kind(), w.message());
+        }
+        let s = &t.load.steps[step];
+        for w in s.warnings.iter().filter(|w| matches!(w, Warning::StoppedAnswering { .. } | Warning::NoResponses { .. })) {
+            add(w.kind(), w.message());
+        }
+        if s.errors.unanswered > 0 {
+            add("unanswered", format!("{} requests never got a response (trial {})", s.errors.unanswered, t.trial));
+        }
+    }
+    reasons
 }
 
 /// The worst instance of one kind of warning over a cell's trials.

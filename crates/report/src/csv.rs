@@ -31,7 +31,7 @@ fn header() -> Vec<String> {
     for m in Metric::ALL {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
-    header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "warnings"].map(String::from));
+    header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "warnings"].map(String::from));
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header
 }
@@ -57,6 +57,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(mem.and_then(|m| m.fit).map(|f| num(f.slope)).unwrap_or_default());
     row.push(mem.is_some_and(|m| m.growing()).to_string());
     row.push(c.disagree.to_string());
+    row.push(c.rankable().to_string());
     row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row
@@ -84,7 +85,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
         };
         row.extend([num(v), num(v), num(v)]);
     }
-    row.extend([String::new(), "false".into(), "false".into(), String::new()]);
+    row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new()]);
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row
 }

@@ -66,6 +66,8 @@ struct Cell<'a> {
     metrics: BTreeMap<&'static str, &'a Estimate>,
     rps_spread: f64,
     disagree: bool,
+    /// Empty when the cell may be ranked; else why it is shown but not ranked or claimed about.
+    unrankable: &'a [String],
     warnings: Vec<Warning<'a>>,
     memory: Option<Memory>,
 }
@@ -150,6 +152,7 @@ pub fn render(view: &ReportView) -> String {
             metrics: c.metrics.iter().map(|(m, e)| (m.id(), e)).collect(),
             rps_spread: c.rps_spread,
             disagree: c.disagree,
+            unrankable: &c.unrankable,
             warnings: c.warnings.iter().map(|(m, a)| Warning { message: m, advice: a }).collect(),
             memory: view
                 .memory_of(&c.cell)

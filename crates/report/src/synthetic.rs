@@ -220,6 +220,15 @@ pub fn run_data() -> RunData {
                 trials.push(t);
             }
         }
+        // A stack that hangs in its second trial: shown, but not ranked and not claimed about.
+        let mut hung =
+            with_usage(trial("node-hangs", "hello", n, &[(None, latency_histogram(60.0, 1.0, 200_000))]), 700 + n as u64, 30.0, 0.0, 0.3);
+        if n == 2 {
+            let step = &mut hung.load.steps[0];
+            step.errors.unanswered = 64;
+            step.warnings.push(Warning::StoppedAnswering { step: "main".into(), at_s: 1.4, silent_s: 8.6 });
+        }
+        trials.push(hung);
         // The proxy study: a rate ramp then a closed-model step for maximum throughput.
         for (ki, (stack, added, tail, max_rps)) in
             [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)].iter().enumerate()
@@ -258,6 +267,8 @@ pub fn run_data() -> RunData {
                                               "faster": "rust-actix", "slower": "python-flask", "by_percent": 0.0},
                                              {"statement": "Python encodes JSON faster than Rust", "scenario": "json",
                                               "faster": "python-flask", "slower": "rust-actix", "by_percent": 0.0},
+                                             {"statement": "Node serves hello faster than Python", "scenario": "hello",
+                                              "faster": "node-hangs", "slower": "python-flask", "by_percent": 0.0},
                                              {"statement": "Go serves the document scenario", "scenario": "document",
                                               "faster": "go-fasthttp", "slower": "rust-actix", "by_percent": 0.0},
                                              {"statement": "Rust serves hello 2x-50x what Python serves",

@@ -76,6 +76,10 @@ fn step_name(c: &CellSummary) -> String {
     }
 }
 
+/// What a reader does about a cell that is shown but not ranked.
+const NOT_RANKED_ADVICE: &str =
+    "a server that died, hung, left processes behind, served stale answers or used more cores than its WORKERS is not compared: fix the stack and rerun";
+
 /// Every step of every cell of a scenario, with the relative speed of the headline rows.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
     let vs = format!("vs best ({})", view.policy.primary.id());
@@ -102,12 +106,13 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
             .iter()
             .find(|r| r.cell == c.cell && sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step))
             .map(|r| if r.fastest { "best".to_string() } else { format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high) })
-            .unwrap_or_default();
+            .unwrap_or_else(|| if c.rankable() { String::new() } else { "not ranked".to_string() });
         let mem = view.memory_of(&c.cell);
         let slope = mem
             .and_then(|m| m.fit.map(|f| format!("{:+.2}{}", f.slope, if m.growing() { " ⚠ growing" } else { "" })))
             .unwrap_or_else(|| "–".into());
         let mut warnings = c.warnings.clone();
+        warnings.extend(c.unrankable.iter().map(|r| (format!("not ranked: {r}"), NOT_RANKED_ADVICE.to_string())));
         if mem.is_some_and(|m| m.growing()) && !warnings.iter().any(|(m, _)| m.starts_with("memory grows")) {
             let w = bakeoff_model::results::LabWarning::MemoryGrowth { mib_per_min: mem.and_then(|m| m.fit).map_or(0.0, |f| f.slope) };
             warnings.push((w.message(), w.advice().to_string()));

@@ -66,7 +66,8 @@ pub struct Relative {
 impl<'a> ReportView<'a> {
     pub fn new(data: &'a RunData) -> ReportView<'a> {
         let policy = policy(&data.run.settings);
-        let cells = summarize_with(&data.trials, &policy);
+        let mut cells = summarize_with(&data.trials, &policy);
+        add_cost_outliers(&mut cells);
         let min_trials = data.run.settings.pointer("/load/trials").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
         // Scenarios in the order of their ids as text, as reports have always listed them.
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
@@ -133,6 +134,16 @@ impl<'a> ReportView<'a> {
     }
 }
 
+/// The peer cost lint's outliers as warnings on their cells (every step of the cell), so every
+/// format shows them where it shows the cell's other warnings.
+fn add_cost_outliers(cells: &mut [CellSummary]) {
+    for o in bakeoff_model::peers::cost_outliers(cells) {
+        for c in cells.iter_mut().filter(|c| c.cell == o.cell) {
+            c.warnings.push((o.message(), o.advice().to_string()));
+        }
+    }
+}
+
 fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetric) -> ScenarioView {
     let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
     let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
@@ -143,11 +154,12 @@ fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetr
 /// Each closed-model row against the scenario's best on the primary metric, as a "speed" where
 /// higher is better: requests/s over the best's, or the best's CPU per request over the row's
 /// (0.5 = twice the CPU per request). Open-model rows run at a set rate, so their throughput says
-/// nothing about speed; A/A twins are the same cell again, not a competitor.
+/// nothing about speed; A/A twins are the same cell again, not a competitor; a broken or unfair
+/// cell is shown, but never compared or called best.
 pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric) -> Vec<Relative> {
     let metric = primary.metric();
     let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
-    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin).collect();
+    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable()).collect();
     let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
         return Vec::new();
     };

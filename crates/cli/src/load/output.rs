@@ -57,8 +57,8 @@ fn latency_block(out: &mut String, name: &str, l: &LatencyStats) {
 
 fn errors_line(e: &ErrorCounts) -> String {
     let mut s = format!(
-        "connect {}, read {}, write {}, timeout {}, malformed {}, body mismatch {}",
-        e.connect, e.read, e.write, e.timeout, e.malformed, e.body_mismatch
+        "connect {}, read {}, write {}, timeout {}, malformed {}, unanswered {}, body mismatch {}",
+        e.connect, e.read, e.write, e.timeout, e.malformed, e.unanswered, e.body_mismatch
     );
     for (code, n) in &e.status {
         let _ = write!(s, ", status {code}: {n}");

@@ -55,6 +55,13 @@ impl CpuGroup {
         std::fs::read_to_string(self.dir.join("cpuset.cpus")).unwrap_or_default().trim().to_string()
     }
 
+    /// The processes in the group now.
+    pub fn members(&self) -> Vec<u32> {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+            .unwrap_or_default()
+    }
+
     pub fn holds(&self, pid: u32) -> bool {
         std::fs::read_to_string(self.dir.join("cgroup.procs")).map(|s| s.lines().any(|l| l.trim() == pid.to_string())).unwrap_or(false)
     }

@@ -2,7 +2,9 @@
 //! (cgroup cpusets, affinity), process-tree sampling and the machine's description.
 
 pub mod cgroup;
+pub mod leftovers;
 pub mod machine;
 pub mod noise;
 pub mod process;
+pub mod quiet;
 pub(crate) mod sampler;

@@ -3,6 +3,7 @@
 //! and a stop that reaps the whole group.
 
 use crate::error::LabError;
+use crate::host::leftovers::{self, Leftover};
 use bakeoff_load::CpuSet;
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -17,6 +18,10 @@ pub struct ServerProcess {
     pub child: Child,
     pub log: PathBuf,
     exited: Option<ExitStatus>,
+    /// `MARKER_VAR`'s value in this server's environment (and so in its children's).
+    marker: String,
+    /// The group was stopped (its pid may be reused: never signal it again).
+    stopped: bool,
     /// Declared after `child` so it is dropped (removed) after the process was stopped.
     cpu_group: Option<crate::host::cgroup::CpuGroup>,
 }
@@ -39,11 +44,13 @@ impl ServerProcess {
             hint: "check that the run directory is writable".into(),
         })?;
         let log_err = log.try_clone().expect("clone log handle");
+        let marker = leftovers::new_marker(launch.name);
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(launch.command)
             .current_dir(launch.dir)
             .envs(launch.env)
+            .env(leftovers::MARKER_VAR, &marker)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log_err)
@@ -68,7 +75,7 @@ impl ServerProcess {
         // still carry the affinity set before exec.
         let group_name = format!("{}-{}", launch.name.replace('/', "-"), child.id());
         let cpu_group = crate::host::cgroup::CpuGroup::place(&group_name, child.id(), launch.cpus);
-        Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, cpu_group })
+        Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, marker, stopped: false, cpu_group })
     }
 
     pub fn pid(&self) -> u32 {
@@ -205,8 +212,20 @@ impl ServerProcess {
         LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
     }
 
-    /// SIGTERM to the group, then SIGKILL after `grace`; reaps the leader. Safe to call twice.
-    pub fn stop(&mut self, grace: Duration) {
+    /// SIGTERM to the group, then SIGKILL after `grace`; reaps the leader; then kills whatever of
+    /// the server still runs outside its group (found by cgroup and marker) and returns it: a
+    /// stack that leaves a process behind broke the contract. Safe to call twice.
+    pub fn stop(&mut self, grace: Duration) -> Vec<Leftover> {
+        if !self.stopped {
+            self.stop_group(grace);
+            self.stopped = true;
+        }
+        let left = leftovers::find(&self.marker, self.cpu_group.as_ref());
+        leftovers::kill_all(&left);
+        left
+    }
+
+    fn stop_group(&mut self, grace: Duration) {
         let pgid = self.child.id() as i32;
         signal_group(pgid, libc::SIGTERM);
         let deadline = Instant::now() + grace;
@@ -228,7 +247,7 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if self.exited.is_none() || group_alive(self.child.id() as i32) {
+        if !self.stopped {
             self.stop(Duration::from_secs(3));
         }
     }

@@ -257,24 +257,8 @@ impl<'a> Lab<'a> {
             Ok(s) => s,
             Err(e) => return failed(e.to_string()),
         };
-        let sqlite = match &stack.products_probe {
-            Some(p) => SqliteFile { path: self.cell_dir(&label).join(&p.sqlite), key: p.key.clone() },
-            None => SqliteFile { path: self.cell_dir(&label).join("products.sqlite"), key: "id".into() },
-        };
-        let products: Option<&dyn LiveData> = match variant.database {
-            Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
-            _ => Some(&sqlite),
-        };
-        let target = Target {
-            stack: &stack.name,
-            variant: &variant.name,
-            addr,
-            scenarios,
-            products,
-            documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
-            upstream: self.services.nginx.as_ref().map(|n| n.addr),
-        };
-        let mut report = verify::verify(&target);
+        let server_pid = server.as_ref().map(ServerProcess::pid);
+        let mut report = self.with_target(stack, variant, &label, addr, scenarios, server_pid, verify::verify);
         let Some(mut server) = server else { return report };
         if let Some(status) = server.exited() {
             report.checks.push(bakeoff_model::results::Check {
@@ -285,8 +269,82 @@ impl<'a> Lab<'a> {
                 reason: format!("it exited with {status}; see {}", server.log.display()),
             });
         }
-        server.stop(Duration::from_secs(5));
+        for left in server.stop(Duration::from_secs(5)) {
+            report.checks.push(bakeoff_model::results::Check {
+                scenario: CheckScope::Stack,
+                verdict: bakeoff_model::results::Verdict::Fail,
+                what: "nothing the stack started outlives its stop".into(),
+                url: format!("http://{addr}/"),
+                reason: format!(
+                    "{left} was still running after SIGTERM and SIGKILL to the server's process group (it left the group, e.g. \
+                     with setsid); the lab killed it. Keep every process in the group and stop them all on SIGTERM"
+                ),
+            });
+        }
         report
+    }
+
+    /// Calls `f` with the verifier's view of a running stack: its address, scenarios, process and
+    /// the live-data handles of its stores.
+    #[allow(clippy::too_many_arguments)]
+    fn with_target<R>(
+        &self,
+        stack: &Stack,
+        variant: &Variant,
+        label: &str,
+        addr: SocketAddr,
+        scenarios: &[Scenario],
+        server_pid: Option<u32>,
+        f: impl FnOnce(&Target<'_>) -> R,
+    ) -> R {
+        let sqlite = match &stack.products_probe {
+            Some(p) => SqliteFile { path: self.cell_dir(label).join(&p.sqlite), key: p.key.clone() },
+            None => SqliteFile { path: self.cell_dir(label).join("products.sqlite"), key: "id".into() },
+        };
+        let products: Option<&dyn LiveData> = match variant.database {
+            Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+            _ => Some(&sqlite),
+        };
+        f(&Target {
+            stack: &stack.name,
+            variant: &variant.name,
+            addr,
+            scenarios,
+            products,
+            documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
+            upstream: self.services.nginx.as_ref().map(|n| n.addr),
+            server_pid,
+            client_cpus: &self.settings.client_cpus,
+        })
+    }
+
+    /// After the measurement, on the warm server (if it still runs): the live-data probes again (a
+    /// cache that starts late is stale now), then the stop, which names any process left behind.
+    fn after_measuring(
+        &self,
+        cell: &Cell<'_>,
+        label: &str,
+        addr: SocketAddr,
+        server: Option<&mut ServerProcess>,
+        died: bool,
+    ) -> Vec<LabWarning> {
+        let probes = if died {
+            Vec::new()
+        } else {
+            self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], None, verify::probe_again)
+        };
+        let mut warnings: Vec<LabWarning> = probes
+            .into_iter()
+            .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+            .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
+            .collect();
+        if let Some(s) = server {
+            let left = s.stop(Duration::from_secs(5));
+            if !left.is_empty() {
+                warnings.push(LabWarning::ProcessesLeftBehind { processes: left.iter().map(|l| l.to_string()).collect() });
+            }
+        }
+        warnings
     }
 
     /// Measures one trial of one cell.
@@ -294,6 +352,8 @@ impl<'a> Lab<'a> {
         let begun = Instant::now();
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
+        let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
+        let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let label =
             format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
@@ -318,9 +378,7 @@ impl<'a> Lab<'a> {
         let samples = sampler.finish();
         let noise = self.trial_noise(probe, measured_pid, &services, services_before, &samples);
         let died = server.as_mut().and_then(|s| s.exited());
-        if let Some(s) = server.as_mut() {
-            s.stop(Duration::from_secs(5));
-        }
+        let after = self.after_measuring(cell, &label, addr, server.as_mut(), died.is_some());
         let load = load.map_err(|e| LabError::Input {
             what: key.label(),
             problem: format!("load generator: {e}"),
@@ -333,6 +391,10 @@ impl<'a> Lab<'a> {
             warnings.push(LabWarning::ServerDied { exit: status.to_string() });
         }
         warnings.extend(noise_warnings(&noise));
+        warnings.extend(after);
+        if let Some(cores) = noisy {
+            warnings.push(LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 });
+        }
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
         }

@@ -74,7 +74,9 @@ impl Postgres {
 
         let port = free_port();
         let command = format!(
-            "exec {} -D '{}' -p {port} -k '{}' -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=128MB",
+            // pg_stat_statements counts the statements a stack runs, to prove it reads per request.
+            "exec {} -D '{}' -p {port} -k '{}' -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=128MB \
+             -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all",
             shell_prefix(&bin.join("postgres")),
             data.display(),
             dir.display()
@@ -92,6 +94,7 @@ impl Postgres {
         pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
         let sql = ctx.data_dir.join("products.sql");
         pg.psql("bakeoff", &["-v", "ON_ERROR_STOP=1", "-q", "-f", &sql.to_string_lossy()])?;
+        pg.psql("bakeoff", &["-c", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"])?;
         Ok(pg)
     }
 
@@ -139,6 +142,14 @@ impl LiveData for Postgres {
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
         let sql = format!("UPDATE product SET {field} = '{}' WHERE id = {id}", value.replace('\'', "''"));
         self.psql("bakeoff", &["-c", &sql]).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    /// Statements that read table `product` so far (the probe's own UPDATEs excluded), as
+    /// pg_stat_statements counts them when each ends.
+    fn reads(&self) -> Option<Result<u64, String>> {
+        let sql = "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements WHERE query ILIKE '%product%' AND query NOT ILIKE 'update%'";
+        let out = self.psql("bakeoff", &["-At", "-c", sql]).map_err(|e| e.to_string());
+        Some(out.and_then(|o| o.trim().parse().map_err(|e| format!("pg_stat_statements answered `{}`: {e}", o.trim()))))
     }
 }
 

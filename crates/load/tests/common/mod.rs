@@ -27,6 +27,8 @@ pub enum Mode {
     /// Answer each request, but hold every answer during the first
     /// `freeze_ms` of every `period_ms` (all connections at once).
     Freeze { period_ms: u64, freeze_ms: u64 },
+    /// Like `Ok` for the first this many requests (all connections together), then silence.
+    HangAfter(u64),
     /// Like `Ok`, but one connection at a time, kept until the client closes it (a blocking
     /// server with one worker and keep-alive, as uWSGI's http11 socket with one process).
     OneAtATime,
@@ -108,8 +110,15 @@ fn serve(mut c: TcpStream, mode: Mode, reqs: Arc<AtomicU64>, stop: Arc<AtomicBoo
             let req = &buf[start..start + p];
             let close = contains_ci(req, b"connection: close");
             start += p + 4;
-            reqs.fetch_add(1, Ordering::Relaxed);
+            let seen = reqs.fetch_add(1, Ordering::Relaxed);
             match mode {
+                Mode::HangAfter(n) if seen >= n => {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    return;
+                }
+                Mode::HangAfter(_) => out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!"),
                 Mode::Ok | Mode::OneAtATime => out.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!"),
                 Mode::Chunked => out
                     .extend_from_slice(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nHello\r\n7;x=y\r\n World!\r\n0\r\n\r\n"),

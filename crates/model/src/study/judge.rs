@@ -6,6 +6,7 @@
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
+use crate::results::DELIBERATE_BUG;
 use crate::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
 
@@ -94,6 +95,12 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             None => return result(ClaimVerdict::NotMeasured, None, format!("{} was not measured", r.describe())),
         }
     }
+    // A deliberate reproduction of a bug is compared with its own stack only: what the bug costs.
+    let one_stack = found.iter().all(|c| c.cell.stack == found[0].cell.stack);
+    if let Some(broken) = found.iter().find(|c| !c.rankable() && !(one_stack && only_a_reproduction(c))) {
+        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
+        return result(ClaimVerdict::Inconclusive, None, why);
+    }
     match &claim.check {
         Check::Scaling { from, to, .. } if from.resolve(ev.server_cpus) == to.resolve(ev.server_cpus) => {
             let n = to.resolve(ev.server_cpus);
@@ -122,6 +129,11 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             result(verdict, Some(measured), detail)
         }
     }
+}
+
+/// The cell is unranked only because its variant reproduces a bug on purpose.
+fn only_a_reproduction(c: &CellSummary) -> bool {
+    !c.unrankable.is_empty() && c.unrankable.iter().all(|r| r.starts_with(DELIBERATE_BUG))
 }
 
 fn metric_of(check: &Check) -> Metric {

@@ -29,6 +29,7 @@ fn cell(stack: &str, scenario: &str, workers: u32, step_label: &str, values: &[(
         rps_spread: 0.0,
         disagree: false,
         warnings: vec![],
+        unrankable: vec![],
     }
 }
 
@@ -266,4 +267,28 @@ fn a_step_that_fell_short_of_its_target_rate_decides_nothing() {
     let r = verdict_of(&c, &[at("rust", 7000.0), noisier]);
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
     assert!(r.detail.contains("fell short") && r.detail.contains("7000 of its target 10000"), "{}", r.detail);
+}
+
+#[test]
+fn a_reproduction_of_a_bug_is_judged_against_its_own_stack_only() {
+    let bug = |stack: &str, variant: &str, v: f64| {
+        let mut c = rps(stack, "greeting", v, 1.0, 3);
+        c.cell.variant = variant.into();
+        if variant == "buggy" {
+            c.unrankable.push(format!("{}: deliberate reproduction of a bug: regex per request", crate::results::DELIBERATE_BUG));
+        }
+        c
+    };
+    let s = [bug("rust", "fixed", 300.0), bug("rust", "buggy", 100.0), bug("go", "fixed", 200.0)];
+    let cost = claim(
+        r#"{ kind = "faster", faster = { stack = "rust", variant = "fixed" }, slower = { stack = "rust", variant = "buggy" }, scenario = "greeting", by_percent = 10 }"#,
+    );
+    assert_eq!(verdict_of(&cost, &s).verdict, ClaimVerdict::Held);
+    let peers = claim(r#"{ kind = "faster", faster = "go", slower = { stack = "rust", variant = "buggy" }, scenario = "greeting" }"#);
+    let r = verdict_of(&peers, &s);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("not ranked"), "{}", r.detail);
+    // Unnamed, rust's variant is the ranked one, though "buggy" sorts first.
+    let unnamed = claim(r#"{ kind = "ratio", a = "rust", b = "go", scenario = "greeting", range = [1.4, 1.6] }"#);
+    assert_eq!(verdict_of(&unnamed, &s).verdict, ClaimVerdict::Held);
 }

@@ -2,11 +2,13 @@
 //! Every problem is returned at once, each a pass/warn/fail with the reason and the URL.
 
 mod client;
+mod cost;
 mod listen;
 mod proxy;
 mod scenarios;
 
-pub use client::{Client, Framing, Response};
+pub use bakeoff_load::Framing;
+pub use client::{Client, Response};
 pub use listen::listening_addresses;
 
 use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
@@ -18,6 +20,12 @@ use std::time::Duration;
 pub trait LiveData {
     /// Sets a text field of row/document `id`.
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String>;
+
+    /// How many reads of the data the store has served so far, where it can count them (None
+    /// where it cannot, e.g. a SQLite file read in the stack's own process).
+    fn reads(&self) -> Option<Result<u64, String>> {
+        None
+    }
 }
 
 /// What the verifier needs to know about a running stack.
@@ -30,6 +38,11 @@ pub struct Target<'a> {
     pub documents: Option<&'a dyn LiveData>,
     /// nginx for proxy stacks: bodies through the proxy are compared with direct ones.
     pub upstream: Option<SocketAddr>,
+    /// The server's process (group leader), whose tree's CPU time proves the work; None for a
+    /// baseline, which has no process of its own.
+    pub server_pid: Option<u32>,
+    /// Where the verifier's bursts run (the load generator's CPUs).
+    pub client_cpus: &'a [usize],
 }
 
 /// Collects checks for one stack variant.
@@ -46,6 +59,15 @@ impl Checks {
     pub(crate) fn add(&mut self, scenario: CheckScope, what: &str, path: &str, outcome: Result<(), (Verdict, String)>) {
         let (verdict, reason) = match outcome {
             Ok(()) => (Verdict::Pass, String::new()),
+            Err((v, r)) => (v, r),
+        };
+        self.out.push(Check { scenario, verdict, what: what.into(), url: self.url(path), reason });
+    }
+
+    /// A check that passes with a measured figure (kept as its reason).
+    pub(crate) fn add_measured(&mut self, scenario: CheckScope, what: &str, path: &str, outcome: Result<String, (Verdict, String)>) {
+        let (verdict, reason) = match outcome {
+            Ok(figure) => (Verdict::Pass, figure),
             Err((v, r)) => (v, r),
         };
         self.out.push(Check { scenario, verdict, what: what.into(), url: self.url(path), reason });
@@ -71,5 +93,22 @@ pub fn verify(target: &Target<'_>) -> VerifyReport {
     for &scenario in target.scenarios {
         scenarios::check(scenario, &mut checks, &mut client, target);
     }
+    cost::check(&mut checks, target);
     VerifyReport { stack: target.stack.into(), variant: target.variant.into(), checks: checks.out }
+}
+
+/// The live-data probes alone (for the data scenarios among `target.scenarios`), run again on a
+/// warm server after it was measured: an answer cached only once warm, or after N requests, fails
+/// here. Returns the probes' checks.
+pub fn probe_again(target: &Target<'_>) -> Vec<Check> {
+    let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
+    let mut client = Client::new(target.addr, Duration::from_secs(10));
+    for scenario in target.scenarios {
+        match scenario {
+            Scenario::Products => scenarios::probe_products(&mut checks, &mut client, target),
+            Scenario::Document => scenarios::probe_documents(&mut checks, &mut client, target),
+            _ => {}
+        }
+    }
+    checks.out
 }

@@ -107,6 +107,12 @@ fn products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     let expected = serde_json::to_value(fixtures::products()).expect("products serialize");
     let outcome = ok_json(client, "/products", &expected);
     checks.add(CheckScope::Scenario(Scenario::Products), "the 20 rows of table product, in id order", "/products", outcome);
+    probe_products(checks, client, target);
+}
+
+/// The live-data probe of `products`: a changed row must show in the next answer.
+pub(super) fn probe_products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
+    let expected = serde_json::to_value(fixtures::products()).expect("products serialize");
     let Some(db) = target.products else {
         checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe", "/products", warn("no database handle; probe skipped"));
         return;
@@ -137,6 +143,12 @@ fn documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
         let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 404));
         checks.add(CheckScope::Scenario(Scenario::Document), "an unknown id answers 404", path, outcome);
     }
+    probe_documents(checks, client, target);
+}
+
+/// The live-data probe of `document`: a changed document must show in the next answer.
+pub(super) fn probe_documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
+    let mut rng = rand::thread_rng();
     let Some(store) = target.documents else {
         checks.add(
             CheckScope::Scenario(Scenario::Document),
@@ -172,7 +184,7 @@ fn ok_text(client: &mut Client, path: &str, scenario: Scenario) -> Result<Respon
     if !media.eq_ignore_ascii_case(scenario.content_type()) {
         return fail(format!("Content-Type is `{ct}`; the contract says `{}`", scenario.content_type()));
     }
-    if r.framing == Framing::Close {
+    if r.framing == Framing::UntilClose {
         return fail("no Content-Length and not chunked: the body ends at connection close, so keep-alive is impossible");
     }
     Ok(r)

@@ -1,0 +1,80 @@
+//! A quiet machine before each trial: waits, bounded, until processes other than the lab use
+//! little CPU on the trial's CPUs (a previous server's stragglers, a package manager, another
+//! benchmark), and reports the noise it could not wait out.
+
+use std::time::{Duration, Instant};
+
+/// Other processes may use this share of one core on the trial's CPUs and still count as quiet.
+pub const QUIET_CORES: f64 = 0.10;
+/// The longest the lab waits for quiet before a trial.
+pub const MAX_WAIT: Duration = Duration::from_secs(5);
+const WINDOW: Duration = Duration::from_millis(250);
+
+/// Waits up to `max` for a window in which other processes use under [`QUIET_CORES`] of `cpus`
+/// (all CPUs when empty). None when it got quiet; else the CPU (in cores) others used in the
+/// last window.
+pub fn wait(cpus: &[usize], max: Duration) -> Option<f64> {
+    let start = Instant::now();
+    loop {
+        let (busy0, own0) = (busy_seconds(cpus), bakeoff_load::process_cpu());
+        std::thread::sleep(WINDOW);
+        let others = (busy_seconds(cpus) - busy0) - (bakeoff_load::process_cpu() - own0);
+        let cores = others.max(0.0) / WINDOW.as_secs_f64();
+        if cores < QUIET_CORES {
+            return None;
+        }
+        if start.elapsed() + WINDOW > max {
+            return Some(cores);
+        }
+    }
+}
+
+/// Busy CPU seconds (user, nice, system: time charged to processes) of `cpus` so far.
+fn busy_seconds(cpus: &[usize]) -> f64 {
+    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return 0.0 };
+    let ticks = clock_ticks();
+    let wanted = |name: &str| match name.strip_prefix("cpu") {
+        Some("") => cpus.is_empty(),
+        Some(n) => n.parse::<usize>().is_ok_and(|n| cpus.contains(&n)),
+        None => false,
+    };
+    text.lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(name, _)| wanted(name))
+        .map(|(_, rest)| rest.split_whitespace().take(3).filter_map(|x| x.parse::<f64>().ok()).sum::<f64>() / ticks)
+        .sum()
+}
+
+fn clock_ticks() -> f64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_cpu_is_waited_for_within_the_bound_and_reported() {
+        let cpu = 0;
+        let mut burner = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
+        // SAFETY: pins the child we just started.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(burner.id() as i32, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+        let t = Instant::now();
+        let noise = wait(&[cpu], Duration::from_secs(1));
+        burner.kill().unwrap();
+        burner.wait().unwrap();
+        assert!(t.elapsed() < Duration::from_millis(1500), "bounded: {:?}", t.elapsed());
+        let cores = noise.expect("a spinning shell on the CPU is noise");
+        assert!(cores > 0.5, "{cores}");
+    }
+}

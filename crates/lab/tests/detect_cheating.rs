@@ -1,0 +1,115 @@
+//! Detection against a real misbehaving server (tests/fixtures/cheating-stack): right answers
+//! without the work fail verification's CPU-cost check, a process that escapes its group fails
+//! verification by pid and command, and a hang, a stall or a cache that starts once warm make a
+//! measured cell unrankable. The honest variant passes the same checks.
+
+mod common;
+
+use bakeoff_lab::run::cells::Cell;
+use bakeoff_lab::stacks::manifest::Stack;
+use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::summary::summarize;
+
+fn stack() -> Stack {
+    bakeoff_lab::stacks::catalog::load_dir(&common::project_root().join("tests/fixtures/cheating-stack")).unwrap()
+}
+
+fn verify(variant: &str) -> VerifyReport {
+    let stack = stack();
+    let scratch = common::Scratch::new(&format!("cheat-verify-{variant}"));
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let variant = stack.variant(variant).unwrap();
+    lab.verify_variant(&stack, variant, &variant.scenarios, 1)
+}
+
+fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
+    let stack = stack();
+    let scratch = common::Scratch::new(&format!("cheat-measure-{variant}"));
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None };
+    lab.measure(&cell, 1).unwrap()
+}
+
+fn cost_check<'a>(report: &'a VerifyReport, scenario: &str) -> &'a Check {
+    let dump = || serde_json::to_string_pretty(report).unwrap();
+    report
+        .checks
+        .iter()
+        .find(|c| c.scenario.to_string() == scenario && c.what.starts_with("CPU cost"))
+        .unwrap_or_else(|| panic!("no cost check:\n{}", dump()))
+}
+
+#[test]
+fn precomputed_answers_fail_the_cpu_cost_check_naming_the_scenario_and_why() {
+    let report = verify("precomputed");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    for (scenario, says) in [
+        ("json", "/json?n=1000 costs the same as n=1"),
+        ("loop", "/loop?n=2000000 costs the same as n=0"),
+        ("msgpack", "/msgpack costs the same as /"),
+    ] {
+        let c = cost_check(&report, scenario);
+        assert_eq!(c.verdict, Verdict::Fail, "{scenario}:\n{dump}");
+        assert!(c.reason.starts_with(says) && c.reason.contains("honest stacks measure >="), "{scenario}: {}", c.reason);
+    }
+    assert!(cost_check(&report, "json").reason.ends_with("is the answer precomputed?"));
+    // The bodies are right: only the cost gives the cheat away.
+    assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
+}
+
+#[test]
+fn the_honest_variant_passes_the_cpu_cost_check_with_its_measured_ratio() {
+    let report = verify("honest");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report.verdict(), Verdict::Pass, "{dump}");
+    for scenario in ["json", "loop"] {
+        let c = cost_check(&report, scenario);
+        let ratio: f64 = c.reason.split('x').next().unwrap().parse().unwrap_or_else(|_| panic!("{}", c.reason));
+        assert!(ratio > 3.0, "{scenario}: {}", c.reason);
+    }
+}
+
+#[test]
+fn a_double_forked_setsid_child_fails_verification_by_pid_and_command_and_is_killed() {
+    let report = verify("fork");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    let left = report.checks.iter().find(|c| c.what.contains("outlives its stop")).unwrap_or_else(|| panic!("{dump}"));
+    assert_eq!(left.verdict, Verdict::Fail);
+    assert!(left.reason.starts_with("pid ") && left.reason.contains("python3 server.py`)"), "{}", left.reason);
+    let pid: u32 = left.reason["pid ".len()..].split(' ').next().unwrap().parse().unwrap();
+    assert!(!bakeoff_lab::host::leftovers::alive(pid), "the lab killed pid {pid}");
+}
+
+#[test]
+fn a_hang_is_unanswered_requests_a_stopped_answering_warning_and_an_unrankable_cell() {
+    for variant in ["hang", "partial"] {
+        let trial = measure(variant, Scenario::Hello);
+        let step = &trial.load.steps[0];
+        assert!(step.errors.unanswered > 0, "{variant}: {:?}", step.errors);
+        assert!(step.warnings.iter().any(|w| w.kind() == "stopped_answering"), "{variant}: {:?}", step.warnings);
+        let summary = &summarize(std::slice::from_ref(&trial))[0];
+        assert!(!summary.rankable(), "{variant}");
+        assert!(summary.unrankable.iter().any(|r| r.starts_with("stopped_answering: ")), "{variant}: {:?}", summary.unrankable);
+    }
+}
+
+#[test]
+fn a_cache_that_starts_once_warm_is_stale_after_the_load_and_the_cell_unrankable() {
+    let trial = measure("warm-cache", Scenario::Products);
+    assert!(trial.load.steps[0].requests > 1000, "the cache must have started: {}", trial.load.steps[0].requests);
+    let stale =
+        trial.warnings.iter().find(|w| matches!(w, LabWarning::StaleAfterLoad { .. })).unwrap_or_else(|| panic!("{:?}", trial.warnings));
+    assert!(stale.message().contains("is the answer cached?"), "{}", stale.message());
+    assert!(!summarize(std::slice::from_ref(&trial))[0].rankable());
+}
+
+#[test]
+fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
+    let trial = measure("honest", Scenario::Hello);
+    let summary = &summarize(std::slice::from_ref(&trial))[0];
+    assert!(summary.rankable(), "{:?}", summary.unrankable);
+    assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+}
