@@ -62,7 +62,14 @@ pub fn study_lines(root: &Path) -> Result<Vec<StudyLine>> {
             let regular = cells.iter().filter(|c| c.soak.is_none()).count();
             let soaks = cells.iter().filter_map(|c| c.soak);
             let soaked: Duration = soaks.map(|k| (plan.settings.warmup + k.duration + START_STOP) * k.trials).sum();
-            let estimate = estimate(&plan.settings, regular, variants.len()) + soaked;
+            // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
+            let calibration = match plan.settings.ramp {
+                Some(RampSetting::Auto) => {
+                    (plan.settings.warmup + plan.settings.duration.min(Duration::from_secs(5)) + START_STOP) * regular as u32
+                }
+                _ => Duration::ZERO,
+            };
+            let estimate = estimate(&plan.settings, regular, variants.len()) + soaked + calibration;
             let line = StudyLine { path, cells: cells.len(), trials: plan.settings.trials, estimate, study: plan.study.clone() };
             Ok(line)
         })
@@ -81,7 +88,8 @@ pub fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
 fn measured(s: &LoadSettings) -> Duration {
     let steps = match (&s.conn_ladder, &s.ramp) {
         (Some(l), _) => l.len() as u32,
-        (None, Some(RampSetting::Auto)) => 5,
+        // At most: the fastest cell's ladder (slower cells climb fewer steps).
+        (None, Some(RampSetting::Auto)) => bakeoff_model::study::AUTO_STEPS,
         (None, Some(RampSetting::Ladder(r))) => return ramp_time(r) + s.duration * u32::from(s.max_throughput),
         (None, None) => 1,
     };
@@ -115,7 +123,7 @@ mod tests {
         let ladder = LoadSettings { conn_ladder: Some(vec![1, 16, 64, 256]), ..settings() };
         assert_eq!(estimate(&ladder, 1, 0), Duration::from_secs(3 * (2 + 4 * 5 + 3)));
         let auto = LoadSettings { ramp: Some(RampSetting::Auto), max_throughput: true, ..settings() };
-        assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 6 * 5 + 3)));
+        assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 7 * 5 + 3)));
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub struct Cell<'a> {
     pub twin: bool,
     /// A soak cell's own measured length and trials, instead of the run's.
     pub soak: Option<SoakPlan>,
+    /// A rate ladder of its own, calibrated for this cell (`--ramp auto`), instead of the run's.
+    pub ramp: Option<bakeoff_load::Ramp>,
 }
 
 /// How a soak cell is measured (the study's `[soak]`).
@@ -57,7 +59,7 @@ pub fn plan<'a>(
                     continue;
                 }
                 for &w in workers.for_stack(&stack.name) {
-                    cells.push(Cell { stack, scenario, variant, workers: w, twin: false, soak: None });
+                    cells.push(Cell { stack, scenario, variant, workers: w, twin: false, soak: None, ramp: None });
                 }
             }
         }
@@ -108,7 +110,7 @@ pub fn add_soak<'a>(
         if !variant.scenarios.contains(&scenario) {
             return Err(LabError::Selection(format!("the soak cell `{}`: the variant does not implement {scenario}", r.describe())));
         }
-        let cell = Cell { stack, scenario, variant, workers, twin: false, soak: Some(plan) };
+        let cell = Cell { stack, scenario, variant, workers, twin: false, soak: Some(plan), ramp: None };
         cells.retain(|c| c.key() != cell.key());
         cells.push(cell);
     }

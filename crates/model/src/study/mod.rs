@@ -14,7 +14,7 @@ pub use cells::{CellRef, StepRef, WorkerCount};
 pub use claims::{claims_from_stored, Check, Claim, SpreadMeasure, Trend};
 pub use compare::{compare, ArticleComparison, FigureComparison, RowComparison, TableComparison};
 pub use judge::{judge, ClaimResult, ClaimVerdict, Evidence, Measured, TREND_MIN_MINUTES};
-pub use ramp::RampSetting;
+pub use ramp::{auto_ladders, RampSetting, AUTO_STEPS, SUSTAINED_SHARE};
 pub use soak::{Soak, SOAK_MIN};
 
 use crate::duration::parse_duration;
