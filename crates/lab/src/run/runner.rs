@@ -33,8 +33,8 @@ pub struct LoadSettings {
     pub client_threads: u32,
     /// Open model: requests per second (latency from intended send times).
     pub rate: Option<f64>,
-    /// Rate ramp: a ladder, or `auto` (proxy study): from 40% to 100% of the baseline stack's
-    /// closed-model maximum, measured first, in five steps.
+    /// Rate ramp: a ladder, or `auto` (proxy study): one ladder per cell from the cells' own
+    /// closed-model maxima, measured first (`bakeoff_model::study::auto_ladders`).
     pub ramp: Option<RampSetting>,
     /// After an open-model schedule, also measure the closed-model maximum (one more step).
     pub max_throughput: bool,
