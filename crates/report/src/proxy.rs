@@ -163,3 +163,35 @@ fn max_throughput(cells: &[CellSummary]) -> Vec<MaxThroughput> {
     out.sort_by(|a, b| (a.cell.stack != BASELINE_STACK).cmp(&(b.cell.stack != BASELINE_STACK)).then(b.rps.median.total_cmp(&a.rps.median)));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overhead::Source;
+
+    fn line(stack: &str, points: &[(f64, f64, f64)]) -> RampLine {
+        let cell = CellKey { stack: stack.into(), scenario: Scenario::Proxy, variant: "default".into(), workers: 1, twin: false };
+        let points = points
+            .iter()
+            .enumerate()
+            .map(|(step, &(target_rate, achieved_rps, p50))| RampPoint {
+                step,
+                target_rate,
+                achieved_rps,
+                percentiles: Percentiles { values_us: [p50; 6], count: 100, source: Source::Histograms },
+            })
+            .collect();
+        RampLine { cell, points }
+    }
+
+    #[test]
+    fn a_step_that_fell_short_for_the_proxy_or_the_baseline_has_no_overhead_row() {
+        let base = line(BASELINE_STACK, &[(1000.0, 1000.0, 100.0), (2000.0, 1999.0, 110.0), (3000.0, 2500.0, 900.0)]);
+        let proxy = line("go/iocopy", &[(1000.0, 999.0, 150.0), (2000.0, 1500.0, 5000.0), (3000.0, 2990.0, 200.0)]);
+        let rows = overhead_rows(std::slice::from_ref(&proxy), &base);
+        let rates: Vec<f64> = rows.iter().map(|r| r.target_rate).collect();
+        // 2000: the proxy reached 75%; 3000: the baseline reached 83%. Only 1000 is compared.
+        assert_eq!(rates, [1000.0]);
+        assert_eq!(rows[0].overheads[0].delta_us, 50.0);
+    }
+}

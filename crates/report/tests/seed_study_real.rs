@@ -4,7 +4,7 @@
 
 use bakeoff_lab::run::execute::execute;
 use bakeoff_lab::run::plan::{plan_run, Overrides, RunRequest, Selection};
-use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::results::{CellKey, TrialRecord, DELIBERATE_BUG};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::ClaimVerdict;
 use bakeoff_report::{render, Format, ReportView};
@@ -64,6 +64,15 @@ fn seed_001_runs_for_real_and_its_claims_are_the_stored_numbers() {
     assert!((measured.value - buggy / fixed).abs() < 1e-9 * measured.value, "{} vs {}", measured.value, buggy / fixed);
     assert!(buggy > fixed, "compiling a regex per request costs CPU: {buggy:.1} vs {fixed:.1} µs/request");
     assert_ne!(claim.verdict, ClaimVerdict::NotMeasured, "{}", claim.detail);
+
+    // The reproduction is shown, never ranked: unranked for its bug, absent from every "vs best".
+    let buggy: Vec<_> = view.cells.iter().filter(|c| c.cell.variant == "regex-per-request").collect();
+    assert_eq!(buggy.len(), 2);
+    assert!(buggy.iter().all(|c| c.unrankable.iter().any(|r| r.starts_with(DELIBERATE_BUG))), "{buggy:?}");
+    assert!(view.scenarios.iter().flat_map(|s| &s.relative).all(|r| r.cell.variant != "regex-per-request"));
+    // ...and never compared with another stack.
+    let vs_go = view.claims.iter().find(|c| c.claim.statement.contains("lose to Go")).unwrap();
+    assert_eq!(vs_go.verdict, ClaimVerdict::NotTestable);
 
     // Claims on stacks this run left out are said to be not measured, never dropped.
     let node = view.claims.iter().find(|c| c.claim.statement.contains("Node.js vs Go")).unwrap();
