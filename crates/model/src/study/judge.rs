@@ -97,7 +97,8 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
     }
     // A deliberate reproduction of a bug is compared with its own stack only: what the bug costs.
     let one_stack = found.iter().all(|c| c.cell.stack == found[0].cell.stack);
-    if let Some(broken) = found.iter().find(|c| !c.rankable() && !(one_stack && only_a_reproduction(c))) {
+    let excused = |c: &CellSummary| c.rankable() || (one_stack && only_a_reproduction(c));
+    if let Some(broken) = found.iter().find(|c| !excused(c)) {
         let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
