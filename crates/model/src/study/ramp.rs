@@ -34,18 +34,7 @@ impl std::str::FromStr for RampSetting {
     }
 }
 
-impl From<RampSetting> for String {
-    fn from(r: RampSetting) -> String {
-        r.to_string()
-    }
-}
-
-impl TryFrom<String> for RampSetting {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::serde_as_text!(RampSetting);
 
 /// A cell's ladder reaches at most this share of its own closed-model maximum: at the maximum
 /// itself an open-model rate is not sustained and the latencies measure a queue.
