@@ -78,3 +78,38 @@ pub fn table(s: &SoakCell) -> Table {
 pub fn title(s: &SoakCell) -> String {
     format!("{}: RSS and requests/s over the soak", s.cell.label())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_load::TimelinePoint;
+    use bakeoff_model::results::ProcessSample;
+
+    /// A two-minute trial: RSS growing 1 MiB per 10 s from 40 MiB, requests/s falling from 1,200 by 5 a second.
+    fn soak_trial(trial: u32) -> TrialRecord {
+        let h = crate::synthetic::latency_histogram(1000.0, 2.0, 1000);
+        let mut t = crate::synthetic::trial("go/pocketbase", "products", trial, &[(None, h)]);
+        let step = &mut t.load.steps[0];
+        step.duration_s = 120.0;
+        step.timeline = (0..120).map(|s| TimelinePoint { second: s, requests: 1200 - 5 * u64::from(s), ..Default::default() }).collect();
+        let mib = 1024 * 1024;
+        t.samples = (0..=480)
+            .map(|i| ProcessSample { t_ms: i * 250, rss_bytes: (40 * mib) + (i as u64 * mib) / 40, pss_bytes: 0, cpu_s: 0.0, processes: 1 })
+            .collect();
+        t
+    }
+
+    #[test]
+    fn a_two_minute_trial_is_a_soak_shown_at_six_moments() {
+        let short = crate::synthetic::trial("go/fasthttp", "hello", 1, &[(None, crate::synthetic::latency_histogram(100.0, 2.0, 100))]);
+        let soaks = soak_cells(&[soak_trial(1), soak_trial(2), short]);
+        assert_eq!(soaks.len(), 1, "only the long cell is a soak");
+        let t = table(&soaks[0]);
+        assert_eq!(t.headers, ["time", "trial 1 RSS MiB", "trial 1 req/s", "trial 2 RSS MiB", "trial 2 req/s"]);
+        assert_eq!(t.rows.len(), 6);
+        // At 20 s: RSS 42 MiB; requests/s over the first 20 seconds average 1,200 - 5 x 9.5.
+        assert_eq!(t.rows[0][..3], ["20s".to_string(), "42.0".into(), "1,153".into()]);
+        // At the end of the samples (120 s): RSS 52 MiB.
+        assert_eq!(t.rows[5][..2], ["120s".to_string(), "52.0".into()]);
+    }
+}
