@@ -7,11 +7,13 @@ use crate::results::TrialRecord;
 /// The share of a trial at each end that `late_over_early` compares.
 pub const TREND_WINDOW: f64 = 0.25;
 
-/// Requests/s against minutes since the measurement started, one point per second of the last
-/// step (a soak has one step; a ramp's last step is its top).
+/// Requests/s against minutes since the measurement started, one point per whole second of the last
+/// step (a soak has one step; a ramp's last step is its top). A last second the measurement ended in
+/// is left out: its count covers only part of a second and would read as a drop.
 pub fn rps_points(trial: &TrialRecord) -> Vec<(f64, f64)> {
     let Some(step) = trial.load.steps.last() else { return vec![] };
-    step.timeline.iter().map(|p| (f64::from(p.second) / 60.0, p.requests as f64)).collect()
+    let whole = step.timeline.iter().filter(|p| f64::from(p.second) + 1.0 <= step.duration_s + 1e-6);
+    whole.map(|p| (f64::from(p.second) / 60.0, p.requests as f64)).collect()
 }
 
 /// The mean of the last `TREND_WINDOW` of `points` over the mean of the first: below 1 when the
