@@ -172,8 +172,8 @@ pub struct RunArgs {
     /// Open model: constant arrival rate, requests/s
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD], or `auto` (40% to 100% of the
-    /// c/baseline stack's maximum, measured first)
+    /// Open-model rate ramp START:STEP:STEP_DURATION:MAX[:HOLD], or `auto` (one ladder per cell at
+    /// rates common to all, each up to 90% of its own maximum, measured first; needs c/baseline)
     #[arg(long)]
     pub ramp: Option<RampSetting>,
     /// After an open-model schedule, also measure the closed-model maximum

@@ -87,8 +87,8 @@ pub fn print_event(event: Event<'_>) {
             c.store, c.client, c.connections, c.queries_per_sec, c.mean_latency_us
         ),
         Event::CeilingFailed { store, error } => eprintln!("warning: store ceiling of {store} not measured: {error}"),
-        Event::RampCalibrated { ramp, baseline_max } => {
-            eprintln!("baseline maximum {baseline_max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)")
+        Event::RampCalibrated { cell, ramp, max } => {
+            eprintln!("{} maximum {max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)", cell.label())
         }
         Event::Verified(r) => {
             let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail).count();

@@ -29,7 +29,7 @@ fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
     let scratch = common::Scratch::new(&format!("cheat-measure-{variant}"));
     let (mut sink, mut events) = (MemorySink::default(), common::ignore);
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false };
+    let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None, ramp: None };
     lab.measure(&cell, 1).unwrap()
 }
 

@@ -25,6 +25,8 @@ fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
             variant: stack.variant(variant).unwrap(),
             workers: 1,
             twin: false,
+            soak: None,
+            ramp: None,
         };
         let trial = lab.measure(&cell, 1).unwrap();
         let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::MemoryGrowth { .. }));

@@ -1,8 +1,8 @@
 //! Every shipped study file parses, names stacks, scenarios and variants the real catalogue has, and
-//! every claim and article figure refers to a cell the study measures: on a machine with one server
-//! CPU and on one with four, where "all" workers differ.
+//! every claim and article figure refers to a cell the study measures (its soak cells included): on a
+//! machine with one server CPU and on one with four, where "all" workers differ.
 
-use bakeoff_lab::run::cells::plan;
+use bakeoff_lab::run::cells::{add_soak, plan};
 use bakeoff_lab::stacks::catalog::discover;
 use bakeoff_model::results::CellKey;
 use bakeoff_model::scenario::Scenario;
@@ -61,8 +61,14 @@ fn every_study_names_real_stacks_and_refers_to_measured_cells() {
         }
         let variants = (!study.variants.is_empty()).then_some(study.variants.as_slice());
         for cpus in [1, 4] {
-            let cells = plan(&stacks, (!scenarios.is_empty()).then_some(scenarios.as_slice()), variants, &study.worker_counts(cpus))
+            let counts = study.worker_counts(cpus);
+            let mut cells = plan(&stacks, (!scenarios.is_empty()).then_some(scenarios.as_slice()), variants, &counts)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
+            if let Some(soak) = &study.soak {
+                let lowest = counts.default.iter().copied().min().unwrap_or(1);
+                add_soak(&mut cells, &stacks, soak, soak.workers(cpus, lowest)).unwrap_or_else(|e| panic!("{name}: {e}"));
+                assert!(cells.iter().filter(|c| c.soak.is_some()).count() == soak.cells.len(), "{name}: every soak cell is planned");
+            }
             let keys: Vec<CellKey> = cells.iter().map(|c| c.key()).collect();
             for claim in study.claims.iter().filter(|c| c.testable) {
                 for r in claim.check.cells() {

@@ -31,7 +31,7 @@ struct Seen {
 
 fn measure(lab: &mut bakeoff_lab::run::runner::Lab<'_>, stack: &Stack, scenario: Scenario, variant: &str) -> Result<Seen, String> {
     let variant = stack.variant(variant).ok_or_else(|| format!("{} has no variant {variant}", stack.name))?;
-    let cell = Cell { stack, scenario, variant, workers: 1, twin: false };
+    let cell = Cell { stack, scenario, variant, workers: 1, twin: false, soak: None, ramp: None };
     let trial = lab.measure(&cell, 1).map_err(|e| e.to_string())?;
     let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::WorkersExceeded { .. }));
     let noise_percent = trial

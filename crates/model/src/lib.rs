@@ -20,6 +20,7 @@ pub mod status;
 pub mod study;
 pub mod summary;
 pub mod time;
+pub mod timeline;
 
 pub use error::InputError;
 

@@ -165,7 +165,13 @@ pub enum LabWarning {
     /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
     /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
     NotQuietBeforeTrial { cpu_percent: f64 },
+    /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
+    /// tell what the bug costs, never ranked, called fastest or compared with peers.
+    DeliberateBug { reproduces: String },
 }
+
+/// The `kind` of `LabWarning::DeliberateBug`, which a cell's reasons for not being ranked start with.
+pub const DELIBERATE_BUG: &str = "deliberate_bug";
 
 /// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
 /// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
@@ -197,6 +203,7 @@ impl LabWarning {
             LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
             LabWarning::StaleAfterLoad { .. } => "stale_after_load",
             LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
+            LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
         }
     }
 
@@ -213,6 +220,7 @@ impl LabWarning {
             LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
             LabWarning::StaleAfterLoad { .. } => 1.0,
             LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
+            LabWarning::DeliberateBug { .. } => 1.0,
         }
     }
 
@@ -251,6 +259,7 @@ impl LabWarning {
                     "other processes used {cpu_percent:.0}% of a core on the trial's CPUs when it started, after the lab's bounded wait for quiet"
                 )
             }
+            LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
         }
     }
 
@@ -274,6 +283,7 @@ impl LabWarning {
                 "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
             }
             LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
+            LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
         }
     }
 
@@ -285,7 +295,9 @@ impl LabWarning {
             LabWarning::ServerDied { .. }
             | LabWarning::ProcessesLeftBehind { .. }
             | LabWarning::StaleAfterLoad { .. }
-            | LabWarning::WorkersExceeded { .. } => true,
+            | LabWarning::WorkersExceeded { .. }
+            // A deliberate reproduction is measured to show what its bug costs, not to compete.
+            | LabWarning::DeliberateBug { .. } => true,
             LabWarning::BackgroundNoise { .. }
             | LabWarning::CpuSteal { .. }
             | LabWarning::PrecisionMissed { .. }

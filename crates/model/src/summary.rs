@@ -374,6 +374,17 @@ fn merge_trial_warnings(trials: &[&TrialRecord], step: usize) -> Vec<(String, St
         .collect()
 }
 
+/// An open-model step holds its target rate when its median achieved requests/s reach this share of
+/// it; below, requests queued in the client and the latencies measure the queue, not the server.
+pub const RATE_HELD: f64 = 0.95;
+
+impl CellSummary {
+    /// The step had a target rate and its median achieved rate fell short of it (`RATE_HELD`).
+    pub fn fell_short(&self) -> bool {
+        self.target_rate.is_some_and(|t| self.get(Metric::RequestsPerSec).median < RATE_HELD * t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

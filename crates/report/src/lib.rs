@@ -17,6 +17,7 @@ pub mod overhead;
 pub mod precision;
 pub mod proxy;
 pub mod slo;
+pub mod soak;
 pub mod synthetic;
 pub mod tables;
 pub mod text;

@@ -61,6 +61,10 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));
     }
+    for s in &view.soaks {
+        let _ = writeln!(out, "\n## {}\n", crate::soak::title(s));
+        table(&mut out, &crate::soak::table(s));
+    }
     if let Some(t) = tables::proxy_overhead(view) {
         out.push_str("\n## Proxy: latency overhead over the baseline (nginx direct)\n\n");
         table(&mut out, &t);

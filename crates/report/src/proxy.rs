@@ -9,7 +9,7 @@
 use crate::overhead::{overhead, pooled, Overhead, Percentiles};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::summary::{CellSummary, Estimate, Metric};
+use bakeoff_model::summary::{CellSummary, Estimate, Metric, RATE_HELD};
 use std::collections::BTreeMap;
 
 pub const BASELINE_STACK: &str = "c/baseline";
@@ -17,8 +17,11 @@ pub const BASELINE_STACK: &str = "c/baseline";
 pub struct ProxyView {
     /// Baseline first, then proxies by name.
     pub lines: Vec<RampLine>,
-    /// One row per proxy cell and ramp step that the baseline also ran.
+    /// One row per proxy cell and ramp step that the baseline also ran, where both held the rate.
     pub overheads: Vec<OverheadRow>,
+    /// Steps left out of `overheads` because the proxy or the baseline fell short of the target rate
+    /// (their latencies measure the client's queue, not the proxy).
+    pub fell_short: Vec<ShortStep>,
     /// Baseline first, then by throughput.
     pub max: Vec<MaxThroughput>,
 }
@@ -41,6 +44,25 @@ pub struct OverheadRow {
     pub step: usize,
     pub target_rate: f64,
     pub overheads: Vec<Overhead>,
+}
+
+/// A ramp step whose achieved rate fell short of its target (`RATE_HELD`).
+pub struct ShortStep {
+    pub cell: CellKey,
+    pub target_rate: f64,
+    pub achieved_rps: f64,
+}
+
+impl ShortStep {
+    pub fn sentence(&self) -> String {
+        format!("{} achieved {:.0} of {:.0} req/s: left out of the overheads", self.cell.label(), self.achieved_rps, self.target_rate)
+    }
+}
+
+impl RampPoint {
+    fn held(&self) -> bool {
+        self.achieved_rps >= RATE_HELD * self.target_rate
+    }
 }
 
 pub struct MaxThroughput {
@@ -66,26 +88,37 @@ pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<Proxy
     }
     let mut lines: Vec<RampLine> = by_cell.iter().map(|(cell, ts)| ramp_line(cell, ts)).collect();
     lines.sort_by_key(|l| (l.cell.stack != BASELINE_STACK, l.cell.clone()));
+    let fell_short = lines
+        .iter()
+        .flat_map(|l| {
+            l.points.iter().filter(|p| !p.held()).map(|p| ShortStep {
+                cell: l.cell.clone(),
+                target_rate: p.target_rate,
+                achieved_rps: p.achieved_rps,
+            })
+        })
+        .collect();
     let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
-    let overheads = match baseline {
-        None => Vec::new(),
-        Some(b) => lines
-            .iter()
-            .filter(|l| l.cell.stack != BASELINE_STACK)
-            .flat_map(|l| {
-                l.points.iter().filter_map(move |p| {
-                    let bp = b.points.iter().find(|bp| same_rate(bp.target_rate, p.target_rate))?;
-                    Some(OverheadRow {
-                        cell: l.cell.clone(),
-                        step: p.step,
-                        target_rate: p.target_rate,
-                        overheads: overhead(&p.percentiles, &bp.percentiles),
-                    })
+    let overheads = baseline.map(|b| overhead_rows(&lines, b)).unwrap_or_default();
+    Some(ProxyView { lines, overheads, fell_short, max: max_throughput(cells) })
+}
+
+/// Each proxy's overhead over the baseline at every rate both ran and both held.
+fn overhead_rows(lines: &[RampLine], baseline: &RampLine) -> Vec<OverheadRow> {
+    let proxies = lines.iter().filter(|l| l.cell.stack != BASELINE_STACK);
+    proxies
+        .flat_map(|l| {
+            l.points.iter().filter(|p| p.held()).filter_map(move |p| {
+                let bp = baseline.points.iter().find(|bp| same_rate(bp.target_rate, p.target_rate) && bp.held())?;
+                Some(OverheadRow {
+                    cell: l.cell.clone(),
+                    step: p.step,
+                    target_rate: p.target_rate,
+                    overheads: overhead(&p.percentiles, &bp.percentiles),
                 })
             })
-            .collect(),
-    };
-    Some(ProxyView { lines, overheads, max: max_throughput(cells) })
+        })
+        .collect()
 }
 
 fn ramp_line(cell: &CellKey, trials: &[&TrialRecord]) -> RampLine {
@@ -129,4 +162,36 @@ fn max_throughput(cells: &[CellSummary]) -> Vec<MaxThroughput> {
         .collect();
     out.sort_by(|a, b| (a.cell.stack != BASELINE_STACK).cmp(&(b.cell.stack != BASELINE_STACK)).then(b.rps.median.total_cmp(&a.rps.median)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::overhead::Source;
+
+    fn line(stack: &str, points: &[(f64, f64, f64)]) -> RampLine {
+        let cell = CellKey { stack: stack.into(), scenario: Scenario::Proxy, variant: "default".into(), workers: 1, twin: false };
+        let points = points
+            .iter()
+            .enumerate()
+            .map(|(step, &(target_rate, achieved_rps, p50))| RampPoint {
+                step,
+                target_rate,
+                achieved_rps,
+                percentiles: Percentiles { values_us: [p50; 6], count: 100, source: Source::Histograms },
+            })
+            .collect();
+        RampLine { cell, points }
+    }
+
+    #[test]
+    fn a_step_that_fell_short_for_the_proxy_or_the_baseline_has_no_overhead_row() {
+        let base = line(BASELINE_STACK, &[(1000.0, 1000.0, 100.0), (2000.0, 1999.0, 110.0), (3000.0, 2500.0, 900.0)]);
+        let proxy = line("go/iocopy", &[(1000.0, 999.0, 150.0), (2000.0, 1500.0, 5000.0), (3000.0, 2990.0, 200.0)]);
+        let rows = overhead_rows(std::slice::from_ref(&proxy), &base);
+        let rates: Vec<f64> = rows.iter().map(|r| r.target_rate).collect();
+        // 2000: the proxy reached 75%; 3000: the baseline reached 83%. Only 1000 is compared.
+        assert_eq!(rates, [1000.0]);
+        assert_eq!(rows[0].overheads[0].delta_us, 50.0);
+    }
 }

@@ -221,8 +221,12 @@ pub fn proxy_overhead(view: &ReportView) -> Option<Table> {
         }));
         t.rows.push(r);
     }
+    // Said, not silently dropped: the steps whose latencies measured a queue.
+    t.notes.extend(p.fell_short.iter().map(|s| (s.sentence(), SHORT_ADVICE.to_string())));
     Some(t)
 }
+
+const SHORT_ADVICE: &str = "the rate was above what it sustains; its own maximum is in the throughput table";
 
 pub fn proxy_max(view: &ReportView) -> Option<Table> {
     let p = view.proxy.as_ref()?;

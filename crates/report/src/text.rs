@@ -52,6 +52,10 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));
     }
+    for s in &view.soaks {
+        let _ = writeln!(out, "\n== {} ==", crate::soak::title(s));
+        layout(&mut out, &crate::soak::table(s));
+    }
     if let Some(t) = tables::proxy_overhead(view) {
         let _ = writeln!(out, "\n== proxy: latency overhead over the baseline (nginx direct) ==");
         layout(&mut out, &t);

@@ -34,6 +34,8 @@ pub struct ReportView<'a> {
     pub precision: Option<PrecisionView>,
     /// Each cell's SLO capacity, when the run searched for it.
     pub slo: Option<SloView>,
+    /// Cells measured for minutes, over time.
+    pub soaks: Vec<crate::soak::SoakCell>,
 }
 
 /// The run's ranking and precision, from its stored settings (capacity, no target when absent).
@@ -83,7 +85,8 @@ impl<'a> ReportView<'a> {
         // "all" workers resolved to the run's server CPUs.
         let server_cpus = settings.pointer("/load/server_cpus").and_then(|c| c.as_array()).map_or(1, |c| c.len().max(1) as u32);
         let memory = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(crate::memory::rss_points).collect();
-        let claims = judge(&claims, &Evidence { summaries: &cells, memory: &memory, server_cpus });
+        let throughput = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(bakeoff_model::timeline::rps_points).collect();
+        let claims = judge(&claims, &Evidence { summaries: &cells, memory: &memory, throughput: &throughput, server_cpus });
         let article: Option<Article> = settings.pointer("/study/article").and_then(|a| serde_json::from_value(a.clone()).ok());
         let article = article.map(|a| compare(&a, &cells, server_cpus, claims.clone()));
         ReportView {
@@ -94,6 +97,7 @@ impl<'a> ReportView<'a> {
             claims,
             article,
             memory: memory_series(&data.trials),
+            soaks: crate::soak::soak_cells(&data.trials),
             proxy: proxy::proxy_view(&data.trials, &cells),
             cells,
             scenarios,

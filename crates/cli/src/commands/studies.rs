@@ -59,7 +59,17 @@ pub fn study_lines(root: &Path) -> Result<Vec<StudyLine>> {
             let plan = plan_run(RunRequest { root: root.to_path_buf(), study: Some(path.clone()), ..RunRequest::default() })?;
             let cells = plan.cells()?;
             let variants: BTreeSet<(&str, &str)> = cells.iter().map(|c| (c.stack.name.as_str(), c.variant.name.as_str())).collect();
-            let estimate = estimate(&plan.settings, cells.len(), variants.len());
+            let regular = cells.iter().filter(|c| c.soak.is_none()).count();
+            let soaks = cells.iter().filter_map(|c| c.soak);
+            let soaked: Duration = soaks.map(|k| (plan.settings.warmup + k.duration + START_STOP) * k.trials).sum();
+            // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
+            let calibration = match plan.settings.ramp {
+                Some(RampSetting::Auto) => {
+                    (plan.settings.warmup + plan.settings.duration.min(Duration::from_secs(5)) + START_STOP) * regular as u32
+                }
+                _ => Duration::ZERO,
+            };
+            let estimate = estimate(&plan.settings, regular, variants.len()) + soaked + calibration;
             let line = StudyLine { path, cells: cells.len(), trials: plan.settings.trials, estimate, study: plan.study.clone() };
             Ok(line)
         })
@@ -67,7 +77,7 @@ pub fn study_lines(root: &Path) -> Result<Vec<StudyLine>> {
 }
 
 /// cells x trials x (warm-up + measured steps + SLO search + start/stop), plus verifying each stack
-/// variant.
+/// variant (a study's soak cells add their own trials of their own length).
 pub fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
     let b = &s.slo_budget;
     let slo = if s.slo.is_some() { (b.step_warmup + b.step_duration) * b.max_steps } else { Duration::ZERO };
@@ -80,7 +90,8 @@ pub fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
 fn measured(s: &LoadSettings) -> Duration {
     let steps = match (&s.conn_ladder, &s.ramp) {
         (Some(l), _) => l.len() as u32,
-        (None, Some(RampSetting::Auto)) => 5,
+        // At most: the fastest cell's ladder (slower cells climb fewer steps).
+        (None, Some(RampSetting::Auto)) => bakeoff_model::study::AUTO_STEPS,
         (None, Some(RampSetting::Ladder(r))) => return ramp_time(r) + s.duration * u32::from(s.max_throughput),
         (None, None) => 1,
     };
@@ -114,7 +125,7 @@ mod tests {
         let ladder = LoadSettings { conn_ladder: Some(vec![1, 16, 64, 256]), ..settings() };
         assert_eq!(estimate(&ladder, 1, 0), Duration::from_secs(3 * (2 + 4 * 5 + 3)));
         let auto = LoadSettings { ramp: Some(RampSetting::Auto), max_throughput: true, ..settings() };
-        assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 6 * 5 + 3)));
+        assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 7 * 5 + 3)));
         // An SLO search may take its whole budget: 8 steps of 0.5 s warm-up + 2 s.
         let slo = LoadSettings { slo: "p99<=10ms".parse().ok(), ..settings() };
         assert_eq!(estimate(&slo, 1, 0), Duration::from_secs(3 * (2 + 5 + 20 + 3)));

@@ -16,6 +16,17 @@ pub struct Cell<'a> {
     pub workers: u32,
     /// The second arm of an A/A measurement (see `CellKey::twin`).
     pub twin: bool,
+    /// A soak cell's own measured length and trials, instead of the run's.
+    pub soak: Option<SoakPlan>,
+    /// A rate ladder of its own, calibrated for this cell (`--ramp auto`), instead of the run's.
+    pub ramp: Option<bakeoff_load::Ramp>,
+}
+
+/// How a soak cell is measured (the study's `[soak]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SoakPlan {
+    pub duration: std::time::Duration,
+    pub trials: u32,
 }
 
 impl Cell<'_> {
@@ -48,7 +59,7 @@ pub fn plan<'a>(
                     continue;
                 }
                 for &w in workers.for_stack(&stack.name) {
-                    cells.push(Cell { stack, scenario, variant, workers: w, twin: false });
+                    cells.push(Cell { stack, scenario, variant, workers: w, twin: false, soak: None, ramp: None });
                 }
             }
         }
@@ -78,5 +89,30 @@ pub fn add_aa_twin(cells: &mut Vec<Cell<'_>>, aa: &bakeoff_model::goal::AaCell) 
     };
     let twin = Cell { twin: true, ..main.clone() };
     cells.push(twin);
+    Ok(())
+}
+
+/// Adds the study's soak cells of the selected stacks to `cells` (a planned cell with the same key
+/// becomes the soak cell): each names its stack, variant and scenario; `workers` is the soak's count
+/// on this machine. A soak cell of a stack left out of the selection is left out too.
+pub fn add_soak<'a>(
+    cells: &mut Vec<Cell<'a>>,
+    stacks: &[&'a Stack],
+    soak: &bakeoff_model::study::Soak,
+    workers: u32,
+) -> Result<(), LabError> {
+    let plan = SoakPlan { duration: soak.length(), trials: soak.trials };
+    for r in &soak.cells {
+        let Some(&stack) = stacks.iter().find(|s| s.name == r.stack) else { continue };
+        let (Some(variant), Some(scenario)) = (r.variant.as_deref().and_then(|v| stack.variant(v)), r.scenario) else {
+            return Err(LabError::Selection(format!("the soak cell `{}` names a variant the stack does not have", r.describe())));
+        };
+        if !variant.scenarios.contains(&scenario) {
+            return Err(LabError::Selection(format!("the soak cell `{}`: the variant does not implement {scenario}", r.describe())));
+        }
+        let cell = Cell { stack, scenario, variant, workers, twin: false, soak: Some(plan), ramp: None };
+        cells.retain(|c| c.key() != cell.key());
+        cells.push(cell);
+    }
     Ok(())
 }

@@ -90,6 +90,8 @@ pub struct RunPlan {
     pub problems: Vec<LabError>,
     /// The cell measured a second time in every round (A/A), from the flags or the study.
     pub aa: Option<AaCell>,
+    /// The study's soak cells; none when `--soak` makes the whole run one soak.
+    pub soak: Option<bakeoff_model::study::Soak>,
 }
 
 /// The settings of a run that no study or flag changed.
@@ -136,6 +138,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     } else {
         WorkerCounts::same(&req.selection.workers)
     };
+    let soak = if req.overrides.soak.is_some() { None } else { study.soak.clone() };
     let plan = RunPlan {
         root: req.root,
         study,
@@ -148,6 +151,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
         keep: req.keep,
         problems: found.problems,
         aa: req.overrides.aa.clone().or(study_aa),
+        soak,
     };
     let cells = plan.cells()?.len();
     if req.overrides.soak.is_some() && cells != 1 {
@@ -165,6 +169,11 @@ impl RunPlan {
     pub fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
         let mut cells = cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)?;
+        if let Some(soak) = &self.soak {
+            let cpus = self.settings.server_cpus.len() as u32;
+            let lowest = self.workers.default.iter().copied().min().unwrap_or(1);
+            cells::add_soak(&mut cells, &stacks, soak, soak.workers(cpus, lowest))?;
+        }
         if let Some(aa) = &self.aa {
             cells::add_aa_twin(&mut cells, aa)?;
         }

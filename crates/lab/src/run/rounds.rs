@@ -1,7 +1,8 @@
 //! Which cells are measured in which round: every cell once per round for the run's `trials`
 //! rounds, interleaved so drift hits all alike; then, with a precision goal, more rounds of only
 //! the cells whose 95% interval on the primary metric is still wider than the target, until all
-//! meet it, the time budget would be overrun, or a cell reaches `MAX_TRIALS`.
+//! meet it, the time budget would be overrun, or a cell reaches `MAX_TRIALS`. A study's soak cells
+//! get their own number of trials, in the first rounds.
 
 use crate::run::cells::Cell;
 use crate::run::runner::{Event, Lab, RunOutcome};
@@ -39,8 +40,12 @@ impl Lab<'_> {
     ) -> anyhow::Result<()> {
         let mut tally = Tally::default();
         let metric = self.settings.rank_by.metric();
-        for round in 1..=self.settings.trials {
-            if !self.round(run, cells, round, metric, &mut tally, outcome)? {
+        let trials = self.settings.trials;
+        let rounds = cells.iter().filter_map(|c| c.soak).map(|s| s.trials).fold(trials, u32::max);
+        for round in 1..=rounds {
+            // A soak cell is measured in the first rounds only, as many as its own trials.
+            let due: Vec<&Cell<'_>> = cells.iter().copied().filter(|c| round <= c.soak.map_or(trials, |s| s.trials)).collect();
+            if !self.round(run, &due, round, metric, &mut tally, outcome)? {
                 return Ok(());
             }
         }
@@ -48,8 +53,12 @@ impl Lab<'_> {
         let budget = self.settings.budget.unwrap_or(Duration::MAX);
         let mut round = self.settings.trials;
         loop {
-            let pending: Vec<&Cell<'_>> =
-                cells.iter().copied().filter(|c| !tally.failed.contains(&c.key()) && !tally.meets(&c.key(), target)).collect();
+            // Soak cells have their own trials: precision rounds are for the short cells.
+            let pending: Vec<&Cell<'_>> = cells
+                .iter()
+                .copied()
+                .filter(|c| c.soak.is_none() && !tally.failed.contains(&c.key()) && !tally.meets(&c.key(), target))
+                .collect();
             if pending.is_empty() || round >= MAX_TRIALS {
                 return Ok(());
             }

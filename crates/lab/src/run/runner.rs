@@ -14,7 +14,7 @@ use bakeoff_model::goal::PrimaryMetric;
 use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{CellKey, CheckScope, LabWarning, ProcessSample, ResultSink, RunInfo, StoreKind, TrialRecord, VerifyReport};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::study::RampSetting;
+use bakeoff_model::study::{auto_ladders, RampSetting};
 use bakeoff_model::RunStatus;
 use std::collections::{BTreeMap, HashSet};
 use std::net::SocketAddr;
@@ -33,8 +33,8 @@ pub struct LoadSettings {
     pub client_threads: u32,
     /// Open model: requests per second (latency from intended send times).
     pub rate: Option<f64>,
-    /// Rate ramp: a ladder, or `auto` (proxy study): from 40% to 100% of the baseline stack's
-    /// closed-model maximum, measured first, in five steps.
+    /// Rate ramp: a ladder, or `auto` (proxy study): one ladder per cell from the cells' own
+    /// closed-model maxima, measured first (`bakeoff_model::study::auto_ladders`).
     pub ramp: Option<RampSetting>,
     /// After an open-model schedule, also measure the closed-model maximum (one more step).
     pub max_throughput: bool,
@@ -83,9 +83,11 @@ pub enum Event<'a> {
     /// The scratch folder (fixtures, server logs) is kept: something failed, or it was asked for.
     ScratchKept(&'a Path),
     ServiceStarting(&'a str),
+    /// A cell's ladder for `--ramp auto`, from its closed-model maximum measured first.
     RampCalibrated {
+        cell: &'a CellKey,
         ramp: &'a bakeoff_load::Ramp,
-        baseline_max: f64,
+        max: f64,
     },
     CeilingMeasured(&'a bakeoff_model::results::CeilingRecord),
     CeilingFailed {
@@ -406,6 +408,9 @@ impl<'a> Lab<'a> {
         if let Some(cores) = noisy {
             warnings.push(LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 });
         }
+        if let Some(reproduces) = &cell.variant.reproduces {
+            warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
+        }
         if let Some(fit) = bakeoff_model::growth::rss_fit(&samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
@@ -468,7 +473,15 @@ impl<'a> Lab<'a> {
     }
 
     fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
-        self.plan_with(&self.settings, cell, addr, warmup)
+        match (cell.soak, &cell.ramp) {
+            // A soak cell measures its own length, in one closed or open step.
+            (Some(soak), _) => self.plan_with(&LoadSettings { duration: soak.duration, ..self.settings.clone() }, cell, addr, warmup),
+            // A ladder calibrated for this cell (`--ramp auto`).
+            (None, Some(r)) => {
+                self.plan_with(&LoadSettings { ramp: Some(RampSetting::Ladder(r.clone())), ..self.settings.clone() }, cell, addr, warmup)
+            }
+            (None, None) => self.plan_with(&self.settings, cell, addr, warmup),
+        }
     }
 
     pub(crate) fn plan_with(
@@ -536,8 +549,10 @@ impl<'a> Lab<'a> {
                 measurable.push(cell);
             }
         }
+        let calibrated;
         if self.settings.ramp == Some(RampSetting::Auto) {
-            self.calibrate_ramp(&measurable)?;
+            calibrated = self.calibrate_ramps(&measurable, &mut outcome.failed_cells)?;
+            measurable = calibrated.iter().collect();
         }
         if self.settings.ceiling && !self.cancel.load(Ordering::Relaxed) {
             self.measure_ceilings(&run.id, &measurable)?;
@@ -572,7 +587,9 @@ impl Lab<'_> {
             wanted.push(StoreKind::Docstore);
         }
         let sqlite = self.data_dir.join("products.sqlite");
-        let (connections, duration, cpus) = (self.settings.connections, self.settings.duration, self.settings.server_cpus.clone());
+        // A soak's long duration is for the stacks: the store's own rate is known within seconds.
+        let duration = self.settings.duration.min(CEILING_MAX);
+        let (connections, cpus) = (self.settings.connections, self.settings.server_cpus.clone());
         for kind in wanted {
             let store = match kind {
                 StoreKind::Postgres => self.services.postgres.as_ref().map(CeilingStore::Postgres),
@@ -591,34 +608,54 @@ impl Lab<'_> {
         Ok(())
     }
 
-    /// Replaces `--ramp auto` by a ladder from 40% to 100% of the baseline's closed-model maximum,
-    /// measured now, in five equal steps of the run's duration.
-    fn calibrate_ramp(&mut self, cells: &[&Cell<'_>]) -> anyhow::Result<()> {
-        let baseline = cells.iter().find(|c| c.stack.kind == StackKind::Baseline).ok_or_else(|| {
-            LabError::Selection("`--ramp auto` scales the ladder to the baseline's maximum: add the c/baseline stack".into())
-        })?;
+    /// Replaces `--ramp auto` by one ladder per cell (`auto_ladders`): each cell's closed-model
+    /// maximum is measured now, then all ladders share their rates and each climbs to what its cell
+    /// sustains, so proxies are compared at common rates and none is measured queueing.
+    fn calibrate_ramps<'c>(&mut self, cells: &[&Cell<'c>], failed: &mut Vec<(CellKey, String)>) -> anyhow::Result<Vec<Cell<'c>>> {
+        if !cells.iter().any(|c| c.stack.kind == StackKind::Baseline) {
+            Err(LabError::Selection(
+                "`--ramp auto` compares each proxy with the baseline at common rates: add the c/baseline stack".into(),
+            ))?;
+        }
         let saved = self.settings.clone();
         self.settings.ramp = None;
         self.settings.rate = None;
         self.settings.max_throughput = false;
         self.settings.duration = saved.duration.min(Duration::from_secs(5));
-        let probe = self.measure(baseline, 0);
-        self.settings = saved;
-        let max = probe?.load.steps.iter().map(|s| s.requests_per_sec).fold(0.0, f64::max);
-        if max < 10.0 {
-            anyhow::bail!("the baseline reached only {max:.0} req/s while calibrating `--ramp auto`; check nginx's log");
+        let mut maxima = Vec::new();
+        for (i, cell) in cells.iter().enumerate() {
+            let probe = self.measure(cell, 0);
+            let max = probe.map(|t| t.load.steps.iter().map(|s| s.requests_per_sec).fold(0.0, f64::max));
+            match max {
+                Ok(m) if m >= 10.0 => maxima.push((i, m)),
+                // A cell that cannot be calibrated is not measured; the others keep their ladders.
+                other => {
+                    let error = match other {
+                        Ok(m) => format!("reached only {m:.0} req/s while calibrating `--ramp auto`; see its server log"),
+                        Err(e) => format!("calibrating `--ramp auto`: {e}"),
+                    };
+                    (self.events)(Event::CellFailed { cell: &cell.key(), error: error.clone() });
+                    failed.push((cell.key(), error));
+                }
+            }
         }
-        let start = (0.4 * max).round();
-        let step = ((max - start) / 4.0).floor().max(1.0);
-        // The top is on the ladder, so the ramp has exactly five steps.
-        let top = start + 4.0 * step;
+        self.settings = saved;
         let step_duration = Duration::from_secs(self.settings.duration.as_secs().max(1));
-        let ramp = bakeoff_load::Ramp { start, step, step_duration, max: top, hold: None };
-        (self.events)(Event::RampCalibrated { ramp: &ramp, baseline_max: max });
-        self.settings.ramp = Some(RampSetting::Ladder(ramp));
-        Ok(())
+        let ladders = auto_ladders(&maxima, |&i| cells[i].stack.kind == StackKind::Baseline, step_duration);
+        let mut out: Vec<Cell<'c>> = Vec::new();
+        for ((i, ramp), (_, max)) in ladders.into_iter().zip(&maxima) {
+            (self.events)(Event::RampCalibrated { cell: &cells[i].key(), ramp: &ramp, max: *max });
+            out.push(Cell { ramp: Some(ramp), ..cells[i].clone() });
+        }
+        // What the run's settings record: the reference's ladder (each trial keeps its own rates).
+        let reference = out.iter().find(|c| c.stack.kind == StackKind::Baseline).and_then(|c| c.ramp.clone());
+        self.settings.ramp = reference.map(RampSetting::Ladder);
+        Ok(out)
     }
 }
+
+/// The store ceiling measures at most this long, whatever the run's duration.
+const CEILING_MAX: Duration = Duration::from_secs(10);
 
 /// Other processes may use this share of one core (server and client CPUs together) before a
 /// trial is flagged as noisy.

@@ -63,6 +63,7 @@ mod tests {
             env: Default::default(),
             scenarios: vec![Scenario::Hello, Scenario::Json, Scenario::Products],
             services: Vec::new(),
+            reproduces: None,
         }
     }
 

@@ -93,6 +93,7 @@ struct RawVariant {
     scenarios: Option<Vec<String>>,
     #[serde(default)]
     services: Vec<String>,
+    reproduces: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +127,9 @@ pub struct Variant {
     /// The scenarios this variant is measured for.
     pub scenarios: Vec<Scenario>,
     pub services: Vec<ServiceKind>,
+    /// A deliberate reproduction of a bug (one line saying which): measured and shown to tell what
+    /// the bug costs, never ranked or compared with peers.
+    pub reproduces: Option<String>,
 }
 
 /// A validated stack.
@@ -339,6 +343,7 @@ fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Pat
             env: BTreeMap::new(),
             scenarios: stack_scenarios.to_vec(),
             services: vec![],
+            reproduces: None,
         }]);
     }
     let mut out: Vec<Variant> = Vec::new();
@@ -367,7 +372,22 @@ fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Pat
             ));
         }
         let services = parse_services(&v.services, &format!("{field}.services"), file)?;
-        out.push(Variant { name: v.name, database, env: v.env, scenarios, services });
+        let reproduces = match v.reproduces {
+            Some(r) if r.trim().is_empty() || r.contains('\n') => {
+                return Err(err(
+                    format!("`{field}.reproduces` is empty or spans lines"),
+                    "say in one line which bug the variant reproduces",
+                ))
+            }
+            Some(_) if i == 0 => {
+                return Err(err(
+                    format!("the first variant `{}` reproduces a bug, so it would be the stack's default", v.name),
+                    "put the fixed variant first and the reproduction after it",
+                ))
+            }
+            r => r.map(|r| r.trim().to_string()),
+        };
+        out.push(Variant { name: v.name, database, env: v.env, scenarios, services, reproduces });
     }
     Ok(out)
 }
@@ -479,6 +499,18 @@ scenarios = ["products"]
         assert!(
             parse_err(&GOOD.replace("\"hello\", \"products\"", "\"proxy\"").replace("scenarios = [\"products\"]", "")).contains("proxy")
         );
+    }
+
+    #[test]
+    fn a_variant_may_reproduce_a_bug_in_one_line_but_never_be_the_default() {
+        let with = |key: &str| GOOD.replace("name = \"postgres\"", &format!("name = \"postgres\"\n{key}"));
+        let s = parse(&with("reproduces = \"compiles its regex per request\""), Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        assert_eq!(s.variant("postgres").unwrap().reproduces.as_deref(), Some("compiles its regex per request"));
+        assert_eq!(s.variant("sqlite").unwrap().reproduces, None);
+        assert!(parse_err(&with("reproduces = \" \"")).contains("reproduces"));
+        let first = GOOD.replace("name = \"sqlite\"", "name = \"sqlite\"\nreproduces = \"a bug\"");
+        let e = parse_err(&first);
+        assert!(e.contains("first variant") && e.contains("hint:"), "{e}");
     }
 
     #[test]

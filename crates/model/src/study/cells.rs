@@ -79,7 +79,7 @@ impl std::fmt::Display for StepRef {
 }
 
 /// A cell a claim or an article figure refers to. Unset parts take the claim's (scenario) or the
-/// defaults: the stack's first measured variant (by name), its lowest worker count, the closed-model "max" step
+/// defaults: the stack's first measured and ranked variant (by name), its lowest worker count, the closed-model "max" step
 /// where there is one, else the first step.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CellRef {
@@ -159,7 +159,10 @@ impl CellRef {
     /// The summary this reference names among a run's, `server_cpus` resolving "all".
     pub fn find<'a>(&self, summaries: &'a [CellSummary], server_cpus: u32) -> Option<&'a CellSummary> {
         let cells: Vec<&CellSummary> = summaries.iter().filter(|s| self.matches_key(&s.cell, server_cpus)).collect();
-        let variant = self.variant.clone().or_else(|| cells.first().map(|c| c.cell.variant.clone()))?;
+        // Unnamed, the variant is the first ranked one (a deliberate reproduction of a bug is never
+        // a stack's stand-in), else the first.
+        let default = cells.iter().find(|c| c.rankable()).or(cells.first());
+        let variant = self.variant.clone().or_else(|| default.map(|c| c.cell.variant.clone()))?;
         let workers = cells.iter().filter(|c| c.cell.variant == variant).map(|c| c.cell.workers).min()?;
         let mine = cells.into_iter().filter(|c| c.cell.variant == variant && c.cell.workers == workers);
         let mine: Vec<&CellSummary> = mine.collect();

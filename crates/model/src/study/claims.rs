@@ -77,6 +77,15 @@ pub enum Check {
         scenario: Option<Scenario>,
         trend: Trend,
     },
+    /// The cell's requests/s late in each trial over early in it (the last quarter's mean over the
+    /// first quarter's) lies within `late_over_early`: a soak's throughput trend ("declines the
+    /// longer the test runs" is e.g. [0.0, 0.9]).
+    ThroughputTrend {
+        cell: CellRef,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scenario: Option<Scenario>,
+        late_over_early: [f64; 2],
+    },
     /// The cell with `to` workers serves `efficiency` x (to / from) what it serves with `from`:
     /// 1.0 is linear scaling. An article's "2.5x-3.6x on 4 cores" is an efficiency of 0.62-0.9.
     Scaling {
@@ -134,6 +143,7 @@ impl Check {
             Check::Geomean { .. } => "geomean",
             Check::Memory { .. } => "memory",
             Check::MemoryTrend { .. } => "memory_trend",
+            Check::ThroughputTrend { .. } => "throughput_trend",
             Check::Scaling { .. } => "scaling",
             Check::Spread { .. } => "spread",
             Check::Qualitative {} => "qualitative",
@@ -150,7 +160,7 @@ impl Check {
                 scenarios.iter().flat_map(|s| [a.with_scenario(Some(*s)), b.with_scenario(Some(*s))]).collect()
             }
             Check::Memory { less, more, scenario, .. } => vec![with(less, scenario), with(more, scenario)],
-            Check::MemoryTrend { cell, scenario, .. } => vec![with(cell, scenario)],
+            Check::MemoryTrend { cell, scenario, .. } | Check::ThroughputTrend { cell, scenario, .. } => vec![with(cell, scenario)],
             Check::Scaling { cell, scenario, from, to, .. } => {
                 let at = |w: WorkerCount| CellRef { workers: Some(w), ..with(cell, scenario) };
                 vec![at(*from), at(*to)]
@@ -172,7 +182,9 @@ impl Claim {
             Check::Qualitative {} if self.testable => {
                 Some(("a qualitative claim cannot be judged".into(), "add `testable = false` and `why = \"...\"`"))
             }
-            Check::Ratio { range, .. } | Check::Geomean { range, .. } if !range_ok(range) => {
+            Check::Ratio { range, .. } | Check::Geomean { range, .. } | Check::ThroughputTrend { late_over_early: range, .. }
+                if !range_ok(range) =>
+            {
                 Some((format!("range {range:?} is not [low, high]"), "write e.g. range = [1.5, 3.0]"))
             }
             Check::Scaling { efficiency, .. } if !range_ok(efficiency) => {

@@ -6,6 +6,7 @@
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
+use crate::results::DELIBERATE_BUG;
 use crate::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
 
@@ -59,8 +60,10 @@ pub struct ClaimResult {
     pub detail: String,
 }
 
-/// A cell's memory series: one (minutes, RSS MiB) series per trial, warm-up excluded.
-pub type MemorySeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64, f64)>>;
+/// A cell's series over time: one (minutes, value) series per trial, warm-up excluded.
+pub type TrialSeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64, f64)>>;
+/// A cell's memory series: (minutes, RSS MiB) per trial.
+pub type MemorySeries<'a> = TrialSeries<'a>;
 
 /// The rule that decides a verdict from a measured interval (low, high).
 type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
@@ -70,6 +73,8 @@ type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
 pub struct Evidence<'a> {
     pub summaries: &'a [CellSummary],
     pub memory: MemorySeries<'a>,
+    /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
+    pub throughput: TrialSeries<'a>,
     pub server_cpus: u32,
 }
 
@@ -90,7 +95,10 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             None => return result(ClaimVerdict::NotMeasured, None, format!("{} was not measured", r.describe())),
         }
     }
-    if let Some(broken) = found.iter().find(|c| !c.rankable()) {
+    // A deliberate reproduction of a bug is compared with its own stack only: what the bug costs.
+    let one_stack = found.iter().all(|c| c.cell.stack == found[0].cell.stack);
+    let excused = |c: &CellSummary| c.rankable() || (one_stack && only_a_reproduction(c));
+    if let Some(broken) = found.iter().find(|c| !excused(c)) {
         let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
@@ -100,8 +108,18 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             result(ClaimVerdict::Inconclusive, None, format!("{from} and {to} workers are both {n} on this machine: nothing to scale"))
         }
         Check::MemoryTrend { trend, .. } => judge_trend(*trend, &refs[0], found[0], ev, result),
+        Check::ThroughputTrend { late_over_early, .. } => judge_throughput(*late_over_early, &refs[0], found[0], ev, result),
         check => {
             let (measured, detail, decide) = measure(check, &refs, &found);
+            // A step that did not hold its rate measured a queue: nothing is claimed from it.
+            if let Some((r, s)) = refs.iter().zip(&found).find(|(_, s)| s.fell_short()) {
+                let (got, want) = (s.get(Metric::RequestsPerSec).median, s.target_rate.unwrap_or_default());
+                let why = format!(
+                    "{detail}; {} achieved {got:.0} of its target {want:.0} req/s: a step that fell short is left out",
+                    r.describe()
+                );
+                return result(ClaimVerdict::Inconclusive, Some(measured), why);
+            }
             let short: Vec<u32> = found.iter().map(|s| s.get(metric_of(check)).trials).filter(|&t| t < 2).collect();
             let verdict = if !short.is_empty() || measured.low.is_nan() || measured.high.is_nan() {
                 ClaimVerdict::Inconclusive
@@ -114,6 +132,11 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
     }
 }
 
+/// The cell is unranked only because its variant reproduces a bug on purpose.
+fn only_a_reproduction(c: &CellSummary) -> bool {
+    !c.unrankable.is_empty() && c.unrankable.iter().all(|r| r.starts_with(DELIBERATE_BUG))
+}
+
 fn metric_of(check: &Check) -> Metric {
     match check {
         Check::Faster { metric, .. } | Check::Ratio { metric, .. } | Check::Geomean { metric, .. } | Check::Scaling { metric, .. } => {
@@ -123,6 +146,7 @@ fn metric_of(check: &Check) -> Metric {
         Check::Spread { measure: SpreadMeasure::Stddev, .. } => Metric::StddevUs,
         Check::Spread { measure: SpreadMeasure::TailRatio, .. } => Metric::P9999Us,
         Check::MemoryTrend { .. } | Check::Qualitative {} => Metric::PeakRssMib,
+        Check::ThroughputTrend { .. } => Metric::RequestsPerSec,
     }
 }
 
@@ -190,7 +214,7 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary]) -> (Measured
             };
             (measured(what.into(), r, "below 1".into()), names(0, 1), Box::new(|lo, hi| below(1.0, lo, hi)))
         }
-        Check::MemoryTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
+        Check::MemoryTrend { .. } | Check::ThroughputTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
     }
 }
 
@@ -226,6 +250,9 @@ fn judge_trend(
         let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (e.g. --duration 5m)");
         return result(ClaimVerdict::Inconclusive, Some(m), why);
     }
+    if fits.len() < 2 {
+        return result(ClaimVerdict::Inconclusive, Some(m), format!("{detail}; a cell has 1 trial: a trend needs 2 or more"));
+    }
     let verdict = match trend {
         Trend::Grows if low > t && value * span >= GROWTH_MIN_TOTAL_MIB => ClaimVerdict::Held,
         Trend::Grows if high < t => ClaimVerdict::Failed,
@@ -233,6 +260,35 @@ fn judge_trend(
         Trend::Bounded => below(t, low, high),
     };
     result(verdict, Some(m), detail)
+}
+
+/// A throughput trend: per trial, the last quarter's requests/s over the first quarter's; their
+/// median and order-statistic interval, decided over a soak-length measurement of 2 trials or more.
+fn judge_throughput(
+    range: [f64; 2],
+    cell: &CellRef,
+    summary: &CellSummary,
+    ev: &Evidence<'_>,
+    result: impl Fn(ClaimVerdict, Option<Measured>, String) -> ClaimResult,
+) -> ClaimResult {
+    let series = (ev.throughput)(&summary.cell);
+    let ratios: Vec<f64> = series.iter().filter_map(|p| crate::timeline::late_over_early(p)).collect();
+    let span = series.iter().map(|p| crate::timeline::span(p)).fold(f64::INFINITY, f64::min);
+    let Some(e) = (!ratios.is_empty()).then(|| Estimate::from_values(&ratios)) else {
+        return result(ClaimVerdict::NotMeasured, None, format!("{} has no requests/s over time", cell.describe()));
+    };
+    let [lo, hi] = range;
+    let quantity = "requests/s, last quarter over first".to_string();
+    let m = Measured { quantity, value: e.median, low: e.ci_low, high: e.ci_high, expected: format!("{lo} to {hi}") };
+    let detail = format!("{} over {:.1} min", cell.describe(), span);
+    if span < TREND_MIN_MINUTES {
+        let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (a study's [soak])");
+        return result(ClaimVerdict::Inconclusive, Some(m), why);
+    }
+    if ratios.len() < 2 {
+        return result(ClaimVerdict::Inconclusive, Some(m), format!("{detail}; a cell has 1 trial: an interval needs 2 or more"));
+    }
+    result(within(lo, hi, e.ci_low, e.ci_high), Some(m), detail)
 }
 
 /// The quotient of two estimates: the ratio of medians, and an interval from the two intervals'

@@ -43,7 +43,7 @@ fn claim(toml_check: &str) -> Claim {
 
 fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let none = |_: &CellKey| vec![];
-    judge(std::slice::from_ref(c), &Evidence { summaries, memory: &none, server_cpus: 1 }).remove(0)
+    judge(std::slice::from_ref(c), &Evidence { summaries, memory: &none, throughput: &none, server_cpus: 1 }).remove(0)
 }
 
 #[test]
@@ -121,17 +121,23 @@ fn memory_trend_needs_a_soak_and_reads_the_slope_interval() {
     let grows = claim(r#"{ kind = "memory_trend", cell = "go", scenario = "products", trend = "grows" }"#);
     let bounded = claim(r#"{ kind = "memory_trend", cell = "go", scenario = "products", trend = "bounded" }"#);
     let s = [rps("go", "products", 1000.0, 10.0, 1)];
-    let judge_with = |c: &Claim, series: Vec<(f64, f64)>| {
-        let mem = move |_: &CellKey| vec![series.clone()];
-        judge(std::slice::from_ref(c), &Evidence { summaries: &s, memory: &mem, server_cpus: 1 }).remove(0)
+    let judge_trials = |c: &Claim, series: Vec<(f64, f64)>, trials: usize| {
+        let mem = move |_: &CellKey| vec![series.clone(); trials];
+        let none = |_: &CellKey| vec![];
+        judge(std::slice::from_ref(c), &Evidence { summaries: &s, memory: &mem, throughput: &none, server_cpus: 1 }).remove(0)
     };
+    let judge_with = |c: &Claim, series: Vec<(f64, f64)>| judge_trials(c, series, 2);
     // Four minutes at 4 samples/s: 20 MiB/min with a little noise, and a flat line.
     let leak: Vec<(f64, f64)> = (0..960).map(|i| (i as f64 / 240.0, 50.0 + 20.0 * i as f64 / 240.0 + (i % 3) as f64 * 0.1)).collect();
     let flat: Vec<(f64, f64)> = (0..960).map(|i| (i as f64 / 240.0, 50.0 + (i % 3) as f64 * 0.1)).collect();
     assert_eq!(judge_with(&grows, leak.clone()).verdict, ClaimVerdict::Held);
     assert_eq!(judge_with(&bounded, leak).verdict, ClaimVerdict::Failed);
     assert_eq!(judge_with(&grows, flat.clone()).verdict, ClaimVerdict::Failed);
-    assert_eq!(judge_with(&bounded, flat).verdict, ClaimVerdict::Held);
+    assert_eq!(judge_with(&bounded, flat.clone()).verdict, ClaimVerdict::Held);
+    // One trial never decides, however long.
+    let one = judge_trials(&bounded, flat, 1);
+    assert_eq!(one.verdict, ClaimVerdict::Inconclusive);
+    assert!(one.detail.contains("1 trial"), "{}", one.detail);
     // Five seconds decide nothing, however steep.
     let short: Vec<(f64, f64)> = (0..20).map(|i| (i as f64 / 240.0, 50.0 + i as f64)).collect();
     let r = judge_with(&grows, short);
@@ -148,7 +154,7 @@ fn scaling_efficiency_and_a_machine_with_one_server_cpu() {
     ];
     let at = |cpus: u32| {
         let none = |_: &CellKey| vec![];
-        judge(std::slice::from_ref(&c), &Evidence { summaries: &s, memory: &none, server_cpus: cpus }).remove(0)
+        judge(std::slice::from_ref(&c), &Evidence { summaries: &s, memory: &none, throughput: &none, server_cpus: cpus }).remove(0)
     };
     let r = at(4);
     assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
@@ -218,4 +224,71 @@ fn claim_problems_have_hints() {
     assert!(bad("statement = \"s\"\ncheck = { kind = \"ratio\", a = \"x\", b = \"y\", range = [1.0, 3.0] }\n")
         .unwrap()
         .contains("no scenario"));
+}
+
+#[test]
+fn throughput_trend_compares_late_with_early_over_two_soak_trials() {
+    let declines = claim(r#"{ kind = "throughput_trend", cell = "go", scenario = "products", late_over_early = [0.0, 0.9] }"#);
+    let s = [rps("go", "products", 1000.0, 10.0, 2)];
+    let judge_with = |series: Vec<Vec<(f64, f64)>>| {
+        let rps = move |_: &CellKey| series.clone();
+        let none = |_: &CellKey| vec![];
+        judge(std::slice::from_ref(&declines), &Evidence { summaries: &s, memory: &none, throughput: &rps, server_cpus: 1 }).remove(0)
+    };
+    // Three minutes, one point per second: halving over the soak, and flat.
+    let halving: Vec<(f64, f64)> = (0..180).map(|i| (i as f64 / 60.0, 2000.0 - 1000.0 * i as f64 / 180.0)).collect();
+    let flat: Vec<(f64, f64)> = (0..180).map(|i| (i as f64 / 60.0, 2000.0 + (i % 3) as f64)).collect();
+    let r = judge_with(vec![halving.clone(), halving.clone()]);
+    assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
+    assert!(r.measured.unwrap().value < 0.7);
+    assert_eq!(judge_with(vec![flat.clone(), flat.clone()]).verdict, ClaimVerdict::Failed);
+    assert_eq!(judge_with(vec![halving.clone(), flat]).verdict, ClaimVerdict::Inconclusive, "the trials disagree");
+    let one = judge_with(vec![halving.clone()]);
+    assert_eq!(one.verdict, ClaimVerdict::Inconclusive);
+    assert!(one.detail.contains("1 trial"), "{}", one.detail);
+    let short = judge_with(vec![halving[..20].to_vec(), halving[..20].to_vec()]);
+    assert_eq!(short.verdict, ClaimVerdict::Inconclusive);
+    assert!(short.detail.contains("needs 1 min"), "{}", short.detail);
+}
+
+#[test]
+fn a_step_that_fell_short_of_its_target_rate_decides_nothing() {
+    let c = claim(
+        r#"{ kind = "spread", steadier = { stack = "rust", step = 0 }, noisier = { stack = "go", step = 0 }, scenario = "proxy", measure = "stddev" }"#,
+    );
+    let at = |stack: &str, achieved: f64| {
+        let mut s = cell(stack, "proxy", 1, "10000 req/s", &[(Metric::RequestsPerSec, achieved, 10.0), (Metric::StddevUs, 50.0, 1.0)], 3);
+        s.target_rate = Some(10_000.0);
+        s
+    };
+    let mut noisier = at("go", 9990.0);
+    noisier.metrics.insert(Metric::StddevUs, est(500.0, 5.0, 3));
+    assert_eq!(verdict_of(&c, &[at("rust", 9980.0), noisier.clone()]).verdict, ClaimVerdict::Held);
+    let r = verdict_of(&c, &[at("rust", 7000.0), noisier]);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("fell short") && r.detail.contains("7000 of its target 10000"), "{}", r.detail);
+}
+
+#[test]
+fn a_reproduction_of_a_bug_is_judged_against_its_own_stack_only() {
+    let bug = |stack: &str, variant: &str, v: f64| {
+        let mut c = rps(stack, "greeting", v, 1.0, 3);
+        c.cell.variant = variant.into();
+        if variant == "buggy" {
+            c.unrankable.push(format!("{}: deliberate reproduction of a bug: regex per request", crate::results::DELIBERATE_BUG));
+        }
+        c
+    };
+    let s = [bug("rust", "fixed", 300.0), bug("rust", "buggy", 100.0), bug("go", "fixed", 200.0)];
+    let cost = claim(
+        r#"{ kind = "faster", faster = { stack = "rust", variant = "fixed" }, slower = { stack = "rust", variant = "buggy" }, scenario = "greeting", by_percent = 10 }"#,
+    );
+    assert_eq!(verdict_of(&cost, &s).verdict, ClaimVerdict::Held);
+    let peers = claim(r#"{ kind = "faster", faster = "go", slower = { stack = "rust", variant = "buggy" }, scenario = "greeting" }"#);
+    let r = verdict_of(&peers, &s);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("not ranked"), "{}", r.detail);
+    // Unnamed, rust's variant is the ranked one, though "buggy" sorts first.
+    let unnamed = claim(r#"{ kind = "ratio", a = "rust", b = "go", scenario = "greeting", range = [1.4, 1.6] }"#);
+    assert_eq!(verdict_of(&unnamed, &s).verdict, ClaimVerdict::Held);
 }

@@ -7,13 +7,15 @@ mod claims;
 mod compare;
 mod judge;
 mod ramp;
+mod soak;
 
 pub use article::{Article, ArticleTable, Axis, Figure, Unit};
 pub use cells::{CellRef, StepRef, WorkerCount};
 pub use claims::{claims_from_stored, Check, Claim, SpreadMeasure, Trend};
 pub use compare::{compare, ArticleComparison, FigureComparison, RowComparison, TableComparison};
 pub use judge::{judge, ClaimResult, ClaimVerdict, Evidence, Measured, TREND_MIN_MINUTES};
-pub use ramp::RampSetting;
+pub use ramp::{auto_ladders, RampSetting, AUTO_STEPS, SUSTAINED_SHARE};
+pub use soak::{Soak, SOAK_MIN};
 
 use crate::duration::parse_duration;
 use crate::error::InputError;
@@ -66,6 +68,9 @@ pub struct Study {
     /// Find each cell's SLO capacity for this objective, e.g. "p99<=10ms" (errors below 0.1%).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
+    /// A few cells measured far longer than the others, for memory and throughput over time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<Soak>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub article: Option<Article>,
     #[serde(default)]
@@ -99,6 +104,7 @@ impl Study {
             budget: None,
             aa: None,
             slo: None,
+            soak: None,
             article: None,
             claims: vec![],
         }
@@ -151,8 +157,18 @@ impl Study {
                 ));
             }
         }
+        self.check_soak()?;
         self.check_claims()?;
         self.check_article()
+    }
+
+    fn check_soak(&self) -> Result<(), (String, &'static str)> {
+        let Some(soak) = &self.soak else { return Ok(()) };
+        if let Some(p) = soak.problem() {
+            return Err(p);
+        }
+        // Soak cells are planned on their own: their variants need not be among `variants`.
+        soak.cells.iter().try_for_each(|cell| self.check_cell("`soak.cells`", cell))
     }
 
     fn check_claims(&self) -> Result<(), (String, &'static str)> {

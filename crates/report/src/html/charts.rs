@@ -336,6 +336,80 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
     Ok(())
 }
 
+/// Two quantities over one time axis: `left` series on the left axis (solid), `right` series on
+/// the right axis (dashed), each axis linear from zero. A soak's RSS and requests/s in one picture.
+pub struct DualAxes<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub left_desc: &'a str,
+    pub right_desc: &'a str,
+    pub x_fmt: &'a dyn Fn(f64) -> String,
+    pub left_fmt: &'a dyn Fn(f64) -> String,
+    pub right_fmt: &'a dyn Fn(f64) -> String,
+}
+
+pub fn dual_lines(axes: &DualAxes, left: &[Series], right: &[Series]) -> String {
+    let mut svg = String::new();
+    let r = draw_dual(&mut svg, axes, left, right);
+    svg_or_note(r, svg)
+}
+
+fn draw_dual(svg: &mut String, axes: &DualAxes, left: &[Series], right: &[Series]) -> Res<()> {
+    let (xl, xh) = extent(left, |p| p.0, false);
+    let (xr, xs) = extent(right, |p| p.0, false);
+    let (x0, x1, xticks) = Scale::Linear.range_and_ticks(xl.min(xr).min(0.0), xh.max(xs).max(1e-3));
+    let top = |series: &[Series]| extent(series, |p| p.1, false).1.max(1e-9) * 1.1;
+    let (l0, l1, lticks) = Scale::Linear.range_and_ticks(0.0, top(left));
+    let (r0, r1, rticks) = Scale::Linear.range_and_ticks(0.0, top(right));
+    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(axes.title, ("sans-serif", 17))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .right_y_label_area_size(70)
+        .build_cartesian_2d(Ticked::new(x0, x1, xticks.clone()), Ticked::new(l0, l1, lticks))?
+        .set_secondary_coord(Ticked::new(x0, x1, xticks), Ticked::new(r0, r1, rticks));
+    let xlabel = |v: &f64| (axes.x_fmt)(*v);
+    let llabel = |v: &f64| (axes.left_fmt)(*v);
+    let rlabel = |v: &f64| (axes.right_fmt)(*v);
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_label_formatter(&xlabel)
+        .y_label_formatter(&llabel)
+        .x_desc(axes.x_desc)
+        .y_desc(axes.left_desc)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+    chart.configure_secondary_axes().y_label_formatter(&rlabel).y_desc(axes.right_desc).label_style(("sans-serif", 13)).draw()?;
+    let finite = |s: &Series| s.points.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect::<Vec<_>>();
+    for s in left {
+        let c = colour(s.colour);
+        let drawn = chart.draw_series(LineSeries::new(finite(s), c.stroke_width(2)))?;
+        drawn.label(s.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
+    }
+    for s in right {
+        let c = colour(s.colour);
+        let drawn = chart.draw_secondary_series(DashedLineSeries::new(finite(s), 6, 4, c.stroke_width(2)))?;
+        drawn
+            .label(s.name.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], c.stroke_width(1)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .label_font(("sans-serif", 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

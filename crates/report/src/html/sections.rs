@@ -313,3 +313,43 @@ pub fn precision_and_noise(out: &mut String, view: &ReportView) {
     }
     out.push_str("</ul></section>\n");
 }
+
+/// One chart per soaked cell: each trial's RSS (solid, left axis) and requests/s (dashed, right
+/// axis) over the measurement, and the same as a short table.
+pub fn soaks(out: &mut String, view: &ReportView) {
+    if view.soaks.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"soaks\"><h2>Soaks: memory and throughput over time</h2>\n");
+    out.push_str("<p class=\"how\">Cells measured for minutes. Solid lines: the server tree's RSS (left axis); dashed: requests/s each second (right axis); one colour per trial.</p>\n");
+    for s in &view.soaks {
+        let title = crate::soak::title(s);
+        let series = |f: fn(&crate::soak::SoakTrial) -> &Vec<(f64, f64)>, what: &str| -> Vec<Series> {
+            s.trials
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Series {
+                    name: format!("trial {} {what}", t.trial),
+                    colour: i,
+                    points: f(t).clone(),
+                    dashed: false,
+                    in_legend: true,
+                })
+                .collect()
+        };
+        let axes = charts::DualAxes {
+            title: &title,
+            x_desc: "time since measurement start",
+            left_desc: "RSS MiB (process tree)",
+            right_desc: "requests/s",
+            x_fmt: &minutes_label,
+            left_fmt: &mib_label,
+            right_fmt: &rps_label,
+        };
+        out.push_str("<div class=\"charts\">");
+        out.push_str(&charts::dual_lines(&axes, &series(|t| &t.rss, "RSS"), &series(|t| &t.rps, "req/s")));
+        out.push_str("</div>\n");
+        table(out, &crate::soak::table(s));
+    }
+    out.push_str("</section>\n");
+}

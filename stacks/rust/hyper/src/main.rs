@@ -47,14 +47,19 @@ enum Db {
 }
 
 struct State {
+    /// GREETING_REGEX=per-request: the seed article's original bug, the greeting regex compiled on
+    /// every request (the regex-per-request variant, a deliberate reproduction).
+    regex_per_request: bool,
     packed: Vec<serde_bytes::ByteBuf>,
     records: Vec<Record>,
     transfer: Bytes,
     db: Option<Db>,
 }
 
+const GREETING_PATTERN: &str = r"^/greeting/([a-z]+)$";
+
 // The article's corrected version: anchored, and compiled once rather than on every request.
-static GREETING: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^/greeting/([a-z]+)$").unwrap());
+static GREETING: LazyLock<Regex> = LazyLock::new(|| Regex::new(GREETING_PATTERN).unwrap());
 
 const PRODUCTS_SQL: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id";
 
@@ -88,6 +93,9 @@ async fn route(st: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallibl
     if req.method() != Method::GET {
         return Ok(status(StatusCode::NOT_FOUND));
     }
+    // The original service compiled the regex at the top of its handler, for every request.
+    let per_request = st.regex_per_request.then(|| Regex::new(GREETING_PATTERN).unwrap());
+    let greeting: &Regex = per_request.as_ref().unwrap_or(&GREETING);
     let path = req.uri().path();
     Ok(match path {
         "/" => text("Hello World!"),
@@ -102,7 +110,7 @@ async fn route(st: Arc<State>, req: Request<Incoming>) -> Result<Resp, Infallibl
             None => status(StatusCode::BAD_REQUEST),
         },
         "/products" => products(&st).await,
-        _ => match GREETING.captures(path) {
+        _ => match greeting.captures(path) {
             Some(c) => text(format!("Hello, {}", &c[1])),
             None => status(StatusCode::NOT_FOUND),
         },
@@ -221,7 +229,8 @@ fn load(dir: &str, db: Option<Db>) -> State {
         .map(|b| rmp_serde::from_slice::<Record>(b).expect("record"))
         .collect();
     let transfer = Bytes::from(std::fs::read(format!("{dir}/records.json")).expect("records.json"));
-    State { packed, records, transfer, db }
+    let regex_per_request = std::env::var("GREETING_REGEX").is_ok_and(|v| v == "per-request");
+    State { regex_per_request, packed, records, transfer, db }
 }
 
 fn main() {
