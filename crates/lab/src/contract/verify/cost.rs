@@ -38,6 +38,10 @@ const PAIRS: [Pair; 5] = [
     Pair { scenario: Scenario::Document, light: "/", min_ratio: 0.0, question: "is the document store read per request?" },
 ];
 
+/// Connections of a burst: a few, so that the scheduler's wake-up latency on a busy machine does not
+/// set the pace (one connection took 2 ms a request under load); rounds are counts, so no request
+/// in flight is ever abandoned.
+const CONNECTIONS: u32 = 4;
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 3;
 /// Warm-up over every route first (JIT compilers and lazy initialisation would otherwise bill
@@ -54,7 +58,7 @@ const MAX_BURST: Duration = Duration::from_secs(3);
 /// left (a thread keeps computing a CPython loop), and a JIT or a collector may still run after a
 /// burst: CPU is read once the tree's CPU time stopped rising for SETTLE_QUIET, at most
 /// SETTLE_LIMIT later, so that work is billed to the burst that caused it, not to the next one.
-const SETTLE_QUIET: Duration = Duration::from_millis(50);
+const SETTLE_QUIET: Duration = Duration::from_millis(30);
 const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 /// CPU per request over one burst.
@@ -122,9 +126,14 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
 fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, String> {
     let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
+    // Each burst's settled end is the next one's start.
+    let mut cpu = settled_cpu(pid);
     for _ in 0..ROUNDS {
-        let l = burst(target, pid, &light)?;
-        rounds.push((burst(target, pid, &heavy)?, l));
+        let l;
+        (l, cpu) = burst(target, pid, &light, cpu)?;
+        let h;
+        (h, cpu) = burst(target, pid, &heavy, cpu)?;
+        rounds.push((h, l));
     }
     Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
 }
@@ -187,37 +196,47 @@ fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, String)> {
     ))
 }
 
-/// Runs `paths` round-robin on one connection in rounds of 1, 2, 4, ... requests, each round
-/// waiting for its answers (no request is cut off, so none is billed without being counted),
-/// until the server tree has used [`MIN_CPU`] and answered [`MIN_REQUESTS`] (CPU time is counted
-/// in 10 ms clock ticks), or used five times that on slow requests, or the next round would end
-/// after [`MAX_BURST`]; then at least [`FEWEST_REQUESTS`] will do. Returns the CPU per request.
-fn burst(target: &Target<'_>, pid: u32, paths: &[String]) -> Result<Cost, String> {
-    let (before, start) = (settled_cpu(pid), std::time::Instant::now());
-    let (mut requests, mut errors, mut round) = (0u64, 0u64, 1u64);
+/// Runs `paths` round-robin on four connections in rounds of a count of requests, each round
+/// waiting for its answers (no request is cut off, so none is billed without being counted), from
+/// `before` (the tree's settled CPU seconds) until the server tree has used [`MIN_CPU`] and
+/// answered [`MIN_REQUESTS`] (CPU time is counted in 10 ms clock ticks), or used five times that on
+/// slow requests, or the next round would end after [`MAX_BURST`]; then at least
+/// [`FEWEST_REQUESTS`] will do. Returns the CPU per request and the settled CPU seconds at the end.
+fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64) -> Result<(Cost, f64), String> {
+    let start = std::time::Instant::now();
+    let (mut requests, mut errors, mut round) = (0u64, 0u64, CONNECTIONS as u64);
     loop {
         let began = std::time::Instant::now();
         let report = bakeoff_load::run(&burst_plan(target, paths, Length::Requests(round))?).map_err(|e| format!("burst: {e}"))?;
         requests += report.steps[0].requests;
         errors += report.steps[0].errors.total();
         let cpu_s = tree_cpu_seconds(pid) - before;
-        // The next round is twice as long as this one.
-        let last = start.elapsed() + 2 * began.elapsed() > MAX_BURST;
-        round *= 2;
+        let next = next_round(round, requests, cpu_s);
+        let last = start.elapsed() + began.elapsed().mul_f64(next as f64 / round as f64) > MAX_BURST;
+        round = next;
         let enough = (cpu_s >= MIN_CPU && requests >= MIN_REQUESTS) || (cpu_s >= 5.0 * MIN_CPU && requests >= FEWEST_REQUESTS);
         if enough || last {
             if errors * 20 > requests + errors {
                 return Err(format!("{errors} of {} requests to {} failed during the burst", requests + errors, paths[0]));
             }
-            let cpu_s = settled_cpu(pid) - before;
+            let after = settled_cpu(pid);
+            let cpu_s = after - before;
             if cpu_s < MIN_CPU || requests < FEWEST_REQUESTS {
                 return Err(format!(
                     "too little to measure within {MAX_BURST:?}: {requests} requests answered, {cpu_s:.2} s of server CPU"
                 ));
             }
-            return Ok(Cost { us_per_request: cpu_s * 1e6 / requests as f64, requests });
+            return Ok((Cost { us_per_request: cpu_s * 1e6 / requests as f64, requests }, after));
         }
     }
+}
+
+/// The next round's count: what the CPU per request so far says will reach [`MIN_CPU`] (with a
+/// fifth to spare) once two ticks were counted, else four times this round; at least twice and
+/// at most eight times this round.
+fn next_round(round: u64, requests: u64, cpu_s: f64) -> u64 {
+    let wanted = if cpu_s >= 0.02 { (requests as f64 * (1.2 * MIN_CPU / cpu_s - 1.0)).ceil() as u64 } else { 4 * round };
+    wanted.clamp(2 * round, 8 * round)
 }
 
 /// The tree's CPU seconds once they stopped rising (see [`SETTLE_QUIET`]).
@@ -241,11 +260,7 @@ enum Length {
 
 fn burst_plan(target: &Target<'_>, paths: &[String], length: Length) -> Result<bakeoff_load::LoadPlan, String> {
     let base = format!("http://{}", target.addr);
-    let builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
-        // One request in flight: the CPU of a burst is the work of its requests alone, and a
-        // server that runs requests side by side (threads sharing a GIL) piles nothing up.
-        .connections(1)
-        .threads(1);
+    let builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0])).connections(CONNECTIONS).threads(1);
     let mut builder = match length {
         Length::For(d) => builder.duration(d),
         Length::Requests(n) => builder.requests(n),
