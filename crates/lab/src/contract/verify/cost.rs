@@ -44,9 +44,6 @@ const PAIRS: [Pair; 5] = [
 const CONNECTIONS: u32 = 4;
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 3;
-/// Warm-up over every route first (JIT compilers and lazy initialisation would otherwise bill
-/// the first burst).
-const WARMUP: Duration = Duration::from_millis(300);
 /// A measured burst lasts until the server used this much CPU (10 clock ticks) and answered this
 /// many requests, or used five times as much CPU on at least [`FEWEST_REQUESTS`] (a slow request),
 /// or until MAX_BURST.
@@ -54,10 +51,9 @@ const MIN_CPU: f64 = 0.1;
 const MIN_REQUESTS: u64 = 10;
 const FEWEST_REQUESTS: u64 = 3;
 const MAX_BURST: Duration = Duration::from_secs(3);
-/// After the warm-up (cut off at its end) the server may still work on requests whose client
-/// left (a thread keeps computing a CPython loop), and a JIT or a collector may still run after a
-/// burst: CPU is read once the tree's CPU time stopped rising for SETTLE_QUIET, at most
-/// SETTLE_LIMIT later, so that work is billed to the burst that caused it, not to the next one.
+/// A JIT compiler or a collector may still run after a burst: CPU is read once the tree's CPU
+/// time stopped rising for SETTLE_QUIET, at most SETTLE_LIMIT later, so that work is billed to
+/// the burst that caused it, not to the next one.
 const SETTLE_QUIET: Duration = Duration::from_millis(30);
 const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
@@ -99,12 +95,6 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     if pairs.is_empty() {
         return;
     }
-    let mut all: Vec<String> = pairs.iter().map(|p| p.scenario.load_path().to_string()).collect();
-    all.extend(pairs.iter().map(|p| p.light.to_string()));
-    if let Ok(plan) = burst_plan(target, &all, Length::For(WARMUP)) {
-        let _ = bakeoff_load::run(&plan);
-    }
-    settled_cpu(pid);
     for p in pairs {
         let heavy = p.scenario.load_path();
         let reads_before = reads(target, p);
@@ -126,13 +116,33 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
 fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, String> {
     let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
-    // Each burst's settled end is the next one's start.
+    // Each burst's settled end is the next one's start. A first, unjudged burst of each side
+    // warms that route up (a JIT compiles the framework's path only after many requests) and
+    // finds how many requests reach MIN_CPU, so each judged burst is one run on the same four
+    // connections: rounds of growing counts open new connections, whose set-up would be billed
+    // to the light side where a framework accepts connections slowly (PyPy + tornado).
+    // A server that serves one kept-alive connection at a time (a blocking worker) leaves the
+    // other three waiting into the timeout: such a pair is measured on one connection.
     let mut cpu = settled_cpu(pid);
+    let mut conns = CONNECTIONS;
+    let calibrated_light = match burst(target, pid, &light, cpu, (conns, conns as u64)) {
+        Ok((cost, after)) => {
+            cpu = after;
+            cost
+        }
+        Err(_) => {
+            conns = 1;
+            let (cost, after) = burst(target, pid, &light, settled_cpu(pid), (1, 1))?;
+            cpu = after;
+            cost
+        }
+    };
+    let calibrated_heavy;
+    (calibrated_heavy, cpu) = burst(target, pid, &heavy, cpu, (conns, conns as u64))?;
     for _ in 0..ROUNDS {
-        let l;
-        (l, cpu) = burst(target, pid, &light, cpu)?;
-        let h;
-        (h, cpu) = burst(target, pid, &heavy, cpu)?;
+        let (l, h);
+        (l, cpu) = burst(target, pid, &light, cpu, (conns, calibrated_light.requests))?;
+        (h, cpu) = burst(target, pid, &heavy, cpu, (conns, calibrated_heavy.requests))?;
         rounds.push((h, l));
     }
     Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
@@ -196,18 +206,19 @@ fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, String)> {
     ))
 }
 
-/// Runs `paths` round-robin on four connections in rounds of a count of requests, each round
+/// Runs `paths` round-robin on `conns` connections in rounds of a count of requests (`first_round`,
+/// then sized from the CPU measured so far), each round
 /// waiting for its answers (no request is cut off, so none is billed without being counted), from
 /// `before` (the tree's settled CPU seconds) until the server tree has used [`MIN_CPU`] and
 /// answered [`MIN_REQUESTS`] (CPU time is counted in 10 ms clock ticks), or used five times that on
 /// slow requests, or the next round would end after [`MAX_BURST`]; then at least
 /// [`FEWEST_REQUESTS`] will do. Returns the CPU per request and the settled CPU seconds at the end.
-fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64) -> Result<(Cost, f64), String> {
+fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, first_round): (u32, u64)) -> Result<(Cost, f64), String> {
     let start = std::time::Instant::now();
-    let (mut requests, mut errors, mut round) = (0u64, 0u64, CONNECTIONS as u64);
+    let (mut requests, mut errors, mut round) = (0u64, 0u64, first_round);
     loop {
         let began = std::time::Instant::now();
-        let report = bakeoff_load::run(&burst_plan(target, paths, Length::Requests(round))?).map_err(|e| format!("burst: {e}"))?;
+        let report = bakeoff_load::run(&burst_plan(target, paths, conns, round)?).map_err(|e| format!("burst: {e}"))?;
         requests += report.steps[0].requests;
         errors += report.steps[0].errors.total();
         let cpu_s = tree_cpu_seconds(pid) - before;
@@ -252,22 +263,15 @@ fn settled_cpu(pid: u32) -> f64 {
     }
 }
 
-/// How long a burst's round lasts: the warm-up runs for a time, a measured round for a count.
-enum Length {
-    For(Duration),
-    Requests(u64),
-}
-
-fn burst_plan(target: &Target<'_>, paths: &[String], length: Length) -> Result<bakeoff_load::LoadPlan, String> {
+fn burst_plan(target: &Target<'_>, paths: &[String], conns: u32, requests: u64) -> Result<bakeoff_load::LoadPlan, String> {
     let base = format!("http://{}", target.addr);
-    let builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0])).connections(CONNECTIONS).threads(1);
-    let mut builder = match length {
-        Length::For(d) => builder.duration(d),
-        Length::Requests(n) => builder.requests(n),
-    }
-    .timeout(Duration::from_secs(5))
-    .expect_status(200)
-    .pin_cpus(target.client_cpus.to_vec());
+    let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
+        .connections(conns)
+        .threads(1)
+        .requests(requests)
+        .timeout(Duration::from_secs(5))
+        .expect_status(200)
+        .pin_cpus(target.client_cpus.to_vec());
     for p in &paths[1..] {
         builder = builder.url(&format!("{base}{p}"));
     }
