@@ -168,44 +168,10 @@ impl ResponseParser {
                     if i == input.len() {
                         return Ok((i, None));
                     }
-                    let rest = &input[i..];
-                    let head = if self.carry.is_empty() {
-                        match parse_head(rest, self.head_request)? {
-                            Some(h) => {
-                                if !h.informational {
-                                    sink.head(&rest[..h.len]);
-                                }
-                                i += h.len;
-                                h
-                            }
-                            None => {
-                                if rest.len() > MAX_HEAD {
-                                    return Err(ParseError::HeadTooLarge);
-                                }
-                                self.carry.extend_from_slice(rest);
-                                return Ok((input.len(), None));
-                            }
-                        }
-                    } else {
-                        let old = self.carry.len();
-                        self.carry.extend_from_slice(rest);
-                        match parse_head(&self.carry, self.head_request)? {
-                            Some(h) => {
-                                if !h.informational {
-                                    sink.head(&self.carry[..h.len]);
-                                }
-                                i += h.len - old;
-                                self.carry.clear();
-                                h
-                            }
-                            None => {
-                                if self.carry.len() > MAX_HEAD {
-                                    return Err(ParseError::HeadTooLarge);
-                                }
-                                return Ok((input.len(), None));
-                            }
-                        }
+                    let Some((used, head)) = self.read_head(&input[i..], sink)? else {
+                        return Ok((input.len(), None));
                     };
+                    i += used;
                     if head.informational {
                         continue;
                     }
@@ -246,6 +212,41 @@ impl ResponseParser {
         }
     }
 
+    /// Parses a head from `rest`, joined to what earlier reads left in `carry`. Returns the bytes of
+    /// `rest` it used and the head, or None when the head is still incomplete (all of `rest` is
+    /// kept). The head of a final response goes to `sink`.
+    #[inline]
+    fn read_head<S: ParseSink>(&mut self, rest: &[u8], sink: &mut S) -> Result<Option<(usize, Head)>, ParseError> {
+        if self.carry.is_empty() {
+            return match parse_head(rest, self.head_request)? {
+                Some(h) => {
+                    if !h.informational {
+                        sink.head(&rest[..h.len]);
+                    }
+                    Ok(Some((h.len, h)))
+                }
+                None if rest.len() > MAX_HEAD => Err(ParseError::HeadTooLarge),
+                None => {
+                    self.carry.extend_from_slice(rest);
+                    Ok(None)
+                }
+            };
+        }
+        let old = self.carry.len();
+        self.carry.extend_from_slice(rest);
+        match parse_head(&self.carry, self.head_request)? {
+            Some(h) => {
+                if !h.informational {
+                    sink.head(&self.carry[..h.len]);
+                }
+                self.carry.clear();
+                Ok(Some((h.len - old, h)))
+            }
+            None if self.carry.len() > MAX_HEAD => Err(ParseError::HeadTooLarge),
+            None => Ok(None),
+        }
+    }
+
     /// The peer closed the stream. A read-until-close body ends here; any other
     /// partial response is truncated.
     pub fn finish(&mut self) -> Result<Option<Response>, ParseError> {
@@ -276,6 +277,30 @@ impl ResponseParser {
         Response { status: self.status, body_len: self.body_len, body_hash: self.body_hash, close: self.close, framing: self.framing }
     }
 
+    /// One byte of a chunk-size line: a hex digit, the line's end, or the start of an extension.
+    #[inline]
+    fn size_byte(&mut self, value: u64, digits: u8, b: u8) -> Result<Chunk, ParseError> {
+        if let Some(d) = hex(b) {
+            if digits >= 15 {
+                return Err(ParseError::BadChunk);
+            }
+            return Ok(Chunk::Size { value: value * 16 + d as u64, digits: digits + 1 });
+        }
+        if digits == 0 {
+            return Err(ParseError::BadChunk);
+        }
+        match b {
+            b'\r' => Ok(Chunk::SizeLf { value }),
+            b'\n' => Ok(size_done(value)),
+            b';' | b' ' | b'\t' => {
+                // Extensions are ignored; the size must survive a read split inside them.
+                self.pending = value;
+                Ok(Chunk::Ext)
+            }
+            _ => Err(ParseError::BadChunk),
+        }
+    }
+
     /// Runs the chunked state machine over `input`; returns bytes used and
     /// whether the body (incl. trailers) ended. Data runs are skipped in bulk.
     fn chunked<S: ParseSink>(&mut self, mut c: Chunk, input: &[u8], sink: &mut S) -> Result<(usize, bool), ParseError> {
@@ -288,27 +313,7 @@ impl ResponseParser {
             match c {
                 Chunk::Size { value, digits } => {
                     i += 1;
-                    if let Some(d) = hex(b) {
-                        if digits >= 15 {
-                            return Err(ParseError::BadChunk);
-                        }
-                        c = Chunk::Size { value: value * 16 + d as u64, digits: digits + 1 };
-                        continue;
-                    }
-                    if digits == 0 {
-                        return Err(ParseError::BadChunk);
-                    }
-                    c = match b {
-                        b'\r' => Chunk::SizeLf { value },
-                        b'\n' => size_done(value),
-                        b';' | b' ' | b'\t' => {
-                            // Extensions are ignored; the size must survive
-                            // a read split inside them.
-                            self.pending = value;
-                            Chunk::Ext
-                        }
-                        _ => return Err(ParseError::BadChunk),
-                    };
+                    c = self.size_byte(value, digits, b)?;
                 }
                 Chunk::Ext => match input[i..].iter().position(|&x| x == b'\n') {
                     Some(p) => {

@@ -21,5 +21,26 @@ pub mod summary;
 pub mod time;
 
 pub use error::InputError;
+
+/// Serde through the type's text form (`Display` and `FromStr` with a `String` error), so the
+/// store, JSON and study files all spell a value the way it prints. Pair with
+/// `#[serde(into = "String", try_from = "String")]` on the type.
+#[macro_export]
+macro_rules! serde_as_text {
+    ($t:ty) => {
+        impl From<$t> for String {
+            fn from(value: $t) -> String {
+                value.to_string()
+            }
+        }
+
+        impl TryFrom<String> for $t {
+            type Error = String;
+            fn try_from(text: String) -> Result<Self, String> {
+                text.parse()
+            }
+        }
+    };
+}
 pub use status::RunStatus;
 pub use time::now_rfc3339;

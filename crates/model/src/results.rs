@@ -338,18 +338,7 @@ impl FromStr for CheckScope {
     }
 }
 
-impl From<CheckScope> for String {
-    fn from(s: CheckScope) -> String {
-        s.to_string()
-    }
-}
-
-impl TryFrom<String> for CheckScope {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::serde_as_text!(CheckScope);
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {

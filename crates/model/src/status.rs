@@ -50,18 +50,7 @@ impl FromStr for RunStatus {
     }
 }
 
-impl From<RunStatus> for String {
-    fn from(s: RunStatus) -> String {
-        s.to_string()
-    }
-}
-
-impl TryFrom<String> for RunStatus {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::serde_as_text!(RunStatus);
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,7 @@ use crate::args::VerifyArgs;
 use crate::context;
 use bakeoff_lab::run::execute::{new_run, Workspace};
 use bakeoff_lab::run::plan::default_settings;
+use bakeoff_lab::run::verification::VerifyFilter;
 use bakeoff_model::results::{ResultSink, Verdict, VerifyReport};
 use bakeoff_model::RunStatus;
 use std::process::ExitCode;
@@ -18,7 +19,6 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
         names.push("all".into());
     }
     let stacks = catalog.select(&names)?;
-    let scenarios = (!args.selection.scenarios.is_empty()).then_some(&args.selection.scenarios);
     crate::commands::setup::setup_stacks(&stacks, &root, false);
     let cancel = context::cancel_on_ctrl_c();
     let mut store = bakeoff_store::Store::open(root.join(&args.db))?;
@@ -27,27 +27,15 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     store.begin_run(&run)?;
     let mut events = context::print_event;
     let mut lab = ws.lab(&root, args.selection.docstore.clone(), default_settings(), &mut store, &mut events, cancel);
-    let mut reports: Vec<VerifyReport> = Vec::new();
-    for stack in &stacks {
-        for variant in &stack.variants {
-            if !args.selection.variants.is_empty() && !args.selection.variants.contains(&variant.name) {
-                continue;
-            }
-            let chosen: Vec<_> =
-                variant.scenarios.iter().copied().filter(|s| scenarios.as_ref().map(|f| f.contains(s)).unwrap_or(true)).collect();
-            if chosen.is_empty() || cancel.load(std::sync::atomic::Ordering::Relaxed) {
-                continue;
-            }
-            let report = lab.verify_variant(stack, variant, &chosen, 1);
-            lab.sink.record_verification(&run.id, &report)?;
-            if args.json {
-                println!("{}", serde_json::to_string(&report)?);
-            } else {
-                print_report(&report);
-            }
-            reports.push(report);
+    let filter = VerifyFilter { variants: args.selection.variants.clone(), scenarios: args.selection.scenarios.clone() };
+    let json = args.json;
+    let reports = lab.verify_selection(&run.id, &stacks, &filter, &mut |report: &VerifyReport| {
+        if json {
+            println!("{}", serde_json::to_string(report).expect("a verify report serializes"));
+        } else {
+            print_report(report);
         }
-    }
+    })?;
     lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
     drop(lab);
     ws.finish(reports.iter().any(|r| r.verdict() == Verdict::Fail), &mut events);

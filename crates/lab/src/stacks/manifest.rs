@@ -199,20 +199,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let raw: RawManifest = toml::from_str(text)
         .map_err(|e| err(e.to_string().trim().to_string(), "compare with the format in docs/stacks.md (fields, types, spelling)"))?;
 
-    let language_dir = name.split('/').next().unwrap_or_default();
-    if raw.language != language_dir {
-        return Err(err(
-            format!("`language = \"{}\"` but the stack is in stacks/{language_dir}/", raw.language),
-            "make `language` match the folder, or move the folder",
-        ));
-    }
-    for (field, value) in
-        [("runtime", &raw.runtime), ("framework", &raw.framework), ("server", &raw.server), ("description", &raw.description)]
-    {
-        if value.trim().is_empty() {
-            return Err(err(format!("`{field}` is empty"), "say what it is in a few words"));
-        }
-    }
+    check_identity(&raw, name, &file)?;
     let kind = match raw.kind.as_deref() {
         None | Some("http") => StackKind::Http,
         Some("proxy") => StackKind::Proxy,
@@ -237,21 +224,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         ));
     }
     let services = parse_services(&raw.services, "services", &file)?;
-    let setup = raw
-        .setup
-        .map(|s| -> Result<Setup, LabError> {
-            for input in &s.inputs {
-                if !dir.join(input).exists() {
-                    return Err(err(
-                        format!("`setup.inputs` names `{input}`, which does not exist in the stack folder"),
-                        "list files or folders of the stack whose change must redo the setup",
-                    ));
-                }
-            }
-            let timeout = duration(s.timeout.as_deref(), "setup.timeout", Duration::from_secs(1200), &file)?;
-            Ok(Setup { commands: s.commands, inputs: s.inputs, timeout, versions: s.versions.filter(|v| !v.trim().is_empty()) })
-        })
-        .transpose()?;
+    let setup = raw.setup.map(|s| parse_setup(s, dir, &file)).transpose()?;
     let ready_timeout = duration(start.ready_timeout.as_deref(), "start.ready_timeout", Duration::from_secs(30), &file)?;
     let warmup = start.warmup.as_deref().map(|w| duration(Some(w), "start.warmup", Duration::ZERO, &file)).transpose()?;
     let variants = parse_variants(raw.variants, &scenarios, &file)?;
@@ -279,6 +252,41 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
         products_probe: raw.products_probe,
         profile,
     })
+}
+
+/// The stack's identity: its language matches its folder, and its descriptive fields say something.
+fn check_identity(raw: &RawManifest, name: &str, file: &Path) -> Result<(), LabError> {
+    let err = |problem: String, hint: &str| LabError::manifest(file, problem, hint);
+    let language_dir = name.split('/').next().unwrap_or_default();
+    if raw.language != language_dir {
+        return Err(err(
+            format!("`language = \"{}\"` but the stack is in stacks/{language_dir}/", raw.language),
+            "make `language` match the folder, or move the folder",
+        ));
+    }
+    for (field, value) in
+        [("runtime", &raw.runtime), ("framework", &raw.framework), ("server", &raw.server), ("description", &raw.description)]
+    {
+        if value.trim().is_empty() {
+            return Err(err(format!("`{field}` is empty"), "say what it is in a few words"));
+        }
+    }
+    Ok(())
+}
+
+/// `[setup]`: its inputs must exist in the stack folder (their change redoes the setup).
+fn parse_setup(s: RawSetup, dir: &Path, file: &Path) -> Result<Setup, LabError> {
+    for input in &s.inputs {
+        if !dir.join(input).exists() {
+            return Err(LabError::manifest(
+                file,
+                format!("`setup.inputs` names `{input}`, which does not exist in the stack folder"),
+                "list files or folders of the stack whose change must redo the setup",
+            ));
+        }
+    }
+    let timeout = duration(s.timeout.as_deref(), "setup.timeout", Duration::from_secs(1200), file)?;
+    Ok(Setup { commands: s.commands, inputs: s.inputs, timeout, versions: s.versions.filter(|v| !v.trim().is_empty()) })
 }
 
 fn parse_profile(raw: Option<RawProfile>, kind: StackKind, file: &Path) -> Result<Option<StackProfile>, LabError> {

@@ -33,15 +33,4 @@ impl std::str::FromStr for RampSetting {
     }
 }
 
-impl From<RampSetting> for String {
-    fn from(r: RampSetting) -> String {
-        r.to_string()
-    }
-}
-
-impl TryFrom<String> for RampSetting {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
-        s.parse()
-    }
-}
+crate::serde_as_text!(RampSetting);
