@@ -42,6 +42,8 @@ const PAIRS: [Pair; 5] = [
 /// set the pace (one connection took 2 ms a request under load); rounds are counts, so no request
 /// in flight is ever abandoned.
 const CONNECTIONS: u32 = 4;
+/// Unmeasured load on both routes of a pair before its bursts.
+const WARMUP: Duration = Duration::from_millis(500);
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 3;
 /// A measured burst lasts until the server used this much CPU (10 clock ticks) and answered this
@@ -123,6 +125,7 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
     // to the light side where a framework accepts connections slowly (PyPy + tornado).
     // A server that serves one kept-alive connection at a time (a blocking worker) leaves the
     // other three waiting into the timeout: such a pair is measured on one connection.
+    warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()]);
     let mut cpu = settled_cpu(pid);
     let mut conns = CONNECTIONS;
     let calibrated_light = match burst(target, pid, &light, cpu, (conns, conns as u64)) {
@@ -248,6 +251,26 @@ fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, f
 fn next_round(round: u64, requests: u64, cpu_s: f64) -> u64 {
     let wanted = if cpu_s >= 0.02 { (requests as f64 * (1.2 * MIN_CPU / cpu_s - 1.0)).ceil() as u64 } else { 4 * round };
     wanted.clamp(2 * round, 8 * round)
+}
+
+/// Both routes of a pair for [`WARMUP`] on four connections, unmeasured: a JVM or PyPy runs a
+/// framework's path interpreted until it has seen many requests (pekko-http's hello cost 3.3 ms
+/// a request cold, against tens of µs warm), which no burst of 0.1 s would outgrow. Requests
+/// cut off at its end finish before the next reading (see [`settled_cpu`]).
+fn warm_up(target: &Target<'_>, paths: &[String]) {
+    let base = format!("http://{}", target.addr);
+    let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
+        .connections(CONNECTIONS)
+        .threads(1)
+        .duration(WARMUP)
+        .timeout(Duration::from_secs(5))
+        .pin_cpus(target.client_cpus.to_vec());
+    for p in &paths[1..] {
+        builder = builder.url(&format!("{base}{p}"));
+    }
+    if let Ok(plan) = builder.build() {
+        let _ = bakeoff_load::run(&plan);
+    }
 }
 
 /// The tree's CPU seconds once they stopped rising (see [`SETTLE_QUIET`]).
