@@ -2,6 +2,7 @@
 
 use bakeoff_model::goal::{parse_percent, AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::slo::Slo;
 use bakeoff_model::study::RampSetting;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -23,6 +24,10 @@ fn primary(s: &str) -> Result<PrimaryMetric, String> {
 
 fn aa_cell(s: &str) -> Result<AaCell, String> {
     s.parse()
+}
+
+fn slo_objective(s: &str) -> Result<Slo, String> {
+    s.parse().map_err(|e: bakeoff_model::slo::SloParseError| e.to_string())
 }
 
 fn cpus(s: &str) -> Result<CpuList, String> {
@@ -210,6 +215,10 @@ pub struct RunArgs {
     /// Measure this cell twice per round (A/A) to show the noise floor, e.g. "rust/actix hello"
     #[arg(long, value_parser = aa_cell)]
     pub aa: Option<AaCell>,
+    /// Find each cell's SLO capacity: the highest open-model rate whose latency (from the scheduled
+    /// send time) meets this objective with errors below 0.1%, e.g. "p99<=10ms" (p50, p90, p99, p99.9; ms, us, s)
+    #[arg(long, value_parser = slo_objective)]
+    pub slo: Option<Slo>,
 }
 
 #[derive(Args)]

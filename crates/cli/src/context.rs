@@ -118,6 +118,9 @@ pub fn print_event(event: Event<'_>) {
                     n.steal_percent()
                 );
             }
+            if let Some(s) = &t.slo {
+                print_slo(s);
+            }
             for w in &t.warnings {
                 eprintln!("  warning: {} ({})", w.message(), w.advice());
             }
@@ -131,4 +134,21 @@ pub fn print_event(event: Event<'_>) {
             cores * 100.0
         ),
     }
+}
+
+/// One line for a trial's SLO search: what it found and what it cost.
+fn print_slo(s: &bakeoff_model::slo::SloSearch) {
+    let found = match s.capacity_rps {
+        Some(c) if s.converged => format!("{c:.0} req/s"),
+        Some(c) => format!("at least {c:.0} req/s (step budget spent before the bracket closed)"),
+        None => "no rate met it".into(),
+    };
+    let rates: Vec<String> = s.steps.iter().map(|st| format!("{:.0}{}", st.offered_rps, if st.passed() { "✓" } else { "✗" })).collect();
+    eprintln!(
+        "  SLO capacity ({}): {found}; {} steps from the maximum {:.0} req/s: {}",
+        s.slo,
+        s.steps.len(),
+        s.start_rps,
+        rates.join(" ")
+    );
 }

@@ -77,6 +77,8 @@ fn bad_flags_say_what_to_write() {
         ("--scenarios", "websocket", "unknown scenario `websocket`"),
         ("--ramp", "1:2", "write START:STEP:STEP_DURATION:MAX[:HOLD]"),
         ("--server-cpus", "99999", "99999"),
+        ("--slo", "p99<10", "hint: write it with `<=`, e.g. p99<=10ms"),
+        ("--slo", "p101<=1ms", "use p50, p90, p99 or p99.9"),
     ] {
         let out = bakeoff(&["run", flag, value]);
         assert_eq!(out.status.code(), Some(2), "{flag} {value}");
@@ -108,4 +110,66 @@ fn bad_study_files_say_where_and_how_to_fix() {
     std::fs::write(&scenario, "name = \"s\"\nstacks = [\"go/fasthttp\"]\nscenarios = [\"websocket\"]\n").unwrap();
     let err = stderr(&bakeoff(&["run", "--study", scenario.to_str().unwrap()]));
     assert!(err.contains("unknown variant `websocket`"), "{err}");
+}
+
+/// Stores the synthetic run as `id` with six trials a cell (its three rounds and three more, each
+/// within a percent of them), so every cell has a 95% interval; `slow` divides one stack's
+/// throughput (and multiplies its CPU per request) by a factor.
+fn store_synthetic(db: &Path, id: &str, slow: Option<(&str, f64)>) {
+    use bakeoff_model::results::ResultSink;
+    let mut d = bakeoff_report::synthetic::run_data();
+    let extra: Vec<_> = d
+        .trials
+        .iter()
+        .cloned()
+        .map(|mut t| {
+            t.trial += 3;
+            t.load.steps.iter_mut().for_each(|s| s.requests_per_sec *= 1.0 + 0.003 * t.trial as f64);
+            t
+        })
+        .collect();
+    d.trials.extend(extra);
+    for t in &mut d.trials {
+        t.run_id = id.into();
+        if let Some((_, factor)) = slow.filter(|(stack, _)| t.cell.stack == *stack) {
+            t.load.steps.iter_mut().for_each(|s| s.requests_per_sec /= factor);
+            t.server.cpu_us_per_request *= factor;
+        }
+    }
+    d.run.id = id.into();
+    let mut store = bakeoff_store::Store::open(db).unwrap();
+    store.begin_run(&d.run).unwrap();
+    for t in &d.trials {
+        store.record_trial(t).unwrap();
+    }
+    store.finish_run(id, &d.status).unwrap();
+}
+
+/// The regression gate: identical runs pass it (exit 0), a run where one stack serves a third less fails
+/// it (exit 1) naming that stack and no other, and a run id that does not exist is an error (exit 2).
+#[test]
+fn compare_gates_on_a_regression_beyond_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    store_synthetic(&db, "a", None);
+    store_synthetic(&db, "a-again", None);
+    store_synthetic(&db, "b-slow", Some(("python-flask", 1.5)));
+    let db_arg = db.display().to_string();
+    let compare = |b: &str| bakeoff(&["compare", "a", b, "--db", &db_arg, "--fail-if-slower", "5%"]);
+
+    let same = compare("a-again");
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert_eq!(same.status.code(), Some(0), "{text}{}", stderr(&same));
+    assert!(text.contains("gate --fail-if-slower 5%: passed") && !text.contains("slower ✗"), "{text}");
+
+    let slow = compare("b-slow");
+    let text = String::from_utf8_lossy(&slow.stdout);
+    assert_eq!(slow.status.code(), Some(1), "{text}{}", stderr(&slow));
+    let gate = text.lines().find(|l| l.starts_with("gate --fail-if-slower 5%: FAILED by ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(gate.contains("python-flask") && !gate.contains("rust-actix") && !gate.contains("go-fasthttp"), "{gate}");
+
+    let missing = bakeoff(&["compare", "a", "nosuch", "--db", &db_arg]);
+    assert_eq!(missing.status.code(), Some(2));
+    let err = stderr(&missing);
+    assert!(err.contains("no run \"nosuch\"") && err.contains("hint: `bakeoff runs` lists them"), "{err}");
 }

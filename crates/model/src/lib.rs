@@ -15,6 +15,7 @@ pub mod results;
 pub mod robust;
 pub mod run_data;
 pub mod scenario;
+pub mod slo;
 pub mod status;
 pub mod study;
 pub mod summary;

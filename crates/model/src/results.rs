@@ -49,14 +49,16 @@ pub struct CellKey {
 }
 
 /// Cells sort by stack, then scenario id as text (the order every report has always listed them
-/// in), then variant and workers.
+/// in), then variant and workers, an A/A twin right after its cell. Every field takes part, as in
+/// `Eq`: maps keyed by cells (summaries, precision rounds, comparisons) keep the twin apart.
 impl Ord for CellKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        (&self.stack, self.scenario.id(), &self.variant, self.workers).cmp(&(
+        (&self.stack, self.scenario.id(), &self.variant, self.workers, self.twin).cmp(&(
             &other.stack,
             other.scenario.id(),
             &other.variant,
             other.workers,
+            other.twin,
         ))
     }
 }
@@ -129,6 +131,9 @@ pub struct TrialRecord {
     /// Wall time of the whole trial (start, warm-up, measurement, stop), seconds: what it cost.
     #[serde(default)]
     pub elapsed_s: f64,
+    /// The SLO capacity search run after the measurement, when the run set an objective.
+    #[serde(default)]
+    pub slo: Option<crate::slo::SloSearch>,
 }
 
 /// Measurement-quality problems the lab sees around the load generator.
@@ -543,6 +548,10 @@ mod tests {
     fn cells_sort_by_scenario_text() {
         let key = |scenario| CellKey { stack: "s".into(), scenario, variant: "default".into(), workers: 1, twin: false };
         assert!(key(Scenario::Document) < key(Scenario::Hello), "document sorts before hello as text does");
+        let twin = CellKey { twin: true, ..key(Scenario::Hello) };
+        assert!(key(Scenario::Hello) < twin && twin < key(Scenario::Json), "a twin right after its cell");
+        let map: std::collections::BTreeMap<CellKey, u32> = [(key(Scenario::Hello), 1), (twin.clone(), 2)].into();
+        assert_eq!((map.len(), map[&twin]), (2, 2), "a twin is a cell of its own in a map");
     }
 
     #[test]

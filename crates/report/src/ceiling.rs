@@ -93,6 +93,7 @@ pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioVi
             format!("{} queries/s", grouped(c.queries_per_sec)),
             "ceiling".into(),
             dash(),
+            dash(),
             c.p99_latency_us.map(latency).unwrap_or_else(dash),
         ];
         row.resize(t.headers.len() - 1, dash());

@@ -33,6 +33,7 @@ fn header() -> Vec<String> {
     }
     header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "warnings"].map(String::from));
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
+    header.extend(SLO_COLUMNS.map(String::from));
     header
 }
 
@@ -60,6 +61,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(c.rankable().to_string());
     row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
+    row.extend(slo_fields(view, c));
     row
 }
 
@@ -87,6 +89,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
     }
     row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new()]);
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
+    row.extend(SLO_COLUMNS.map(|_| String::new()));
     row
 }
 
@@ -105,6 +108,19 @@ fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6]
         text(|p| &p.database),
         w.versions_line(),
     ]
+}
+
+/// SLO capacity (offered req/s meeting the objective, median and interval over trials, 0 when no
+/// rate met it), on each cell's headline row (its last step); empty without an objective.
+const SLO_COLUMNS: [&str; 5] = ["slo", "slo_capacity_rps", "slo_capacity_rps_low", "slo_capacity_rps_high", "slo_trials_without"];
+
+fn slo_fields(view: &ReportView, c: &CellSummary) -> [String; 5] {
+    let headline = !view.cells.iter().any(|d| d.cell == c.cell && d.step > c.step);
+    let Some((slo, s)) = view.slo.as_ref().and_then(|v| v.of(&c.cell).map(|s| (v, s))).filter(|_| headline) else {
+        return Default::default();
+    };
+    let e = &s.capacity;
+    [slo.objective.to_string(), num(e.median), num(e.ci_low), num(e.ci_high), s.trials_without.to_string()]
 }
 
 /// Shortest round-trip decimal; empty for NaN so spreadsheets see a blank, not text.

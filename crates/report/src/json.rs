@@ -39,6 +39,9 @@ struct Document<'a> {
     noise: &'a crate::noise::NoiseView,
     /// Per stack variant: server model, workers, pool, libraries, installed versions.
     what_ran: &'a [bakeoff_model::profile::WhatRan],
+    /// SLO capacity per cell (the objective, the search budget, each cell's capacity over trials and
+    /// the steps of its median trial); null when the run set no objective.
+    slo: Option<&'a crate::slo::SloView>,
 }
 
 #[derive(Serialize)]
@@ -214,6 +217,7 @@ pub fn render(view: &ReportView) -> String {
         precision: view.precision.as_ref(),
         noise: &view.noise,
         what_ran: &view.data.what_ran,
+        slo: view.slo.as_ref(),
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

@@ -16,6 +16,7 @@ pub mod numbers;
 pub mod overhead;
 pub mod precision;
 pub mod proxy;
+pub mod slo;
 pub mod synthetic;
 pub mod tables;
 pub mod text;

@@ -49,6 +49,14 @@ pub fn render(view: &ReportView) -> String {
         out.push_str("\n## What ran\n\n");
         table(&mut out, &t);
     }
+    if let Some(s) = &view.slo {
+        let _ = writeln!(out, "\n## {}\n", cell(&s.heading()));
+        for l in s.lines() {
+            let _ = writeln!(out, "- {}", cell(&l));
+        }
+        out.push('\n');
+        table(&mut out, &s.table());
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));

@@ -1,7 +1,8 @@
 //! A deterministic synthetic run for tests, snapshots and demos (`bakeoff report --demo`): three HTTP
 //! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise,
-//! one leaking server, an A/A twin and per-trial noise records. Histograms are real HDR histograms, so
-//! every format reads realistic data.
+//! one leaking server, an A/A twin, per-trial noise records and an SLO capacity search per HTTP trial
+//! (one stack meets the objective nowhere). Histograms are real HDR histograms, so every format reads
+//! realistic data.
 
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
@@ -11,6 +12,7 @@ use bakeoff_model::results::{
 };
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::slo::{search, SearchBudget, Slo, SloSearch, SloStep, StepMiss};
 use bakeoff_model::RunStatus;
 use hdrhistogram::Histogram;
 
@@ -124,6 +126,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         warnings: Vec::new(),
         noise: None,
         elapsed_s: 16.0,
+        slo: None,
     }
 }
 
@@ -191,6 +194,7 @@ pub fn run_data() -> RunData {
                 let h = latency_histogram(mean_us, *tail, count);
                 let leak = if *stack == "go-fasthttp" && *scenario == "json" { 6.0 } else { 0.0 };
                 let mut t = with_usage(trial(stack, scenario, n, &[(None, h)]), seed, *rss, leak, 0.6);
+                t.slo = Some(slo_search(mean_us * (3.0 + tail), t.load.steps[0].requests_per_sec));
                 if leak > 0.0 {
                     t.warnings.push(LabWarning::MemoryGrowth { mib_per_min: leak });
                 }
@@ -260,7 +264,9 @@ pub fn run_data() -> RunData {
             },
             study: "demo".into(),
             settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
-                                         "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0},
+                                         "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
+                                                  "server_cpus": [0, 1], "slo": slo_objective(),
+                                                  "slo_budget": bakeoff_model::slo::SearchBudget::default()},
                                          "server_cpus": "0-3", "client_cpus": "4-7",
                                          "study": {"claims": [
                                              {"statement": "Rust serves hello faster than Python", "scenario": "hello",
@@ -285,8 +291,7 @@ pub fn run_data() -> RunData {
                                                  "given": {"metric": "requests_per_sec", "unit": "req/s", "workers": "all"},
                                                  "columns": [{"label": "HTTP", "scenario": "hello"}, {"label": "encode json", "scenario": "json"}],
                                                  "rows": [{"label": "Rust", "stack": "rust-actix", "values": [128747.61, 5637.2]},
-                                                          {"label": "Python", "stack": "python-flask", "values": [21095.92, 788.76]}]}]}},
-                                         "load": {"server_cpus": [0, 1]}}),
+                                                          {"label": "Python", "stack": "python-flask", "values": [21095.92, 788.76]}]}]}}}),
             services: vec!["nginx 1.22.1 (proxy upstream)".into()],
         },
         status: RunStatus::Complete,
@@ -296,6 +301,23 @@ pub fn run_data() -> RunData {
         ceilings: ceilings(),
         what_ran: what_ran(),
     }
+}
+
+fn slo_objective() -> Slo {
+    "p99<=10ms".parse().expect("a valid objective")
+}
+
+/// The real search over a queueing server: p99 is `light_p99_us` at low load and grows as
+/// 1 / (1 - load) towards the closed-model maximum, so a slow stack meets 10 ms nowhere.
+fn slo_search(light_p99_us: f64, max_rps: f64) -> SloSearch {
+    let step = |rate: f64| {
+        let load = (rate / max_rps).min(0.999);
+        let p99 = light_p99_us / (1.0 - load);
+        let miss = (p99 > slo_objective().limit_us()).then_some(StepMiss::Latency);
+        let requests = (rate * 2.0) as u64;
+        Ok::<_, ()>(SloStep { offered_rps: rate, achieved_rps: rate, latency_us: p99, p99_us: p99, requests, errors: 0, miss })
+    };
+    search(&slo_objective(), max_rps, &SearchBudget::default(), step).expect("the synthetic step never fails")
 }
 
 /// What ran for the demo's HTTP stacks (the proxies have none: a run before it was recorded looks

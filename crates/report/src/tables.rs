@@ -76,6 +76,9 @@ fn step_name(c: &CellSummary) -> String {
     }
 }
 
+/// The scenario tables' throughput column (the SLO capacity column goes beside it).
+pub const RPS_HEADING: &str = "req/s ± 95% CI";
+
 /// What a reader does about a cell that is shown but not ranked.
 const NOT_RANKED_ADVICE: &str =
     "a server that died, hung, left processes behind, served stale answers or used more cores than its WORKERS is not compared: fix the stack and rerun";
@@ -88,7 +91,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         "variant",
         "workers",
         "step",
-        "req/s ± 95% CI",
+        RPS_HEADING,
         "CPU µs/req ± 95% CI",
         &vs,
         "p50",
@@ -137,6 +140,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         ]);
     }
     crate::ceiling::add_rows(&mut t, view, sv);
+    crate::slo::add_column(&mut t, view, sv);
     t
 }
 

@@ -41,6 +41,13 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n== what ran ==");
         layout(&mut out, &t);
     }
+    if let Some(s) = &view.slo {
+        let _ = writeln!(out, "\n== {} ==", s.heading());
+        for l in s.lines() {
+            let _ = writeln!(out, "{l}");
+        }
+        layout(&mut out, &s.table());
+    }
     for sv in &view.scenarios {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));

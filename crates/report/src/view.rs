@@ -5,6 +5,7 @@ use crate::memory::{memory_series, MemorySeries};
 use crate::noise::{noise_view, NoiseView};
 use crate::precision::{precision_view, PrecisionView};
 use crate::proxy::{self, ProxyView};
+use crate::slo::{slo_view, SloView};
 use bakeoff_model::goal::PrimaryMetric;
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
@@ -31,6 +32,8 @@ pub struct ReportView<'a> {
     pub policy: Policy,
     pub noise: NoiseView,
     pub precision: Option<PrecisionView>,
+    /// Each cell's SLO capacity, when the run searched for it.
+    pub slo: Option<SloView>,
 }
 
 /// The run's ranking and precision, from its stored settings (capacity, no target when absent).
@@ -86,6 +89,7 @@ impl<'a> ReportView<'a> {
         ReportView {
             noise: noise_view(&data.trials),
             precision: precision_view(&policy, min_trials, &cells, &data.trials),
+            slo: slo_view(settings, &data.trials),
             policy,
             claims,
             article,

@@ -54,6 +54,8 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         precision: None,
         budget: None,
         pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
+        slo: None,
+        slo_budget: Default::default(),
     };
     let mut sink = MemorySink::default();
     let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};

@@ -21,7 +21,7 @@ pub const DEFAULT_PATH: &str = "results/bakeoff.db";
 pub enum StoreError {
     #[error("{path} was written by a newer bakeoff (schema version {found}; this build reads up to {supported}); upgrade bakeoff or use another --db file")]
     NewerSchema { path: String, found: u32, supported: u32 },
-    #[error("no run {0:?} in the results store; `bakeoff runs` lists them")]
+    #[error("no run {0:?} in the results store\n  hint: `bakeoff runs` lists them")]
     RunNotFound(String),
     #[error("run {0:?} is already in the results store; run ids are unique")]
     DuplicateRun(String),

@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -121,6 +121,10 @@ const MIGRATIONS: &[&str] = &[
         components_json TEXT NOT NULL
     );
     CREATE INDEX what_ran_run ON what_ran(run_id);
+    "#,
+    // 4 -> 5: the SLO capacity search of a trial (objective, every step, what it found).
+    r#"
+    ALTER TABLE trials ADD COLUMN slo_json TEXT;
     "#,
 ];
 

@@ -119,7 +119,28 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
             busiest_other: Some(OtherProcess { pid: 4242, name: "cc1plus (x)".into(), cpu_percent: 11.0 }),
         }),
         elapsed_s: 9.75,
+        slo: (!n.is_multiple_of(2)).then(|| slo_search(n)),
     }
+}
+
+/// A real search over a made-up server whose p99 passes 10 ms above 700 req/s; fractions of a
+/// request per second and a step that fell short of its rate must read back exactly.
+fn slo_search(n: u32) -> bakeoff_model::slo::SloSearch {
+    use bakeoff_model::slo::{search, SearchBudget, SloStep, StepMiss};
+    let slo = "p99<=10ms".parse().unwrap();
+    let step = |rate: f64| {
+        let (achieved, miss) = if rate > 700.0 { (rate * 0.9, Some(StepMiss::RateShort)) } else { (rate - 0.1, None) };
+        Ok::<_, ()>(SloStep {
+            offered_rps: rate,
+            achieved_rps: achieved,
+            latency_us: 812.5,
+            p99_us: 812.5,
+            requests: 2_000,
+            errors: n as u64,
+            miss,
+        })
+    };
+    search(&slo, 1000.0 + 1.0 / 3.0, &SearchBudget::default(), step).unwrap()
 }
 
 fn verify(stack: &str) -> VerifyReport {
@@ -342,12 +363,12 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 4 file without the ceilings table (2), the trials' twin,
-    // elapsed_s and noise_json columns (3) and the what_ran table (4).
+    // A version 1 file is a version 5 file without the ceilings table (2), the trials' twin,
+    // elapsed_s and noise_json columns (3), the what_ran table (4) and the trials' slo_json (5).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
-         ALTER TABLE trials DROP COLUMN noise_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+         ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
@@ -358,6 +379,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert_eq!((d.trials.len(), d.ceilings.len(), d.what_ran.len()), (1, 0, 0));
     let old = &d.trials[0];
     assert!(old.noise.is_none() && old.elapsed_s.is_nan() && !old.cell.twin, "an old trial has no noise record: {:?}", old.noise);
+    assert!(old.slo.is_none(), "an old trial has no SLO search");
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
     s.record_what_ran("old", &what_ran()).unwrap();

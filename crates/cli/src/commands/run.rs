@@ -38,6 +38,7 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
             precision: args.precision,
             budget: args.budget,
             aa: args.aa.clone(),
+            slo: args.slo,
         },
         docstore: args.selection.docstore.clone(),
         keep: args.keep,

@@ -66,9 +66,12 @@ pub fn study_lines(root: &Path) -> Result<Vec<StudyLine>> {
         .collect()
 }
 
-/// cells x trials x (warm-up + measured steps + start/stop), plus verifying each stack variant.
+/// cells x trials x (warm-up + measured steps + SLO search + start/stop), plus verifying each stack
+/// variant.
 pub fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
-    let per_trial = s.warmup + measured(s) + START_STOP;
+    let b = &s.slo_budget;
+    let slo = if s.slo.is_some() { (b.step_warmup + b.step_duration) * b.max_steps } else { Duration::ZERO };
+    let per_trial = s.warmup + measured(s) + slo + START_STOP;
     per_trial * (cells as u32 * s.trials) + VERIFY * variants as u32
 }
 
@@ -112,6 +115,9 @@ mod tests {
         assert_eq!(estimate(&ladder, 1, 0), Duration::from_secs(3 * (2 + 4 * 5 + 3)));
         let auto = LoadSettings { ramp: Some(RampSetting::Auto), max_throughput: true, ..settings() };
         assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 6 * 5 + 3)));
+        // An SLO search may take its whole budget: 8 steps of 0.5 s warm-up + 2 s.
+        let slo = LoadSettings { slo: "p99<=10ms".parse().ok(), ..settings() };
+        assert_eq!(estimate(&slo, 1, 0), Duration::from_secs(3 * (2 + 5 + 20 + 3)));
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod execute;
 pub mod plan;
 pub mod rounds;
 pub mod runner;
+pub mod slo;
 pub mod verification;
 pub mod what_ran;
 

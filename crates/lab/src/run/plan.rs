@@ -10,6 +10,7 @@ use crate::stacks::catalog;
 use crate::stacks::manifest::Stack;
 use bakeoff_model::goal::{AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::slo::Slo;
 use bakeoff_model::study::{RampSetting, Study, WorkerCounts};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,6 +53,8 @@ pub struct Overrides {
     pub budget: Option<Duration>,
     /// The cell measured twice per round (A/A).
     pub aa: Option<AaCell>,
+    /// Find each cell's SLO capacity for this objective.
+    pub slo: Option<Slo>,
 }
 
 /// Everything a run is asked.
@@ -111,6 +114,8 @@ pub fn default_settings() -> LoadSettings {
         precision: None,
         budget: None,
         pool_size: crate::run::runner::DEFAULT_POOL_SIZE,
+        slo: None,
+        slo_budget: Default::default(),
     }
 }
 
@@ -215,6 +220,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.rank_by = o.rank_by.unwrap_or(study.rank_by);
     s.precision = o.precision.or(study.precision());
     s.budget = o.budget.or(study.budget());
+    s.slo = o.slo.or(study.slo());
     let bad = |what: &str, problem: String, hint: &str| LabError::Input { what: what.into(), problem, hint: hint.into() };
     if s.budget.is_some() && s.precision.is_none() {
         return Err(bad(

@@ -58,6 +58,10 @@ pub struct LoadSettings {
     pub budget: Option<Duration>,
     /// POOL_SIZE: the database connections each server process may open (docs/stacks.md).
     pub pool_size: u32,
+    /// Find each cell's SLO capacity for this objective after every trial's measurement.
+    pub slo: Option<bakeoff_model::slo::Slo>,
+    /// What one trial's SLO capacity search may cost.
+    pub slo_budget: bakeoff_model::slo::SearchBudget,
 }
 
 /// POOL_SIZE when neither a study nor a flag sets it.
@@ -372,11 +376,18 @@ impl<'a> Lab<'a> {
         let services_before: f64 = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).sum();
         let probe = NoiseProbe::start();
         let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
-        if let (Ok(report), true) = (&mut load, self.settings.max_throughput && plan.is_open()) {
+        // An SLO search starts from the closed-model maximum, so an open schedule measures it too.
+        let wants_max = self.settings.max_throughput || self.settings.slo.is_some();
+        if let (Ok(report), true) = (&mut load, wants_max && plan.is_open()) {
             self.append_closed_max(report, cell, addr)?;
         }
         let samples = sampler.finish();
         let noise = self.trial_noise(probe, measured_pid, &services, services_before, &samples);
+        // After the measurement's CPU and noise are accounted, on the same warm server.
+        let slo = match (&load, &self.settings.slo) {
+            (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
+            _ => None,
+        };
         let died = server.as_mut().and_then(|s| s.exited());
         let after = self.after_measuring(cell, &label, addr, server.as_mut(), died.is_some());
         let load = load.map_err(|e| LabError::Input {
@@ -415,6 +426,7 @@ impl<'a> Lab<'a> {
             warnings,
             noise: Some(noise),
             elapsed_s,
+            slo,
         })
     }
 
@@ -459,7 +471,13 @@ impl<'a> Lab<'a> {
         self.plan_with(&self.settings, cell, addr, warmup)
     }
 
-    fn plan_with(&self, s: &LoadSettings, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
+    pub(crate) fn plan_with(
+        &self,
+        s: &LoadSettings,
+        cell: &Cell<'_>,
+        addr: SocketAddr,
+        warmup: Duration,
+    ) -> Result<bakeoff_load::LoadPlan, LabError> {
         let url = format!("http://{addr}{}", cell.scenario.load_path());
         let mut b = bakeoff_load::LoadPlan::builder(&url)
             .connections(s.connections)

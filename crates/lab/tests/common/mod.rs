@@ -55,6 +55,8 @@ pub fn quick_settings() -> LoadSettings {
         precision: None,
         budget: None,
         pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
+        slo: None,
+        slo_budget: Default::default(),
     }
 }
 

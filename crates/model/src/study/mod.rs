@@ -63,6 +63,9 @@ pub struct Study {
     pub budget: Option<String>,
     /// A cell measured twice per round to show the machine's noise floor, e.g. "rust/actix hello".
     pub aa: Option<String>,
+    /// Find each cell's SLO capacity for this objective, e.g. "p99<=10ms" (errors below 0.1%).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub article: Option<Article>,
     #[serde(default)]
@@ -95,6 +98,7 @@ impl Study {
             precision: None,
             budget: None,
             aa: None,
+            slo: None,
             article: None,
             claims: vec![],
         }
@@ -113,6 +117,9 @@ impl Study {
     fn check(&self) -> Result<(), (String, &'static str)> {
         if let Some(p) = &self.precision {
             parse_percent(p).map_err(|e| (format!("`precision`: {e}"), "write e.g. precision = \"5%\""))?;
+        }
+        if let Some(slo) = &self.slo {
+            slo.parse::<crate::slo::Slo>().map_err(|e| (format!("`slo`: {}", e.problem()), e.hint()))?;
         }
         if let Some(aa) = &self.aa {
             let cell: AaCell = aa.parse().map_err(|e| (format!("`aa`: {e}"), "name one of the study's cells"))?;
@@ -217,6 +224,10 @@ impl Study {
     /// The precision target as a fraction (checked by `load`).
     pub fn precision(&self) -> Option<f64> {
         self.precision.as_deref().and_then(|p| parse_percent(p).ok())
+    }
+    /// The SLO objective (checked by `load`).
+    pub fn slo(&self) -> Option<crate::slo::Slo> {
+        self.slo.as_deref().and_then(|s| s.parse().ok())
     }
     pub fn aa(&self) -> Option<AaCell> {
         self.aa.as_deref().and_then(|a| a.parse().ok())

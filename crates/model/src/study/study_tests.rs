@@ -64,3 +64,12 @@ fn the_shipped_studies_load() {
         Study::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
 }
+
+#[test]
+fn an_slo_key_is_an_objective_or_says_how_to_write_one() {
+    let study = load(&format!("{HEAD}slo = \"p99<=10ms\"\n")).unwrap();
+    assert_eq!(study.slo().map(|s| s.to_string()).as_deref(), Some("p99<=10ms"));
+    let e = load(&format!("{HEAD}slo = \"p99<10\"\n")).unwrap_err().to_string();
+    assert!(e.contains("`slo`: `p99<10`: an objective is an upper bound") && e.contains("hint: write it with `<=`"), "{e}");
+    assert_eq!(e.matches("hint:").count(), 1, "one hint: {e}");
+}

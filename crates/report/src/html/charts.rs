@@ -313,15 +313,15 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
         let pts: Vec<(f64, f64)> =
             s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y))).collect();
         let c = colour(s.colour);
-        if s.dashed {
-            chart.draw_series(DashedLineSeries::new(pts, 6, 4, c.stroke_width(2)))?;
-            continue;
-        }
-        let drawn = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?;
+        let drawn = if s.dashed {
+            chart.draw_series(DashedLineSeries::new(pts.clone(), 6, 4, c.stroke_width(2)))?
+        } else {
+            chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+        };
         if s.in_legend {
             drawn.label(s.name.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3)));
         }
-        if pts.len() <= 12 {
+        if !s.dashed && pts.len() <= 12 {
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
         }
     }

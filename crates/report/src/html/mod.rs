@@ -71,6 +71,7 @@ pub fn render(view: &ReportView) -> String {
     table(&mut out, &tables::verification(view, true));
     out.push_str("</details></section>\n");
     sections::precision_and_noise(&mut out, view);
+    sections::slo(&mut out, view);
     for sv in &view.scenarios {
         sections::scenario(&mut out, view, sv);
     }

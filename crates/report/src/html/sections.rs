@@ -43,6 +43,7 @@ pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     out.push_str("<div class=\"charts\">");
     throughput_charts(out, view, sv);
     latency_chart(out, view, sv);
+    slo_chart(out, view, sv);
     memory_chart(out, view, sv);
     out.push_str("</div>\n");
     relative_table(out, sv);
@@ -113,6 +114,40 @@ fn latency_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         y_fmt: &latency_label,
     };
     out.push_str(&charts::lines(&axes, &pct));
+}
+
+/// Each headline cell's SLO search (the trial with the median capacity): the objective's percentile
+/// against the offered rate, with the objective as a dashed line; a point under it passed.
+fn slo_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
+    let Some(slo) = &view.slo else { return };
+    let mut series: Vec<Series> = sv
+        .headline
+        .iter()
+        .filter_map(|c| slo.of(&c.cell).filter(|s| !s.steps.is_empty()).map(|s| (c, s)))
+        .map(|(c, s)| Series {
+            name: c.cell.label(),
+            colour: view.stack_index(&c.cell.stack),
+            points: s.steps.iter().map(|st| (st.offered_rps, st.latency_us)).collect(),
+            dashed: false,
+            in_legend: true,
+        })
+        .collect();
+    if series.is_empty() {
+        return;
+    }
+    let rates = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let (lo, hi) = rates.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
+    let limit = slo.objective.limit_us();
+    let objective = Series {
+        name: format!("objective {}", slo.objective),
+        colour: 6,
+        points: vec![(lo, limit), (hi, limit)],
+        dashed: true,
+        in_legend: true,
+    };
+    series.push(objective);
+    let p = slo.objective.percentile.id();
+    out.push_str(&latency_vs_rate(&format!("{}: {p} vs offered rate (SLO search, median trial)", sv.scenario), &series));
 }
 
 /// Server RSS over the measurement with its fitted line, per headline cell.
@@ -245,6 +280,18 @@ pub fn proxy(out: &mut String, view: &ReportView) {
         out.push_str("<h3>All numbers</h3>\n");
         table(out, &t);
     }
+    out.push_str("</section>\n");
+}
+
+/// SLO capacity: what it is, and each cell's beside its closed-model maximum.
+pub fn slo(out: &mut String, view: &ReportView) {
+    let Some(s) = &view.slo else { return };
+    let _ = writeln!(out, "<section id=\"slo\"><h2>{}</h2>\n<ul>", esc(&s.heading()));
+    for l in s.lines() {
+        let _ = writeln!(out, "<li>{}</li>", esc(&l));
+    }
+    out.push_str("</ul>\n");
+    table(out, &s.table());
     out.push_str("</section>\n");
 }
 
