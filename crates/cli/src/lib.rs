@@ -1,6 +1,6 @@
 //! What more than one binary of this crate uses: the load command, shared by `bakeoff load` and the
 //! lean standalone `bakeoff-load` (which links only the load generator, so the bench against wrk
-//! measures the client and not the lab), and the Ctrl-C handling every command shares.
+//! measures the client and not the lab), and the Ctrl-C (and SIGTERM) handling every command shares.
 
 pub mod load;
 
@@ -8,8 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 static CANCEL: AtomicBool = AtomicBool::new(false);
 
-/// Makes Ctrl-C stop the work gracefully (servers stopped, what was measured kept and printed) and
-/// returns the flag it sets; a second Ctrl-C ends the process at once. Installed at most once.
+/// Makes Ctrl-C, SIGTERM and SIGHUP stop the work gracefully (servers and services stopped, their
+/// cgroups removed, what was measured kept and printed) and returns the flag it sets; a second
+/// signal ends the process at once. SIGTERM is how CI timeouts, `timeout` and service managers stop
+/// a process, and unlike Ctrl-C in a terminal it reaches bakeoff alone, not the servers' groups.
+/// Installed at most once.
 pub fn cancel_on_ctrl_c() -> &'static AtomicBool {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {

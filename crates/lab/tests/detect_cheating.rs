@@ -1,5 +1,7 @@
 //! Detection against a real misbehaving server (tests/fixtures/cheating-stack): right answers
-//! without the work fail verification's CPU-cost check, a process that escapes its group fails
+//! without the work (precomputed, memoised per URL, or special-cased for the load's own URLs) fail
+//! verification's CPU-cost check, a document cached for the load's id fails the store's find
+//! count, a process that escapes its group fails
 //! verification by pid and command, and a hang, a stall or a cache that starts once warm make a
 //! measured cell unrankable. The honest variant passes the same checks.
 
@@ -48,7 +50,7 @@ fn precomputed_answers_fail_the_cpu_cost_check_naming_the_scenario_and_why() {
     let dump = serde_json::to_string_pretty(&report).unwrap();
     for (scenario, says) in [
         ("json", "/json?n=1000 costs the same as n=1"),
-        ("loop", "/loop?n=2000000 costs the same as n=0"),
+        ("loop", "/loop?n=1000000 costs the same as n=0"),
         ("msgpack", "/msgpack costs the same as /"),
     ] {
         let c = cost_check(&report, scenario);
@@ -58,6 +60,35 @@ fn precomputed_answers_fail_the_cpu_cost_check_naming_the_scenario_and_why() {
     assert!(cost_check(&report, "json").reason.ends_with("is the answer precomputed?"));
     // The bodies are right: only the cost gives the cheat away.
     assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
+}
+
+/// A memo per URL and constants for the load's exact URLs both pass the body checks (inputs are
+/// random there) and fail the cost check, whose heavy request is the load's own URL, repeated.
+#[test]
+fn a_memo_per_url_and_answers_special_cased_for_the_loads_urls_fail_the_cost_check() {
+    for variant in ["memo", "exact"] {
+        let report = verify(variant);
+        let dump = serde_json::to_string_pretty(&report).unwrap();
+        for (scenario, says) in [("json", "/json?n=1000 costs the same as n=1"), ("loop", "/loop?n=1000000 costs the same as n=0")] {
+            let c = cost_check(&report, scenario);
+            assert_eq!(c.verdict, Verdict::Fail, "{variant} {scenario}:\n{dump}");
+            assert!(c.reason.starts_with(says), "{variant} {scenario}: {}", c.reason);
+        }
+        assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
+    }
+}
+
+/// The live-data probe picks a random id and misses the one cached document 99 times in 100; the
+/// store's count of find operations over a burst of the load's `/documents/42` does not.
+#[test]
+fn a_document_cached_for_the_loads_id_fails_the_document_stores_find_count() {
+    let report = verify("doc-cache");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    let count = report.checks.iter().find(|c| c.what.contains("at least one read per request")).unwrap_or_else(|| panic!("{dump}"));
+    assert_eq!(count.verdict, Verdict::Fail, "{dump}");
+    assert!(count.reason.starts_with("the document store ran fewer find operations than the stack answered requests"), "{}", count.reason);
+    assert!(count.reason.ends_with("is the answer cached?"), "{}", count.reason);
+    assert!(count.url.ends_with("/documents/42"), "{}", count.url);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The document store: by default mongo-java-server (MongoDB wire protocol, memory backend) run from
 //! the project's `services/docstore` jar; with `--docstore URL` a real MongoDB the user runs. Seeded
-//! with the 100 fixture documents; the same jar's client role changes a document for the probe.
+//! with the 100 fixture documents; the same jar's client role changes a document for the probe and
+//! reads the find operations served (serverStatus.opcounters.query, as a real mongod reports it).
 
 use super::{run_bounded, service_dir, service_error, ServiceContext};
 use crate::contract::verify::LiveData;
@@ -99,5 +100,10 @@ impl Docstore {
 impl LiveData for Docstore {
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
         self.client(&["set", &self.url, &id.to_string(), field, value]).map(|_| ())
+    }
+
+    fn reads(&self) -> Option<Result<u64, String>> {
+        let out = self.client(&["finds", &self.url]);
+        Some(out.and_then(|o| o.trim().parse().map_err(|e| format!("serverStatus.opcounters.query is not a count (`{}`): {e}", o.trim()))))
     }
 }

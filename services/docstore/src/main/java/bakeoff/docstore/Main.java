@@ -1,5 +1,5 @@
 // docstore command line: `serve PORT`, `seed URL FILE`, `set URL ID FIELD VALUE`, `get URL ID`,
-// `bench URL CONNECTIONS SECONDS`.
+// `finds URL`, `bench URL CONNECTIONS SECONDS`.
 package bakeoff.docstore;
 
 import com.mongodb.ConnectionString;
@@ -11,7 +11,6 @@ import com.mongodb.client.model.Filters;
 import com.mongodb.client.model.Updates;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
-import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 import org.bson.Document;
 
 import java.io.IOException;
@@ -72,6 +71,9 @@ public final class Main {
             case "get":
                 if (args.length != 3) return usage();
                 return get(args[1], Integer.parseInt(args[2]));
+            case "finds":
+                if (args.length != 2) return usage();
+                return finds(args[1]);
             case "bench":
                 if (args.length != 4) return usage();
                 return bench(args[1], Integer.parseInt(args[2]), Double.parseDouble(args[3]));
@@ -81,13 +83,13 @@ public final class Main {
     }
 
     static int usage() {
-        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID | bench URL CONNECTIONS SECONDS");
+        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID | finds URL | bench URL CONNECTIONS SECONDS");
         return 2;
     }
 
     /** Serves the in-memory store on 127.0.0.1:PORT until SIGTERM, or until a piped stdin closes. */
     static int serve(int port) throws Exception {
-        MongoServer server = new MongoServer(new MemoryBackend().version(REPORTED_VERSION));
+        MongoServer server = new MongoServer(new CountingBackend().version(REPORTED_VERSION));
         server.bind("127.0.0.1", port);
         CountDownLatch stop = new CountDownLatch(1);
         // SIGTERM/SIGINT run shutdown hooks: close the listener before the JVM exits.
@@ -169,6 +171,23 @@ public final class Main {
                 return 1;
             }
             System.out.println(document.toJson());
+            return 0;
+        }
+    }
+
+    /**
+     * Prints how many find commands the server has served (serverStatus.opcounters.query, which
+     * a real mongod reports too); exit 1 when the server does not report it.
+     */
+    static int finds(String url) {
+        try (MongoClient client = MongoClients.create(url)) {
+            Document status = client.getDatabase("admin").runCommand(new Document("serverStatus", 1));
+            Object counters = status.get("opcounters");
+            if (!(counters instanceof Document) || !(((Document) counters).get("query") instanceof Number)) {
+                System.err.println("serverStatus has no opcounters.query");
+                return 1;
+            }
+            System.out.println(((Number) ((Document) counters).get("query")).longValue());
             return 0;
         }
     }
