@@ -142,6 +142,35 @@ fn ceilings<'a>(view: &'a ReportView) -> Vec<Ceiling<'a>> {
         .collect()
 }
 
+/// The proxy study's overheads and maximum throughputs, when the run has proxies.
+fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
+    view.proxy.as_ref().map(|p| Proxy {
+        baseline_stack: crate::proxy::BASELINE_STACK,
+        overhead: p
+            .overheads
+            .iter()
+            .map(|o| OverheadRow {
+                cell: &o.cell,
+                step: o.step,
+                target_rate: o.target_rate,
+                delta_us: o.overheads.iter().map(|x| (x.stat.label(), x.delta_us)).collect(),
+                delta_percent: o.overheads.iter().map(|x| (x.stat.label(), x.delta_percent)).collect(),
+                from_histograms: p
+                    .lines
+                    .iter()
+                    .filter(|l| l.cell == o.cell)
+                    .flat_map(|l| &l.points)
+                    .any(|pt| pt.step == o.step && pt.percentiles.source == Source::Histograms),
+            })
+            .collect(),
+        max_throughput: p
+            .max
+            .iter()
+            .map(|m| MaxRow { cell: &m.cell, requests_per_sec: &m.rps, percent_of_baseline: m.percent_of_baseline })
+            .collect(),
+    })
+}
+
 pub fn render(view: &ReportView) -> String {
     let d = view.data;
     let cells = view
@@ -174,31 +203,7 @@ pub fn render(view: &ReportView) -> String {
             (s.scenario.id(), rows)
         })
         .collect();
-    let proxy = view.proxy.as_ref().map(|p| Proxy {
-        baseline_stack: crate::proxy::BASELINE_STACK,
-        overhead: p
-            .overheads
-            .iter()
-            .map(|o| OverheadRow {
-                cell: &o.cell,
-                step: o.step,
-                target_rate: o.target_rate,
-                delta_us: o.overheads.iter().map(|x| (x.stat.label(), x.delta_us)).collect(),
-                delta_percent: o.overheads.iter().map(|x| (x.stat.label(), x.delta_percent)).collect(),
-                from_histograms: p
-                    .lines
-                    .iter()
-                    .filter(|l| l.cell == o.cell)
-                    .flat_map(|l| &l.points)
-                    .any(|pt| pt.step == o.step && pt.percentiles.source == Source::Histograms),
-            })
-            .collect(),
-        max_throughput: p
-            .max
-            .iter()
-            .map(|m| MaxRow { cell: &m.cell, requests_per_sec: &m.rps, percent_of_baseline: m.percent_of_baseline })
-            .collect(),
-    });
+    let proxy = proxy(view);
     let doc = Document {
         format: "bakeoff-report",
         version: JSON_VERSION,

@@ -224,76 +224,12 @@ pub fn run_data() -> RunData {
                 trials.push(t);
             }
         }
-        // A stack that hangs in its second trial: shown, but not ranked and not claimed about.
-        let mut hung =
-            with_usage(trial("node-hangs", "hello", n, &[(None, latency_histogram(60.0, 1.0, 200_000))]), 700 + n as u64, 30.0, 0.0, 0.3);
-        if n == 2 {
-            let step = &mut hung.load.steps[0];
-            step.errors.unanswered = 64;
-            step.warnings.push(Warning::StoppedAnswering { step: "main".into(), at_s: 1.4, silent_s: 8.6 });
-        }
-        trials.push(hung);
-        // The proxy study: a rate ramp then a closed-model step for maximum throughput.
-        for (ki, (stack, added, tail, max_rps)) in
-            [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)].iter().enumerate()
-        {
-            let mut steps: Vec<(Option<f64>, Histogram<u64>)> = [5_000.0, 10_000.0, 20_000.0]
-                .iter()
-                .map(|&r| {
-                    let base = (60.0 + r / 1_000.0 + added) * drift;
-                    (Some(r), latency_histogram(base, *tail, (r * 10.0) as u64))
-                })
-                .collect();
-            steps.push((None, latency_histogram(64.0 / (max_rps * drift) * 1e6 / 1.6, *tail, (max_rps * drift * 10.0) as u64)));
-            trials.push(with_usage(trial(stack, "proxy", n, &steps), 900 + ki as u64, 6.0, 0.0, 0.2));
-        }
+        trials.push(hung_trial(n));
+        trials.extend(proxy_trials(n, drift));
         trials.append(&mut twins);
     }
     RunData {
-        run: RunInfo {
-            id: RUN_ID.to_string(),
-            started_at: "2024-05-01T12:00:00Z".into(),
-            git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
-            machine: MachineInfo {
-                hostname: "bench-1".into(),
-                cpu_model: "AMD EPYC 7B13".into(),
-                cores: 8,
-                kernel: "6.1.0-18-amd64".into(),
-                memory_bytes: 32 << 30,
-                os: "Debian GNU/Linux 12".into(),
-            },
-            study: "demo".into(),
-            settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
-                                         "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
-                                                  "server_cpus": [0, 1], "slo": slo_objective(),
-                                                  "slo_budget": bakeoff_model::slo::SearchBudget::default()},
-                                         "server_cpus": "0-3", "client_cpus": "4-7",
-                                         "study": {"claims": [
-                                             {"statement": "Rust serves hello faster than Python", "scenario": "hello",
-                                              "faster": "rust-actix", "slower": "python-flask", "by_percent": 0.0},
-                                             {"statement": "Python encodes JSON faster than Rust", "scenario": "json",
-                                              "faster": "python-flask", "slower": "rust-actix", "by_percent": 0.0},
-                                             {"statement": "Node serves hello faster than Python", "scenario": "hello",
-                                              "faster": "node-hangs", "slower": "python-flask", "by_percent": 0.0},
-                                             {"statement": "Go serves the document scenario", "scenario": "document",
-                                              "faster": "go-fasthttp", "slower": "rust-actix", "by_percent": 0.0},
-                                             {"statement": "Rust serves hello 2x-50x what Python serves",
-                                              "check": {"kind": "ratio", "a": "rust-actix", "b": "python-flask", "scenario": "hello", "range": [2.0, 50.0]}},
-                                             {"statement": "On average Rust is about 100x Go",
-                                              "check": {"kind": "geomean", "a": "rust-actix", "b": "go-fasthttp", "scenarios": ["hello", "json"], "range": [50.0, 200.0]}},
-                                             {"statement": "Go's memory grows while encoding JSON",
-                                              "check": {"kind": "memory_trend", "cell": {"stack": "go-fasthttp", "workers": "all"}, "scenario": "json", "trend": "grows"}},
-                                             {"statement": "A laptop on its charger is faster", "testable": false,
-                                              "why": "one power state here", "check": {"kind": "qualitative"}}],
-                                         "article": {"title": "Python vs Rust", "setup": "4 cores, wrk -c 256",
-                                             "reference": "python-flask", "notes": ["The article had 4 cores; here 2."],
-                                             "tables": [{"title": "Requests per second",
-                                                 "given": {"metric": "requests_per_sec", "unit": "req/s", "workers": "all"},
-                                                 "columns": [{"label": "HTTP", "scenario": "hello"}, {"label": "encode json", "scenario": "json"}],
-                                                 "rows": [{"label": "Rust", "stack": "rust-actix", "values": [128747.61, 5637.2]},
-                                                          {"label": "Python", "stack": "python-flask", "values": [21095.92, 788.76]}]}]}}}),
-            services: vec!["nginx 1.22.1 (proxy upstream)".into()],
-        },
+        run: run_info(),
         status: RunStatus::Complete,
         finished_at: Some("2024-05-01T12:48:00Z".into()),
         verifications: verifications(),
@@ -318,6 +254,85 @@ fn slo_search(light_p99_us: f64, max_rps: f64) -> SloSearch {
         Ok::<_, ()>(SloStep { offered_rps: rate, achieved_rps: rate, latency_us: p99, p99_us: p99, requests, errors: 0, miss })
     };
     search(&slo_objective(), max_rps, &SearchBudget::default(), step).expect("the synthetic step never fails")
+}
+
+/// A stack that hangs in its second trial: shown, but not ranked and not claimed about.
+fn hung_trial(n: u32) -> TrialRecord {
+    let mut hung =
+        with_usage(trial("node-hangs", "hello", n, &[(None, latency_histogram(60.0, 1.0, 200_000))]), 700 + n as u64, 30.0, 0.0, 0.3);
+    if n == 2 {
+        let step = &mut hung.load.steps[0];
+        step.errors.unanswered = 64;
+        step.warnings.push(Warning::StoppedAnswering { step: "main".into(), at_s: 1.4, silent_s: 8.6 });
+    }
+    hung
+}
+
+/// The proxy study's trials of round `n`: a rate ramp, then a closed-model step for maximum throughput.
+fn proxy_trials(n: u32, drift: f64) -> Vec<TrialRecord> {
+    let mut trials = Vec::new();
+    for (ki, (stack, added, tail, max_rps)) in
+        [("c/baseline", 0.0, 1.0, 60_000.0), ("proxy-rust", 25.0, 1.2, 46_000.0), ("proxy-go", 40.0, 3.0, 42_000.0)].iter().enumerate()
+    {
+        let mut steps: Vec<(Option<f64>, Histogram<u64>)> = [5_000.0, 10_000.0, 20_000.0]
+            .iter()
+            .map(|&r| {
+                let base = (60.0 + r / 1_000.0 + added) * drift;
+                (Some(r), latency_histogram(base, *tail, (r * 10.0) as u64))
+            })
+            .collect();
+        steps.push((None, latency_histogram(64.0 / (max_rps * drift) * 1e6 / 1.6, *tail, (max_rps * drift * 10.0) as u64)));
+        trials.push(with_usage(trial(stack, "proxy", n, &steps), 900 + ki as u64, 6.0, 0.0, 0.2));
+    }
+    trials
+}
+
+/// The demo run's identity, machine and settings (a study with claims and an article table).
+fn run_info() -> RunInfo {
+    RunInfo {
+        id: RUN_ID.to_string(),
+        started_at: "2024-05-01T12:00:00Z".into(),
+        git_commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+        machine: MachineInfo {
+            hostname: "bench-1".into(),
+            cpu_model: "AMD EPYC 7B13".into(),
+            cores: 8,
+            kernel: "6.1.0-18-amd64".into(),
+            memory_bytes: 32 << 30,
+            os: "Debian GNU/Linux 12".into(),
+        },
+        study: "demo".into(),
+        settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
+                                     "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
+                                              "server_cpus": [0, 1], "slo": slo_objective(),
+                                              "slo_budget": bakeoff_model::slo::SearchBudget::default()},
+                                     "server_cpus": "0-3", "client_cpus": "4-7",
+                                     "study": {"claims": [
+                                         {"statement": "Rust serves hello faster than Python", "scenario": "hello",
+                                          "faster": "rust-actix", "slower": "python-flask", "by_percent": 0.0},
+                                         {"statement": "Python encodes JSON faster than Rust", "scenario": "json",
+                                          "faster": "python-flask", "slower": "rust-actix", "by_percent": 0.0},
+                                         {"statement": "Node serves hello faster than Python", "scenario": "hello",
+                                          "faster": "node-hangs", "slower": "python-flask", "by_percent": 0.0},
+                                         {"statement": "Go serves the document scenario", "scenario": "document",
+                                          "faster": "go-fasthttp", "slower": "rust-actix", "by_percent": 0.0},
+                                         {"statement": "Rust serves hello 2x-50x what Python serves",
+                                          "check": {"kind": "ratio", "a": "rust-actix", "b": "python-flask", "scenario": "hello", "range": [2.0, 50.0]}},
+                                         {"statement": "On average Rust is about 100x Go",
+                                          "check": {"kind": "geomean", "a": "rust-actix", "b": "go-fasthttp", "scenarios": ["hello", "json"], "range": [50.0, 200.0]}},
+                                         {"statement": "Go's memory grows while encoding JSON",
+                                          "check": {"kind": "memory_trend", "cell": {"stack": "go-fasthttp", "workers": "all"}, "scenario": "json", "trend": "grows"}},
+                                         {"statement": "A laptop on its charger is faster", "testable": false,
+                                          "why": "one power state here", "check": {"kind": "qualitative"}}],
+                                     "article": {"title": "Python vs Rust", "setup": "4 cores, wrk -c 256",
+                                         "reference": "python-flask", "notes": ["The article had 4 cores; here 2."],
+                                         "tables": [{"title": "Requests per second",
+                                             "given": {"metric": "requests_per_sec", "unit": "req/s", "workers": "all"},
+                                             "columns": [{"label": "HTTP", "scenario": "hello"}, {"label": "encode json", "scenario": "json"}],
+                                             "rows": [{"label": "Rust", "stack": "rust-actix", "values": [128747.61, 5637.2]},
+                                                      {"label": "Python", "stack": "python-flask", "values": [21095.92, 788.76]}]}]}}}),
+        services: vec!["nginx 1.22.1 (proxy upstream)".into()],
+    }
 }
 
 /// What ran for the demo's HTTP stacks (the proxies have none: a run before it was recorded looks

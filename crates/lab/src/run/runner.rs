@@ -321,6 +321,7 @@ impl<'a> Lab<'a> {
             upstream: self.services.nginx.as_ref().map(|n| n.addr),
             server_pid,
             client_cpus: &self.settings.client_cpus,
+            warmup: stack.warmup.unwrap_or_default(),
         })
     }
 

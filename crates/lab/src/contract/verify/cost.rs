@@ -44,6 +44,11 @@ const PAIRS: [Pair; 5] = [
 const CONNECTIONS: u32 = 4;
 /// Unmeasured load on both routes of a pair before its bursts.
 const WARMUP: Duration = Duration::from_millis(500);
+/// A stack whose manifest asks for a warm-up (a JIT: the JVMs, PyPy) gets it once, on every route
+/// the pairs use, before the first pair, up to this bound: verification stays a few seconds per
+/// variant, and a JIT reaches most of its speed within it (pekko-http's hello cost 3.3 ms a
+/// request cold, which the 0.5 s per pair did not outgrow).
+const STACK_WARMUP_BOUND: Duration = Duration::from_secs(4);
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 3;
 /// A measured burst lasts until the server used this much CPU (10 clock ticks) and answered this
@@ -97,6 +102,11 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     if pairs.is_empty() {
         return;
     }
+    let warmup = target.warmup.min(STACK_WARMUP_BOUND);
+    if !warmup.is_zero() {
+        let routes: Vec<String> = pairs.iter().flat_map(|p| [p.light.to_string(), p.scenario.load_path().to_string()]).collect();
+        warm_up(target, &routes, warmup);
+    }
     for p in pairs {
         let heavy = p.scenario.load_path();
         let reads_before = reads(target, p);
@@ -125,7 +135,7 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
     // to the light side where a framework accepts connections slowly (PyPy + tornado).
     // A server that serves one kept-alive connection at a time (a blocking worker) leaves the
     // other three waiting into the timeout: such a pair is measured on one connection.
-    warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()]);
+    warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()], WARMUP);
     let mut cpu = settled_cpu(pid);
     let mut conns = CONNECTIONS;
     let calibrated_light = match burst(target, pid, &light, cpu, (conns, conns as u64)) {
@@ -253,16 +263,16 @@ fn next_round(round: u64, requests: u64, cpu_s: f64) -> u64 {
     wanted.clamp(2 * round, 8 * round)
 }
 
-/// Both routes of a pair for [`WARMUP`] on four connections, unmeasured: a JVM or PyPy runs a
+/// Routes for `duration` (a pair's two for [`WARMUP`]) on four connections, unmeasured: a JVM or PyPy runs a
 /// framework's path interpreted until it has seen many requests (pekko-http's hello cost 3.3 ms
 /// a request cold, against tens of µs warm), which no burst of 0.1 s would outgrow. Requests
 /// cut off at its end finish before the next reading (see [`settled_cpu`]).
-fn warm_up(target: &Target<'_>, paths: &[String]) {
+fn warm_up(target: &Target<'_>, paths: &[String], duration: Duration) {
     let base = format!("http://{}", target.addr);
     let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
         .connections(CONNECTIONS)
         .threads(1)
-        .duration(WARMUP)
+        .duration(duration)
         .timeout(Duration::from_secs(5))
         .pin_cpus(target.client_cpus.to_vec());
     for p in &paths[1..] {

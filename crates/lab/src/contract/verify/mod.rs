@@ -43,6 +43,8 @@ pub struct Target<'a> {
     pub server_pid: Option<u32>,
     /// Where the verifier's bursts run (the load generator's CPUs).
     pub client_cpus: &'a [usize],
+    /// The warm-up the stack's manifest asks for (a JIT's), which the cost bursts honour up to a bound.
+    pub warmup: Duration,
 }
 
 /// Collects checks for one stack variant.
