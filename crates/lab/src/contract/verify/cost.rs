@@ -50,7 +50,7 @@ const WARMUP: Duration = Duration::from_millis(500);
 /// load, which made an honest msgpack decoder look only 1.9x dearer than hello).
 const STACK_WARMUP_BOUND: Duration = Duration::from_secs(30);
 /// Light/heavy alternations per pair; the median ratio is judged.
-const ROUNDS: usize = 3;
+const ROUNDS: usize = 5;
 /// A measured burst lasts until the server used this much CPU (10 clock ticks) and answered this
 /// many requests, or used five times as much CPU on at least [`FEWEST_REQUESTS`] (a slow request),
 /// or until MAX_BURST.
