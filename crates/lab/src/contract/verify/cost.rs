@@ -2,7 +2,7 @@
 //! For each pair (heavy, light) the load generator sends short, time-bounded bursts of each,
 //! alternated (light, heavy, light, heavy, light, heavy), while the server's process tree CPU
 //! time (/proc: utime + stime, reaped children included) is read before and after each; the
-//! median of the three ratios of CPU per request must exceed what every honest stack exceeds by a
+//! median of the five ratios of CPU per request must exceed what every honest stack exceeds by a
 //! wide margin (docs/scenarios.md, "Proof of work"). Alternating keeps a busy machine's drift out
 //! of the ratio (both sides of a pair see the same moment) and the median drops one burst caught
 //! in a spike. The heavy request is exactly the one the load sends when measuring, so a
