@@ -3,7 +3,7 @@
 //! typed result that every output format of `bakeoff compare` renders.
 
 use crate::goal::PrimaryMetric;
-use crate::results::{CellKey, TrialRecord};
+use crate::results::{CellKey, TrialRecord, PROC_TICK_S};
 use crate::robust::{median_interval, ratio_interval};
 use crate::summary::Metric;
 use serde::Serialize;
@@ -121,8 +121,39 @@ fn by_cell(trials: &[TrialRecord]) -> BTreeMap<CellKey, Vec<&TrialRecord>> {
     m
 }
 
-fn metric_change(metric: Metric, a: &[f64], b: &[f64]) -> Option<MetricChange> {
-    let r = ratio_interval(a, b)?;
+/// How far, relative to the value, the CPU meter itself may be off in one trial. /proc counts
+/// each process's user and system time in whole ticks, so a trial's CPU (a difference of two
+/// readings) may be off by two ticks per process; over many processes the errors are independent
+/// and grow with the square root of their number. A cell of a few hundred requests per trial is
+/// measured in a handful of ticks: two runs that differ by one tick are not a change.
+fn cpu_resolution(t: &TrialRecord) -> f64 {
+    let server = &t.server;
+    if server.cpu_s <= 0.0 || server.cpu_us_per_request <= 0.0 {
+        return 0.0;
+    }
+    let processes = t.samples.iter().filter(|s| s.is_measured()).map(|s| s.processes).max().unwrap_or(1).max(1);
+    2.0 * PROC_TICK_S * (processes as f64).sqrt() / server.cpu_s
+}
+
+/// The median meter resolution of a cell's trials, for `metric` (only CPU is counted in ticks).
+fn resolution(trials: &[&TrialRecord], metric: Metric) -> f64 {
+    if metric != Metric::CpuUsPerRequest {
+        return 0.0;
+    }
+    let r: Vec<f64> = trials.iter().map(|t| cpu_resolution(t)).collect();
+    median_interval(&r).map_or(0.0, |m| m.median)
+}
+
+/// The ratio interval widened by both sides' meter resolution: the bounds move as far as B could
+/// be higher and A lower (and the reverse) within what the meter can tell apart. None when the
+/// meter's step is as large as the value: no interval then.
+fn widen((low, high): (f64, f64), res_a: f64, res_b: f64) -> Option<(f64, f64)> {
+    (res_a < 1.0 && res_b < 1.0).then(|| (low * (1.0 - res_b) / (1.0 + res_a), high * (1.0 + res_b) / (1.0 - res_a)))
+}
+
+fn metric_change(metric: Metric, a: &[f64], b: &[f64], res: (f64, f64)) -> Option<MetricChange> {
+    let mut r = ratio_interval(a, b)?;
+    r.bounds = r.bounds.and_then(|bounds| widen(bounds, res.0, res.1));
     let median = |v: &[f64]| median_interval(v).map_or(f64::NAN, |m| m.median);
     let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
     let (up, down) = match r.bounds {
@@ -147,7 +178,10 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
     let mut cells = Vec::new();
     for (key, ta) in &a {
         let Some(tb) = b.get(key) else { continue };
-        let changes: Vec<MetricChange> = COMPARED.iter().filter_map(|&m| metric_change(m, &values(ta, m), &values(tb, m))).collect();
+        let changes: Vec<MetricChange> = COMPARED
+            .iter()
+            .filter_map(|&m| metric_change(m, &values(ta, m), &values(tb, m), (resolution(ta, m), resolution(tb, m))))
+            .collect();
         let main = changes.iter().find(|c| c.metric == primary.metric());
         let verdict = main.map_or(Change::NoDetectableChange, |c| c.verdict);
         let regressed = main.is_some_and(|c| c.verdict == Change::Slower && c.proven_regression() > threshold.unwrap_or(f64::INFINITY));

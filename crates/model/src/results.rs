@@ -98,6 +98,9 @@ impl ProcessSample {
     }
 }
 
+/// The unit /proc counts CPU time in (USER_HZ, 100 per second on Linux): the meter's resolution.
+pub const PROC_TICK_S: f64 = 0.01;
+
 /// What the server used during the measured part of one trial, derived from the samples.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerUsage {
