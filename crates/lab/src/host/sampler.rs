@@ -17,12 +17,28 @@ struct ProcStat {
 
 fn read_stat(pid: u32) -> Option<(ProcStat, f64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let (_, rest) = text.rsplit_once(')')?;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    // Fields after the command: state(0) ppid(1) pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14)
-    let ticks: f64 = [11, 12, 13, 14].iter().filter_map(|&i| f.get(i)?.parse::<f64>().ok()).sum();
+    let f = stat_fields(&text)?;
     let stat = ProcStat { pid, ppid: f.get(1)?.parse().ok()?, pgrp: f.get(2)?.parse().ok()? };
-    Some((stat, ticks / clock_ticks()))
+    let (own, children) = cpu_ticks(&f);
+    Some((stat, (own + children) as f64 / clock_ticks()))
+}
+
+/// The fields of /proc/<pid>/stat after the command (which may hold spaces and parentheses).
+fn stat_fields(text: &str) -> Option<Vec<&str>> {
+    Some(text.rsplit_once(')')?.1.split_whitespace().collect())
+}
+
+/// (utime + stime, cutime + cstime) in clock ticks. Fields after the command: state(0) ppid(1)
+/// pgrp(2) ... utime(11) stime(12) cutime(13) cstime(14).
+fn cpu_ticks(f: &[&str]) -> (u64, u64) {
+    let field = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    (field(11) + field(12), field(13) + field(14))
+}
+
+/// A process's own CPU ticks and its reaped children's, read now.
+pub(crate) fn process_ticks(pid: u32) -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    Some(cpu_ticks(&stat_fields(&text)?))
 }
 
 pub(crate) fn clock_ticks() -> f64 {
