@@ -1,16 +1,17 @@
 //! Proof of work by CPU cost: a request that asks for more work must cost the server more CPU.
 //! For each pair (heavy, light) the load generator sends short, time-bounded bursts of each,
-//! alternated (light, heavy, light, heavy, light, heavy), while the server's process tree CPU
-//! time (/proc: utime + stime, reaped children included) is read before and after each; the
-//! median of the five ratios of CPU per request must exceed what every honest stack exceeds by a
-//! wide margin (docs/scenarios.md, "Proof of work"). Alternating keeps a busy machine's drift out
+//! alternated (light, heavy, light, heavy, ...), while the server's process tree CPU time is read
+//! before and after each with the precise meter (host::cpu_meter: nanosecond process clocks, so a
+//! burst needs 20 ms of server CPU, not the 100 ms that 10 ms clock ticks would); the median of
+//! the five ratios of CPU per request must exceed what every honest stack exceeds by a wide margin
+//! (docs/scenarios.md, "Proof of work"). Pairs measured but not judged by cost get one heavy burst. Alternating keeps a busy machine's drift out
 //! of the ratio (both sides of a pair see the same moment) and the median drops one burst caught
 //! in a spike. The heavy request is exactly the one the load sends when measuring, so a
 //! precomputed answer, a closed formula, a memo of that URL or an answer special-cased for it all
 //! cost what the light request costs, and fail here although the body is right.
 
 use super::{fail, warn, Checks, Target};
-use crate::host::sampler::tree_cpu_seconds;
+use crate::host::cpu_meter::CpuReading;
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use std::time::Duration;
@@ -42,8 +43,9 @@ const PAIRS: [Pair; 5] = [
 /// set the pace (one connection took 2 ms a request under load); rounds are counts, so no request
 /// in flight is ever abandoned.
 const CONNECTIONS: u32 = 4;
-/// Unmeasured load on both routes of a pair before its bursts.
-const WARMUP: Duration = Duration::from_millis(500);
+/// Unmeasured load on both routes of a judged pair before its bursts; the two calibration bursts
+/// that follow warm the routes further. A JIT stack's warm-up is its manifest's, below.
+const WARMUP: Duration = Duration::from_millis(250);
 /// A stack whose manifest asks for a warm-up (a JIT: the JVMs, PyPy) gets it once, on every route
 /// the judged pairs use, before the first pair, up to this bound: the cost of a cold JIT is not the
 /// cost of the work (pekko-http's hello cost 3.3 ms a request cold and still 0.5 ms after 4 s of
@@ -51,17 +53,20 @@ const WARMUP: Duration = Duration::from_millis(500);
 const STACK_WARMUP_BOUND: Duration = Duration::from_secs(30);
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 5;
-/// A measured burst lasts until the server used this much CPU (10 clock ticks) and answered this
-/// many requests, or used five times as much CPU on at least [`FEWEST_REQUESTS`] (a slow request),
-/// or until MAX_BURST.
-const MIN_CPU: f64 = 0.1;
+/// A measured burst lasts until the server used this much CPU (the meter reads nanoseconds; a busy
+/// machine's scheduler noise over 20 ms stays within a few percent) and answered this many
+/// requests, or used five times as much CPU on at least [`FEWEST_REQUESTS`] (a slow request), or
+/// until MAX_BURST.
+const MIN_CPU: f64 = 0.02;
 const MIN_REQUESTS: u64 = 10;
 const FEWEST_REQUESTS: u64 = 3;
 const MAX_BURST: Duration = Duration::from_secs(3);
-/// A JIT compiler or a collector may still run after a burst: CPU is read once the tree's CPU
-/// time stopped rising for SETTLE_QUIET, at most SETTLE_LIMIT later, so that work is billed to
-/// the burst that caused it, not to the next one.
-const SETTLE_QUIET: Duration = Duration::from_millis(30);
+/// A JIT compiler or a collector may still run after a burst: CPU is read once the tree used less
+/// than SETTLE_RISE over SETTLE_QUIET (5% of a core: an idle runtime's timers stay below, a
+/// compiler or collector thread runs flat out), at most SETTLE_LIMIT later, so that work is billed
+/// to the burst that caused it, not to the next one.
+const SETTLE_QUIET: Duration = Duration::from_millis(20);
+const SETTLE_RISE: f64 = 0.001;
 const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 /// CPU per request over one burst.
@@ -75,6 +80,22 @@ pub struct Cost {
 struct Alternation {
     rounds: Vec<(Cost, Cost)>,
     seconds: f64,
+}
+
+/// What a pair measured: alternations when its ratio is judged, one heavy burst when it is only
+/// shown (its store's read count judges it).
+enum Measured {
+    Judged(Alternation),
+    Shown { heavy: Cost, seconds: f64 },
+}
+
+impl Measured {
+    fn heavy_requests(&self) -> u64 {
+        match self {
+            Measured::Judged(a) => a.heavy_requests(),
+            Measured::Shown { heavy, .. } => heavy.requests,
+        }
+    }
 }
 
 impl Alternation {
@@ -111,7 +132,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     for p in pairs {
         let heavy = p.scenario.load_path();
         let reads_before = reads(target, p);
-        let measured = alternate(target, pid, p);
+        let measured = if p.min_ratio > 0.0 { alternate(target, pid, p).map(Measured::Judged) } else { heavy_only(target, pid, p) };
         if let (Some(before), Ok(m)) = (reads_before, &measured) {
             let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
             let outcome = outcome.map_err(|e| (Verdict::Warn, format!("could not count the store's reads: {e}")));
@@ -119,7 +140,13 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
             let judged = outcome.and_then(|(b, a)| judge_reads(p.scenario, a.saturating_sub(b), m.heavy_requests()));
             checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, judged);
         }
-        let outcome = measured.map_err(|e| (Verdict::Warn, e)).and_then(|m| judge(p, &m));
+        let outcome = measured.map_err(|e| (Verdict::Warn, e)).and_then(|m| match m {
+            Measured::Judged(a) => judge(p, &a),
+            Measured::Shown { heavy, seconds } => Ok(format!(
+                "{:.0} µs of server CPU per request over {} requests (shown; the store's read count judges this scenario); {seconds:.1} s",
+                heavy.us_per_request, heavy.requests
+            )),
+        });
         let what = format!("CPU cost scales with the work: {heavy} vs {}", p.light);
         checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
     }
@@ -139,27 +166,36 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
     warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()], WARMUP);
     let mut cpu = settled_cpu(pid);
     let mut conns = CONNECTIONS;
-    let calibrated_light = match burst(target, pid, &light, cpu, (conns, conns as u64)) {
+    let calibrated_light = match burst(target, pid, &light, &cpu, (conns, conns as u64)) {
         Ok((cost, after)) => {
             cpu = after;
             cost
         }
         Err(_) => {
             conns = 1;
-            let (cost, after) = burst(target, pid, &light, settled_cpu(pid), (1, 1))?;
+            let (cost, after) = burst(target, pid, &light, &settled_cpu(pid), (1, 1))?;
             cpu = after;
             cost
         }
     };
     let calibrated_heavy;
-    (calibrated_heavy, cpu) = burst(target, pid, &heavy, cpu, (conns, conns as u64))?;
+    (calibrated_heavy, cpu) = burst(target, pid, &heavy, &cpu, (conns, conns as u64))?;
     for _ in 0..ROUNDS {
         let (l, h);
-        (l, cpu) = burst(target, pid, &light, cpu, (conns, calibrated_light.requests))?;
-        (h, cpu) = burst(target, pid, &heavy, cpu, (conns, calibrated_heavy.requests))?;
+        (l, cpu) = burst(target, pid, &light, &cpu, (conns, calibrated_light.requests))?;
+        (h, cpu) = burst(target, pid, &heavy, &cpu, (conns, calibrated_heavy.requests))?;
         rounds.push((h, l));
     }
     Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// One heavy burst, for a pair whose ratio is shown, not judged: its figure and the store's read
+/// count need no light side and no alternation.
+fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Measured, String> {
+    let start = std::time::Instant::now();
+    let heavy = [p.scenario.load_path().to_string()];
+    let (heavy, _) = burst(target, pid, &heavy, &settled_cpu(pid), (CONNECTIONS, CONNECTIONS as u64))?;
+    Ok(Measured::Shown { heavy, seconds: start.elapsed().as_secs_f64() })
 }
 
 /// The reads the scenario's store has served so far, where it counts them.
@@ -231,11 +267,17 @@ fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, String)> {
 /// Runs `paths` round-robin on `conns` connections in rounds of a count of requests (`first_round`,
 /// then sized from the CPU measured so far), each round
 /// waiting for its answers (no request is cut off, so none is billed without being counted), from
-/// `before` (the tree's settled CPU seconds) until the server tree has used [`MIN_CPU`] and
-/// answered [`MIN_REQUESTS`] (CPU time is counted in 10 ms clock ticks), or used five times that on
+/// `before` (the tree's settled CPU) until the server tree has used [`MIN_CPU`] and
+/// answered [`MIN_REQUESTS`], or used five times that on
 /// slow requests, or the next round would end after [`MAX_BURST`]; then at least
-/// [`FEWEST_REQUESTS`] will do. Returns the CPU per request and the settled CPU seconds at the end.
-fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, first_round): (u32, u64)) -> Result<(Cost, f64), String> {
+/// [`FEWEST_REQUESTS`] will do. Returns the CPU per request and the settled CPU at the end.
+fn burst(
+    target: &Target<'_>,
+    pid: u32,
+    paths: &[String],
+    before: &CpuReading,
+    (conns, first_round): (u32, u64),
+) -> Result<(Cost, CpuReading), String> {
     let start = std::time::Instant::now();
     let (mut requests, mut errors, mut round) = (0u64, 0u64, first_round);
     loop {
@@ -243,7 +285,7 @@ fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, f
         let report = bakeoff_load::run(&burst_plan(target, paths, conns, round)?).map_err(|e| format!("burst: {e}"))?;
         requests += report.steps[0].requests;
         errors += report.steps[0].errors.total();
-        let cpu_s = tree_cpu_seconds(pid) - before;
+        let cpu_s = CpuReading::of_tree(pid).since(before);
         let next = next_round(round, requests, cpu_s);
         let last = start.elapsed() + began.elapsed().mul_f64(next as f64 / round as f64) > MAX_BURST;
         round = next;
@@ -253,7 +295,7 @@ fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, f
                 return Err(format!("{errors} of {} requests to {} failed during the burst", requests + errors, paths[0]));
             }
             let after = settled_cpu(pid);
-            let cpu_s = after - before;
+            let cpu_s = after.since(before);
             if cpu_s < MIN_CPU || requests < FEWEST_REQUESTS {
                 return Err(format!(
                     "too little to measure within {MAX_BURST:?}: {requests} requests answered, {cpu_s:.2} s of server CPU"
@@ -265,16 +307,16 @@ fn burst(target: &Target<'_>, pid: u32, paths: &[String], before: f64, (conns, f
 }
 
 /// The next round's count: what the CPU per request so far says will reach [`MIN_CPU`] (with a
-/// fifth to spare) once two ticks were counted, else four times this round; at least twice and
+/// fifth to spare) once a tenth of it was used, else four times this round; at least twice and
 /// at most eight times this round.
 fn next_round(round: u64, requests: u64, cpu_s: f64) -> u64 {
-    let wanted = if cpu_s >= 0.02 { (requests as f64 * (1.2 * MIN_CPU / cpu_s - 1.0)).ceil() as u64 } else { 4 * round };
+    let wanted = if cpu_s >= MIN_CPU / 10.0 { (requests as f64 * (1.2 * MIN_CPU / cpu_s - 1.0)).ceil() as u64 } else { 4 * round };
     wanted.clamp(2 * round, 8 * round)
 }
 
 /// Routes for `duration` (a pair's two for [`WARMUP`]) on four connections, unmeasured: a JVM or PyPy runs a
 /// framework's path interpreted until it has seen many requests (pekko-http's hello cost 3.3 ms
-/// a request cold, against tens of µs warm), which no burst of 0.1 s would outgrow. Requests
+/// a request cold, against tens of µs warm), which no burst of 20 ms would outgrow. Requests
 /// cut off at its end finish before the next reading (see [`settled_cpu`]).
 fn warm_up(target: &Target<'_>, paths: &[String], duration: Duration) {
     let base = format!("http://{}", target.addr);
@@ -292,13 +334,13 @@ fn warm_up(target: &Target<'_>, paths: &[String], duration: Duration) {
     }
 }
 
-/// The tree's CPU seconds once they stopped rising (see [`SETTLE_QUIET`]).
-fn settled_cpu(pid: u32) -> f64 {
-    let (deadline, mut last) = (std::time::Instant::now() + SETTLE_LIMIT, tree_cpu_seconds(pid));
+/// The tree's CPU once it stopped rising (see [`SETTLE_QUIET`]).
+fn settled_cpu(pid: u32) -> CpuReading {
+    let (deadline, mut last) = (std::time::Instant::now() + SETTLE_LIMIT, CpuReading::of_tree(pid));
     loop {
         std::thread::sleep(SETTLE_QUIET);
-        let now = tree_cpu_seconds(pid);
-        if now - last < 0.005 || std::time::Instant::now() > deadline {
+        let now = CpuReading::of_tree(pid);
+        if now.since(&last) < SETTLE_RISE || std::time::Instant::now() > deadline {
             return now;
         }
         last = now;
