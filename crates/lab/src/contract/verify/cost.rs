@@ -158,35 +158,90 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
     // Each burst's settled end is the next one's start. A first, unjudged burst of each side
     // warms that route up (a JIT compiles the framework's path only after many requests) and
-    // finds how many requests reach MIN_CPU, so each judged burst is one run on the same four
-    // connections: rounds of growing counts open new connections, whose set-up would be billed
-    // to the light side where a framework accepts connections slowly (PyPy + tornado).
-    // A server that serves one kept-alive connection at a time (a blocking worker) leaves the
-    // other three waiting into the timeout: such a pair is measured on one connection.
+    // finds how many requests reach MIN_CPU, so each judged burst is one run on the same
+    // connections: rounds of growing counts open new connections.
     warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()], WARMUP);
-    let mut cpu = settled_cpu(pid);
-    let mut conns = CONNECTIONS;
-    let calibrated_light = match burst(target, pid, &light, &cpu, (conns, conns as u64)) {
-        Ok((cost, after)) => {
-            cpu = after;
-            cost
-        }
-        Err(_) => {
-            conns = 1;
-            let (cost, after) = burst(target, pid, &light, &settled_cpu(pid), (1, 1))?;
-            cpu = after;
-            cost
-        }
-    };
+    let (setup, mut cpu) = probe_setup(target, pid, &light)?;
+    let calibrated_light;
+    (calibrated_light, cpu) = burst(target, pid, &light, &cpu, &setup, setup.conns as u64)?;
     let calibrated_heavy;
-    (calibrated_heavy, cpu) = burst(target, pid, &heavy, &cpu, (conns, conns as u64))?;
+    (calibrated_heavy, cpu) = burst(target, pid, &heavy, &cpu, &setup, setup.conns as u64)?;
     for _ in 0..ROUNDS {
         let (l, h);
-        (l, cpu) = burst(target, pid, &light, &cpu, (conns, calibrated_light.requests))?;
-        (h, cpu) = burst(target, pid, &heavy, &cpu, (conns, calibrated_heavy.requests))?;
-        rounds.push((h, l));
+        (l, cpu) = burst(target, pid, &light, &cpu, &setup, calibrated_light.requests)?;
+        (h, cpu) = burst(target, pid, &heavy, &cpu, &setup, calibrated_heavy.requests)?;
+        let l = setup
+            .light_cost(&l)
+            .ok_or_else(|| format!("a light burst of {} requests measured no CPU beyond its connections' set-up", l.requests))?;
+        rounds.push((setup.heavy_cost(&h, &l), l));
     }
     Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// What a burst used: server CPU, requests answered and load runs (each run opens its own
+/// connections).
+#[derive(Debug, Clone, Copy)]
+struct Raw {
+    cpu_s: f64,
+    requests: u64,
+    runs: u32,
+}
+
+/// The connections a pair's bursts use and what one run of `conns` light requests costs, most of
+/// it the connections' set-up: a JVM framework spent 25-35 ms of CPU on a run of 4 requests
+/// to its hello (the marginal request: about 110 µs), which billed to bursts of 20 ms would
+/// drown the work. Bursts are judged on their CPU beyond that (the slope between the probe run and
+/// the burst), so the connection set-up cancels from both sides of a pair.
+struct Setup {
+    conns: u32,
+    probe_s: f64,
+}
+
+impl Setup {
+    /// The CPU a burst used beyond its runs' set-up (probe runs hold `conns` light requests).
+    fn marginal_s(&self, raw: &Raw) -> f64 {
+        raw.cpu_s - raw.runs as f64 * self.probe_s
+    }
+
+    /// Light CPU per request: the slope from the probe runs to the burst.
+    fn light_cost(&self, raw: &Raw) -> Option<Cost> {
+        let requests = raw.requests.checked_sub(raw.runs as u64 * self.conns as u64).filter(|&n| n > 0)?;
+        let us = self.marginal_s(raw) * 1e6 / requests as f64;
+        (us > 0.0).then_some(Cost { us_per_request: us, requests: raw.requests })
+    }
+
+    /// Heavy CPU per request: the burst beyond the probe runs, whose light requests are given back.
+    fn heavy_cost(&self, raw: &Raw, light: &Cost) -> Cost {
+        let given_back = (raw.runs as u64 * self.conns as u64) as f64 * light.us_per_request;
+        Cost { us_per_request: (self.marginal_s(raw) * 1e6 + given_back) / raw.requests as f64, requests: raw.requests }
+    }
+}
+
+/// Measures a pair's [`Setup`]: the median of PROBES runs of one light request per connection.
+/// A server that serves one kept-alive connection at a time (a blocking worker) leaves the other
+/// connections waiting into the timeout: such a pair is measured on one connection.
+fn probe_setup(target: &Target<'_>, pid: u32, light: &[String]) -> Result<(Setup, CpuReading), String> {
+    const PROBES: usize = 3;
+    let mut conns = CONNECTIONS;
+    let mut cpu = settled_cpu(pid);
+    let mut used = Vec::with_capacity(PROBES);
+    while used.len() < PROBES {
+        let plan = burst_plan(target, light, conns, conns as u64)?;
+        let report = bakeoff_load::run(&plan).map_err(|e| format!("burst: {e}"))?;
+        if report.steps[0].errors.total() > 0 || report.steps[0].requests < conns as u64 {
+            if conns == 1 {
+                return Err(format!("a run of one request to {} failed", light[0]));
+            }
+            (conns, cpu) = (1, settled_cpu(pid));
+            used.clear();
+            continue;
+        }
+        let after = settled_cpu(pid);
+        used.push(after.since(&cpu));
+        cpu = after;
+    }
+    used.sort_by(f64::total_cmp);
+    Ok((Setup { conns, probe_s: used[PROBES / 2] }, cpu))
 }
 
 /// One heavy burst, for a pair whose ratio is shown, not judged: its figure and the store's read
@@ -194,7 +249,9 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
 fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Measured, String> {
     let start = std::time::Instant::now();
     let heavy = [p.scenario.load_path().to_string()];
-    let (heavy, _) = burst(target, pid, &heavy, &settled_cpu(pid), (CONNECTIONS, CONNECTIONS as u64))?;
+    let no_setup = Setup { conns: CONNECTIONS, probe_s: 0.0 };
+    let (raw, _) = burst(target, pid, &heavy, &settled_cpu(pid), &no_setup, CONNECTIONS as u64)?;
+    let heavy = Cost { us_per_request: raw.cpu_s * 1e6 / raw.requests as f64, requests: raw.requests };
     Ok(Measured::Shown { heavy, seconds: start.elapsed().as_secs_f64() })
 }
 
@@ -267,25 +324,27 @@ fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, String)> {
 /// Runs `paths` round-robin on `conns` connections in rounds of a count of requests (`first_round`,
 /// then sized from the CPU measured so far), each round
 /// waiting for its answers (no request is cut off, so none is billed without being counted), from
-/// `before` (the tree's settled CPU) until the server tree has used [`MIN_CPU`] and
-/// answered [`MIN_REQUESTS`], or used five times that on
+/// `before` (the tree's settled CPU) until the server tree has used [`MIN_CPU`] beyond its runs'
+/// set-up ([`Setup`]) and answered [`MIN_REQUESTS`], or used five times that on
 /// slow requests, or the next round would end after [`MAX_BURST`]; then at least
-/// [`FEWEST_REQUESTS`] will do. Returns the CPU per request and the settled CPU at the end.
+/// [`FEWEST_REQUESTS`] will do. Returns what it used and the settled CPU at the end.
 fn burst(
     target: &Target<'_>,
     pid: u32,
     paths: &[String],
     before: &CpuReading,
-    (conns, first_round): (u32, u64),
-) -> Result<(Cost, CpuReading), String> {
+    setup: &Setup,
+    first_round: u64,
+) -> Result<(Raw, CpuReading), String> {
     let start = std::time::Instant::now();
-    let (mut requests, mut errors, mut round) = (0u64, 0u64, first_round);
+    let (mut requests, mut errors, mut round, mut runs) = (0u64, 0u64, first_round, 0u32);
     loop {
         let began = std::time::Instant::now();
-        let report = bakeoff_load::run(&burst_plan(target, paths, conns, round)?).map_err(|e| format!("burst: {e}"))?;
+        let report = bakeoff_load::run(&burst_plan(target, paths, setup.conns, round)?).map_err(|e| format!("burst: {e}"))?;
         requests += report.steps[0].requests;
         errors += report.steps[0].errors.total();
-        let cpu_s = CpuReading::of_tree(pid).since(before);
+        runs += 1;
+        let cpu_s = setup.marginal_s(&Raw { cpu_s: CpuReading::of_tree(pid).since(before), requests, runs });
         let next = next_round(round, requests, cpu_s);
         let last = start.elapsed() + began.elapsed().mul_f64(next as f64 / round as f64) > MAX_BURST;
         round = next;
@@ -295,13 +354,14 @@ fn burst(
                 return Err(format!("{errors} of {} requests to {} failed during the burst", requests + errors, paths[0]));
             }
             let after = settled_cpu(pid);
-            let cpu_s = after.since(before);
-            if cpu_s < MIN_CPU || requests < FEWEST_REQUESTS {
+            let raw = Raw { cpu_s: after.since(before), requests, runs };
+            if setup.marginal_s(&raw) < MIN_CPU || requests < FEWEST_REQUESTS {
                 return Err(format!(
-                    "too little to measure within {MAX_BURST:?}: {requests} requests answered, {cpu_s:.2} s of server CPU"
+                    "too little to measure within {MAX_BURST:?}: {requests} requests answered, {:.3} s of server CPU",
+                    raw.cpu_s
                 ));
             }
-            return Ok((Cost { us_per_request: cpu_s * 1e6 / requests as f64, requests }, after));
+            return Ok((raw, after));
         }
     }
 }
