@@ -129,10 +129,17 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
         let routes: Vec<String> = judged.iter().flat_map(|p| [p.light.to_string(), p.scenario.load_path().to_string()]).collect();
         warm_up(target, &routes, warmup);
     }
+    // Connections per burst: four, or one for every later pair once one pair found that four fail
+    // (rediscovering it costs a burst's timeout, 5 s, per pair).
+    let mut conns = CONNECTIONS;
     for p in pairs {
         let heavy = p.scenario.load_path();
         let reads_before = reads(target, p);
-        let measured = if p.min_ratio > 0.0 { alternate(target, pid, p).map(Measured::Judged) } else { heavy_only(target, pid, p) };
+        let measured = if p.min_ratio > 0.0 {
+            alternate(target, pid, p, &mut conns).map(Measured::Judged)
+        } else {
+            heavy_only(target, pid, p, &mut conns)
+        };
         if let (Some(before), Ok(m)) = (reads_before, &measured) {
             let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
             let outcome = outcome.map_err(|e| (Verdict::Warn, format!("could not count the store's reads: {e}")));
@@ -153,7 +160,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
 }
 
 /// ROUNDS of a light burst then a heavy one.
-fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, String> {
+fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, String> {
     let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
     // Each burst's settled end is the next one's start. A first, unjudged burst of each side
@@ -161,7 +168,8 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Alternation, Str
     // finds how many requests reach MIN_CPU, so each judged burst is one run on the same
     // connections: rounds of growing counts open new connections.
     warm_up(target, &[p.light.to_string(), p.scenario.load_path().to_string()], WARMUP);
-    let (setup, mut cpu) = probe_setup(target, pid, &light)?;
+    let (setup, mut cpu) = probe_setup(target, pid, &light, *conns)?;
+    *conns = setup.conns;
     let calibrated_light;
     (calibrated_light, cpu) = burst(target, pid, &light, &cpu, &setup, setup.conns as u64)?;
     let calibrated_heavy;
@@ -220,9 +228,9 @@ impl Setup {
 /// Measures a pair's [`Setup`]: the median of PROBES runs of one light request per connection.
 /// A server that serves one kept-alive connection at a time (a blocking worker) leaves the other
 /// connections waiting into the timeout: such a pair is measured on one connection.
-fn probe_setup(target: &Target<'_>, pid: u32, light: &[String]) -> Result<(Setup, CpuReading), String> {
+fn probe_setup(target: &Target<'_>, pid: u32, light: &[String], conns: u32) -> Result<(Setup, CpuReading), String> {
     const PROBES: usize = 3;
-    let mut conns = CONNECTIONS;
+    let mut conns = conns;
     let mut cpu = settled_cpu(pid);
     let mut used = Vec::with_capacity(PROBES);
     while used.len() < PROBES {
@@ -246,13 +254,16 @@ fn probe_setup(target: &Target<'_>, pid: u32, light: &[String]) -> Result<(Setup
 
 /// One heavy burst, for a pair whose ratio is shown, not judged: its figure and the store's read
 /// count need no light side and no alternation.
-fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair) -> Result<Measured, String> {
+fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Measured, String> {
     let start = std::time::Instant::now();
     let heavy = [p.scenario.load_path().to_string()];
     // One connection where four fail: a server with one blocking keep-alive worker serves one
     // connection at a time and leaves the others waiting into the timeout.
     let on = |conns: u32| burst(target, pid, &heavy, &settled_cpu(pid), &Setup { conns, probe_s: 0.0 }, conns as u64);
-    let (raw, _) = on(CONNECTIONS).or_else(|_| on(1))?;
+    let (raw, _) = on(*conns).or_else(|_| {
+        *conns = 1;
+        on(1)
+    })?;
     let heavy = Cost { us_per_request: raw.cpu_s * 1e6 / raw.requests as f64, requests: raw.requests };
     Ok(Measured::Shown { heavy, seconds: start.elapsed().as_secs_f64() })
 }
