@@ -318,8 +318,9 @@ fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, String)> {
         return Ok(format!("{ratio:.1}x ({figures})"));
     }
     // Rounds on both sides of the threshold: the machine (a JIT compiling or collecting during one
-    // burst) decided the median, not the work; a precomputed answer stays below in every round.
-    if m.ratios().iter().any(|&r| r >= p.min_ratio) {
+    // burst) decided the median, not the work. Two rounds at least: a precomputed answer's 20 ms
+    // bursts on a machine running eight verifications at once put one round of five above 1.6x.
+    if m.ratios().iter().filter(|&&r| r >= p.min_ratio).count() >= 2 {
         return warn(format!(
             "the rounds disagree about whether the work scales ({ratio:.1}x median, honest stacks measure >= {:.1}x; {figures}): rerun verify on a quieter machine",
             p.min_ratio
