@@ -104,6 +104,8 @@ struct Proxy<'a> {
     baseline_stack: &'static str,
     overhead: Vec<OverheadRow<'a>>,
     max_throughput: Vec<MaxRow<'a>>,
+    /// Where the proxy, nginx and the load generator ran: `{placement, server_cpus, client_cpus}`.
+    placement: Option<&'a crate::proxy::Placement>,
 }
 
 #[derive(Serialize)]
@@ -168,6 +170,7 @@ fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
             .iter()
             .map(|m| MaxRow { cell: &m.cell, requests_per_sec: &m.rps, percent_of_baseline: m.percent_of_baseline })
             .collect(),
+        placement: p.placement.as_ref(),
     })
 }
 

@@ -304,7 +304,7 @@ fn run_info() -> RunInfo {
         study: "demo".into(),
         settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
-                                              "server_cpus": [0, 1], "slo": slo_objective(),
+                                              "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
                                               "slo_budget": bakeoff_model::slo::SearchBudget::default()},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [

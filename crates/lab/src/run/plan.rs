@@ -45,6 +45,8 @@ pub struct Overrides {
     pub no_ceiling: bool,
     pub server_cpus: Option<Vec<usize>>,
     pub client_cpus: Option<Vec<usize>>,
+    /// Where nginx runs in a proxy study.
+    pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
     pub rank_by: Option<PrimaryMetric>,
@@ -112,6 +114,7 @@ pub fn default_settings() -> LoadSettings {
         trials: 3,
         server_cpus,
         client_cpus,
+        proxy_placement: Default::default(),
         rank_by: PrimaryMetric::default(),
         precision: None,
         budget: None,
@@ -222,6 +225,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.ceiling = !o.no_ceiling;
     s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);
     s.client_cpus = o.client_cpus.clone().unwrap_or(s.client_cpus);
+    s.proxy_placement = o.proxy_placement.or(study.proxy_placement).unwrap_or_default();
     if let Some(soak) = o.soak {
         s.duration = soak;
         s.trials = 1;
