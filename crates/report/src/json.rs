@@ -39,6 +39,9 @@ struct Document<'a> {
     noise: &'a crate::noise::NoiseView,
     /// Per stack variant: server model, workers, pool, libraries, installed versions.
     what_ran: &'a [bakeoff_model::profile::WhatRan],
+    /// Soaked cells (measured a minute or more): `[{stack, scenario, variant, workers, trials: [{trial,
+    /// rss_mib: [[minute, MiB]...], requests_per_sec: [[minute, req/s]...]}]}]`, warm-up excluded.
+    soaks: &'a [crate::soak::SoakCell],
     /// SLO capacity per cell (the objective, the search budget, each cell's capacity over trials and
     /// the steps of its median trial); null when the run set no objective.
     slo: Option<&'a crate::slo::SloView>,
@@ -226,6 +229,7 @@ pub fn render(view: &ReportView) -> String {
         noise: &view.noise,
         what_ran: &view.data.what_ran,
         slo: view.slo.as_ref(),
+        soaks: &view.soaks,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');
