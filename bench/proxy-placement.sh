@@ -7,7 +7,7 @@
 # by round (median and 95% interval), the baseline's own figures, and which placement separates the
 # proxies better and which disturbs the baseline less (bench/placement_summary.py).
 #
-#   bench/proxy-placement.sh                       # ~11 min: 2 runs x 2 placements x 3 trials
+#   bench/proxy-placement.sh                       # ~9 min: 2 runs x 2 placements x 3 trials
 #   PROXIES=c/haproxy,go/iocopy RATE=8000 bench/proxy-placement.sh
 #   BAKEOFF=/path/bakeoff ROUNDS=1 TRIALS=3 bench/proxy-placement.sh
 set -euo pipefail
@@ -19,8 +19,8 @@ VARIANTS=${VARIANTS:-default,asyncio}
 RATE=${RATE:-5000}
 ROUNDS=${ROUNDS:-2}
 TRIALS=${TRIALS:-3}
-DURATION=${DURATION:-4s}
-WARMUP=${WARMUP:-2s}
+DURATION=${DURATION:-3s}
+WARMUP=${WARMUP:-1s}
 OUT="$ROOT/bench/results/proxy-placement-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 if [ -z "${BAKEOFF:-}" ]; then
