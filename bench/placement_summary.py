@@ -5,7 +5,7 @@ each proxy are measured in the same round, so drift cancels), as a median with i
 95% interval; the baseline itself per placement; and which placement separates the proxies better
 and disturbs the baseline less.
 
-    bench/placement_summary.py RESULTS.db [--json OUT.json]
+    bench/placement_summary.py RESULTS.db [--json OUT.json] [--markdown]
 """
 import json
 import math
@@ -156,15 +156,28 @@ def report(summary, runs):
     return "\n".join(lines), verdict
 
 
+def markdown(summary):
+    """The figures as one Markdown table, for docs/methodology.md."""
+    lines = ["| placement | cell | p50 overhead µs | p99 overhead µs | max, % of baseline |", "|---|---|---|---|---|"]
+    for placement, s in summary.items():
+        b = s["baseline"]
+        lines.append(f'| {placement} | baseline (nginx direct) | p50 {fmt(b["p50_us"])} µs | p99 {fmt(b["p99_us"])} µs | {fmt(b["max_rps"])} req/s |')
+        for name, m in s["proxies"].items():
+            lines.append(f'| {placement} | {name} | {fmt(m.get("p50_overhead_us"))} | {fmt(m.get("p99_overhead_us"))} | {fmt(m.get("max_percent_of_baseline"))} |')
+    return "\n".join(lines)
+
+
 def main():
     if len(sys.argv) < 2:
-        sys.exit("usage: bench/placement_summary.py RESULTS.db [--json OUT.json]")
+        sys.exit("usage: bench/placement_summary.py RESULTS.db [--json OUT.json] [--markdown]")
     runs, trials = load(sys.argv[1])
     if not trials:
         sys.exit(f"{sys.argv[1]} has no proxy trials with an open-model step: run bench/proxy-placement.sh")
     summary = summarise(trials)
     text, verdict = report(summary, runs)
     print(text)
+    if "--markdown" in sys.argv:
+        print(markdown(summary))
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
             json.dump({"summary": summary, "verdict": verdict, "runs": runs}, f, indent=2)

@@ -48,5 +48,5 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "run $n: $placement, $id in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
   done
 done
-python3 "$ROOT/bench/placement_summary.py" "$DB" --json "$OUT/placement.json" | tee -a "$OUT/summary.txt"
+python3 "$ROOT/bench/placement_summary.py" "$DB" --json "$OUT/placement.json" --markdown | tee -a "$OUT/summary.txt"
 echo "results in $OUT"
