@@ -296,6 +296,22 @@ mod tests {
     }
 
     #[test]
+    fn the_proxy_placement_comes_from_the_flag_over_the_study_and_is_recorded() {
+        use bakeoff_model::study::ProxyPlacement;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut study = Study::load(&root.join("studies/seed-004-proxies.toml")).unwrap();
+        assert_eq!(merge_settings(&Study::adhoc(vec![]), &Overrides::default()).unwrap().proxy_placement, ProxyPlacement::Shared);
+        study.proxy_placement = Some(ProxyPlacement::OwnCpu);
+        assert_eq!(merge_settings(&study, &Overrides::default()).unwrap().proxy_placement, ProxyPlacement::OwnCpu);
+        let flag = Overrides { proxy_placement: Some(ProxyPlacement::Shared), ..Default::default() };
+        assert_eq!(merge_settings(&study, &flag).unwrap().proxy_placement, ProxyPlacement::Shared, "the flag wins");
+        let mut req = request(&[]);
+        req.study = Some(root.join("studies/seed-004-proxies.toml"));
+        req.overrides.proxy_placement = Some(ProxyPlacement::OwnCpu);
+        assert_eq!(plan_run(req).unwrap().settings_json()["load"]["proxy_placement"], "own-cpu");
+    }
+
+    #[test]
     fn soak_needs_one_cell() {
         let mut req = request(&["go/fasthttp"]);
         req.overrides.soak = Some(Duration::from_secs(60));
