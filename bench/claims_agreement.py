@@ -3,7 +3,8 @@
 (run1.json, run2.json: `bakeoff report --format json`, whose `claims` carry each verdict with the
 measured value and its 95% interval) and the runs' wall times (run1.seconds, run2.seconds); prints
 every claim in both runs and flags a verdict that flips between held and failed (inconclusive on
-one side is listed but is no flip); writes the same as claims.json.
+one side is listed but is no flip); writes the same as claims.json, and as a Markdown table
+(claims.md).
 
     bench/claims_agreement.py RESULTS_DIR
 """
@@ -18,7 +19,8 @@ def measured(c):
     m = c.get("measured")
     if not m:
         return "no value"
-    return f'{m["value"]:.3g} [{m["low"]:.3g}, {m["high"]:.3g}] {m["quantity"]} (expected {m["expected"]})'
+    g = lambda v: "–" if v is None else f"{v:.3g}"  # NaN is written as null
+    return f'{g(m["value"])} [{g(m["low"])}, {g(m["high"])}] {m["quantity"]} (expected {m["expected"]})'
 
 
 def main():
@@ -58,6 +60,11 @@ def main():
     print(f"{same} of {len(rows)} claims got the same verdict in both runs; {flips} flipped between held and failed")
     for r in runs:
         print(f'run {r["id"]} of {r["study"]}: {r["seconds"]} s wall time')
+    with open(os.path.join(out, "claims.md"), "w") as f:
+        f.write("| claim | run 1 | run 2 | |\n|---|---|---|---|\n")
+        for r, ca, cb in zip(rows, a, b):
+            cell = lambda c: f'{c["verdict"]}: {measured(c)}'.replace("|", "/")
+            f.write(f'| {r["statement"]} | {cell(ca)} | {cell(cb)} | {"**flip**" if r["flip"] else ""} |\n')
     with open(os.path.join(out, "claims.json"), "w") as f:
         json.dump({"runs": [{k: r[k] for k in ("id", "study", "seconds")} for r in runs], "claims": rows, "flips": flips}, f, indent=2)
     sys.exit(0)
