@@ -2,8 +2,11 @@
 # Does the default study agree with itself? Runs a study twice back to back into a fresh results
 # file, then `bakeoff compare` of the two runs: per cell, whether the two medians of the primary
 # metric lie within the precision each run states for the cell, and whether any change is
-# detectable at all. Prints the comparison and the share of agreeing cells; the report of each run
-# is kept beside it in bench/results/.
+# detectable at all. Then every claim of the study in both runs, from each run's JSON report: its
+# verdict, the measured value and 95% interval, and a flag on any claim whose verdict flips between
+# held and failed (inconclusive on one side is listed, but is no flip). Prints the comparison, the
+# share of agreeing cells, the claims and each run's wall time; the report of each run (text and
+# JSON) is kept beside it in bench/results/, the claims and durations also as claims.json.
 #
 #   bench/agreement.sh                          # studies/quick.toml, twice (~2 x its budget)
 #   STUDY=studies/proxies.toml bench/agreement.sh
@@ -30,6 +33,8 @@ for n in 1 2; do
   id=$(sed -n 's/^results: .* (run \(.*\))$/\1/p' "$OUT/run$n.txt")
   [ -n "$id" ] || { echo "run $n stored no run; see $OUT/run$n.log" >&2; exit 1; }
   echo "run $n: $id in $(( $(date +%s) - start )) s" | tee -a "$OUT/summary.txt"
+  echo "$(( $(date +%s) - start ))" > "$OUT/run$n.seconds"
+  "$BAKEOFF" report "$id" --db "$DB" --format json > "$OUT/run$n.json"
   ids+=("$id")
 done
 "$BAKEOFF" compare "${ids[0]}" "${ids[1]}" --db "$DB" | tee "$OUT/compare.txt"
@@ -47,4 +52,5 @@ for x in cells:
         print(f"  flagged: {x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}]: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
 print(f"{len(changed)} of {len(cells)} cells show a detectable change between the two runs")
 PY
+python3 "$ROOT/bench/claims_agreement.py" "$OUT" | tee -a "$OUT/summary.txt"
 echo "results in $OUT"

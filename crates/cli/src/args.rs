@@ -197,6 +197,10 @@ pub struct RunArgs {
     /// CPUs of the load generator
     #[arg(long, value_parser = cpus)]
     pub client_cpus: Option<CpuList>,
+    /// Proxy study: `shared` (the proxy and nginx on the server CPUs, the default) or `own-cpu` (the
+    /// proxy alone there, nginx beside the load generator)
+    #[arg(long)]
+    pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// Results database
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,

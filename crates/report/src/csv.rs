@@ -1,6 +1,7 @@
 //! CSV: one row per cell-step, every metric as three columns (median, 95% CI low, high), raw numbers
 //! in the metric's unit (ids end in _us, _mib, _percent). Wide rather than one row per metric so a
-//! spreadsheet or pandas reads a cell as one record; the column set is fixed by `Metric::ALL`.
+//! spreadsheet or pandas reads a cell as one record; the column set is fixed by `Metric::ALL`. After
+//! the cells, store ceilings, then soak series (one row per point).
 
 use crate::view::ReportView;
 use bakeoff_model::results::CeilingRecord;
@@ -19,6 +20,11 @@ pub fn render(view: &ReportView) -> String {
     for c in &view.data.ceilings {
         line(&ceiling_row(view, c));
     }
+    // Soaks: one row per point of each trial's series, the cell's key filled, `step_label`
+    // "soak", the `series*` columns set and every metric column empty.
+    for row in soak_rows(view) {
+        line(&row);
+    }
     String::from_utf8(out.into_inner().expect("an in-memory CSV writer flushes")).expect("every field is UTF-8")
 }
 
@@ -34,7 +40,40 @@ fn header() -> Vec<String> {
     header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "warnings"].map(String::from));
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header.extend(SLO_COLUMNS.map(String::from));
+    header.extend(SERIES_COLUMNS.map(String::from));
     header
+}
+
+/// A soak's series, one point per row (empty on cell and ceiling rows): `series` is `rss_mib` or
+/// `requests_per_sec`, `series_minute` minutes into the measurement, `series_value` in that unit.
+const SERIES_COLUMNS: [&str; 4] = ["series", "series_trial", "series_minute", "series_value"];
+
+/// Every point of every soaked cell's series, trial by trial, RSS before requests/s.
+fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
+    let blank = header().len() - 8 - SERIES_COLUMNS.len();
+    let mut rows = Vec::new();
+    for s in &view.soaks {
+        for t in &s.trials {
+            for series in crate::soak::Series::ALL {
+                for &(minute, value) in series.of(t) {
+                    let mut row = vec![
+                        view.data.run.id.clone(),
+                        s.cell.stack.clone(),
+                        s.cell.scenario.to_string(),
+                        s.cell.variant.clone(),
+                        s.cell.workers.to_string(),
+                        s.cell.twin.to_string(),
+                        String::new(),
+                        "soak".into(),
+                    ];
+                    row.extend(std::iter::repeat_n(String::new(), blank));
+                    row.extend([series.id().to_string(), t.trial.to_string(), num(minute), num(value)]);
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    rows
 }
 
 fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
@@ -62,6 +101,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
+    row.extend(SERIES_COLUMNS.map(|_| String::new()));
     row
 }
 
@@ -90,6 +130,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
     row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new()]);
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row.extend(SLO_COLUMNS.map(|_| String::new()));
+    row.extend(SERIES_COLUMNS.map(|_| String::new()));
     row
 }
 

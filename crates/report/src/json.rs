@@ -39,6 +39,9 @@ struct Document<'a> {
     noise: &'a crate::noise::NoiseView,
     /// Per stack variant: server model, workers, pool, libraries, installed versions.
     what_ran: &'a [bakeoff_model::profile::WhatRan],
+    /// Soaked cells (measured a minute or more): `[{stack, scenario, variant, workers, trials: [{trial,
+    /// rss_mib: [[minute, MiB]...], requests_per_sec: [[minute, req/s]...]}]}]`, warm-up excluded.
+    soaks: &'a [crate::soak::SoakCell],
     /// SLO capacity per cell (the objective, the search budget, each cell's capacity over trials and
     /// the steps of its median trial); null when the run set no objective.
     slo: Option<&'a crate::slo::SloView>,
@@ -104,6 +107,8 @@ struct Proxy<'a> {
     baseline_stack: &'static str,
     overhead: Vec<OverheadRow<'a>>,
     max_throughput: Vec<MaxRow<'a>>,
+    /// Where the proxy, nginx and the load generator ran: `{placement, server_cpus, client_cpus}`.
+    placement: Option<&'a crate::proxy::Placement>,
 }
 
 #[derive(Serialize)]
@@ -168,6 +173,7 @@ fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
             .iter()
             .map(|m| MaxRow { cell: &m.cell, requests_per_sec: &m.rps, percent_of_baseline: m.percent_of_baseline })
             .collect(),
+        placement: p.placement.as_ref(),
     })
 }
 
@@ -223,6 +229,7 @@ pub fn render(view: &ReportView) -> String {
         noise: &view.noise,
         what_ran: &view.data.what_ran,
         slo: view.slo.as_ref(),
+        soaks: &view.soaks,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

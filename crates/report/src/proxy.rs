@@ -9,6 +9,7 @@
 use crate::overhead::{overhead, pooled, Overhead, Percentiles};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::study::ProxyPlacement;
 use bakeoff_model::summary::{CellSummary, Estimate, Metric, RATE_HELD};
 use std::collections::BTreeMap;
 
@@ -24,6 +25,39 @@ pub struct ProxyView {
     pub fell_short: Vec<ShortStep>,
     /// Baseline first, then by throughput.
     pub max: Vec<MaxThroughput>,
+    /// Where the proxy, nginx and the load generator ran; None for a run that recorded no CPU sets.
+    pub placement: Option<Placement>,
+}
+
+/// The run's proxy placement and the CPU sets it resolved to.
+#[derive(serde::Serialize)]
+pub struct Placement {
+    pub placement: ProxyPlacement,
+    pub server_cpus: Vec<usize>,
+    pub client_cpus: Vec<usize>,
+}
+
+impl Placement {
+    /// From the run's settings; a run recorded before the setting existed placed nginx beside the proxy.
+    pub fn of(settings: &serde_json::Value) -> Option<Placement> {
+        let load = settings.get("load")?;
+        let cpus = |key: &str| -> Option<Vec<usize>> { serde_json::from_value(load.get(key)?.clone()).ok() };
+        let placement = load.get("proxy_placement").and_then(|p| serde_json::from_value(p.clone()).ok()).unwrap_or_default();
+        Some(Placement { placement, server_cpus: cpus("server_cpus")?, client_cpus: cpus("client_cpus")? })
+    }
+
+    pub fn sentence(&self) -> String {
+        let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+        self.placement.sentence(&list(&self.server_cpus), &list(&self.client_cpus))
+    }
+}
+
+/// The advice beside the placement sentence: the other placement and what it trades.
+pub fn placement_advice(p: ProxyPlacement) -> &'static str {
+    match p {
+        ProxyPlacement::Shared => "`--proxy-placement own-cpu` gives the proxy a CPU of its own (nginx then shares the load generator's)",
+        ProxyPlacement::OwnCpu => "`--proxy-placement shared` keeps the load generator alone (the proxy then shares its CPU with nginx)",
+    }
 }
 
 /// Pooled percentiles of one cell at each open-model step.
@@ -78,7 +112,7 @@ fn same_rate(a: f64, b: f64) -> bool {
     (a - b).abs() <= 0.005 * a.abs().max(b.abs())
 }
 
-pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<ProxyView> {
+pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary], settings: &serde_json::Value) -> Option<ProxyView> {
     let mut by_cell: BTreeMap<&CellKey, Vec<&TrialRecord>> = BTreeMap::new();
     for t in trials.iter().filter(|t| t.cell.scenario == Scenario::Proxy) {
         by_cell.entry(&t.cell).or_default().push(t);
@@ -100,7 +134,7 @@ pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary]) -> Option<Proxy
         .collect();
     let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
     let overheads = baseline.map(|b| overhead_rows(&lines, b)).unwrap_or_default();
-    Some(ProxyView { lines, overheads, fell_short, max: max_throughput(cells) })
+    Some(ProxyView { lines, overheads, fell_short, max: max_throughput(cells), placement: Placement::of(settings) })
 }
 
 /// Each proxy's overhead over the baseline at every rate both ran and both held.

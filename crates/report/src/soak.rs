@@ -12,20 +12,52 @@ use std::collections::BTreeMap;
 /// The rows of a soak's table: this many moments over the measurement.
 const TABLE_ROWS: usize = 6;
 
-/// One soaked cell: each trial's RSS and requests/s over time.
+/// One soaked cell: each trial's RSS and requests/s over time. JSON writes it as is (the series as
+/// `[minute, value]` pairs); CSV as one row per point (`csv::soak_rows`).
+#[derive(serde::Serialize)]
 pub struct SoakCell {
+    #[serde(flatten)]
     pub cell: CellKey,
     pub trials: Vec<SoakTrial>,
 }
 
+#[derive(serde::Serialize)]
 pub struct SoakTrial {
     pub trial: u32,
     /// (minutes, RSS MiB), warm-up excluded.
+    #[serde(rename = "rss_mib")]
     pub rss: Vec<(f64, f64)>,
     /// (minutes, requests/s), one point per second.
+    #[serde(rename = "requests_per_sec")]
     pub rps: Vec<(f64, f64)>,
     /// The table's rows: (minute, RSS MiB, requests/s since the previous row).
+    #[serde(skip)]
     pub rows: Vec<(f64, Option<f64>, Option<f64>)>,
+}
+
+/// The series of a soak trial, by the name CSV gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Series {
+    RssMib,
+    RequestsPerSec,
+}
+
+impl Series {
+    pub const ALL: [Series; 2] = [Series::RssMib, Series::RequestsPerSec];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Series::RssMib => "rss_mib",
+            Series::RequestsPerSec => "requests_per_sec",
+        }
+    }
+
+    pub fn of(self, t: &SoakTrial) -> &[(f64, f64)] {
+        match self {
+            Series::RssMib => &t.rss,
+            Series::RequestsPerSec => &t.rps,
+        }
+    }
 }
 
 /// The cells whose trials measured at least `TREND_MIN_MINUTES` in one step, in cell order.

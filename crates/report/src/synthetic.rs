@@ -1,7 +1,7 @@
 //! A deterministic synthetic run for tests, snapshots and demos (`bakeoff report --demo`): three HTTP
 //! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise,
-//! one leaking server, an A/A twin, per-trial noise records and an SLO capacity search per HTTP trial
-//! (one stack meets the objective nowhere). Histograms are real HDR histograms, so every format reads
+//! one leaking server, an A/A twin, per-trial noise records, an SLO capacity search per HTTP trial
+//! (one stack meets the objective nowhere) and a one-minute soak. Histograms are real HDR histograms, so every format reads
 //! realistic data.
 
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
@@ -228,6 +228,7 @@ pub fn run_data() -> RunData {
         trials.extend(proxy_trials(n, drift));
         trials.append(&mut twins);
     }
+    trials.push(soak_trial());
     RunData {
         run: run_info(),
         status: RunStatus::Complete,
@@ -287,6 +288,39 @@ fn proxy_trials(n: u32, drift: f64) -> Vec<TrialRecord> {
     trials
 }
 
+/// A one-minute soak of go-pocketbase products (one trial): RSS sampled every 5 s growing 6 MiB/min
+/// from 40 MiB, requests/s falling from 1,200 by 5 each second.
+pub fn soak_trial() -> TrialRecord {
+    let requests: Vec<u64> = (0..60).map(|s| 1200 - 5 * s).collect();
+    let h = latency_histogram(2_000.0, 1.5, requests.iter().sum());
+    let mut t = trial("go-pocketbase", "products", 1, &[(None, h)]);
+    let step = &mut t.load.steps[0];
+    step.duration_s = 60.0;
+    step.requests_per_sec = step.requests as f64 / 60.0;
+    step.timeline = requests.iter().zip(0..).map(|(&r, second)| TimelinePoint { second, requests: r, ..Default::default() }).collect();
+    t.samples = (0..=12)
+        .map(|i| ProcessSample {
+            t_ms: i * 5_000,
+            rss_bytes: (40.0 * MIB + i as f64 * 0.5 * MIB) as u64,
+            pss_bytes: 0,
+            cpu_s: i as f64 * 2.5,
+            processes: 1,
+        })
+        .collect();
+    t.server = ServerUsage {
+        cpu_s: 30.0,
+        cpu_percent: 50.0,
+        cpu_us_per_request: 30.0 * 1e6 / t.load.steps[0].requests as f64,
+        peak_rss_bytes: (46.0 * MIB) as u64,
+        mean_rss_bytes: (43.0 * MIB) as u64,
+        peak_pss_bytes: 0,
+        mean_pss_bytes: 0,
+        rss_slope_mib_per_min: 6.0,
+    };
+    t.elapsed_s = 62.0;
+    t
+}
+
 /// The demo run's identity, machine and settings (a study with claims and an article table).
 fn run_info() -> RunInfo {
     RunInfo {
@@ -304,7 +338,7 @@ fn run_info() -> RunInfo {
         study: "demo".into(),
         settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
-                                              "server_cpus": [0, 1], "slo": slo_objective(),
+                                              "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
                                               "slo_budget": bakeoff_model::slo::SearchBudget::default()},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [

@@ -223,6 +223,7 @@ pub fn proxy_overhead(view: &ReportView) -> Option<Table> {
     }
     // Said, not silently dropped: the steps whose latencies measured a queue.
     t.notes.extend(p.fell_short.iter().map(|s| (s.sentence(), SHORT_ADVICE.to_string())));
+    t.notes.extend(p.placement.iter().map(|pl| (pl.sentence(), crate::proxy::placement_advice(pl.placement).to_string())));
     Some(t)
 }
 
@@ -238,6 +239,7 @@ pub fn proxy_max(view: &ReportView) -> Option<Table> {
             m.percent_of_baseline.map(|p| format!("{p:.0}%")).unwrap_or_else(|| "–".into()),
         ]);
     }
+    t.notes.extend(p.placement.iter().map(|pl| (pl.sentence(), crate::proxy::placement_advice(pl.placement).to_string())));
     Some(t)
 }
 

@@ -98,7 +98,7 @@ impl<'a> ReportView<'a> {
             article,
             memory: memory_series(&data.trials),
             soaks: crate::soak::soak_cells(&data.trials),
-            proxy: proxy::proxy_view(&data.trials, &cells),
+            proxy: proxy::proxy_view(&data.trials, &cells, settings),
             cells,
             scenarios,
             stacks,

@@ -141,14 +141,15 @@ fn reports_say_what_matters() {
         .filter(|c| c["memory"]["growing"] == true)
         .map(|c| format!("{} {}", c["stack"].as_str().unwrap(), c["scenario"].as_str().unwrap()))
         .collect();
-    assert_eq!(growing, ["go-fasthttp json"]);
+    assert_eq!(growing, ["go-fasthttp json", "go-pocketbase products"]);
     let csv = render(&d, Format::Csv);
     let rows: Vec<&str> = csv.lines().collect();
     let width = rows[0].split(',').count();
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("valid RFC 4180")).collect();
-    // One row per cell-step, then one per store ceiling.
-    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len());
+    // One row per cell-step, then one per store ceiling, then one per point of the soak's two series.
+    let soak_points = 13 + 60;
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points);
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,aa_twin,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");
@@ -278,4 +279,37 @@ fn what_ran_is_in_every_format() {
     let html = render(&d, Format::Html);
     assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>study.claims.1.statement</th>"), "settings as rows");
     assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
+}
+
+/// A soak's series are data in JSON and CSV, not only pictures: the same points, trial by trial, in
+/// the units the columns name (the demo soak: RSS every 5 s from 40 to 46 MiB, requests/s per second
+/// from 1,200 down by 5).
+#[test]
+fn soak_series_are_in_json_and_csv() {
+    let d = synthetic::run_data();
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let soaks = json["soaks"].as_array().unwrap();
+    assert_eq!(soaks.len(), 1, "only the one-minute cell is a soak");
+    assert_eq!((soaks[0]["stack"].as_str(), soaks[0]["scenario"].as_str()), (Some("go-pocketbase"), Some("products")));
+    let trial = &soaks[0]["trials"][0];
+    let pairs = |key: &str| -> Vec<(f64, f64)> {
+        trial[key].as_array().unwrap().iter().map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap())).collect()
+    };
+    let (rss, rps) = (pairs("rss_mib"), pairs("requests_per_sec"));
+    assert_eq!((rss.len(), rss[0], rss[12]), (13, (0.0, 40.0), (1.0, 46.0)));
+    assert_eq!((rps.len(), rps[0].1, rps[59].1), (60, 1200.0, 905.0));
+
+    let csv = render(&d, Format::Csv);
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (series, minute, value, rps_col) = (col("series"), col("series_minute"), col("series_value"), col("requests_per_sec"));
+    let records: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let points = |name: &str| -> Vec<(f64, f64)> {
+        records.iter().filter(|r| &r[series] == name).map(|r| (r[minute].parse().unwrap(), r[value].parse().unwrap())).collect()
+    };
+    assert_eq!(points("rss_mib"), rss, "CSV and JSON carry the same RSS points");
+    assert_eq!(points("requests_per_sec"), rps, "and the same requests/s points");
+    assert!(records.iter().filter(|r| !r[series].is_empty()).all(|r| &r[1] == "go-pocketbase" && r[rps_col].is_empty() && &r[7] == "soak"));
+    assert!(records.iter().filter(|r| r[series].is_empty()).count() > 10, "cell rows keep the series columns empty");
 }

@@ -50,6 +50,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         trials: 1,
         server_cpus,
         client_cpus,
+        proxy_placement: Default::default(),
         rank_by: Default::default(),
         precision: None,
         budget: None,
@@ -105,7 +106,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         );
     }
     let summaries = bakeoff_model::summary::summarize(&sink.trials);
-    let view = bakeoff_report::proxy::proxy_view(&sink.trials, &summaries).expect("a proxy view");
+    let view = bakeoff_report::proxy::proxy_view(&sink.trials, &summaries, &serde_json::json!({})).expect("a proxy view");
     assert_eq!(view.overheads.len(), 4, "two proxies x two rates");
     assert_eq!(view.max.len(), 3, "a maximum for the baseline and each proxy");
     let trial_of = |stack: &str| sink.trials.iter().find(|t| t.cell.stack == stack).unwrap();

@@ -33,6 +33,7 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
             no_ceiling: args.no_ceiling,
             server_cpus: args.server_cpus.clone().map(|c| c.0),
             client_cpus: args.client_cpus.clone().map(|c| c.0),
+            proxy_placement: args.proxy_placement,
             soak: args.soak,
             rank_by: args.rank_by,
             precision: args.precision,

@@ -64,6 +64,9 @@ pub struct Measured<'a> {
     pub client_cpus: &'a [usize],
     /// CPU seconds of the measured process trees (the server and the services it uses).
     pub server_cpu_s: f64,
+    /// CPU seconds of measured trees on the client's CPUs besides the load generator's own (an
+    /// upstream placed there).
+    pub client_cpu_s: f64,
     /// Pids of the measured trees, which are not "other".
     pub server_pids: &'a HashSet<u32>,
 }
@@ -93,7 +96,12 @@ impl NoiseProbe {
             })
             .max_by(|a, b| a.cpu_percent.total_cmp(&b.cpu_percent))
             .filter(|p| p.cpu_percent >= 1.0);
-        TrialNoise { wall_s, server: set(m.server_cpus, m.server_cpu_s), client: set(m.client_cpus, lab_cpu), busiest_other }
+        TrialNoise {
+            wall_s,
+            server: set(m.server_cpus, m.server_cpu_s),
+            client: set(m.client_cpus, lab_cpu + m.client_cpu_s),
+            busiest_other,
+        }
     }
 }
 
@@ -134,7 +142,8 @@ mod tests {
         let mut burner = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(600));
         let none = HashSet::new();
-        let noise = probe.finish(&Measured { server_cpus: &cpus, client_cpus: &[], server_cpu_s: 0.0, server_pids: &none });
+        let noise =
+            probe.finish(&Measured { server_cpus: &cpus, client_cpus: &[], server_cpu_s: 0.0, client_cpu_s: 0.0, server_pids: &none });
         burner.kill().unwrap();
         burner.wait().unwrap();
         assert!(noise.server.other_percent > 30.0, "{noise:?}");

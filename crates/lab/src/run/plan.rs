@@ -45,6 +45,8 @@ pub struct Overrides {
     pub no_ceiling: bool,
     pub server_cpus: Option<Vec<usize>>,
     pub client_cpus: Option<Vec<usize>>,
+    /// Where nginx runs in a proxy study.
+    pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
     pub rank_by: Option<PrimaryMetric>,
@@ -112,6 +114,7 @@ pub fn default_settings() -> LoadSettings {
         trials: 3,
         server_cpus,
         client_cpus,
+        proxy_placement: Default::default(),
         rank_by: PrimaryMetric::default(),
         precision: None,
         budget: None,
@@ -222,6 +225,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.ceiling = !o.no_ceiling;
     s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);
     s.client_cpus = o.client_cpus.clone().unwrap_or(s.client_cpus);
+    s.proxy_placement = o.proxy_placement.or(study.proxy_placement).unwrap_or_default();
     if let Some(soak) = o.soak {
         s.duration = soak;
         s.trials = 1;
@@ -289,6 +293,22 @@ mod tests {
         let cells = plan.cells().unwrap();
         assert!(cells.iter().any(|c| c.variant.name == "postgres"), "{:?}", cells.iter().map(|c| c.key().label()).collect::<Vec<_>>());
         assert_eq!(plan.settings_json()["study"]["stacks"], serde_json::json!(["go/fasthttp"]));
+    }
+
+    #[test]
+    fn the_proxy_placement_comes_from_the_flag_over_the_study_and_is_recorded() {
+        use bakeoff_model::study::ProxyPlacement;
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut study = Study::load(&root.join("studies/seed-004-proxies.toml")).unwrap();
+        assert_eq!(merge_settings(&Study::adhoc(vec![]), &Overrides::default()).unwrap().proxy_placement, ProxyPlacement::Shared);
+        study.proxy_placement = Some(ProxyPlacement::OwnCpu);
+        assert_eq!(merge_settings(&study, &Overrides::default()).unwrap().proxy_placement, ProxyPlacement::OwnCpu);
+        let flag = Overrides { proxy_placement: Some(ProxyPlacement::Shared), ..Default::default() };
+        assert_eq!(merge_settings(&study, &flag).unwrap().proxy_placement, ProxyPlacement::Shared, "the flag wins");
+        let mut req = request(&[]);
+        req.study = Some(root.join("studies/seed-004-proxies.toml"));
+        req.overrides.proxy_placement = Some(ProxyPlacement::OwnCpu);
+        assert_eq!(plan_run(req).unwrap().settings_json()["load"]["proxy_placement"], "own-cpu");
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct LoadSettings {
     pub trials: u32,
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
+    /// Where the upstream nginx runs: beside the proxy, or beside the load generator.
+    pub proxy_placement: bakeoff_model::study::ProxyPlacement,
     /// The metric cells are ranked by, and that `precision` applies to.
     pub rank_by: PrimaryMetric,
     /// Target relative half-width of every cell's 95% interval on `rank_by` (0.05 = ±5%).
@@ -144,12 +146,25 @@ pub struct RunOutcome {
 
 impl<'a> Lab<'a> {
     fn service_ctx(&self) -> ServiceContext<'_> {
+        self.service_ctx_on(&self.settings.server_cpus)
+    }
+
+    fn service_ctx_on<'c>(&'c self, cpus: &'c [usize]) -> ServiceContext<'c> {
         ServiceContext {
             project_root: &self.project_root,
             run_dir: &self.run_dir,
             data_dir: &self.data_dir,
-            cpus: &self.settings.server_cpus,
+            cpus,
             external_docstore: self.external_docstore.as_deref(),
+        }
+    }
+
+    /// The CPUs of the upstream nginx: the server's, or with `own-cpu` placement the client's.
+    fn upstream_cpus(&self) -> &[usize] {
+        if self.settings.proxy_placement.upstream_on_client() {
+            &self.settings.client_cpus
+        } else {
+            &self.settings.server_cpus
         }
     }
 
@@ -168,7 +183,10 @@ impl<'a> Lab<'a> {
             }
         }
         let mut services = std::mem::take(&mut self.services);
-        let result = services.ensure(&kinds, &self.service_ctx());
+        let (upstream, others): (Vec<_>, Vec<_>) = kinds.into_iter().partition(|k| *k == bakeoff_model::scenario::ServiceKind::Nginx);
+        let result = services
+            .ensure(&others, &self.service_ctx())
+            .and_then(|()| services.ensure(&upstream, &self.service_ctx_on(self.upstream_cpus())));
         self.services = services;
         result
     }
@@ -376,7 +394,7 @@ impl<'a> Lab<'a> {
         let zero = Instant::now() + warmup;
         let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus);
         let services = self.services.pids();
-        let services_before: f64 = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).sum();
+        let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
         let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
         // An SLO search starts from the closed-model maximum, so an open schedule measures it too.
@@ -385,7 +403,7 @@ impl<'a> Lab<'a> {
             self.append_closed_max(report, cell, addr)?;
         }
         let samples = sampler.finish();
-        let noise = self.trial_noise(probe, measured_pid, &services, services_before, &samples);
+        let noise = self.trial_noise(probe, measured_pid, &services, &services_before, &samples);
         // After the measurement's CPU and noise are accounted, on the same warm server.
         let slo = match (&load, &self.settings.slo) {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
@@ -437,16 +455,32 @@ impl<'a> Lab<'a> {
     }
 
     /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU
-    /// is the cell's work); everything else on the server's or client's CPUs is noise.
-    fn trial_noise(&self, probe: NoiseProbe, leader: u32, services: &[u32], services_before: f64, samples: &[ProcessSample]) -> TrialNoise {
+    /// is the cell's work, counted on the CPUs each runs on: nginx on the client's with `own-cpu`
+    /// placement); everything else on the server's or client's CPUs is noise.
+    fn trial_noise(
+        &self,
+        probe: NoiseProbe,
+        leader: u32,
+        services: &[u32],
+        services_before: &[f64],
+        samples: &[ProcessSample],
+    ) -> TrialNoise {
         let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
-        let services_cpu: f64 = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).sum::<f64>() - services_before;
+        let upstream = self.services.nginx.as_ref().map(|n| n.pid()).filter(|_| self.settings.proxy_placement.upstream_on_client());
+        let (mut on_server, mut on_client) = (0.0, 0.0);
+        let mut add = |pid: u32, cpu_s: f64| if Some(pid) == upstream { on_client += cpu_s } else { on_server += cpu_s };
+        add(leader, server_cpu);
+        // A baseline's measured tree is the upstream itself: counted once.
+        for (&pid, before) in services.iter().zip(services_before).filter(|(&p, _)| p != leader) {
+            add(pid, sampler::tree_cpu_seconds(pid) - before);
+        }
         let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
         pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
         probe.finish(&Measured {
             server_cpus: &self.settings.server_cpus,
             client_cpus: &self.settings.client_cpus,
-            server_cpu_s: server_cpu + services_cpu,
+            server_cpu_s: on_server,
+            client_cpu_s: on_client,
             server_pids: &pids,
         })
     }

@@ -51,6 +51,7 @@ pub fn quick_settings() -> LoadSettings {
         trials: 1,
         server_cpus,
         client_cpus,
+        proxy_placement: Default::default(),
         rank_by: Default::default(),
         precision: None,
         budget: None,

@@ -6,6 +6,7 @@ mod cells;
 mod claims;
 mod compare;
 mod judge;
+mod placement;
 mod ramp;
 mod soak;
 
@@ -14,6 +15,7 @@ pub use cells::{CellRef, StepRef, WorkerCount};
 pub use claims::{claims_from_stored, Check, Claim, SpreadMeasure, Trend};
 pub use compare::{compare, ArticleComparison, FigureComparison, RowComparison, TableComparison};
 pub use judge::{judge, ClaimResult, ClaimVerdict, Evidence, Measured, TREND_MIN_MINUTES};
+pub use placement::ProxyPlacement;
 pub use ramp::{auto_ladders, RampSetting, AUTO_STEPS, SUSTAINED_SHARE};
 pub use soak::{Soak, SOAK_MIN};
 
@@ -56,6 +58,10 @@ pub struct Study {
     pub pool_size: Option<u32>,
     #[serde(default)]
     pub max_throughput: bool,
+    /// Where nginx runs in a proxy study: beside the proxy (`shared`) or beside the load generator
+    /// (`own-cpu`, the proxy alone on the server CPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxy_placement: Option<ProxyPlacement>,
     /// The metric cells are ranked by; both primary metrics are always shown.
     #[serde(default)]
     pub rank_by: PrimaryMetric,
@@ -99,6 +105,7 @@ impl Study {
             requests_per_conn: None,
             pool_size: None,
             max_throughput: false,
+            proxy_placement: None,
             rank_by: PrimaryMetric::default(),
             precision: None,
             budget: None,
