@@ -8,22 +8,10 @@ use bakeoff_lab::run::cells::{plan, Cell};
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::comparison::{compare, Change, Comparison};
 use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::results::{MemorySink, RunInfo, TrialRecord};
+use bakeoff_model::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::WorkerCounts;
 use std::time::Duration;
-
-fn run_info(id: &str) -> RunInfo {
-    RunInfo {
-        id: id.into(),
-        started_at: bakeoff_model::now_rfc3339(),
-        git_commit: None,
-        machine: bakeoff_lab::host::machine::machine_info(),
-        study: "test".into(),
-        settings: serde_json::json!({}),
-        services: vec![],
-    }
-}
 
 /// Five short interleaved rounds of every cell: enough trials a side for a 95% interval.
 fn measure(stacks: &[&Stack], id: &str) -> Vec<TrialRecord> {
@@ -36,7 +24,7 @@ fn measure(stacks: &[&Stack], id: &str) -> Vec<TrialRecord> {
     lab.settings.warmup = Duration::from_millis(300);
     let variants = ["default".to_string(), "flat".to_string()];
     let cells: Vec<Cell<'_>> = plan(stacks, Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
-    let outcome = lab.run(&run_info(id), &cells).unwrap();
+    let outcome = lab.run(&common::run_info(id), &cells).unwrap();
     drop(lab);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
     assert_eq!(sink.trials.len(), 10);

@@ -37,15 +37,7 @@ fn nginx_cpus(placement: ProxyPlacement) -> (String, String, String) {
     lab.settings.proxy_placement = placement;
     lab.settings.duration = std::time::Duration::from_secs(1);
     let cells = plan(&stacks, Some(&[Scenario::Proxy]), None, &WorkerCounts::same(&[1])).unwrap();
-    let run = bakeoff_model::results::RunInfo {
-        id: format!("placement-{placement}"),
-        started_at: bakeoff_model::now_rfc3339(),
-        git_commit: None,
-        machine: bakeoff_lab::host::machine::machine_info(),
-        study: "test".into(),
-        settings: serde_json::json!({}),
-        services: vec![],
-    };
+    let run = common::run_info(&format!("placement-{placement}"));
     let outcome = lab.run(&run, &cells).unwrap();
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
     let nginx = lab.services.nginx.as_ref().expect("nginx ran for the proxy cells").pid();

@@ -30,15 +30,7 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
         &bakeoff_lab::run::cells::WorkerCounts::same(&[1]),
     )
     .unwrap();
-    let run = bakeoff_model::results::RunInfo {
-        id: "test-run".into(),
-        started_at: bakeoff_model::now_rfc3339(),
-        git_commit: None,
-        machine: bakeoff_lab::host::machine::machine_info(),
-        study: "test".into(),
-        settings: serde_json::json!({}),
-        services: vec![],
-    };
+    let run = common::run_info("test-run");
     let outcome = lab.run(&run, &cells).unwrap();
     drop(lab);
 

@@ -6,23 +6,11 @@
 mod common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
-use bakeoff_model::results::{MemorySink, RunInfo, TrialRecord};
+use bakeoff_model::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{SearchBudget, SloSearch};
 use bakeoff_model::study::WorkerCounts;
 use std::time::Duration;
-
-fn run_info(id: &str) -> RunInfo {
-    RunInfo {
-        id: id.into(),
-        started_at: bakeoff_model::now_rfc3339(),
-        git_commit: None,
-        machine: bakeoff_lab::host::machine::machine_info(),
-        study: "test".into(),
-        settings: serde_json::json!({}),
-        services: vec![],
-    }
-}
 
 /// One trial of the burn fixture at `BURN_US=400` with an SLO search for `objective`.
 fn search(objective: &str, id: &str) -> (TrialRecord, SloSearch) {
@@ -37,7 +25,7 @@ fn search(objective: &str, id: &str) -> (TrialRecord, SloSearch) {
     lab.settings.slo_budget =
         SearchBudget { step_duration: Duration::from_secs(1), step_warmup: Duration::from_millis(300), ..SearchBudget::default() };
     let cells: Vec<Cell<'_>> = plan(&[&burn], Some(&[Scenario::Hello]), None, &WorkerCounts::same(&[1])).unwrap();
-    let outcome = lab.run(&run_info(id), &cells).unwrap();
+    let outcome = lab.run(&common::run_info(id), &cells).unwrap();
     drop(lab);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
     let trial = sink.trials.pop().expect("one trial");

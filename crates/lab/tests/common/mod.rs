@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use bakeoff_lab::run::runner::{Event, Lab, LoadSettings};
-use bakeoff_model::results::MemorySink;
+use bakeoff_model::results::{MemorySink, RunInfo};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -78,3 +78,16 @@ pub fn lab<'a>(scratch: &Scratch, sink: &'a mut MemorySink, events: &'a mut dyn 
 }
 
 pub fn ignore(_: Event<'_>) {}
+
+/// A run record for a test run named `id`, on this machine.
+pub fn run_info(id: &str) -> RunInfo {
+    RunInfo {
+        id: id.into(),
+        started_at: bakeoff_model::now_rfc3339(),
+        git_commit: None,
+        machine: bakeoff_lab::host::machine::machine_info(),
+        study: "test".into(),
+        settings: serde_json::json!({}),
+        services: vec![],
+    }
+}
