@@ -16,7 +16,8 @@ pub fn project_root(common: &CommonArgs) -> Result<PathBuf> {
         if !r.join("stacks").is_dir() {
             bail!("{} has no stacks/ folder\n  hint: point --root at the bakeoff project folder", r.display());
         }
-        return Ok(r.clone());
+        // Absolute, so a stack's folder means the same after the lab changes directory to start it.
+        return Ok(r.canonicalize()?);
     }
     let mut dir = std::env::current_dir()?;
     loop {

@@ -173,3 +173,12 @@ fn compare_gates_on_a_regression_beyond_noise() {
     let err = stderr(&missing);
     assert!(err.contains("no run \"nosuch\"") && err.contains("hint: `bakeoff runs` lists them"), "{err}");
 }
+
+/// A relative `--root` (here `.` from the project folder) finds the same stacks as an absolute one.
+#[test]
+fn a_relative_root_is_the_same_project() {
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["studies", "--root", "."]).current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("studies/quick.toml") && listed.contains("studies/seed-004-proxies.toml"), "{listed}");
+}
