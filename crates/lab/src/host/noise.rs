@@ -105,22 +105,6 @@ impl NoiseProbe {
     }
 }
 
-/// Keeps the calling thread on `cpus` (no-op when empty or refused: the accounting then
-/// attributes the thread's CPU to whichever set it ran on, which only overstates noise).
-pub fn pin_current_thread(cpus: &[usize]) {
-    if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
-        return;
-    }
-    // SAFETY: cpu_set_t is plain data; every CPU_SET index is below CPU_SETSIZE (checked above).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
