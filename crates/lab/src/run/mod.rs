@@ -11,3 +11,4 @@ pub mod what_ran;
 
 pub use execute::{execute, Executed};
 pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};
+pub use verification::{plan_verification, verify, VerifyFilter, VerifyPlan, VerifyRequest, Verified};
