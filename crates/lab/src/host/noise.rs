@@ -51,7 +51,7 @@ fn processes() -> HashMap<u32, (String, f64)> {
 }
 
 /// Snapshots taken when a trial's measurement starts.
-pub struct NoiseProbe {
+pub(crate) struct NoiseProbe {
     cpus: BTreeMap<usize, CpuTimes>,
     procs: HashMap<u32, (String, f64)>,
     lab_cpu: f64,
@@ -59,7 +59,7 @@ pub struct NoiseProbe {
 }
 
 /// What the measurement itself used, to be subtracted from the CPU sets' busy time.
-pub struct Measured<'a> {
+pub(crate) struct Measured<'a> {
     pub server_cpus: &'a [usize],
     pub client_cpus: &'a [usize],
     /// CPU seconds of the measured process trees (the server and the services it uses).

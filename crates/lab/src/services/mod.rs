@@ -129,7 +129,7 @@ pub(crate) fn run_bounded(cmd: &mut std::process::Command, timeout: std::time::D
 }
 
 /// Installs Debian packages with apt-get when a binary is missing (we run as root on the lab machine).
-pub fn apt_install(packages: &[String]) -> Result<(), String> {
+pub(crate) fn apt_install(packages: &[String]) -> Result<(), String> {
     if packages.is_empty() {
         return Ok(());
     }
