@@ -7,6 +7,7 @@ mod nginx;
 pub mod postgres;
 
 use crate::error::LabError;
+use crate::host::process::{Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -81,6 +82,15 @@ pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBu
     std::fs::create_dir_all(&dir)
         .map_err(|e| service_error(name, format!("cannot create {}: {e}", dir.display()), "check the run directory"))?;
     Ok(dir)
+}
+
+/// Starts a service's server (`sh -c command`) in `dir` on the services' CPUs, its output in
+/// `<name>.log` there, and waits up to a minute until it listens on `port` on loopback.
+pub(crate) fn launch(ctx: &ServiceContext<'_>, name: &str, dir: &Path, command: &str, port: u16) -> Result<ServerProcess, LabError> {
+    let log = dir.join(format!("{name}.log"));
+    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log })?;
+    process.wait_ready(([127, 0, 0, 1], port).into(), std::time::Duration::from_secs(60))?;
+    Ok(process)
 }
 
 pub(crate) fn service_error(service: &str, reason: impl Into<String>, hint: impl Into<String>) -> LabError {
