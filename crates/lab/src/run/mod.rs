@@ -13,4 +13,4 @@ pub mod what_ran;
 pub use estimate::{study_estimates, StudyEstimate};
 pub use execute::{execute, Executed};
 pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};
-pub use verification::{plan_verification, verify, VerifyFilter, VerifyPlan, VerifyRequest, Verified};
+pub use verification::{plan_verification, verify, Verified, VerifyFilter, VerifyPlan, VerifyRequest};
