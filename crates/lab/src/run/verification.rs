@@ -152,4 +152,17 @@ mod tests {
         assert!(some.scenarios_of(&variant("default")).is_empty());
         assert_eq!(some.scenarios_of(&variant("postgres")), [Scenario::Products], "loop is not among the variant's scenarios");
     }
+
+    #[test]
+    fn an_unknown_stack_is_refused_before_anything_is_set_up_or_stored() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let everything = plan_verification(VerifyRequest { root: root.clone(), ..VerifyRequest::default() });
+        assert_eq!(everything.names, ["all"], "no names verifies every stack");
+        let typo = plan_verification(VerifyRequest { root, stacks: vec!["go/nosuch".into()], ..VerifyRequest::default() });
+        let mut sink = bakeoff_model::results::MemorySink::default();
+        let outcome = verify(typo, &mut sink, &mut |_| panic!("no event before the selection"), &AtomicBool::new(false), &mut |_| {});
+        let err = outcome.err().expect("an unknown stack is an error");
+        assert!(err.to_string().contains("no stack named `go/nosuch`"), "{err}");
+        assert!(sink.runs.is_empty(), "no run begun");
+    }
 }
