@@ -4,7 +4,7 @@
 //! the cells, store ceilings, then soak series (one row per point).
 
 use crate::view::ReportView;
-use bakeoff_model::results::CeilingRecord;
+use bakeoff_model::results::{CeilingRecord, CellKey};
 use bakeoff_model::summary::{CellSummary, Metric};
 
 pub fn render(view: &ReportView) -> String {
@@ -56,16 +56,8 @@ fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
         for t in &s.trials {
             for series in crate::soak::Series::ALL {
                 for &(minute, value) in series.of(t) {
-                    let mut row = vec![
-                        view.data.run.id.clone(),
-                        s.cell.stack.clone(),
-                        s.cell.scenario.to_string(),
-                        s.cell.variant.clone(),
-                        s.cell.workers.to_string(),
-                        s.cell.twin.to_string(),
-                        String::new(),
-                        "soak".into(),
-                    ];
+                    let mut row = key_fields(view, &s.cell);
+                    row.extend([String::new(), "soak".into()]);
                     row.extend(std::iter::repeat_n(String::new(), blank));
                     row.extend([series.id().to_string(), t.trial.to_string(), num(minute), num(value)]);
                     rows.push(row);
@@ -76,20 +68,21 @@ fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
     rows
 }
 
+/// The first columns of a cell's rows (measured or soak): the run and the cell's key.
+fn key_fields(view: &ReportView, cell: &CellKey) -> Vec<String> {
+    let CellKey { stack, scenario, variant, workers, twin } = cell;
+    vec![view.data.run.id.clone(), stack.clone(), scenario.to_string(), variant.clone(), workers.to_string(), twin.to_string()]
+}
+
 fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     let mem = view.memory_of(&c.cell);
-    let mut row = vec![
-        view.data.run.id.clone(),
-        c.cell.stack.clone(),
-        c.cell.scenario.to_string(),
-        c.cell.variant.clone(),
-        c.cell.workers.to_string(),
-        c.cell.twin.to_string(),
+    let mut row = key_fields(view, &c.cell);
+    row.extend([
         c.step.to_string(),
         c.step_label.clone(),
         c.target_rate.map(num).unwrap_or_default(),
         c.get(Metric::RequestsPerSec).trials.to_string(),
-    ];
+    ]);
     for m in Metric::ALL {
         let e = c.get(m);
         row.extend([num(e.median), num(e.ci_low), num(e.ci_high)]);

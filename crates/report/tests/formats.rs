@@ -10,6 +10,9 @@ fn snapshot_path(f: Format) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(format!("demo.{}", f.extension()))
 }
 
+/// Whole-file golden snapshots kept by hand rather than with insta: insta's `.snap` files carry a
+/// metadata header, so demo.html would no longer open in a browser nor demo.csv in a spreadsheet,
+/// and reviewing a report change means looking at exactly those files. Twenty lines do the job.
 fn check_snapshot(f: Format) {
     let got = render(&synthetic::run_data(), f);
     let path = snapshot_path(f);

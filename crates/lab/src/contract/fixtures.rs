@@ -36,17 +36,17 @@ pub fn records() -> Vec<Record> {
 }
 
 /// Canonical compact JSON of the first `k` records: what the json scenario encodes and transfer sends.
-pub fn records_json(k: usize) -> String {
+pub(crate) fn records_json(k: usize) -> String {
     serde_json::to_string(&(0..k).map(record).collect::<Vec<_>>()).expect("records serialize")
 }
 
 /// The msgpack scenario's answer: the sum of `count` over all records.
-pub fn count_sum() -> u64 {
+pub(crate) fn count_sum() -> u64 {
     (0..RECORDS).map(|i| record(i).count as u64).sum()
 }
 
 /// The loop scenario's answer, computed by the contract's definition.
-pub fn loop_count(n: u64) -> u64 {
+pub(crate) fn loop_count(n: u64) -> u64 {
     (0..n).filter(|i| (3 * i + 1) % 7 == 0).count() as u64
 }
 
@@ -73,7 +73,7 @@ pub fn products() -> Vec<Product> {
         .collect()
 }
 
-pub const PRODUCT_DDL: &str = "CREATE TABLE product (id INTEGER PRIMARY KEY, name TEXT NOT NULL, \
+pub(crate) const PRODUCT_DDL: &str = "CREATE TABLE product (id INTEGER PRIMARY KEY, name TEXT NOT NULL, \
 description TEXT NOT NULL, price DOUBLE PRECISION NOT NULL, stock INTEGER NOT NULL, created_at TEXT NOT NULL);";
 
 const DOCUMENT_BODY: &str = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor \
@@ -133,7 +133,7 @@ fn sql_quote(s: &str) -> String {
 }
 
 /// The product table as portable SQL, for PostgreSQL.
-pub fn products_sql() -> String {
+pub(crate) fn products_sql() -> String {
     let mut sql = format!("{PRODUCT_DDL}\n");
     for p in products() {
         sql.push_str(&format!(

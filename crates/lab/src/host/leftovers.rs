@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The environment variable the lab sets on every server it starts; children inherit it.
-pub const MARKER_VAR: &str = "BAKEOFF_CELL";
+pub(crate) const MARKER_VAR: &str = "BAKEOFF_CELL";
 
 /// A process that was still running after its server's process group got SIGTERM and SIGKILL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +24,7 @@ impl std::fmt::Display for Leftover {
 }
 
 /// A marker no other server of this or another lab process carries.
-pub fn new_marker(name: &str) -> String {
+pub(crate) fn new_marker(name: &str) -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let name: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     format!("{name}-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
@@ -41,7 +41,7 @@ pub fn find(marker: &str, group: Option<&CpuGroup>) -> Vec<Leftover> {
 }
 
 /// SIGKILLs each leftover and waits (at most two seconds) until none is alive.
-pub fn kill_all(leftovers: &[Leftover]) {
+pub(crate) fn kill_all(leftovers: &[Leftover]) {
     for l in leftovers {
         // SAFETY: kill(2) on a pid we just found; a pid that exited meanwhile yields ESRCH.
         unsafe {

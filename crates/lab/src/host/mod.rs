@@ -3,7 +3,7 @@
 //! machine's description.
 
 pub mod cgroup;
-pub mod cpu_meter;
+pub(crate) mod cpu_meter;
 pub mod leftovers;
 pub mod machine;
 pub mod noise;

@@ -51,7 +51,7 @@ fn processes() -> HashMap<u32, (String, f64)> {
 }
 
 /// Snapshots taken when a trial's measurement starts.
-pub struct NoiseProbe {
+pub(crate) struct NoiseProbe {
     cpus: BTreeMap<usize, CpuTimes>,
     procs: HashMap<u32, (String, f64)>,
     lab_cpu: f64,
@@ -59,7 +59,7 @@ pub struct NoiseProbe {
 }
 
 /// What the measurement itself used, to be subtracted from the CPU sets' busy time.
-pub struct Measured<'a> {
+pub(crate) struct Measured<'a> {
     pub server_cpus: &'a [usize],
     pub client_cpus: &'a [usize],
     /// CPU seconds of the measured process trees (the server and the services it uses).
@@ -102,22 +102,6 @@ impl NoiseProbe {
             client: set(m.client_cpus, lab_cpu + m.client_cpu_s),
             busiest_other,
         }
-    }
-}
-
-/// Keeps the calling thread on `cpus` (no-op when empty or refused: the accounting then
-/// attributes the thread's CPU to whichever set it ran on, which only overstates noise).
-pub fn pin_current_thread(cpus: &[usize]) {
-    if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
-        return;
-    }
-    // SAFETY: cpu_set_t is plain data; every CPU_SET index is below CPU_SETSIZE (checked above).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
 

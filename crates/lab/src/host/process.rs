@@ -278,7 +278,7 @@ fn is_zombie(pid: u32) -> bool {
 }
 
 /// The last `lines` lines of a log file.
-pub fn log_tail(path: &Path, lines: usize) -> String {
+pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
     let Ok(mut f) = std::fs::File::open(path) else { return String::from("(no log)") };
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));

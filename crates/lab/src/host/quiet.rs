@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 /// Other processes may use this share of one core on the trial's CPUs and still count as quiet.
-pub const QUIET_CORES: f64 = 0.10;
+pub(crate) const QUIET_CORES: f64 = 0.10;
 /// The longest the lab waits for quiet before a trial.
-pub const MAX_WAIT: Duration = Duration::from_secs(5);
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(5);
 const WINDOW: Duration = Duration::from_millis(250);
 
 /// Waits up to `max` for a window in which other processes use under [`QUIET_CORES`] of `cpus`

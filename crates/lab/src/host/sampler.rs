@@ -136,11 +136,16 @@ impl Sampler {
     pub fn start(leader: u32, zero: Instant, interval: Duration, cpus: &[usize]) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let cpus = cpus.to_vec();
+        // Not pinned when the set is refused (an index out of range, or the kernel says no): the
+        // noise accounting then bills the sampler to whichever set it ran on, which only
+        // overstates noise, so a trial is not failed for it.
+        let cpus = bakeoff_load::CpuSet::new(cpus).ok();
         let handle = std::thread::Builder::new()
             .name("bakeoff-sampler".into())
             .spawn(move || {
-                crate::host::noise::pin_current_thread(&cpus);
+                if let Some(cpus) = cpus {
+                    let _ = cpus.apply_to_current();
+                }
                 let mut out = Vec::new();
                 let mut next = Instant::now();
                 while !flag.load(Ordering::Relaxed) {

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// The study a run without `--study` and without a stack selection uses.
-pub const DEFAULT_STUDY: &str = "studies/quick.toml";
+pub(crate) const DEFAULT_STUDY: &str = "studies/quick.toml";
 
 /// What a front end chose; empty lists leave the choice to the study (or to every stack's own).
 #[derive(Debug, Clone, Default)]

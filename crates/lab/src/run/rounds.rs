@@ -13,7 +13,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// No cell gets more trials than this, whatever the budget.
-pub const MAX_TRIALS: u32 = 30;
+pub(crate) const MAX_TRIALS: u32 = 30;
 
 /// The primary metric's values of every cell so far, and the cells that failed (never retried).
 #[derive(Default)]

@@ -1,11 +1,88 @@
 //! `verify` over a selection: every chosen variant of every chosen stack checked in turn, each
-//! report stored as it completes, so an interrupted verification keeps what it checked.
+//! report stored as it completes, so an interrupted verification keeps what it checked. The entry
+//! point a front end calls (`plan_verification`, then `verify`), as `bakeoff run` calls `plan_run`
+//! and `execute`.
 
-use crate::run::runner::Lab;
+use crate::error::LabError;
+use crate::run::execute::{new_run, setup_stacks, Workspace};
+use crate::run::plan::default_settings;
+use crate::run::runner::{Event, Lab};
+use crate::stacks::catalog::{self, Catalog};
 use crate::stacks::manifest::{Stack, Variant};
-use bakeoff_model::results::VerifyReport;
+use bakeoff_model::results::{ResultSink, RunInfo, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
-use std::sync::atomic::Ordering;
+use bakeoff_model::RunStatus;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Everything a verification is asked.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyRequest {
+    /// The project folder (stacks/, services/).
+    pub root: PathBuf,
+    /// Stack names, languages or `all`; empty means every stack.
+    pub stacks: Vec<String>,
+    pub filter: VerifyFilter,
+    /// A MongoDB URL to use instead of starting the bundled document store.
+    pub docstore: Option<String>,
+}
+
+/// A verification ready to run: the stacks found and what to check of them.
+pub struct VerifyPlan {
+    root: PathBuf,
+    catalog: Catalog,
+    names: Vec<String>,
+    filter: VerifyFilter,
+    docstore: Option<String>,
+    /// Manifests that did not load (other stacks are still verified).
+    pub problems: Vec<LabError>,
+}
+
+/// Finds the stacks. Selecting among them waits for `verify`, so a front end can show the
+/// manifests' problems first: a stack whose manifest did not load is otherwise just "unknown".
+pub fn plan_verification(req: VerifyRequest) -> VerifyPlan {
+    let mut catalog = catalog::discover(&req.root.join("stacks"));
+    let problems = std::mem::take(&mut catalog.problems);
+    let names = if req.stacks.is_empty() { vec!["all".to_string()] } else { req.stacks };
+    VerifyPlan { root: req.root, catalog, names, filter: req.filter, docstore: req.docstore, problems }
+}
+
+/// What a verification did: its provenance (the id to read it back by) and every report.
+pub struct Verified {
+    pub run: RunInfo,
+    pub reports: Vec<VerifyReport>,
+}
+
+impl Verified {
+    /// How many stack variants failed a check.
+    pub fn failures(&self) -> usize {
+        self.reports.iter().filter(|r| r.verdict() == Verdict::Fail).count()
+    }
+}
+
+/// Selects the stacks, sets them up (cached), and verifies every variant the filter keeps as a run
+/// of its own (study `verify`); each report is stored and handed to `each` as it completes. Stops
+/// before the next variant when `cancel` is set.
+pub fn verify(
+    plan: VerifyPlan,
+    sink: &mut dyn ResultSink,
+    events: &mut dyn FnMut(Event<'_>),
+    cancel: &AtomicBool,
+    each: &mut dyn FnMut(&VerifyReport),
+) -> anyhow::Result<Verified> {
+    let stacks = plan.catalog.select(&plan.names)?;
+    setup_stacks(stacks.iter().copied(), &plan.root, false, events);
+    let run = new_run(&plan.root, "verify", serde_json::json!({"command": "verify"}));
+    let ws = Workspace::create(&run.id, false)?;
+    sink.begin_run(&run)?;
+    let mut lab = ws.lab(&plan.root, plan.docstore, default_settings(), sink, events, cancel);
+    let reports = lab.verify_selection(&run.id, &stacks, &plan.filter, each)?;
+    lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
+    drop(lab);
+    let verified = Verified { run, reports };
+    ws.finish(verified.failures() > 0, events);
+    Ok(verified)
+}
 
 /// Which variants and scenarios of the selected stacks are checked; empty means all.
 #[derive(Debug, Clone, Default)]
@@ -74,5 +151,18 @@ mod tests {
         let some = VerifyFilter { variants: vec!["postgres".into()], scenarios: vec![Scenario::Products, Scenario::Loop] };
         assert!(some.scenarios_of(&variant("default")).is_empty());
         assert_eq!(some.scenarios_of(&variant("postgres")), [Scenario::Products], "loop is not among the variant's scenarios");
+    }
+
+    #[test]
+    fn an_unknown_stack_is_refused_before_anything_is_set_up_or_stored() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let everything = plan_verification(VerifyRequest { root: root.clone(), ..VerifyRequest::default() });
+        assert_eq!(everything.names, ["all"], "no names verifies every stack");
+        let typo = plan_verification(VerifyRequest { root, stacks: vec!["go/nosuch".into()], ..VerifyRequest::default() });
+        let mut sink = bakeoff_model::results::MemorySink::default();
+        let outcome = verify(typo, &mut sink, &mut |_| panic!("no event before the selection"), &AtomicBool::new(false), &mut |_| {});
+        let err = outcome.err().expect("an unknown stack is an error");
+        assert!(err.to_string().contains("no stack named `go/nosuch`"), "{err}");
+        assert!(sink.runs.is_empty(), "no run begun");
     }
 }

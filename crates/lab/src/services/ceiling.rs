@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The products scenario's query, as every products stack runs it.
-pub const PRODUCTS_QUERY: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id;";
+pub(crate) const PRODUCTS_QUERY: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id;";
 
 /// Which store to measure, borrowed from the run's running services (or the run's SQLite file).
 pub enum CeilingStore<'a> {
@@ -216,7 +216,7 @@ fn pgbench(pg: &Postgres, connections: u32, duration: Duration, cpus: &[usize]) 
 }
 
 /// tps, latency average and transaction count from pgbench's summary.
-pub fn parse_pgbench(out: &str) -> Option<CeilingRecord> {
+pub(crate) fn parse_pgbench(out: &str) -> Option<CeilingRecord> {
     let mut tps = None;
     let mut mean_ms = None;
     let mut processed = None;
@@ -290,7 +290,7 @@ fn docstore(d: &Docstore, connections: u32, duration: Duration, cpus: &[usize]) 
 }
 
 /// The MongoDB Java sync driver the docstore jar is built with (services/docstore/pom.xml).
-pub const DOCSTORE_DRIVER: &str = "5.2.1";
+pub(crate) const DOCSTORE_DRIVER: &str = "5.2.1";
 
 #[cfg(test)]
 mod tests {

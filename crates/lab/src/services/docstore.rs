@@ -3,12 +3,11 @@
 //! with the 100 fixture documents; the same jar's client role changes a document for the probe and
 //! reads the find operations served (serverStatus.opcounters.query, as a real mongod reports it).
 
-use super::{run_bounded, service_dir, service_error, ServiceContext};
+use super::{launch, run_bounded, service_dir, service_error, ServiceContext};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::host::process::{free_port, Launch, ServerProcess};
+use crate::host::process::{free_port, ServerProcess};
 use crate::stacks::setup::{self, SetupJob};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -58,15 +57,7 @@ impl Docstore {
                 let dir = service_dir(ctx, "docstore")?;
                 let port = free_port();
                 let command = format!("exec java -Xmx512m -jar '{}' serve {port}", jar.display());
-                let mut p = ServerProcess::start(Launch {
-                    name: "docstore",
-                    command: &command,
-                    dir: &dir,
-                    env: &BTreeMap::new(),
-                    cpus: ctx.cpus,
-                    log: dir.join("docstore.log"),
-                })?;
-                p.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
+                let p = launch(ctx, "docstore", &dir, &command, port)?;
                 (
                     format!("mongodb://127.0.0.1:{port}/bakeoff"),
                     "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(),

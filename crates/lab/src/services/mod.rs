@@ -7,6 +7,7 @@ mod nginx;
 pub mod postgres;
 
 use crate::error::LabError;
+use crate::host::process::{Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,6 +84,15 @@ pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBu
     Ok(dir)
 }
 
+/// Starts a service's server (`sh -c command`) in `dir` on the services' CPUs, its output in
+/// `<name>.log` there, and waits up to a minute until it listens on `port` on loopback.
+pub(crate) fn launch(ctx: &ServiceContext<'_>, name: &str, dir: &Path, command: &str, port: u16) -> Result<ServerProcess, LabError> {
+    let log = dir.join(format!("{name}.log"));
+    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log })?;
+    process.wait_ready(([127, 0, 0, 1], port).into(), std::time::Duration::from_secs(60))?;
+    Ok(process)
+}
+
 pub(crate) fn service_error(service: &str, reason: impl Into<String>, hint: impl Into<String>) -> LabError {
     LabError::Service { service: service.into(), reason: reason.into(), hint: hint.into() }
 }
@@ -129,7 +139,7 @@ pub(crate) fn run_bounded(cmd: &mut std::process::Command, timeout: std::time::D
 }
 
 /// Installs Debian packages with apt-get when a binary is missing (we run as root on the lab machine).
-pub fn apt_install(packages: &[String]) -> Result<(), String> {
+pub(crate) fn apt_install(packages: &[String]) -> Result<(), String> {
     if packages.is_empty() {
         return Ok(());
     }

@@ -1,11 +1,10 @@
 //! A PostgreSQL cluster made for the run: initdb as the `postgres` user (initdb refuses root) into a
 //! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`.
 
-use super::{apt_install, run_bounded, service_dir, service_error, ServiceContext};
+use super::{apt_install, launch, run_bounded, service_dir, service_error, ServiceContext};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::host::process::{free_port, Launch, ServerProcess};
-use std::collections::BTreeMap;
+use crate::host::process::{free_port, ServerProcess};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -81,15 +80,7 @@ impl Postgres {
             data.display(),
             dir.display()
         );
-        let mut process = ServerProcess::start(Launch {
-            name: "postgres",
-            command: &command,
-            dir: &dir,
-            env: &BTreeMap::new(),
-            cpus: ctx.cpus,
-            log: dir.join("postgres.log"),
-        })?;
-        process.wait_ready(([127, 0, 0, 1], port).into(), Duration::from_secs(60))?;
+        let process = launch(ctx, "postgres", &dir, &command, port)?;
         let pg = Postgres { port, url: format!("postgres://postgres@127.0.0.1:{port}/bakeoff"), version: version(&bin), process };
         pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
         let sql = ctx.data_dir.join("products.sql");

@@ -67,6 +67,6 @@ pub fn toolchain_present(stack: &Stack) -> Vec<(String, bool)> {
     stack.toolchain.iter().map(|t| (t.clone(), on_path(t))).collect()
 }
 
-pub fn on_path(command: &str) -> bool {
+pub(crate) fn on_path(command: &str) -> bool {
     std::env::var_os("PATH").map(|p| std::env::split_paths(&p).any(|d| d.join(command).is_file())).unwrap_or(false)
 }

@@ -42,7 +42,7 @@ impl<'a> SetupJob<'a> {
 
 /// Build caches shared by every checkout on this machine: `$BAKEOFF_CACHE`, else
 /// `~/.cache/bakeoff`. A fresh clone (as CI makes) reuses compiled dependencies from here.
-pub fn machine_cache() -> PathBuf {
+pub(crate) fn machine_cache() -> PathBuf {
     std::env::var_os("BAKEOFF_CACHE")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("bakeoff")))
@@ -52,13 +52,13 @@ pub fn machine_cache() -> PathBuf {
 /// Environment every stack's setup and start share: Cargo's target directory lives in the machine
 /// cache (per stack), so Rust stacks start from `${CARGO_TARGET_DIR}/release/...` and a new clone
 /// recompiles only the stack's own crate.
-pub fn build_env(stack_name: &str) -> BTreeMap<String, String> {
+pub(crate) fn build_env(stack_name: &str) -> BTreeMap<String, String> {
     let target = machine_cache().join("cargo-target").join(stack_name.replace('/', "-"));
     [("CARGO_TARGET_DIR".to_string(), target.display().to_string())].into()
 }
 
 /// Where setup stamps and logs live: `<root>/.bakeoff-cache/setup/`.
-pub fn cache_dir(project_root: &Path) -> PathBuf {
+pub(crate) fn cache_dir(project_root: &Path) -> PathBuf {
     project_root.join(".bakeoff-cache").join("setup")
 }
 
@@ -133,7 +133,7 @@ fn setup_error(job: &SetupJob<'_>, command: &str, status: String, log: &Path) ->
 
 /// SHA-256 over the commands, the apt list and every input file (path and content), in sorted
 /// order; build output folders are skipped.
-pub fn inputs_hash(job: &SetupJob<'_>) -> String {
+pub(crate) fn inputs_hash(job: &SetupJob<'_>) -> String {
     let mut h = Sha256::new();
     for (k, v) in build_env(job.name) {
         h.update(format!("{k}={v}\0").as_bytes());

@@ -298,17 +298,7 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
         .build_cartesian_2d(Ticked::new(x0, x1, xticks), Ticked::new(y0, y1, yticks))?;
     let xlabel = |v: &f64| (axes.x_fmt)(axes.x.value_at(*v));
     let ylabel = |v: &f64| (axes.y_fmt)(axes.y.value_at(*v));
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .x_label_formatter(&xlabel)
-        .y_label_formatter(&ylabel)
-        .x_desc(axes.x_desc)
-        .y_desc(axes.y_desc)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 13))
-        .draw()?;
+    draw_grid(&mut chart, (&xlabel, axes.x_desc), (&ylabel, axes.y_desc))?;
     for s in series {
         let pts: Vec<(f64, f64)> =
             s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y))).collect();
@@ -325,13 +315,7 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font(("sans-serif", 13))
-        .draw()?;
+    draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     root.present()?;
     Ok(())
 }
@@ -374,17 +358,7 @@ fn draw_dual(svg: &mut String, axes: &DualAxes, left: &[Series], right: &[Series
     let xlabel = |v: &f64| (axes.x_fmt)(*v);
     let llabel = |v: &f64| (axes.left_fmt)(*v);
     let rlabel = |v: &f64| (axes.right_fmt)(*v);
-    chart
-        .configure_mesh()
-        .light_line_style(WHITE)
-        .bold_line_style(RGBColor(225, 225, 225))
-        .x_label_formatter(&xlabel)
-        .y_label_formatter(&llabel)
-        .x_desc(axes.x_desc)
-        .y_desc(axes.left_desc)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 13))
-        .draw()?;
+    draw_grid(&mut chart, (&xlabel, axes.x_desc), (&llabel, axes.left_desc))?;
     chart.configure_secondary_axes().y_label_formatter(&rlabel).y_desc(axes.right_desc).label_style(("sans-serif", 13)).draw()?;
     let finite = |s: &Series| s.points.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect::<Vec<_>>();
     for s in left {
@@ -399,14 +373,40 @@ fn draw_dual(svg: &mut String, axes: &DualAxes, left: &[Series], right: &[Series
             .label(s.name.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y), (x + 12, y), (x + 20, y)], c.stroke_width(1)));
     }
+    draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+    root.present()?;
+    Ok(())
+}
+
+/// The grid, tick labels and axis names of a line chart, as `(formatter, name)` per axis.
+fn draw_grid(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<Ticked, Ticked>>,
+    (x_fmt, x_desc): (&dyn Fn(&f64) -> String, &str),
+    (y_fmt, y_desc): (&dyn Fn(&f64) -> String, &str),
+) -> Res<()> {
+    chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(RGBColor(225, 225, 225))
+        .x_label_formatter(x_fmt)
+        .y_label_formatter(y_fmt)
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()?;
+    Ok(())
+}
+
+/// The series' legend box at `position`, the same on every chart.
+fn draw_legend<'a, CT: CoordTranslate>(chart: &mut ChartContext<'a, SVGBackend<'a>, CT>, position: SeriesLabelPosition) -> Res<()> {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .label_font(("sans-serif", 13))
         .draw()?;
-    root.present()?;
     Ok(())
 }
 
