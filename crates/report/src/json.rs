@@ -42,6 +42,10 @@ struct Document<'a> {
     /// Soaked cells (measured a minute or more): `[{stack, scenario, variant, workers, trials: [{trial,
     /// rss_mib: [[minute, MiB]...], requests_per_sec: [[minute, req/s]...]}]}]`, warm-up excluded.
     soaks: &'a [crate::soak::SoakCell],
+    /// Concurrency sweeps per scenario: `[{scenario, series: [{stack, scenario, variant, workers,
+    /// levels: [{connections, requests_per_sec, best_requests_per_sec, mean_us, p99_us, stddev_us,
+    /// rankable}]}]}]`, each estimate a median with its interval.
+    sweeps: &'a [crate::sweep::SweepView],
     /// SLO capacity per cell (the objective, the search budget, each cell's capacity over trials and
     /// the steps of its median trial); null when the run set no objective.
     slo: Option<&'a crate::slo::SloView>,
@@ -230,6 +234,7 @@ pub fn render(view: &ReportView) -> String {
         what_ran: &view.data.what_ran,
         slo: view.slo.as_ref(),
         soaks: &view.soaks,
+        sweeps: &view.sweeps,
     };
     let mut s = serde_json::to_string_pretty(&doc).expect("report document serializes");
     s.push('\n');

@@ -18,6 +18,7 @@ pub mod precision;
 pub mod proxy;
 pub mod slo;
 pub mod soak;
+pub mod sweep;
 pub mod synthetic;
 pub mod tables;
 pub mod text;

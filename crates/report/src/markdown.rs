@@ -61,6 +61,10 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n## Scenario `{}`\n", sv.scenario);
         table(&mut out, &tables::scenario(view, sv));
     }
+    for s in &view.sweeps {
+        let _ = writeln!(out, "\n## {}\n", crate::sweep::title(s));
+        table(&mut out, &crate::sweep::table(s));
+    }
     for s in &view.soaks {
         let _ = writeln!(out, "\n## {}\n", crate::soak::title(s));
         table(&mut out, &crate::soak::table(s));

@@ -225,6 +225,7 @@ pub fn run_data() -> RunData {
             }
         }
         trials.push(hung_trial(n));
+        trials.extend(ladder_trials(n, drift));
         trials.extend(proxy_trials(n, drift));
         trials.append(&mut twins);
     }
@@ -267,6 +268,30 @@ fn hung_trial(n: u32) -> TrialRecord {
         step.warnings.push(Warning::StoppedAnswering { step: "main".into(), at_s: 1.4, silent_s: 8.6 });
     }
     hung
+}
+
+/// A concurrency sweep of greeting (1, 16 and 64 connections, as ab at rising -c) for Rust and
+/// Python in round `n`: Rust's throughput grows with the connections, Python's flattens after 16.
+fn ladder_trials(n: u32, drift: f64) -> Vec<TrialRecord> {
+    [("rust-actix", 80.0, 1.0, 64.0), ("python-flask", 800.0, 1.6, 16.0)]
+        .iter()
+        .enumerate()
+        .map(|(ki, &(stack, base, tail, knee))| {
+            let steps: Vec<StepReport> = [1u32, 16, 64]
+                .iter()
+                .map(|&c| {
+                    // Latency stays at `base` up to the knee and queues beyond it.
+                    let mean_us = base * drift * (c as f64 / knee).max(1.0) * (1.0 + 0.03 * noise(n as u64 * 31 + c as u64 + ki as u64));
+                    let count = (c as f64 / (mean_us * 1e-6) * 10.0) as u64;
+                    step(&format!("{c} connections"), c, None, &latency_histogram(mean_us, tail, count))
+                })
+                .collect();
+            let mut t = trial(stack, "greeting", n, &[]);
+            t.load.plan = plan(&steps);
+            t.load.steps = steps;
+            with_usage(t, 800 + n as u64 * 10 + ki as u64, 14.0 + 30.0 * ki as f64, 0.0, 0.3)
+        })
+        .collect()
 }
 
 /// The proxy study's trials of round `n`: a rate ramp, then a closed-model step for maximum throughput.

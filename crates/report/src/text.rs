@@ -52,6 +52,10 @@ pub fn render(view: &ReportView) -> String {
         let _ = writeln!(out, "\n== {} ==", sv.scenario);
         layout(&mut out, &tables::scenario(view, sv));
     }
+    for s in &view.sweeps {
+        let _ = writeln!(out, "\n== {} ==", crate::sweep::title(s));
+        layout(&mut out, &crate::sweep::table(s));
+    }
     for s in &view.soaks {
         let _ = writeln!(out, "\n== {} ==", crate::soak::title(s));
         layout(&mut out, &crate::soak::table(s));

@@ -36,6 +36,8 @@ pub struct ReportView<'a> {
     pub slo: Option<SloView>,
     /// Cells measured for minutes, over time.
     pub soaks: Vec<crate::soak::SoakCell>,
+    /// Cells measured at rising connection counts, per scenario.
+    pub sweeps: Vec<crate::sweep::SweepView>,
 }
 
 /// The run's ranking and precision, from its stored settings (capacity, no target when absent).
@@ -76,6 +78,7 @@ impl<'a> ReportView<'a> {
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
         names.sort_by_key(|s| s.id());
         names.dedup();
+        let sweeps = crate::sweep::sweeps(&names, &cells, &data.trials);
         let scenarios = names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells, policy.primary)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
@@ -98,6 +101,7 @@ impl<'a> ReportView<'a> {
             article,
             memory: memory_series(&data.trials),
             soaks: crate::soak::soak_cells(&data.trials),
+            sweeps,
             proxy: proxy::proxy_view(&data.trials, &cells, settings),
             cells,
             scenarios,

@@ -75,6 +75,7 @@ pub fn render(view: &ReportView) -> String {
     for sv in &view.scenarios {
         sections::scenario(&mut out, view, sv);
     }
+    sections::sweeps(&mut out, view);
     sections::soaks(&mut out, view);
     if view.proxy.is_some() {
         sections::proxy(&mut out, view);

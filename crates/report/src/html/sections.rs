@@ -1,5 +1,5 @@
 //! The chart-bearing sections of the HTML report: one per scenario (throughput, relative speed,
-//! latency percentiles, memory over time, the full table) and the proxy study.
+//! latency percentiles, memory over time, the full table), concurrency sweeps, soaks and the proxy study.
 
 use super::charts::{self, Axes, Bar, Scale, Series};
 use super::{esc, table};
@@ -350,6 +350,48 @@ pub fn soaks(out: &mut String, view: &ReportView) {
         out.push_str(&charts::dual_lines(&axes, &series(|t| &t.rss, "RSS"), &series(|t| &t.rps, "req/s")));
         out.push_str("</div>\n");
         table(out, &crate::soak::table(s));
+    }
+    out.push_str("</section>\n");
+}
+
+/// Concurrency sweeps: throughput, mean latency and its spread against the connections, one line
+/// per cell (the article's charts of ab at rising -c), then the levels' table with the best trial.
+pub fn sweeps(out: &mut String, view: &ReportView) {
+    if view.sweeps.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"sweeps\"><h2>Concurrency sweeps</h2>\n");
+    out.push_str("<p class=\"how\">Each point is a level's median over trials; the table adds each median's interval and the best trial, the figure an article that kept the best of its runs would print.</p>\n");
+    for s in &view.sweeps {
+        out.push_str("<div class=\"charts\">");
+        for (metric, what) in crate::sweep::CHARTED {
+            let series: Vec<Series> = s
+                .series
+                .iter()
+                .map(|c| Series {
+                    name: c.cell.label(),
+                    colour: view.stack_index(&c.cell.stack),
+                    points: c.levels.iter().map(|l| (l.connections as f64, l.get(metric).median)).collect(),
+                    dashed: false,
+                    in_legend: true,
+                })
+                .collect();
+            let title = format!("{}: {what} by connections", s.scenario);
+            let is_rate = metric == Metric::RequestsPerSec;
+            let axes = Axes {
+                title: &title,
+                x_desc: "concurrent connections (log2 axis)",
+                y_desc: what,
+                x: Scale::Log2,
+                y: if is_rate { Scale::Linear } else { Scale::Log10 },
+                x_fmt: &|v| format!("{v:.0}"),
+                y_fmt: if is_rate { &rps_label } else { &latency_label },
+            };
+            out.push_str(&charts::lines(&axes, &series));
+        }
+        out.push_str("</div>\n");
+        let _ = writeln!(out, "<h3>{}</h3>", esc(&crate::sweep::title(s)));
+        table(out, &crate::sweep::table(s));
     }
     out.push_str("</section>\n");
 }

@@ -1,0 +1,151 @@
+//! Concurrency sweeps: a cell measured at rising connection counts (a study's `conn_ladder`, as ab
+//! runs at rising `-c`) read as one series per cell: throughput, mean latency and its spread per
+//! level, each level's median with its interval beside the best trial (articles that ran "best of
+//! 3" published that figure). Decided here once; every format lays it out.
+
+use crate::numbers::{estimate, grouped, latency};
+use crate::tables::Table;
+use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::summary::{CellSummary, Estimate, Metric};
+use serde::Serialize;
+
+/// The sweeps of one scenario: every cell of it measured at two or more connection counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepView {
+    pub scenario: Scenario,
+    pub series: Vec<SweepSeries>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepSeries {
+    #[serde(flatten)]
+    pub cell: CellKey,
+    pub levels: Vec<SweepLevel>,
+}
+
+/// One level of a sweep: its connections, the medians over trials with their intervals, and the
+/// best trial's requests/s.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepLevel {
+    pub connections: u32,
+    pub requests_per_sec: Estimate,
+    pub best_requests_per_sec: f64,
+    pub mean_us: Estimate,
+    pub p99_us: Estimate,
+    /// The latency's standard deviation: the article's "stability" of a level.
+    pub stddev_us: Estimate,
+    /// The level may be ranked (no errors beyond the limit, nothing unanswered, ...).
+    pub rankable: bool,
+}
+
+/// The metrics a sweep is drawn with, in the order HTML charts them.
+pub const CHARTED: [(Metric, &str); 3] =
+    [(Metric::RequestsPerSec, "requests/s"), (Metric::MeanUs, "mean latency"), (Metric::StddevUs, "latency spread (stddev)")];
+
+impl SweepLevel {
+    pub fn get(&self, m: Metric) -> &Estimate {
+        match m {
+            Metric::MeanUs => &self.mean_us,
+            Metric::P99Us => &self.p99_us,
+            Metric::StddevUs => &self.stddev_us,
+            _ => &self.requests_per_sec,
+        }
+    }
+}
+
+/// Every scenario's sweeps, in the order of `scenarios`; scenarios without one are left out.
+pub fn sweeps(scenarios: &[Scenario], cells: &[CellSummary], trials: &[TrialRecord]) -> Vec<SweepView> {
+    scenarios
+        .iter()
+        .filter_map(|&scenario| {
+            let mut keys: Vec<&CellKey> = cells.iter().filter(|c| c.cell.scenario == scenario).map(|c| &c.cell).collect();
+            keys.dedup();
+            let series: Vec<SweepSeries> = keys.into_iter().filter_map(|k| series(k, cells, trials)).collect();
+            (!series.is_empty()).then_some(SweepView { scenario, series })
+        })
+        .collect()
+}
+
+/// A cell's closed-model steps as levels, when they are two or more distinct connection counts.
+fn series(cell: &CellKey, cells: &[CellSummary], trials: &[TrialRecord]) -> Option<SweepSeries> {
+    let of_cell: Vec<&TrialRecord> = trials.iter().filter(|t| &t.cell == cell).collect();
+    let connections = |step: usize| of_cell.iter().find_map(|t| t.load.steps.get(step)).map(|s| s.connections);
+    let mut levels: Vec<SweepLevel> = cells
+        .iter()
+        .filter(|c| &c.cell == cell && c.target_rate.is_none())
+        .filter_map(|c| {
+            let best = of_cell.iter().filter_map(|t| t.load.steps.get(c.step)).map(|s| s.requests_per_sec).fold(f64::NAN, f64::max);
+            Some(SweepLevel {
+                connections: connections(c.step)?,
+                requests_per_sec: c.get(Metric::RequestsPerSec),
+                best_requests_per_sec: best,
+                mean_us: c.get(Metric::MeanUs),
+                p99_us: c.get(Metric::P99Us),
+                stddev_us: c.get(Metric::StddevUs),
+                rankable: c.rankable(),
+            })
+        })
+        .collect();
+    levels.sort_by_key(|l| l.connections);
+    levels.dedup_by_key(|l| l.connections);
+    (levels.len() >= 2).then(|| SweepSeries { cell: cell.clone(), levels })
+}
+
+/// One row per cell and level: the medians with their intervals, the best trial, and whether the
+/// level is ranked.
+pub fn table(s: &SweepView) -> Table {
+    let mut t =
+        Table::new(&["stack", "variant", "workers", "connections", "req/s (median, interval)", "best trial", "mean", "p99", "stddev"]);
+    for series in &s.series {
+        for l in &series.levels {
+            let mut rps = estimate(Metric::RequestsPerSec, &l.requests_per_sec);
+            if !l.rankable {
+                rps.push_str(" (not ranked)");
+            }
+            t.rows.push(vec![
+                series.cell.stack.clone(),
+                series.cell.variant.clone(),
+                series.cell.workers.to_string(),
+                l.connections.to_string(),
+                rps,
+                grouped(l.best_requests_per_sec),
+                latency(l.mean_us.median),
+                latency(l.p99_us.median),
+                latency(l.stddev_us.median),
+            ]);
+        }
+    }
+    t
+}
+
+/// The sweep's heading in every format.
+pub fn title(s: &SweepView) -> String {
+    format!("{}: concurrency sweep (each level's median over trials, and the best trial)", s.scenario)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::run_data;
+    use crate::view::ReportView;
+
+    #[test]
+    fn a_ladder_is_a_series_per_cell_and_a_single_step_is_none() {
+        let data = run_data();
+        let view = ReportView::new(&data);
+        let laddered: Vec<&SweepSeries> = view.sweeps.iter().flat_map(|s| &s.series).collect();
+        assert!(!laddered.is_empty(), "the demo run has a concurrency ladder");
+        for s in &laddered {
+            assert!(s.levels.len() >= 2);
+            assert!(s.levels.windows(2).all(|w| w[0].connections < w[1].connections), "levels rise: {:?}", s.cell);
+            for l in &s.levels {
+                assert!(l.best_requests_per_sec >= l.requests_per_sec.median, "the best trial is at least the median");
+            }
+        }
+        // A cell measured at one connection count only is no sweep.
+        let single = view.scenarios.iter().flat_map(|s| &s.headline).find(|c| view.cells.iter().filter(|d| d.cell == c.cell).count() == 1);
+        let single = single.expect("the demo run has single-step cells");
+        assert!(!laddered.iter().any(|s| s.cell == single.cell));
+    }
+}
