@@ -281,7 +281,7 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
             let per = a.cell.workers as f64 / b.cell.workers as f64;
             let (v, lo, hi, c) = two(1, 0);
             let [elo, ehi] = *efficiency;
-            let detail = format!("{} workers vs {}: speedup {v:.2}x over {per}x the workers", a.cell.workers, b.cell.workers);
+            let detail = format!("{} workers vs {}: {v:.2}x the {} over {per}x the workers", a.cell.workers, b.cell.workers, metric.id());
             let m = of(format!("scaling efficiency of {}", metric.id()), (v / per, lo / per, hi / per, c), format!("{elo} to {ehi}"));
             (m, detail, Box::new(move |x, y| within(elo, ehi, x, y)))
         }
