@@ -3,7 +3,7 @@
 # file, then `bakeoff compare` of the two runs: per cell, whether the two medians of the primary
 # metric lie within the precision each run states for the cell, and whether any change is
 # detectable at all. Then every claim of the study in both runs, from each run's JSON report: its
-# verdict, the measured value and 95% interval, and a flag on any claim whose verdict flips between
+# verdict, the measured value with its interval and coverage, and a flag on any claim whose verdict flips between
 # held and failed (inconclusive on one side is listed, but is no flip). Prints the comparison, the
 # share of agreeing cells, the claims and each run's wall time; the report of each run (text and
 # JSON) is kept beside it in bench/results/, the claims and durations also as claims.json.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Do two runs of a study agree on its claims? Reads the two JSON reports bench/agreement.sh kept
 (run1.json, run2.json: `bakeoff report --format json`, whose `claims` carry each verdict with the
-measured value and its 95% interval) and the runs' wall times (run1.seconds, run2.seconds); prints
+measured value, its interval and the interval's coverage) and the runs' wall times (run1.seconds, run2.seconds); prints
 every claim in both runs and flags a verdict that flips between held and failed (inconclusive on
 one side is listed but is no flip); writes the same as claims.json, and as a Markdown table
 (claims.md).
@@ -20,7 +20,9 @@ def measured(c):
     if not m:
         return "no value"
     g = lambda v: "–" if v is None else f"{v:.3g}"  # NaN is written as null
-    return f'{g(m["value"])} [{g(m["low"])}, {g(m["high"])}] {m["quantity"]} (expected {m["expected"]})'
+    # Reports from before claims stated their interval's coverage have no "confidence".
+    cover = f', {100 * m["confidence"]:.3g}%' if m.get("confidence") is not None else ""
+    return f'{g(m["value"])} [{g(m["low"])}, {g(m["high"])}{cover}] {m["quantity"]} (expected {m["expected"]})'
 
 
 def main():

@@ -60,6 +60,26 @@ pub struct RatioInterval {
 }
 
 pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
+    let c = covered_ratio(a, b, CONFIDENCE)?;
+    Some(RatioInterval { ratio: c.ratio, bounds: (c.confidence >= CONFIDENCE).then_some((c.low, c.high)) })
+}
+
+/// The ratio `b / a` (as `ratio_interval`) with an interval at any sample size and its real coverage:
+/// the narrowest interval `[d(k), d(nm+1-k)]` that covers the shift with at least `confidence`, or,
+/// where the samples are too few for that, the widest one they allow (`[d(1), d(nm)]`, the smallest
+/// and largest pairwise ratio) and what it covers: 3 v 3 trials 90%, 4 v 4 97.1%, 3 v 2 80%, 2 v 2
+/// 66.7%. Claims judge on it and say the coverage; `ratio_interval` gives `bakeoff compare` none
+/// below 95%.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoveredRatio {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// The probability that `[low, high]` covers the true ratio (exact up to 400 pairs).
+    pub confidence: f64,
+}
+
+pub fn covered_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<CoveredRatio> {
     // Logs need positive, finite values (NaN is neither).
     let positive = |x: &f64| x.is_finite() && *x > 0.0;
     if a.is_empty() || b.is_empty() || !a.iter().chain(b).all(positive) {
@@ -69,21 +89,22 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
     d.sort_by(|x, y| x.total_cmp(y));
     let n = d.len();
     let hl = if n % 2 == 1 { d[n / 2] } else { (d[n / 2 - 1] + d[n / 2]) / 2.0 };
-    let bounds = mann_whitney_critical(a.len(), b.len()).map(|k| (d[k - 1].exp(), d[n - k].exp()));
-    Some(RatioInterval { ratio: hl.exp(), bounds })
+    let (k, coverage) = mann_whitney_k(a.len(), b.len(), confidence);
+    Some(CoveredRatio { ratio: hl.exp(), low: d[k - 1].exp(), high: d[n - k].exp(), confidence: coverage })
 }
 
-/// The largest `k` with P(U <= k - 1) <= 2.5% under the null, so that `[d(k), d(nm+1-k)]`
-/// (1-based, pairwise differences sorted) covers the shift with 95%. None if even `k = 1` fails.
-fn mann_whitney_critical(n: usize, m: usize) -> Option<usize> {
-    let alpha = (1.0 - CONFIDENCE) / 2.0;
+/// The largest `k` whose interval `[d(k), d(nm+1-k)]` (1-based, pairwise differences sorted) covers
+/// the shift with at least `confidence`, with that coverage; `k = 1` and its lower coverage when no
+/// `k` reaches it. The interval misses when U <= k - 1 or U >= nm + 1 - k: 2 P(U <= k - 1).
+fn mann_whitney_k(n: usize, m: usize, confidence: f64) -> (usize, f64) {
     let total = n * m;
     let cdf: Vec<f64> = if total <= 400 { exact_u_cdf(n, m) } else { normal_u_cdf(n, m) };
-    let mut c = 0;
-    while c < total / 2 && cdf[c] <= alpha {
-        c += 1;
+    let coverage = |k: usize| (1.0 - 2.0 * cdf[k - 1]).max(0.0);
+    let mut k = 1;
+    while k < total / 2 && coverage(k + 1) >= confidence {
+        k += 1;
     }
-    (c >= 1).then_some(c)
+    (k, coverage(k))
 }
 
 /// P(U <= u) for u in 0..=nm, from the Gaussian binomial coefficient [n+m choose n]_q: the number
@@ -156,14 +177,37 @@ mod tests {
     fn exact_mann_whitney_matches_known_critical_values() {
         // Tables: n = m = 5 at two-sided 5% rejects for U <= 2, so k = 3; n = m = 4: U <= 0, k = 1;
         // n = m = 10: U <= 23, k = 24.
-        assert_eq!(mann_whitney_critical(5, 5), Some(3));
-        assert_eq!(mann_whitney_critical(4, 4), Some(1));
-        assert_eq!(mann_whitney_critical(3, 3), None);
-        assert_eq!(mann_whitney_critical(10, 10), Some(24));
+        assert_eq!(mann_whitney_k(5, 5, CONFIDENCE).0, 3);
+        assert_eq!(mann_whitney_k(4, 4, CONFIDENCE).0, 1);
+        assert!(mann_whitney_k(3, 3, CONFIDENCE).1 < CONFIDENCE, "no 95% interval from 3 v 3");
+        assert_eq!(mann_whitney_k(10, 10, CONFIDENCE).0, 24);
         // The exact distribution sums to one and is symmetric.
         let cdf = exact_u_cdf(6, 4);
         assert!((cdf[24] - 1.0).abs() < 1e-12);
         assert!((cdf[11] - (1.0 - cdf[12])).abs() < 1e-12);
+    }
+
+    #[test]
+    fn covered_ratio_states_the_coverage_a_few_trials_allow() {
+        let a = [100.0, 104.0, 98.0];
+        let b = [200.0, 190.0, 210.0];
+        let r = covered_ratio(&a, &b, 0.95).unwrap();
+        // 3 v 3: only [min, max] of the nine ratios, missing the shift when U is 0 or 9: 2/20.
+        assert!((r.confidence - 0.9).abs() < 1e-12, "{r:?}");
+        assert!((r.low - 190.0 / 104.0).abs() < 1e-12 && (r.high - 210.0 / 98.0).abs() < 1e-12, "{r:?}");
+        assert!((r.ratio - ratio_interval(&a, &b).unwrap().ratio).abs() < 1e-12);
+        let four = covered_ratio(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], 0.95).unwrap();
+        assert!((four.confidence - (1.0 - 2.0 / 70.0)).abs() < 1e-12, "{four:?}");
+        assert!((covered_ratio(&a, &b[..2], 0.95).unwrap().confidence - 0.8).abs() < 1e-12);
+        assert!((covered_ratio(&a[..2], &b[..2], 0.95).unwrap().confidence - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(covered_ratio(&a[..1], &b[..1], 0.95).unwrap().confidence, 0.0, "one pair covers nothing");
+        // With many trials, the narrowest interval that still reaches the target, as `ratio_interval`.
+        let six = [100.0, 104.0, 98.0, 101.0, 99.0, 103.0];
+        let slower: Vec<f64> = six.iter().map(|x| x * 0.8).collect();
+        let r = covered_ratio(&six, &slower, 0.95).unwrap();
+        assert_eq!(Some((r.low, r.high)), ratio_interval(&six, &slower).unwrap().bounds);
+        assert!(r.confidence >= 0.95 && r.confidence < 0.99, "{r:?}");
+        assert!(covered_ratio(&six, &slower, 0.99).unwrap().confidence >= 0.99, "a stricter target widens it");
     }
 
     #[test]

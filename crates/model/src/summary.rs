@@ -9,6 +9,11 @@ use std::collections::BTreeMap;
 /// Trials of a cell whose requests/s spread (max-min over median) exceeds this are marked.
 pub const DISAGREEMENT_TOLERANCE: f64 = 0.05;
 
+/// A trial with more failed requests than this (percent of attempts, the report's "errors %") makes
+/// its cell unrankable: wrk's and k6's convention (k6's `http_req_failed: rate<0.01`), and the load
+/// generator's own high-error warning. A failing server's throughput and latency are not comparable.
+pub const UNRANKABLE_ERROR_PERCENT: f64 = 1.0;
+
 /// Every metric a cell reports. The list, names and units live here once; all outputs read them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -299,7 +304,9 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
 }
 
 /// The reasons, one per kind, that any trial of this step disqualifies the cell: a lab warning
-/// that says so, a server that stopped answering or answered nothing, requests left unanswered.
+/// that says so, a server that stopped answering or answered nothing, requests left unanswered,
+/// errors over `UNRANKABLE_ERROR_PERCENT`, or connections of a closed-model step never answered
+/// (the server did not serve the load it was given: the rest of its numbers measure less).
 fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<String> {
     let mut reasons: Vec<String> = Vec::new();
     let mut add = |kind: &str, message: String| {
@@ -318,6 +325,20 @@ fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<String> {
         if s.errors.unanswered > 0 {
             add("unanswered", format!("{} requests never got a response (trial {})", s.errors.unanswered, t.trial));
         }
+        // The load generator flags starved connections only in a closed model, where every
+        // connection should be answered (an open model's idle connection was merely not needed).
+        for w in s.warnings.iter().filter(|w| matches!(w, Warning::StarvedConnections { .. })) {
+            add(w.kind(), format!("{} (trial {})", w.message(), t.trial));
+        }
+    }
+    let failing: Vec<(u32, f64)> =
+        trials.iter().map(|t| (t.trial, Metric::ErrorPercent.of(t, step))).filter(|(_, e)| *e > UNRANKABLE_ERROR_PERCENT).collect();
+    if let Some((trial, worst)) = failing.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let of = format!("{} of {} trials", failing.len(), trials.len());
+        add(
+            "errors",
+            format!("{worst:.2}% of requests failed in trial {trial} ({of} over the {UNRANKABLE_ERROR_PERCENT}% a ranked cell may have)"),
+        );
     }
     reasons
 }

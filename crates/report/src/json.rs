@@ -21,7 +21,8 @@ struct Document<'a> {
     finished: bool,
     finished_at: Option<&'a str>,
     verifications: &'a [VerifyReport],
-    /// The study's claims, each with verdict held / failed / inconclusive / not measured.
+    /// The study's claims, each with verdict held / failed / inconclusive / not measured and the value
+    /// measured with its interval and that interval's coverage (`confidence`).
     claims: &'a [bakeoff_model::study::ClaimResult],
     /// The article's tables beside this run's, normalised to its reference stack (studies of an article).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -175,13 +175,13 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
     t
 }
 
-/// The study's claims and whether each held on this machine, with the value measured and its 95%
-/// interval beside what the claim allows; None when the study has none.
+/// The study's claims and whether each held on this machine, with the value measured, its interval
+/// and the interval's coverage beside what the claim allows; None when the study has none.
 pub fn claims(view: &ReportView) -> Option<Table> {
     if view.claims.is_empty() {
         return None;
     }
-    let mut t = Table::new(&["claim", "verdict", "measured (95% interval)", "claim allows", "cells compared"]);
+    let mut t = Table::new(&["claim", "verdict", "measured (interval, its coverage)", "claim allows", "cells compared"]);
     for c in &view.claims {
         let verdict = match c.verdict {
             ClaimVerdict::Held => "held",
@@ -191,7 +191,10 @@ pub fn claims(view: &ReportView) -> Option<Table> {
             ClaimVerdict::NotTestable => "not testable here",
         };
         let (measured, allows) = match &c.measured {
-            Some(m) => (format!("{}: {} ({}–{})", m.quantity, sig3(m.value), sig3(m.low), sig3(m.high)), m.expected.clone()),
+            Some(m) => {
+                let interval = format!("{}–{}, {}", sig3(m.low), sig3(m.high), m.coverage());
+                (format!("{}: {} ({interval})", m.quantity, sig3(m.value)), m.expected.clone())
+            }
             None => ("–".into(), "–".into()),
         };
         t.rows.push(vec![c.claim.statement.clone(), verdict.into(), measured, allows, c.detail.clone()]);

@@ -89,7 +89,11 @@ impl<'a> ReportView<'a> {
         let server_cpus = settings.pointer("/load/server_cpus").and_then(|c| c.as_array()).map_or(1, |c| c.len().max(1) as u32);
         let memory = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(crate::memory::rss_points).collect();
         let throughput = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(bakeoff_model::timeline::rps_points).collect();
-        let claims = judge(&claims, &Evidence { summaries: &cells, memory: &memory, throughput: &throughput, server_cpus });
+        let trials = |cell: &CellKey, step: usize, m: bakeoff_model::summary::Metric| {
+            data.trials.iter().filter(|t| &t.cell == cell && step < t.load.steps.len()).map(|t| m.of(t, step)).collect()
+        };
+        let evidence = Evidence { summaries: &cells, trials: &trials, memory: &memory, throughput: &throughput, server_cpus };
+        let claims = judge(&claims, &evidence);
         let article: Option<Article> = settings.pointer("/study/article").and_then(|a| serde_json::from_value(a.clone()).ok());
         let article = article.map(|a| compare(&a, &cells, server_cpus, claims.clone()));
         ReportView {

@@ -1,17 +1,29 @@
-//! Judging claims on a run's summaries: each kind measures one value with a 95% interval and compares
-//! the interval with what the claim allows. Held when the whole interval agrees, failed when none of
-//! it does, inconclusive otherwise, and always inconclusive when a cell lacks the trials for an
-//! interval: a single trial never decides.
+//! Judging claims on a run's trials: each kind measures one value with an interval and the interval's
+//! real coverage, and compares the interval with what the claim allows. Held when the whole interval
+//! agrees, failed when none of it does, inconclusive otherwise, and always inconclusive when the
+//! coverage is under `VERDICT_CONFIDENCE` or a cell has a single trial: a single trial never decides.
+//!
+//! A claim comparing two cells takes the ratio over their trials as `bakeoff compare` does: the
+//! Hodges-Lehmann ratio (median of all pairwise trial ratios) with the exact Mann-Whitney interval,
+//! 95% where the trials allow, else the widest they do, whose coverage is said (3 v 3 trials: 90%).
+//! Why 90% decides: it is the most the seed studies' 3 trials a cell can give within their 20 minutes,
+//! and a verdict needs the *whole* interval on one side of a bound, so a two-sided 90% interval says
+//! held or failed wrongly at most 5% of the time (one tail): a one-sided test at 5%. Below it (2 v 2
+//! trials: 67%, 3 v 2: 80%) the claim is inconclusive and says so.
 
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
-use crate::results::DELIBERATE_BUG;
+use crate::results::{CellKey, DELIBERATE_BUG};
+use crate::robust::covered_ratio;
 use crate::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
 
 /// A memory trend is decided only over at least this long a measurement (minutes).
 pub const TREND_MIN_MINUTES: f64 = 1.0;
+
+/// The least coverage an interval needs to decide held or failed (see the header for why 90%).
+pub const VERDICT_CONFIDENCE: f64 = 0.90;
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -39,7 +51,8 @@ impl ClaimVerdict {
     }
 }
 
-/// The value a claim measured: a ratio, an efficiency or a slope, with its 95% interval.
+/// The value a claim measured: a ratio, an efficiency or a slope, with its interval and the
+/// interval's coverage.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Measured {
     /// What the value is, e.g. "ratio of requests_per_sec", "MiB/min".
@@ -47,8 +60,27 @@ pub struct Measured {
     pub value: f64,
     pub low: f64,
     pub high: f64,
+    /// The probability that [low, high] covers the true value (0.9 for 3 v 3 trials): a verdict
+    /// needs `VERDICT_CONFIDENCE`. For a memory trend the fit's nominal 95%, optimistic.
+    pub confidence: f64,
     /// What the claim allows, e.g. "1.5 to 3", "below 1".
     pub expected: String,
+}
+
+impl Measured {
+    /// The coverage as a report prints it: "90%", "97.1%", "66.7%".
+    pub fn coverage(&self) -> String {
+        percent(self.confidence)
+    }
+}
+
+fn percent(c: f64) -> String {
+    let p = 100.0 * c;
+    if (p - p.round()).abs() < 0.05 {
+        format!("{p:.0}%")
+    } else {
+        format!("{p:.1}%")
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -64,14 +96,18 @@ pub struct ClaimResult {
 pub type TrialSeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64, f64)>>;
 /// A cell's memory series: (minutes, RSS MiB) per trial.
 pub type MemorySeries<'a> = TrialSeries<'a>;
+/// The value of a metric in one step of each of a cell's trials, in trial order.
+pub type TrialValues<'a> = &'a dyn Fn(&CellKey, usize, Metric) -> Vec<f64>;
 
 /// The rule that decides a verdict from a measured interval (low, high).
 type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
 
-/// What claims are judged on: the run's summaries, the memory series of its cells and the number of
-/// server CPUs (which "all" workers resolved to).
+/// What claims are judged on: the run's summaries (which cells, rankable or not), each cell's trial
+/// values, memory and requests/s series, and the number of server CPUs ("all" workers).
 pub struct Evidence<'a> {
     pub summaries: &'a [CellSummary],
+    /// Per cell and step, a metric's value in each trial: what comparisons are measured on.
+    pub trials: TrialValues<'a>,
     pub memory: MemorySeries<'a>,
     /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
     pub throughput: TrialSeries<'a>,
@@ -110,7 +146,7 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
         Check::MemoryTrend { trend, .. } => judge_trend(*trend, &refs[0], found[0], ev, result),
         Check::ThroughputTrend { late_over_early, .. } => judge_throughput(*late_over_early, &refs[0], found[0], ev, result),
         check => {
-            let (measured, detail, decide) = measure(check, &refs, &found);
+            let Measurement { measured, detail, decide, trials, fewest } = measure(check, &refs, &found, ev);
             // A step that did not hold its rate measured a queue: nothing is claimed from it.
             if let Some((r, s)) = refs.iter().zip(&found).find(|(_, s)| s.fell_short()) {
                 let (got, want) = (s.get(Metric::RequestsPerSec).median, s.target_rate.unwrap_or_default());
@@ -120,14 +156,26 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
                 );
                 return result(ClaimVerdict::Inconclusive, Some(measured), why);
             }
-            let short: Vec<u32> = found.iter().map(|s| s.get(metric_of(check)).trials).filter(|&t| t < 2).collect();
-            let verdict = if !short.is_empty() || measured.low.is_nan() || measured.high.is_nan() {
-                ClaimVerdict::Inconclusive
-            } else {
-                decide(measured.low, measured.high)
-            };
-            let detail = if short.is_empty() { detail } else { format!("{detail}; a cell has 1 trial: an interval needs 2 or more") };
-            result(verdict, Some(measured), detail)
+            if fewest < 2 {
+                return result(
+                    ClaimVerdict::Inconclusive,
+                    Some(measured),
+                    format!("{detail}; a cell has {} trial: an interval needs 2 or more", if fewest == 0 { "no" } else { "1" }),
+                );
+            }
+            if measured.value.is_nan() || measured.low.is_nan() || measured.high.is_nan() {
+                return result(ClaimVerdict::Inconclusive, Some(measured), format!("{detail}; a trial's value is not positive: no ratio"));
+            }
+            if measured.confidence < VERDICT_CONFIDENCE {
+                let why = format!(
+                    "{detail}; {trials}: {} coverage, under the {} a verdict needs",
+                    measured.coverage(),
+                    percent(VERDICT_CONFIDENCE)
+                );
+                return result(ClaimVerdict::Inconclusive, Some(measured), why);
+            }
+            let verdict = decide(measured.low, measured.high);
+            result(verdict, Some(measured), format!("{detail}; {trials}"))
         }
     }
 }
@@ -150,72 +198,111 @@ fn metric_of(check: &Check) -> Metric {
     }
 }
 
-/// The measured value of a comparison and the rule that decides it from its interval.
-fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary]) -> (Measured, String, Decide) {
+/// A comparison measured: its value, interval and coverage, the cells compared, the rule that decides
+/// it from the interval, the trials it stood on ("3 v 3 trials") and the fewest trials of any cell.
+struct Measurement {
+    measured: Measured,
+    detail: String,
+    decide: Decide,
+    trials: String,
+    fewest: usize,
+}
+
+/// A ratio over two cells' trials: `num` over `den`, Hodges-Lehmann with its Mann-Whitney interval
+/// at `confidence` or the widest there is; NaN when a value is not positive.
+fn pair_ratio(num: &[f64], den: &[f64], confidence: f64) -> (f64, f64, f64, f64) {
+    match covered_ratio(den, num, confidence) {
+        Some(r) => (r.ratio, r.low, r.high, r.confidence),
+        None => (f64::NAN, f64::NAN, f64::NAN, 0.0),
+    }
+}
+
+/// The measured value of a comparison, over the trials of the cells it names.
+fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>) -> Measurement {
     let metric = metric_of(check);
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
-    match check {
+    let trials_of =
+        |s: &CellSummary, m: Metric| -> Vec<f64> { (ev.trials)(&s.cell, s.step, m).into_iter().filter(|v| v.is_finite()).collect() };
+    // Each cell's values of the compared quantity: the metric, or a spread per trial.
+    let values: Vec<Vec<f64>> = found
+        .iter()
+        .map(|s| match check {
+            Check::Spread { measure: SpreadMeasure::TailRatio, .. } => {
+                let (tail, mid) = ((ev.trials)(&s.cell, s.step, Metric::P9999Us), (ev.trials)(&s.cell, s.step, Metric::P50Us));
+                tail.iter().zip(&mid).map(|(t, m)| t / m).filter(|v| v.is_finite()).collect()
+            }
+            _ => trials_of(s, metric),
+        })
+        .collect();
+    let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
+    let vs = |i: usize, j: usize| format!("{} v {} trials", values[i].len(), values[j].len());
+    // num / den of the first two cells, at the confidence a verdict aims for (95%).
+    let two = |num: usize, den: usize| pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE);
+    let of = |quantity: String, (value, low, high, confidence): (f64, f64, f64, f64), expected: String| Measured {
+        quantity,
+        value,
+        low,
+        high,
+        confidence,
+        expected,
+    };
+    let (measured, detail, decide): (Measured, String, Decide) = match check {
         Check::Faster { by_percent, .. } => {
-            let r = if metric.higher_is_better() {
-                ratio(found[0].get(metric), found[1].get(metric))
-            } else {
-                ratio(found[1].get(metric), found[0].get(metric))
-            };
+            let r = if metric.higher_is_better() { two(0, 1) } else { two(1, 0) };
             let bound = 1.0 + by_percent / 100.0;
-            let m = measured(format!("advantage in {}", metric.id()), r, format!("above {bound}"));
+            let m = of(format!("advantage in {}", metric.id()), r, format!("above {bound}"));
             (m, names(0, 1), Box::new(move |lo, hi| above(bound, lo, hi)))
         }
         Check::Ratio { range, .. } => {
-            let r = ratio(found[0].get(metric), found[1].get(metric));
             let [lo, hi] = *range;
-            (
-                measured(format!("ratio of {}", metric.id()), r, format!("{lo} to {hi}")),
-                names(0, 1),
-                Box::new(move |a, b| within(lo, hi, a, b)),
-            )
+            let m = of(format!("ratio of {}", metric.id()), two(0, 1), format!("{lo} to {hi}"));
+            (m, names(0, 1), Box::new(move |a, b| within(lo, hi, a, b)))
         }
         Check::Geomean { range, scenarios, .. } => {
-            let pairs: Vec<(f64, f64, f64)> = found.chunks(2).map(|p| ratio(p[0].get(metric), p[1].get(metric))).collect();
+            // Each pair aims for its share of the 5% a verdict may miss by (Bonferroni), so that the
+            // whole interval can reach 95%; what it reaches is at least 1 minus the pairs' misses.
+            let share = 1.0 - (1.0 - crate::robust::CONFIDENCE) / scenarios.len() as f64;
+            let pairs: Vec<(f64, f64, f64, f64)> = values.chunks(2).map(|p| pair_ratio(&p[0], &p[1], share)).collect();
+            let g = |f: fn(&(f64, f64, f64, f64)) -> f64| (pairs.iter().map(|r| f(r).ln()).sum::<f64>() / pairs.len() as f64).exp();
+            let missed: f64 = pairs.iter().map(|p| 1.0 - p.3).sum();
+            let r = (g(|r| r.0), g(|r| r.1), g(|r| r.2), (1.0 - missed).max(0.0));
             let [lo, hi] = *range;
-            let m = measured(
-                format!("geometric mean ratio of {} over {}", metric.id(), scenarios.iter().map(|s| s.id()).collect::<Vec<_>>().join(", ")),
-                geomean(&pairs),
-                format!("{lo} to {hi}"),
-            );
+            let over = scenarios.iter().map(|s| s.id()).collect::<Vec<_>>().join(", ");
+            let m = of(format!("geometric mean ratio of {} over {over}", metric.id()), r, format!("{lo} to {hi}"));
             let detail = format!("{} vs {} over {} scenarios", refs[0].stack, refs[1].stack, scenarios.len());
             (m, detail, Box::new(move |a, b| within(lo, hi, a, b)))
         }
         Check::Memory { .. } => {
-            let r = ratio(found[0].get(metric), found[1].get(metric));
-            (measured(format!("ratio of {}", metric.id()), r, "below 1".into()), names(0, 1), Box::new(|lo, hi| below(1.0, lo, hi)))
+            let m = of(format!("ratio of {}", metric.id()), two(0, 1), "below 1".into());
+            (m, names(0, 1), Box::new(|lo, hi| below(1.0, lo, hi)))
         }
         Check::Scaling { efficiency, .. } => {
             let (a, b) = (found[1], found[0]);
             let per = a.cell.workers as f64 / b.cell.workers as f64;
-            let (v, lo, hi) = ratio(a.get(metric), b.get(metric));
+            let (v, lo, hi, c) = two(1, 0);
             let [elo, ehi] = *efficiency;
-            let detail = format!("{} workers vs {}: speedup {v:.2}x over {per}x the workers", a.cell.workers, b.cell.workers);
-            let m = measured(format!("scaling efficiency of {}", metric.id()), (v / per, lo / per, hi / per), format!("{elo} to {ehi}"));
+            let detail = format!("{} workers vs {}: {v:.2}x the {} over {per}x the workers", a.cell.workers, b.cell.workers, metric.id());
+            let m = of(format!("scaling efficiency of {}", metric.id()), (v / per, lo / per, hi / per, c), format!("{elo} to {ehi}"));
             (m, detail, Box::new(move |x, y| within(elo, ehi, x, y)))
         }
-        Check::Spread { measure: m, .. } => {
-            let spread = |s: &CellSummary| match m {
-                SpreadMeasure::Stddev => {
-                    let e = s.get(Metric::StddevUs);
-                    (e.median, e.ci_low, e.ci_high)
-                }
-                SpreadMeasure::TailRatio => ratio(s.get(Metric::P9999Us), s.get(Metric::P50Us)),
-            };
-            let (a, b) = (spread(found[0]), spread(found[1]));
-            let r = ratio_of(a, b);
-            let what = match m {
+        Check::Spread { measure: sm, .. } => {
+            let what = match sm {
                 SpreadMeasure::Stddev => "ratio of latency stddev",
                 SpreadMeasure::TailRatio => "ratio of p99.99/p50",
             };
-            (measured(what.into(), r, "below 1".into()), names(0, 1), Box::new(|lo, hi| below(1.0, lo, hi)))
+            (of(what.into(), two(0, 1), "below 1".into()), names(0, 1), Box::new(|lo, hi| below(1.0, lo, hi)))
         }
         Check::MemoryTrend { .. } | Check::ThroughputTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
-    }
+    };
+    let trials = match check {
+        Check::Geomean { scenarios, .. } => {
+            let mut each: Vec<String> = (0..values.len() / 2).map(|i| vs(2 * i, 2 * i + 1)).collect();
+            each.dedup();
+            format!("{} pairs of {}", scenarios.len(), each.join(", "))
+        }
+        _ => vs(0, 1),
+    };
+    Measurement { measured, detail, decide, trials, fewest }
 }
 
 /// A memory trend: the least-squares slope of RSS over each trial with its 95% interval (from the
@@ -244,7 +331,8 @@ fn judge_trend(
         Trend::Grows => format!("above {t} MiB/min"),
         Trend::Bounded => format!("below {t} MiB/min"),
     };
-    let m = Measured { quantity: "RSS slope, MiB/min".into(), value, low, high, expected };
+    // Each trial's fit interval is a nominal 95% (memory samples are autocorrelated: optimistic).
+    let m = Measured { quantity: "RSS slope, MiB/min".into(), value, low, high, confidence: 0.95, expected };
     let detail = format!("{} over {:.1} min", cell.describe(), span);
     if span < TREND_MIN_MINUTES {
         let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (e.g. --duration 5m)");
@@ -262,8 +350,10 @@ fn judge_trend(
     result(verdict, Some(m), detail)
 }
 
-/// A throughput trend: per trial, the last quarter's requests/s over the first quarter's; their
-/// median and order-statistic interval, decided over a soak-length measurement of 2 trials or more.
+/// A throughput trend: per trial, the last quarter's requests/s over the first quarter's with that
+/// trial's nominal 95% interval (`timeline::late_over_early`); the claim's value is the trials' median
+/// and its interval spans every trial's, as a memory trend's does, so trials that disagree decide
+/// nothing. Decided over a soak-length measurement of 2 trials or more.
 fn judge_throughput(
     range: [f64; 2],
     cell: &CellRef,
@@ -272,46 +362,31 @@ fn judge_throughput(
     result: impl Fn(ClaimVerdict, Option<Measured>, String) -> ClaimResult,
 ) -> ClaimResult {
     let series = (ev.throughput)(&summary.cell);
-    let ratios: Vec<f64> = series.iter().filter_map(|p| crate::timeline::late_over_early(p)).collect();
+    let fits: Vec<crate::robust::CoveredRatio> = series.iter().filter_map(|p| crate::timeline::late_over_early(p)).collect();
     let span = series.iter().map(|p| crate::timeline::span(p)).fold(f64::INFINITY, f64::min);
-    let Some(e) = (!ratios.is_empty()).then(|| Estimate::from_values(&ratios)) else {
+    if fits.is_empty() {
         return result(ClaimVerdict::NotMeasured, None, format!("{} has no requests/s over time", cell.describe()));
-    };
+    }
+    let value = Estimate::from_values(&fits.iter().map(|f| f.ratio).collect::<Vec<_>>()).median;
+    let low = fits.iter().map(|f| f.low).fold(f64::INFINITY, f64::min);
+    let high = fits.iter().map(|f| f.high).fold(f64::NEG_INFINITY, f64::max);
+    let confidence = fits.iter().map(|f| f.confidence).fold(1.0, f64::min);
     let [lo, hi] = range;
     let quantity = "requests/s, last quarter over first".to_string();
-    let m = Measured { quantity, value: e.median, low: e.ci_low, high: e.ci_high, expected: format!("{lo} to {hi}") };
+    let m = Measured { quantity, value, low, high, confidence, expected: format!("{lo} to {hi}") };
     let detail = format!("{} over {:.1} min", cell.describe(), span);
     if span < TREND_MIN_MINUTES {
         let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (a study's [soak])");
         return result(ClaimVerdict::Inconclusive, Some(m), why);
     }
-    if ratios.len() < 2 {
+    if fits.len() < 2 {
         return result(ClaimVerdict::Inconclusive, Some(m), format!("{detail}; a cell has 1 trial: an interval needs 2 or more"));
     }
-    result(within(lo, hi, e.ci_low, e.ci_high), Some(m), detail)
-}
-
-/// The quotient of two estimates: the ratio of medians, and an interval from the two intervals'
-/// extremes (low over high, high over low), wider than either cell's own and so never overclaiming.
-fn ratio(a: Estimate, b: Estimate) -> (f64, f64, f64) {
-    ratio_of((a.median, a.ci_low, a.ci_high), (b.median, b.ci_low, b.ci_high))
-}
-
-fn ratio_of(a: (f64, f64, f64), b: (f64, f64, f64)) -> (f64, f64, f64) {
-    // The metrics compared are positive: an interval reaching below zero (two noisy trials) bounds
-    // the ratio by 0 below and leaves it unbounded above.
-    let high = if b.1 > 0.0 { a.2 / b.1 } else { f64::INFINITY };
-    (a.0 / b.0, (a.1 / b.2).max(0.0), high)
-}
-
-/// The geometric mean of ratios, its interval the geometric means of their bounds.
-fn geomean(ratios: &[(f64, f64, f64)]) -> (f64, f64, f64) {
-    let g = |f: fn(&(f64, f64, f64)) -> f64| (ratios.iter().map(|r| f(r).ln()).sum::<f64>() / ratios.len() as f64).exp();
-    (g(|r| r.0), g(|r| r.1), g(|r| r.2))
-}
-
-fn measured(quantity: String, (value, low, high): (f64, f64, f64), expected: String) -> Measured {
-    Measured { quantity, value, low, high, expected }
+    if m.confidence < VERDICT_CONFIDENCE {
+        let why = format!("{detail}: {} coverage, under the {} a verdict needs", m.coverage(), percent(VERDICT_CONFIDENCE));
+        return result(ClaimVerdict::Inconclusive, Some(m), why);
+    }
+    result(within(lo, hi, low, high), Some(m), detail)
 }
 
 fn within(lo: f64, hi: f64, low: f64, high: f64) -> ClaimVerdict {

@@ -56,7 +56,7 @@ pub fn render(view: &ReportView) -> String {
     }
     if let Some(t) = tables::claims(view) {
         out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
-        out.push_str("<p class=\"how\">Each claim measures one value with a 95% interval (a ratio's interval spans both cells' intervals). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, or when a cell has a single trial.</p>\n");
+        out.push_str("<p class=\"how\">Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.</p>\n");
         table(&mut out, &t);
         out.push_str("</section>\n");
     }
