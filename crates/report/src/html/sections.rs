@@ -384,7 +384,8 @@ pub fn sweeps(out: &mut String, view: &ReportView) {
                 y_desc: what,
                 x: Scale::Log2,
                 y: if is_rate { Scale::Linear } else { Scale::Log10 },
-                x_fmt: &|v| format!("{v:.0}"),
+                // The log2 axis may open below one connection: no tick is written there.
+                x_fmt: &|v| if v >= 1.0 { format!("{v:.0}") } else { String::new() },
                 y_fmt: if is_rate { &rps_label } else { &latency_label },
             };
             out.push_str(&charts::lines(&axes, &series));
