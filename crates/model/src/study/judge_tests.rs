@@ -139,11 +139,17 @@ fn geomean_over_scenarios() {
     assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
     let m = r.measured.unwrap();
     assert!((m.value - 2.0).abs() < 1e-9);
-    assert!(m.confidence >= 0.95, "each pair at 97.5% or more: {m:?}");
-    // 3 v 3 trials cover each pair 90%: both together at least 80%, too little to decide.
+    assert!(m.confidence >= 0.95, "6 v 6 composite trials: {m:?}");
+    // Each round's geometric mean over the scenarios is one value: 3 v 3 rounds cover 90%, as
+    // two cells of 3 trials do, and decide.
     let r = verdict_of(&c, &at(3));
+    assert_eq!(r.verdict, ClaimVerdict::Held, "{r:?}");
+    assert!(r.detail.contains("3 v 3 trials, each the geometric mean of its round over 2 scenarios"), "{}", r.detail);
+    assert!((r.measured.unwrap().confidence - 0.9).abs() < 1e-9);
+    // 2 v 2 rounds cover only 67%: inconclusive, saying so.
+    let r = verdict_of(&c, &at(2));
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive, "{r:?}");
-    assert!(r.detail.contains("2 pairs of 3 v 3 trials: 80% coverage, under the 90%"), "{}", r.detail);
+    assert!(r.detail.contains("66.7% coverage, under the 90%"), "{}", r.detail);
     let s = [
         rps("rust", "hello", 100.0, 1.0, 6),
         rps("go", "hello", 100.0, 1.0, 6),
