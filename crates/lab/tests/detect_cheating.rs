@@ -1,9 +1,9 @@
 //! Detection against a real misbehaving server (tests/fixtures/cheating-stack): right answers
 //! without the work (precomputed, memoised per URL, or special-cased for the load's own URLs) fail
-//! verification's CPU-cost check, a document cached for the load's id fails the store's find
-//! count, a process that escapes its group fails
-//! verification by pid and command, and a hang, a stall or a cache that starts once warm make a
-//! measured cell unrankable. The honest variant passes the same checks.
+//! verification's CPU-cost check, errors under its bursts fail it too, a document cached for the
+//! load's id fails the store's find count, a process that escapes its group fails verification by
+//! pid and command, and a hang, a stall or a cache that starts once warm make a measured cell
+//! unrankable. The honest variant passes the same checks.
 
 mod common;
 
@@ -143,4 +143,21 @@ fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
     let summary = &summarize(std::slice::from_ref(&trial))[0];
     assert!(summary.rankable(), "{:?}", summary.unrankable);
     assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+}
+
+/// Errors in a cost burst are the server's answer, not a machine too busy to measure: a failure
+/// naming the URL and the count (the body checks' single requests to those URLs were answered).
+#[test]
+fn errors_under_the_cost_bursts_fail_naming_the_url_and_the_count() {
+    let report = verify("errors");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    for (scenario, url) in [("json", "/json?n=1000"), ("loop", "/loop?n=1000000")] {
+        let c = cost_check(&report, scenario);
+        assert_eq!(c.verdict, Verdict::Fail, "{scenario}:\n{dump}");
+        assert!(c.reason.contains(&format!("requests to {} were answered with errors", c.url)), "{}", c.reason);
+        assert!(c.url.ends_with(url) && c.reason.contains("(status 500: "), "{}", c.reason);
+        let count: u64 = c.reason.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("starts with the count: {}", c.reason));
+        assert!(count > 0, "{}", c.reason);
+    }
+    assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
 }
