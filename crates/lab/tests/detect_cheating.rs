@@ -137,6 +137,22 @@ fn a_cache_that_starts_once_warm_is_stale_after_the_load_and_the_cell_unrankable
     assert!(!summarize(std::slice::from_ref(&trial))[0].rankable());
 }
 
+/// After the load, the live-data probe changes the load's own document (`/documents/42`), which a
+/// cache of the load's answer holds: stale, and the cell is not ranked.
+#[test]
+fn a_document_cached_for_the_loads_id_is_stale_after_the_load() {
+    let trial = measure("doc-cache", Scenario::Document);
+    let stale =
+        trial.warnings.iter().find(|w| matches!(w, LabWarning::StaleAfterLoad { .. })).unwrap_or_else(|| panic!("{:?}", trial.warnings));
+    assert!(
+        stale.message().starts_with("document: answer went stale under load: after the title was set to `probe "),
+        "{}",
+        stale.message()
+    );
+    assert!(stale.message().ends_with("(is the answer cached?)"), "{}", stale.message());
+    assert!(!summarize(std::slice::from_ref(&trial))[0].rankable());
+}
+
 #[test]
 fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
     let trial = measure("honest", Scenario::Hello);
