@@ -3,7 +3,8 @@
 //! verification's CPU-cost check, errors under its bursts fail it too, a document cached for the
 //! load's id fails the store's find count, a process that escapes its group fails verification by
 //! pid and command, and a hang, a stall or a cache that starts once warm make a measured cell
-//! unrankable. The honest variant passes the same checks.
+//! unrankable. The honest variant passes the same checks, and no start can tell verification from
+//! measurement by its RUN_DIR.
 
 mod common;
 
@@ -176,4 +177,41 @@ fn errors_under_the_cost_bursts_fail_naming_the_url_and_the_count() {
         assert!(count > 0, "{}", c.reason);
     }
     assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
+}
+
+/// What a start is given (RUN_DIR, the SQLite file in DATABASE_URL) has one form for verification
+/// and every trial: no `verify`, no scenario, no trial, no worker count. The index beside the
+/// logs says what each start was for.
+#[test]
+fn a_start_cannot_tell_verification_from_measurement_by_its_directories() {
+    let stack = stack();
+    let scratch = common::Scratch::new("cheat-cell-dirs");
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let variant = stack.variant("honest").unwrap();
+    assert_eq!(lab.verify_variant(&stack, variant, &variant.scenarios, 1).verdict(), Verdict::Pass);
+    let cell = Cell { stack: &stack, scenario: Scenario::Json, variant, workers: 1, twin: false, soak: None, ramp: None };
+    lab.measure(&cell, 1).unwrap();
+    drop(lab);
+    let cells = scratch.dir.join("cells");
+    let mut seen = Vec::new();
+    for n in 1..=2 {
+        let label = format!("{n:03}-{}-honest", stack.name.replace('/', "-"));
+        let log = std::fs::read_to_string(cells.join(&label).join("server.log")).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let given: Vec<&str> = log.lines().filter(|l| l.starts_with("RUN_DIR=") || l.starts_with("DATABASE_URL=")).collect();
+        assert_eq!(given.len(), 2, "{log}");
+        let dir = cells.join(&label).display().to_string();
+        assert_eq!(given, [format!("RUN_DIR={dir}"), format!("DATABASE_URL=sqlite://{dir}/products.sqlite")], "{label}");
+        seen.extend(given.iter().map(|l| l.to_string()));
+    }
+    for word in ["verify", "json", "-w1", "-t1", "trial"] {
+        assert!(seen.iter().all(|l| !l.contains(word)), "`{word}` in {seen:?}");
+    }
+    let index = std::fs::read_to_string(cells.join("index.txt")).unwrap();
+    let lines: Vec<&str> = index.lines().collect();
+    assert_eq!(lines.len(), 2, "{index}");
+    let prefix = stack.name.replace('/', "-");
+    assert!(lines[0].starts_with(&format!("001-{prefix}-honest\tverify {} [honest]", stack.name)), "{index}");
+    assert!(lines[1].starts_with(&format!("002-{prefix}-honest\ttrial 1 of ")), "{index}");
+    assert!(lines[1].contains(" json w1"), "{index}");
 }
