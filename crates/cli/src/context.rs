@@ -125,6 +125,16 @@ pub fn print_event(event: Event<'_>) {
                 eprintln!("  warning: {} ({})", w.message(), w.advice());
             }
         }
+        Event::CostRechecked { cell, checks } => {
+            for c in checks {
+                let v = match c.verdict {
+                    bakeoff_model::results::Verdict::Pass => "pass",
+                    bakeoff_model::results::Verdict::Warn => "warn",
+                    bakeoff_model::results::Verdict::Fail => "fail",
+                };
+                eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
+            }
+        }
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
         Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
         Event::BudgetSpent { pending } => eprintln!("budget spent: {pending} cell(s) did not reach the precision target"),

@@ -2,17 +2,19 @@
 //! without the work (precomputed, memoised per URL, or special-cased for the load's own URLs) fail
 //! verification's CPU-cost check, errors under its bursts fail it too, a document cached for the
 //! load's id fails the store's find count, a process that escapes its group fails verification by
-//! pid and command, and a hang, a stall or a cache that starts once warm make a measured cell
-//! unrankable. The honest variant passes the same checks, and no start can tell verification from
-//! measurement by its RUN_DIR.
+//! pid and command, and a hang, a stall, a cache that starts once warm or a memo that starts after
+//! more requests than verification sends make a measured cell unrankable. The honest variant
+//! passes the same checks, and no start can tell verification from measurement by its RUN_DIR.
 
 mod common;
 
 use bakeoff_lab::run::cells::Cell;
+use bakeoff_lab::run::runner::Event;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::summarize;
+use std::time::Duration;
 
 fn stack() -> Stack {
     bakeoff_lab::stacks::catalog::load_dir(&common::project_root().join("tests/fixtures/cheating-stack")).unwrap()
@@ -28,12 +30,27 @@ fn verify(variant: &str) -> VerifyReport {
 }
 
 fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
+    measure_rechecked(variant, scenario, common::quick_settings().duration).0
+}
+
+/// A first trial of the cell measured for `duration`, and the CPU-cost checks run again after it
+/// (none for a scenario without a judged cost pair).
+fn measure_rechecked(variant: &str, scenario: Scenario, duration: Duration) -> (TrialRecord, Vec<Check>) {
     let stack = stack();
     let scratch = common::Scratch::new(&format!("cheat-measure-{variant}"));
-    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut sink = MemorySink::default();
+    let mut rechecked = Vec::new();
+    let mut events = |e: Event<'_>| {
+        if let Event::CostRechecked { checks, .. } = e {
+            rechecked.extend_from_slice(checks);
+        }
+    };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings.duration = duration;
     let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None, ramp: None };
-    lab.measure(&cell, 1).unwrap()
+    let trial = lab.measure(&cell, 1).unwrap();
+    drop(lab);
+    (trial, rechecked)
 }
 
 fn cost_check<'a>(report: &'a VerifyReport, scenario: &str) -> &'a Check {
@@ -156,10 +173,47 @@ fn a_document_cached_for_the_loads_id_is_stale_after_the_load() {
 
 #[test]
 fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
-    let trial = measure("honest", Scenario::Hello);
+    for scenario in [Scenario::Hello, Scenario::Json] {
+        let (trial, rechecked) = measure_rechecked("honest", scenario, common::quick_settings().duration);
+        let summary = &summarize(std::slice::from_ref(&trial))[0];
+        assert!(summary.rankable(), "{scenario}: {:?}", summary.unrankable);
+        assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+        assert!(!trial.warnings.iter().any(|w| matches!(w, LabWarning::CostAfterLoad { .. })), "{scenario}: {:?}", trial.warnings);
+        // The json cell's cost pair ran again after the trial, and passed with its ratio.
+        if scenario == Scenario::Json {
+            assert_eq!(rechecked.len(), 1, "{rechecked:?}");
+            assert_ne!(rechecked[0].verdict, Verdict::Fail, "{:?}", rechecked[0]);
+            eprintln!("honest json, after the load: {}", rechecked[0].reason);
+        } else {
+            assert!(rechecked.is_empty(), "hello has no judged cost pair: {rechecked:?}");
+        }
+    }
+}
+
+/// Each URL's work done for its first 400 requests, then its answer kept: verification sends
+/// fewer and passes it; the load sends more, and the cost check run again after the trial fails.
+#[test]
+fn a_memo_that_starts_after_verification_fails_the_cost_check_rerun_after_the_first_trial() {
+    let report = verify("late-memo");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "verification cannot see it:\n{dump}");
+    // 4 s, so that a slow or loaded machine still sends the load's URL more than 400 times.
+    let (trial, rechecked) = measure_rechecked("late-memo", Scenario::Json, Duration::from_secs(4));
+    let requests = trial.load.steps[0].requests;
+    assert!(requests > 400, "the memo must have started during the load: {requests} requests measured");
+    let after = trial
+        .warnings
+        .iter()
+        .find(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
+        .unwrap_or_else(|| panic!("{:?}\nrechecked: {rechecked:?}", trial.warnings));
+    let message = after.message();
+    eprintln!("late-memo json, after the load: {message}");
+    assert!(message.starts_with("json: the work stopped costing what it claims under load"), "{message}");
+    assert!(message.contains("/json?n=1000 costs") && message.ends_with("is the answer precomputed?"), "{message}");
+    assert!(after.advice().contains("do the work on every request"), "{}", after.advice());
     let summary = &summarize(std::slice::from_ref(&trial))[0];
-    assert!(summary.rankable(), "{:?}", summary.unrankable);
-    assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+    assert!(!summary.rankable());
+    assert!(summary.unrankable.iter().any(|r| r.starts_with("cost_after_load: ")), "{:?}", summary.unrankable);
 }
 
 /// Errors in a cost burst are the server's answer, not a machine too busy to measure: a failure

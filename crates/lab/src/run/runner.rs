@@ -103,6 +103,12 @@ pub enum Event<'a> {
         trials: u32,
     },
     TrialDone(&'a TrialRecord),
+    /// The CPU-cost pairs run again on the warm server after a cell's first trial; a failed one is
+    /// also the trial's `cost_after_load` warning.
+    CostRechecked {
+        cell: &'a CellKey,
+        checks: &'a [bakeoff_model::results::Check],
+    },
     /// Another round for the cells whose interval is still wider than the precision target.
     PrecisionRound {
         round: u32,
@@ -376,15 +382,18 @@ impl<'a> Lab<'a> {
     }
 
     /// After the measurement, on the warm server (if it still runs): the live-data probes again (a
-    /// cache that starts late is stale now), then the stop, which names any process left behind.
+    /// cache that starts late is stale now), after the cell's first trial the CPU-cost pairs again
+    /// (work that stops after N requests costs nothing now; once per cell bounds what it costs),
+    /// then the stop, which names any process left behind.
     fn after_measuring(
         &self,
         cell: &Cell<'_>,
+        trial: u32,
         label: &str,
         addr: SocketAddr,
         server: Option<&mut ServerProcess>,
         died: bool,
-    ) -> Vec<LabWarning> {
+    ) -> (Vec<LabWarning>, Vec<bakeoff_model::results::Check>) {
         let probes = if died {
             Vec::new()
         } else {
@@ -395,13 +404,26 @@ impl<'a> Lab<'a> {
             .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
             .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
             .collect();
+        let mut again = Vec::new();
+        if trial == 1 && !died {
+            let pid = server.as_deref().map(ServerProcess::pid);
+            again = self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], pid, verify::cost_again);
+            // A warning (the machine could not measure, or the rounds disagree) passes, as in
+            // verification: only a failure says the work stopped.
+            warnings.extend(
+                again
+                    .iter()
+                    .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+                    .map(|c| LabWarning::CostAfterLoad { scenario: cell.scenario, reason: c.reason.clone() }),
+            );
+        }
         if let Some(s) = server {
             let left = s.stop(Duration::from_secs(5));
             if !left.is_empty() {
                 warnings.push(LabWarning::ProcessesLeftBehind { processes: left.iter().map(|l| l.to_string()).collect() });
             }
         }
-        warnings
+        (warnings, again)
     }
 
     /// Measures one trial of one cell.
@@ -449,7 +471,10 @@ impl<'a> Lab<'a> {
             _ => None,
         };
         let died = server.as_mut().and_then(|s| s.exited());
-        let after = self.after_measuring(cell, label, addr, server.as_mut(), died.is_some());
+        let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
+        if !rechecked.is_empty() {
+            (self.events)(Event::CostRechecked { cell: &key, checks: &rechecked });
+        }
         let load = load.map_err(|e| LabError::Input {
             what: key.label(),
             problem: format!("load generator: {e}"),

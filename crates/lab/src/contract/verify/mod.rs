@@ -116,3 +116,13 @@ pub fn probe_again(target: &Target<'_>) -> Vec<Check> {
     }
     checks.out
 }
+
+/// The CPU-cost pairs alone (json, loop, msgpack among `target.scenarios`), run again on the warm
+/// server after it was measured: work that stopped costing what it claims (an answer cached after
+/// N requests, work done only while the verifier's light URL is seen) fails here. Returns the
+/// pairs' checks.
+pub fn cost_again(target: &Target<'_>) -> Vec<Check> {
+    let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
+    cost::check_again(&mut checks, target);
+    checks.out
+}
