@@ -190,30 +190,34 @@ fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
     }
 }
 
-/// Each URL's work done for its first 400 requests, then its answer kept: verification sends
-/// fewer and passes it; the load sends more, and the cost check run again after the trial fails.
+/// `late-memo`: each URL's work done for its first 400 requests, then its answer kept.
+/// `light-seen`: the work done only within 2 s of a request for another URL than the load's.
+/// Verification passes both (it sends fewer requests, and interleaves light ones); the load
+/// crosses both lines, and the cost check run again after the trial, its heavy bursts first, fails.
 #[test]
-fn a_memo_that_starts_after_verification_fails_the_cost_check_rerun_after_the_first_trial() {
-    let report = verify("late-memo");
-    let dump = serde_json::to_string_pretty(&report).unwrap();
-    assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "verification cannot see it:\n{dump}");
-    // 4 s, so that a slow or loaded machine still sends the load's URL more than 400 times.
-    let (trial, rechecked) = measure_rechecked("late-memo", Scenario::Json, Duration::from_secs(4));
-    let requests = trial.load.steps[0].requests;
-    assert!(requests > 400, "the memo must have started during the load: {requests} requests measured");
-    let after = trial
-        .warnings
-        .iter()
-        .find(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
-        .unwrap_or_else(|| panic!("{:?}\nrechecked: {rechecked:?}", trial.warnings));
-    let message = after.message();
-    eprintln!("late-memo json, after the load: {message}");
-    assert!(message.starts_with("json: the work stopped costing what it claims under load"), "{message}");
-    assert!(message.contains("/json?n=1000 costs") && message.ends_with("is the answer precomputed?"), "{message}");
-    assert!(after.advice().contains("do the work on every request"), "{}", after.advice());
-    let summary = &summarize(std::slice::from_ref(&trial))[0];
-    assert!(!summary.rankable());
-    assert!(summary.unrankable.iter().any(|r| r.starts_with("cost_after_load: ")), "{:?}", summary.unrankable);
+fn work_that_stops_under_load_fails_the_cost_check_rerun_after_the_first_trial() {
+    for variant in ["late-memo", "light-seen"] {
+        let report = verify(variant);
+        let dump = serde_json::to_string_pretty(&report).unwrap();
+        assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "{variant}: verification cannot see it:\n{dump}");
+        // 4 s, so that a slow or loaded machine still sends the load's URL more than 400 times.
+        let (trial, rechecked) = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
+        let requests = trial.load.steps[0].requests;
+        assert!(requests > 400, "{variant}: the cheat must have started during the load: {requests} requests measured");
+        let after = trial
+            .warnings
+            .iter()
+            .find(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
+            .unwrap_or_else(|| panic!("{variant}: {:?}\nrechecked: {rechecked:?}", trial.warnings));
+        let message = after.message();
+        eprintln!("{variant} json, after the load: {message}");
+        assert!(message.starts_with("json: the work stopped costing what it claims under load"), "{message}");
+        assert!(message.contains("/json?n=1000 costs") && message.ends_with("is the answer precomputed?"), "{message}");
+        assert!(after.advice().contains("do the work on every request"), "{}", after.advice());
+        let summary = &summarize(std::slice::from_ref(&trial))[0];
+        assert!(!summary.rankable(), "{variant}");
+        assert!(summary.unrankable.iter().any(|r| r.starts_with("cost_after_load: ")), "{variant}: {:?}", summary.unrankable);
+    }
 }
 
 /// Errors in a cost burst are the server's answer, not a machine too busy to measure: a failure

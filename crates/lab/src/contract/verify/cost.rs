@@ -100,13 +100,18 @@ const WARMUP: Duration = Duration::from_millis(250);
 /// cost of the work (pekko-http's hello cost 3.3 ms a request cold and still 0.5 ms after 4 s of
 /// load, which made an honest msgpack decoder look only 1.9x dearer than hello).
 const STACK_WARMUP_BOUND: Duration = Duration::from_secs(30);
+/// After the measurement the load has warmed the JIT on the heavy route and the framework around
+/// it; the light route gets this much of a JIT stack's warm-up: pekko-http's `/json?n=1` right
+/// after the load cost 609 µs a request in one burst of three after 0.25 s of warm-up (39 µs in
+/// another), and its cold hello would otherwise take the stack's 20 s on a `/msgpack` cell.
+const AGAIN_WARMUP_BOUND: Duration = Duration::from_secs(5);
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 5;
-/// After the measurement ([`check_again`]) a pair stops after this many rounds when their median
-/// already reaches the threshold, and runs all [`ROUNDS`] otherwise, judged as in verification.
-/// Stopping early is never more lenient than verification: two rounds of three at the threshold
-/// are two of five, which verification passes with a warning at worst; failing still takes four
-/// rounds of five below it.
+/// After the measurement ([`check_again`]) the light side stops after this many bursts when the
+/// median of their ratios already reaches the threshold, and runs all [`ROUNDS`] otherwise, judged
+/// as in verification. Stopping early is never more lenient than verification: two ratios of three
+/// at the threshold are two of five, which verification passes with a warning at worst; failing
+/// still takes four of five below it.
 const EARLY_ROUNDS: usize = 3;
 /// A measured burst lasts until the server used this much CPU (the meter reads nanoseconds; a busy
 /// machine's scheduler noise over 20 ms stays within a few percent) and answered this many
@@ -191,7 +196,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
         let heavy = p.scenario.load_path();
         let reads_before = reads(target, p);
         let measured = if p.min_ratio > 0.0 {
-            alternate(target, pid, p, &mut conns, Rounds::All).map(Measured::Judged)
+            alternate(target, pid, p, &mut conns).map(Measured::Judged)
         } else {
             heavy_only(target, pid, p, &mut conns)
         };
@@ -214,33 +219,70 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     }
 }
 
-/// How many alternations a pair runs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Rounds {
-    /// Verification: [`ROUNDS`].
-    All,
-    /// After the measurement: [`EARLY_ROUNDS`] when their median reaches the threshold, else all.
-    PassEarly,
-}
-
 /// After the measurement, on the warm server that has just served the load: the judged pairs of
-/// `target.scenarios` again, so a stack that does the work only for its first N requests, or only
-/// while it sees the verifier's light URL, costs what a precomputed answer costs here. No stack
-/// warm-up (the load warmed it) and rounds that stop early when they pass ([`EARLY_ROUNDS`]): this
-/// runs once per cell, and should cost a cell about what one pair costs verification.
+/// `target.scenarios` again ([`heavy_then_light`]), so a stack that does the work only for its
+/// first N requests, or only while it sees requests other than the load's (the verifier's light
+/// URL), costs here what a precomputed answer costs. Once per cell, so it stays about what one
+/// pair costs verification.
 pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
     let mut conns = CONNECTIONS;
     for p in PAIRS.iter().filter(|p| p.min_ratio > 0.0 && target.scenarios.contains(&p.scenario)) {
         let heavy = p.scenario.load_path();
-        let outcome = alternate(target, pid, p, &mut conns, Rounds::PassEarly).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
+        let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
         let what = format!("CPU cost still scales with the work after the load: {heavy} vs {}", p.light);
         checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
     }
 }
 
-/// Rounds of a light burst then a heavy one (see [`Rounds`]).
-fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32, plan: Rounds) -> Result<Alternation, BurstError> {
+/// The heavy side first, every burst of it before any other request, so the server sees nothing
+/// but the load's URL between the load and its last heavy burst: [`ROUNDS`] bursts, each judged
+/// on its slope beyond a set-up probe of heavy requests (no warm-up: the load just ran this
+/// route; the calibrating burst starts at two requests a connection, so a slow request is not
+/// sized from a run the probe's set-up cancels). Then the light side, after a warm-up: [`WARMUP`],
+/// or for a JIT stack its own warm-up up to [`AGAIN_WARMUP_BOUND`]; its set-up probe, and
+/// [`EARLY_ROUNDS`] bursts, or [`ROUNDS`] when their median ratio is below the threshold. Heavy
+/// burst i is paired with light burst i. Not alternated: the server is warm, and alternating
+/// would show the light URL before the heavy bursts.
+fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
+    let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
+    let start = std::time::Instant::now();
+    let (setup, mut cpu) = probe_setup(target, pid, &heavy, *conns)?;
+    *conns = setup.conns;
+    let calibrated;
+    (calibrated, cpu) = burst(target, pid, &heavy, &cpu, &setup, 2 * setup.conns as u64)?;
+    let mut heavies = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let h;
+        (h, cpu) = burst(target, pid, &heavy, &cpu, &setup, calibrated.requests)?;
+        heavies.push(setup.slope_cost(&h).ok_or_else(|| {
+            BurstError::Unmeasured(format!("a heavy burst of {} requests measured no CPU beyond its connections' set-up", h.requests))
+        })?);
+    }
+    warm_up(target, &light, target.warmup.min(AGAIN_WARMUP_BOUND).max(WARMUP));
+    let (setup, mut cpu) = probe_setup(target, pid, &light, *conns)?;
+    let calibrated;
+    (calibrated, cpu) = burst(target, pid, &light, &cpu, &setup, setup.conns as u64)?;
+    let passed_early = |rounds: &[(Cost, Cost)]| {
+        rounds.len() == EARLY_ROUNDS && (Alternation { rounds: rounds.to_vec(), seconds: 0.0 }).median().0 >= p.min_ratio
+    };
+    let mut rounds = Vec::with_capacity(ROUNDS);
+    for h in heavies {
+        if passed_early(&rounds) {
+            break;
+        }
+        let l;
+        (l, cpu) = burst(target, pid, &light, &cpu, &setup, calibrated.requests)?;
+        let l = setup.slope_cost(&l).ok_or_else(|| {
+            BurstError::Unmeasured(format!("a light burst of {} requests measured no CPU beyond its connections' set-up", l.requests))
+        })?;
+        rounds.push((h, l));
+    }
+    Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
+}
+
+/// ROUNDS of a light burst then a heavy one.
+fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
     let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
     // Each burst's settled end is the next one's start. A first, unjudged burst of each side
@@ -255,16 +297,10 @@ fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32, plan: Rou
     let calibrated_heavy;
     (calibrated_heavy, cpu) = burst(target, pid, &heavy, &cpu, &setup, setup.conns as u64)?;
     for _ in 0..ROUNDS {
-        if plan == Rounds::PassEarly && rounds.len() == EARLY_ROUNDS {
-            let so_far = Alternation { rounds: rounds.clone(), seconds: 0.0 };
-            if so_far.median().0 >= p.min_ratio {
-                break;
-            }
-        }
         let (l, h);
         (l, cpu) = burst(target, pid, &light, &cpu, &setup, calibrated_light.requests)?;
         (h, cpu) = burst(target, pid, &heavy, &cpu, &setup, calibrated_heavy.requests)?;
-        let l = setup.light_cost(&l).ok_or_else(|| {
+        let l = setup.slope_cost(&l).ok_or_else(|| {
             BurstError::Unmeasured(format!("a light burst of {} requests measured no CPU beyond its connections' set-up", l.requests))
         })?;
         rounds.push((setup.heavy_cost(&h, &l), l));
@@ -297,8 +333,8 @@ impl Setup {
         raw.cpu_s - raw.runs as f64 * self.probe_s
     }
 
-    /// Light CPU per request: the slope from the probe runs to the burst.
-    fn light_cost(&self, raw: &Raw) -> Option<Cost> {
+    /// CPU per request of the probe's own request: the slope from the probe runs to the burst.
+    fn slope_cost(&self, raw: &Raw) -> Option<Cost> {
         let requests = raw.requests.checked_sub(raw.runs as u64 * self.conns as u64).filter(|&n| n > 0)?;
         let us = self.marginal_s(raw) * 1e6 / requests as f64;
         (us > 0.0).then_some(Cost { us_per_request: us, requests: raw.requests })
