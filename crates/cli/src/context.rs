@@ -80,7 +80,9 @@ pub fn print_event(event: Event<'_>) {
         Event::RunStarting { run, cells, trials, scratch } => {
             eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
         }
-        Event::ScratchKept(dir) => eprintln!("logs and data kept in {}", dir.display()),
+        Event::ScratchKept(dir) => {
+            eprintln!("logs and data kept in {} (cells/index.txt: what each cell directory ran)", dir.display())
+        }
         Event::ServiceStarting(s) => eprintln!("starting service {s}"),
         Event::CeilingMeasured(c) => eprintln!(
             "store ceiling {} ({}, {} connections): {:.0} queries/s, mean {:.0} us",
