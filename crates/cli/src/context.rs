@@ -81,7 +81,9 @@ pub fn print_event(event: Event<'_>) {
         Event::RunStarting { run, cells, trials, scratch } => {
             eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
         }
-        Event::ScratchKept(dir) => eprintln!("logs and data kept in {}", dir.display()),
+        Event::ScratchKept(dir) => {
+            eprintln!("logs and data kept in {} (cells/index.txt: what each cell directory ran)", dir.display())
+        }
         Event::ServiceStarting(s) => eprintln!("starting service {s}"),
         Event::CeilingMeasured(c) => eprintln!(
             "store ceiling {} ({}, {} connections): {:.0} queries/s, mean {:.0} us",
@@ -124,6 +126,16 @@ pub fn print_event(event: Event<'_>) {
             }
             for w in &t.warnings {
                 eprintln!("  warning: {} ({})", w.message(), w.advice());
+            }
+        }
+        Event::CostRechecked { cell, checks } => {
+            for c in checks {
+                let v = match c.verdict {
+                    bakeoff_model::results::Verdict::Pass => "pass",
+                    bakeoff_model::results::Verdict::Warn => "warn",
+                    bakeoff_model::results::Verdict::Fail => "fail",
+                };
+                eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
             }
         }
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),

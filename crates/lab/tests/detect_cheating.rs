@@ -1,17 +1,20 @@
 //! Detection against a real misbehaving server (tests/fixtures/cheating-stack): right answers
 //! without the work (precomputed, memoised per URL, or special-cased for the load's own URLs) fail
-//! verification's CPU-cost check, a document cached for the load's id fails the store's find
-//! count, a process that escapes its group fails
-//! verification by pid and command, and a hang, a stall or a cache that starts once warm make a
-//! measured cell unrankable. The honest variant passes the same checks.
+//! verification's CPU-cost check, errors under its bursts fail it too, a document cached for the
+//! load's id fails the store's find count, a process that escapes its group fails verification by
+//! pid and command, and a hang, a stall, a cache that starts once warm or a memo that starts after
+//! more requests than verification sends make a measured cell unrankable. The honest variant
+//! passes the same checks, and no start can tell verification from measurement by its RUN_DIR.
 
 mod common;
 
 use bakeoff_lab::run::cells::Cell;
+use bakeoff_lab::run::runner::Event;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::summarize;
+use std::time::Duration;
 
 fn stack() -> Stack {
     bakeoff_lab::stacks::catalog::load_dir(&common::project_root().join("tests/fixtures/cheating-stack")).unwrap()
@@ -27,12 +30,27 @@ fn verify(variant: &str) -> VerifyReport {
 }
 
 fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
+    measure_rechecked(variant, scenario, common::quick_settings().duration).0
+}
+
+/// A first trial of the cell measured for `duration`, and the CPU-cost checks run again after it
+/// (none for a scenario without a judged cost pair).
+fn measure_rechecked(variant: &str, scenario: Scenario, duration: Duration) -> (TrialRecord, Vec<Check>) {
     let stack = stack();
     let scratch = common::Scratch::new(&format!("cheat-measure-{variant}"));
-    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut sink = MemorySink::default();
+    let mut rechecked = Vec::new();
+    let mut events = |e: Event<'_>| {
+        if let Event::CostRechecked { checks, .. } = e {
+            rechecked.extend_from_slice(checks);
+        }
+    };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings.duration = duration;
     let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None, ramp: None };
-    lab.measure(&cell, 1).unwrap()
+    let trial = lab.measure(&cell, 1).unwrap();
+    drop(lab);
+    (trial, rechecked)
 }
 
 fn cost_check<'a>(report: &'a VerifyReport, scenario: &str) -> &'a Check {
@@ -137,10 +155,121 @@ fn a_cache_that_starts_once_warm_is_stale_after_the_load_and_the_cell_unrankable
     assert!(!summarize(std::slice::from_ref(&trial))[0].rankable());
 }
 
+/// After the load, the live-data probe changes the load's own document (`/documents/42`), which a
+/// cache of the load's answer holds: stale, and the cell is not ranked.
+#[test]
+fn a_document_cached_for_the_loads_id_is_stale_after_the_load() {
+    let trial = measure("doc-cache", Scenario::Document);
+    let stale =
+        trial.warnings.iter().find(|w| matches!(w, LabWarning::StaleAfterLoad { .. })).unwrap_or_else(|| panic!("{:?}", trial.warnings));
+    assert!(
+        stale.message().starts_with("document: answer went stale under load: after the title was set to `probe "),
+        "{}",
+        stale.message()
+    );
+    assert!(stale.message().ends_with("(is the answer cached?)"), "{}", stale.message());
+    assert!(!summarize(std::slice::from_ref(&trial))[0].rankable());
+}
+
 #[test]
 fn an_honest_cell_stays_rankable_with_nothing_left_behind() {
-    let trial = measure("honest", Scenario::Hello);
-    let summary = &summarize(std::slice::from_ref(&trial))[0];
-    assert!(summary.rankable(), "{:?}", summary.unrankable);
-    assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+    for scenario in [Scenario::Hello, Scenario::Json] {
+        let (trial, rechecked) = measure_rechecked("honest", scenario, common::quick_settings().duration);
+        let summary = &summarize(std::slice::from_ref(&trial))[0];
+        assert!(summary.rankable(), "{scenario}: {:?}", summary.unrankable);
+        assert_eq!(trial.load.steps[0].errors.unanswered, 0);
+        assert!(!trial.warnings.iter().any(|w| matches!(w, LabWarning::CostAfterLoad { .. })), "{scenario}: {:?}", trial.warnings);
+        // The json cell's cost pair ran again after the trial, and passed with its ratio.
+        if scenario == Scenario::Json {
+            assert_eq!(rechecked.len(), 1, "{rechecked:?}");
+            assert_ne!(rechecked[0].verdict, Verdict::Fail, "{:?}", rechecked[0]);
+            eprintln!("honest json, after the load: {}", rechecked[0].reason);
+        } else {
+            assert!(rechecked.is_empty(), "hello has no judged cost pair: {rechecked:?}");
+        }
+    }
+}
+
+/// `late-memo`: each URL's work done for its first 400 requests, then its answer kept.
+/// `light-seen`: the work done only within 2 s of a request for another URL than the load's.
+/// Verification passes both (it sends fewer requests, and interleaves light ones); the load
+/// crosses both lines, and the cost check run again after the trial, its heavy bursts first, fails.
+#[test]
+fn work_that_stops_under_load_fails_the_cost_check_rerun_after_the_first_trial() {
+    for variant in ["late-memo", "light-seen"] {
+        let report = verify(variant);
+        let dump = serde_json::to_string_pretty(&report).unwrap();
+        assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "{variant}: verification cannot see it:\n{dump}");
+        // 4 s, so that a slow or loaded machine still sends the load's URL more than 400 times.
+        let (trial, rechecked) = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
+        let requests = trial.load.steps[0].requests;
+        assert!(requests > 400, "{variant}: the cheat must have started during the load: {requests} requests measured");
+        let after = trial
+            .warnings
+            .iter()
+            .find(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
+            .unwrap_or_else(|| panic!("{variant}: {:?}\nrechecked: {rechecked:?}", trial.warnings));
+        let message = after.message();
+        eprintln!("{variant} json, after the load: {message}");
+        assert!(message.starts_with("json: the work stopped costing what it claims under load"), "{message}");
+        assert!(message.contains("/json?n=1000 costs") && message.ends_with("is the answer precomputed?"), "{message}");
+        assert!(after.advice().contains("do the work on every request"), "{}", after.advice());
+        let summary = &summarize(std::slice::from_ref(&trial))[0];
+        assert!(!summary.rankable(), "{variant}");
+        assert!(summary.unrankable.iter().any(|r| r.starts_with("cost_after_load: ")), "{variant}: {:?}", summary.unrankable);
+    }
+}
+
+/// Errors in a cost burst are the server's answer, not a machine too busy to measure: a failure
+/// naming the URL and the count (the body checks' single requests to those URLs were answered).
+#[test]
+fn errors_under_the_cost_bursts_fail_naming_the_url_and_the_count() {
+    let report = verify("errors");
+    let dump = serde_json::to_string_pretty(&report).unwrap();
+    for (scenario, url) in [("json", "/json?n=1000"), ("loop", "/loop?n=1000000")] {
+        let c = cost_check(&report, scenario);
+        assert_eq!(c.verdict, Verdict::Fail, "{scenario}:\n{dump}");
+        assert!(c.reason.contains(&format!("requests to {} were answered with errors", c.url)), "{}", c.reason);
+        assert!(c.url.ends_with(url) && c.reason.contains("(status 500: "), "{}", c.reason);
+        let count: u64 = c.reason.split(' ').next().unwrap().parse().unwrap_or_else(|_| panic!("starts with the count: {}", c.reason));
+        assert!(count > 0, "{}", c.reason);
+    }
+    assert!(report.checks.iter().filter(|c| !c.what.starts_with("CPU cost")).all(|c| c.verdict != Verdict::Fail), "{dump}");
+}
+
+/// What a start is given (RUN_DIR, the SQLite file in DATABASE_URL) has one form for verification
+/// and every trial: no `verify`, no scenario, no trial, no worker count. The index beside the
+/// logs says what each start was for.
+#[test]
+fn a_start_cannot_tell_verification_from_measurement_by_its_directories() {
+    let stack = stack();
+    let scratch = common::Scratch::new("cheat-cell-dirs");
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let variant = stack.variant("honest").unwrap();
+    assert_eq!(lab.verify_variant(&stack, variant, &variant.scenarios, 1).verdict(), Verdict::Pass);
+    let cell = Cell { stack: &stack, scenario: Scenario::Json, variant, workers: 1, twin: false, soak: None, ramp: None };
+    lab.measure(&cell, 1).unwrap();
+    drop(lab);
+    let cells = scratch.dir.join("cells");
+    let mut seen = Vec::new();
+    for n in 1..=2 {
+        let label = format!("{n:03}-{}-honest", stack.name.replace('/', "-"));
+        let log = std::fs::read_to_string(cells.join(&label).join("server.log")).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let given: Vec<&str> = log.lines().filter(|l| l.starts_with("RUN_DIR=") || l.starts_with("DATABASE_URL=")).collect();
+        assert_eq!(given.len(), 2, "{log}");
+        let dir = cells.join(&label).display().to_string();
+        assert_eq!(given, [format!("RUN_DIR={dir}"), format!("DATABASE_URL=sqlite://{dir}/products.sqlite")], "{label}");
+        seen.extend(given.iter().map(|l| l.to_string()));
+    }
+    for word in ["verify", "json", "-w1", "-t1", "trial"] {
+        assert!(seen.iter().all(|l| !l.contains(word)), "`{word}` in {seen:?}");
+    }
+    let index = std::fs::read_to_string(cells.join("index.txt")).unwrap();
+    let lines: Vec<&str> = index.lines().collect();
+    assert_eq!(lines.len(), 2, "{index}");
+    let prefix = stack.name.replace('/', "-");
+    assert!(lines[0].starts_with(&format!("001-{prefix}-honest\tverify {} [honest]", stack.name)), "{index}");
+    assert!(lines[1].starts_with(&format!("002-{prefix}-honest\ttrial 1 of ")), "{index}");
+    assert!(lines[1].contains(" json w1"), "{index}");
 }

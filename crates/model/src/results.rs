@@ -165,6 +165,10 @@ pub enum LabWarning {
     /// The live-data probe, run again on the warm server right after the measurement, failed:
     /// the answers measured were (at least in part) cached.
     StaleAfterLoad { scenario: Scenario, reason: String },
+    /// The CPU-cost check, run again on the warm server right after the cell's first trial,
+    /// failed: under the load the work stopped costing what verification measured (an answer
+    /// cached after N requests, work done only while the verifier's light URL is seen).
+    CostAfterLoad { scenario: Scenario, reason: String },
     /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
     /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
     NotQuietBeforeTrial { cpu_percent: f64 },
@@ -205,6 +209,7 @@ impl LabWarning {
             LabWarning::WorkersExceeded { .. } => "workers_exceeded",
             LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
             LabWarning::StaleAfterLoad { .. } => "stale_after_load",
+            LabWarning::CostAfterLoad { .. } => "cost_after_load",
             LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
             LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
         }
@@ -222,6 +227,7 @@ impl LabWarning {
             LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
             LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
             LabWarning::StaleAfterLoad { .. } => 1.0,
+            LabWarning::CostAfterLoad { .. } => 1.0,
             LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
             LabWarning::DeliberateBug { .. } => 1.0,
         }
@@ -257,6 +263,9 @@ impl LabWarning {
                 format!("left running after its stop (SIGTERM + SIGKILL to its process group): {}", processes.join(", "))
             }
             LabWarning::StaleAfterLoad { scenario, reason } => format!("{scenario}: answer went stale under load: {reason}"),
+            LabWarning::CostAfterLoad { scenario, reason } => {
+                format!("{scenario}: the work stopped costing what it claims under load (CPU-cost check rerun after the trial): {reason}")
+            }
             LabWarning::NotQuietBeforeTrial { cpu_percent } => {
                 format!(
                     "other processes used {cpu_percent:.0}% of a core on the trial's CPUs when it started, after the lab's bounded wait for quiet"
@@ -285,6 +294,9 @@ impl LabWarning {
             LabWarning::StaleAfterLoad { .. } => {
                 "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
             }
+            LabWarning::CostAfterLoad { .. } => {
+                "the stack skips the contract's work once it has served some requests (a cache, a memo, a formula): do the work on every request, as docs/scenarios.md says"
+            }
             LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
             LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
         }
@@ -298,6 +310,7 @@ impl LabWarning {
             LabWarning::ServerDied { .. }
             | LabWarning::ProcessesLeftBehind { .. }
             | LabWarning::StaleAfterLoad { .. }
+            | LabWarning::CostAfterLoad { .. }
             | LabWarning::WorkersExceeded { .. }
             // A deliberate reproduction is measured to show what its bug costs, not to compete.
             | LabWarning::DeliberateBug { .. } => true,
@@ -528,6 +541,7 @@ mod tests {
             LabWarning::WorkersExceeded { workers: 1, cores_used: 1.8, server_cpus: 2 },
             LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
             LabWarning::StaleAfterLoad { scenario: Scenario::Products, reason: "JSON differs".into() },
+            LabWarning::CostAfterLoad { scenario: Scenario::Json, reason: "/json?n=1000 costs the same as n=1".into() },
             LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
         ];
         for w in &all {

@@ -103,6 +103,12 @@ pub enum Event<'a> {
         trials: u32,
     },
     TrialDone(&'a TrialRecord),
+    /// The CPU-cost pairs run again on the warm server after a cell's first trial; a failed one is
+    /// also the trial's `cost_after_load` warning.
+    CostRechecked {
+        cell: &'a CellKey,
+        checks: &'a [bakeoff_model::results::Check],
+    },
     /// Another round for the cells whose interval is still wider than the precision target.
     PrecisionRound {
         round: u32,
@@ -213,6 +219,30 @@ impl<'a> Lab<'a> {
         self.run_dir.join("cells").join(label)
     }
 
+    /// A new directory for one start of `stack` [`variant`], and its label: `<n>-<stack>-<variant>`,
+    /// n counting the run's starts. Verification and every trial get labels of this one form, so
+    /// nothing a stack sees (RUN_DIR, the SQLite path in DATABASE_URL) says whether it is being
+    /// verified or measured, nor which scenario the load will request; [`Lab::note_cell`] records
+    /// what each start was for.
+    fn new_cell(&self, stack: &Stack, variant: &Variant) -> String {
+        let cells = self.run_dir.join("cells");
+        let started = std::fs::read_dir(&cells).map(|d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count()).unwrap_or(0);
+        let label = format!("{:03}-{}-{}", started + 1, stack.name.replace('/', "-"), variant.name);
+        std::fs::create_dir_all(self.cell_dir(&label)).ok();
+        label
+    }
+
+    /// Appends what the start `label` was for to the run's index of cell directories
+    /// (`cells/index.txt`, beside their server logs), once its server has stopped, so a running
+    /// stack never finds what its own start is for.
+    fn note_cell(&self, label: &str, what: &str) {
+        use std::io::Write;
+        let index = self.run_dir.join("cells").join("index.txt");
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(index) {
+            let _ = writeln!(f, "{label}\t{what}");
+        }
+    }
+
     /// Starts the stack (a baseline has no process: its address is the upstream's).
     fn start_stack(
         &mut self,
@@ -230,7 +260,6 @@ impl<'a> Lab<'a> {
             return Ok((None, nginx.addr));
         }
         let cell_dir = self.cell_dir(label);
-        std::fs::create_dir_all(&cell_dir).ok();
         // Each cell gets its own copy of the SQLite database, so a variant that changes the file
         // (WAL mode) or a crashed probe cannot leak into the next cell.
         let db = cell_dir.join("products.sqlite");
@@ -276,14 +305,22 @@ impl<'a> Lab<'a> {
         if let Err(e) = self.ensure_services(stack, scenarios, variant) {
             return failed(e.to_string());
         }
-        let label = format!("verify-{}-{}", stack.name.replace('/', "-"), variant.name);
+        let label = self.new_cell(stack, variant);
+        let ids: Vec<&str> = scenarios.iter().map(|s| s.id()).collect();
+        let what = format!("verify {} [{}] ({}), WORKERS={workers}", stack.name, variant.name, ids.join(", "));
         let (server, addr) = match self.start_stack(stack, variant, workers, &label) {
             Ok(s) => s,
-            Err(e) => return failed(e.to_string()),
+            Err(e) => {
+                self.note_cell(&label, &what);
+                return failed(e.to_string());
+            }
         };
         let server_pid = server.as_ref().map(ServerProcess::pid);
         let mut report = self.with_target(stack, variant, &label, addr, scenarios, server_pid, verify::verify);
-        let Some(mut server) = server else { return report };
+        let Some(mut server) = server else {
+            self.note_cell(&label, &what);
+            return report;
+        };
         if let Some(status) = server.exited() {
             report.checks.push(bakeoff_model::results::Check {
                 scenario: CheckScope::Stack,
@@ -305,6 +342,7 @@ impl<'a> Lab<'a> {
                 ),
             });
         }
+        self.note_cell(&label, &what);
         report
     }
 
@@ -344,15 +382,18 @@ impl<'a> Lab<'a> {
     }
 
     /// After the measurement, on the warm server (if it still runs): the live-data probes again (a
-    /// cache that starts late is stale now), then the stop, which names any process left behind.
+    /// cache that starts late is stale now), after the cell's first trial the CPU-cost pairs again
+    /// (work that stops after N requests costs nothing now; once per cell bounds what it costs),
+    /// then the stop, which names any process left behind.
     fn after_measuring(
         &self,
         cell: &Cell<'_>,
+        trial: u32,
         label: &str,
         addr: SocketAddr,
         server: Option<&mut ServerProcess>,
         died: bool,
-    ) -> Vec<LabWarning> {
+    ) -> (Vec<LabWarning>, Vec<bakeoff_model::results::Check>) {
         let probes = if died {
             Vec::new()
         } else {
@@ -363,25 +404,45 @@ impl<'a> Lab<'a> {
             .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
             .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
             .collect();
+        let mut again = Vec::new();
+        if trial == 1 && !died {
+            let pid = server.as_deref().map(ServerProcess::pid);
+            again = self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], pid, verify::cost_again);
+            // A warning (the machine could not measure, or the rounds disagree) passes, as in
+            // verification: only a failure says the work stopped.
+            warnings.extend(
+                again
+                    .iter()
+                    .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+                    .map(|c| LabWarning::CostAfterLoad { scenario: cell.scenario, reason: c.reason.clone() }),
+            );
+        }
         if let Some(s) = server {
             let left = s.stop(Duration::from_secs(5));
             if !left.is_empty() {
                 warnings.push(LabWarning::ProcessesLeftBehind { processes: left.iter().map(|l| l.to_string()).collect() });
             }
         }
-        warnings
+        (warnings, again)
     }
 
     /// Measures one trial of one cell.
     pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
+        let label = self.new_cell(cell.stack, cell.variant);
+        let measured = self.measure_in(cell, trial, &label);
+        // The server has stopped (or was dropped, which stops it) on every path out.
+        self.note_cell(&label, &format!("trial {trial} of {}", cell.key().label()));
+        measured
+    }
+
+    /// One trial in the cell directory `label`.
+    fn measure_in(&mut self, cell: &Cell<'_>, trial: u32, label: &str) -> Result<TrialRecord, LabError> {
         let begun = Instant::now();
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
-        let label =
-            format!("{}-{}-{}-w{}-t{trial}", cell.stack.name.replace('/', "-"), cell.variant.name, cell.scenario.id(), cell.workers);
-        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, &label)?;
+        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label)?;
         // A baseline's measured process is the upstream itself.
         let measured_pid = match (&server, &self.services.nginx) {
             (Some(s), _) => s.pid(),
@@ -410,7 +471,10 @@ impl<'a> Lab<'a> {
             _ => None,
         };
         let died = server.as_mut().and_then(|s| s.exited());
-        let after = self.after_measuring(cell, &label, addr, server.as_mut(), died.is_some());
+        let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
+        if !rechecked.is_empty() {
+            (self.events)(Event::CostRechecked { cell: &key, checks: &rechecked });
+        }
         let load = load.map_err(|e| LabError::Input {
             what: key.label(),
             problem: format!("load generator: {e}"),

@@ -143,11 +143,19 @@ fn documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
         let outcome = client.get(path).map_err(|e| (Verdict::Fail, e)).and_then(|r| status_is(&r, 404));
         checks.add(CheckScope::Scenario(Scenario::Document), "an unknown id answers 404", path, outcome);
     }
-    probe_documents(checks, client, target);
+    probe_documents(checks, client, target, rng.gen_range(0..fixtures::DOCUMENTS));
 }
 
-/// The live-data probe of `document`: a changed document must show in the next answer.
-pub(super) fn probe_documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
+/// The id of the document the load reads (`/documents/42`): the one a cache of the load's own
+/// answer holds, so the probe after a measurement changes that one.
+pub(super) fn load_document_id() -> i64 {
+    let path = Scenario::Document.load_path();
+    path.rsplit('/').next().and_then(|id| id.parse().ok()).expect("the document scenario's load path ends with an id")
+}
+
+/// The live-data probe of `document`: document `id`, changed, must show in the next answer.
+/// Verification picks a random id; the probe after a measurement the load's own.
+pub(super) fn probe_documents(checks: &mut Checks, client: &mut Client, target: &Target<'_>, id: i64) {
     let mut rng = rand::thread_rng();
     let Some(store) = target.documents else {
         checks.add(
@@ -158,7 +166,6 @@ pub(super) fn probe_documents(checks: &mut Checks, client: &mut Client, target: 
         );
         return;
     };
-    let id = rng.gen_range(0..fixtures::DOCUMENTS);
     let path = format!("/documents/{id}");
     let marker = format!("probe {}", rng.gen_range(100_000..999_999));
     let outcome =
