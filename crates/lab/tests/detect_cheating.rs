@@ -1,7 +1,8 @@
 //! Detection against a real misbehaving server (tests/fixtures/cheating-stack): right answers
 //! without the work (precomputed, memoised per URL, or special-cased for the load's own URLs) fail
 //! verification's CPU-cost check, errors under its bursts fail it too, a document cached for the
-//! load's id fails the store's find count, a process that escapes its group fails verification by
+//! load's id fails the store's find count, a micro-cache of `/products` on PostgreSQL fails its
+//! statement count (pg_stat_statements) while one query per request passes it, a process that escapes its group fails verification by
 //! pid and command, and a hang, a stall, a cache that starts once warm or a memo that starts after
 //! more requests than verification sends make a measured cell unrankable. The honest variant
 //! passes the same checks, and no start can tell verification from measurement by its RUN_DIR.
@@ -107,6 +108,46 @@ fn a_document_cached_for_the_loads_id_fails_the_document_stores_find_count() {
     assert!(count.reason.starts_with("the document store ran fewer find operations than the stack answered requests"), "{}", count.reason);
     assert!(count.reason.ends_with("is the answer cached?"), "{}", count.reason);
     assert!(count.url.ends_with("/documents/42"), "{}", count.url);
+}
+
+/// (statements, requests) from a read count's figure: `S statements over R requests, P per request`.
+fn statements_and_requests(reason: &str) -> (u64, u64) {
+    let words: Vec<&str> = reason.split([' ', '(']).collect();
+    let at = words.windows(4).position(|w| w[1] == "statements" && w[2] == "over").unwrap_or_else(|| panic!("no figure: {reason}"));
+    let number = |w: &str| w.parse::<u64>().unwrap_or_else(|_| panic!("`{w}` in {reason}"));
+    (number(words[at]), number(words[at + 3]))
+}
+
+/// PostgreSQL counts the statements that read `product` (pg_stat_statements) over the `/products`
+/// burst. `pg-cache` keeps the answer for 5 ms after each read, made under a lock that the
+/// burst's other connections wait on: fewer statements than requests, a failure naming both.
+/// `pg-honest` runs one query per request (a psql process each) and passes. One cluster serves both.
+#[test]
+fn a_products_cache_on_postgresql_fails_the_statement_count_and_one_query_per_request_passes() {
+    const WHAT: &str = "the database answers at least one read per request";
+    let stack = stack();
+    let scratch = common::Scratch::new("cheat-verify-pg");
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    for name in ["pg-cache", "pg-honest"] {
+        let variant = stack.variant(name).unwrap();
+        let report = lab.verify_variant(&stack, variant, &variant.scenarios, 1);
+        let dump = serde_json::to_string_pretty(&report).unwrap();
+        let count = report.checks.iter().find(|c| c.what == WHAT).unwrap_or_else(|| panic!("{name}: no read count:\n{dump}"));
+        assert!(count.url.ends_with("/products"), "{}", count.url);
+        let (statements, requests) = statements_and_requests(&count.reason);
+        eprintln!("{name}: {}", count.reason);
+        if name == "pg-cache" {
+            assert_eq!(count.verdict, Verdict::Fail, "{dump}");
+            assert!(count.reason.starts_with("the database ran fewer statements than the stack answered requests ("), "{}", count.reason);
+            assert!(count.reason.ends_with("is the answer cached?"), "{}", count.reason);
+            assert!(statements < requests, "{}", count.reason);
+        } else {
+            assert_eq!(count.verdict, Verdict::Pass, "{dump}");
+            assert!(statements >= requests && requests > 0, "{}", count.reason);
+            assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "{dump}");
+        }
+    }
 }
 
 #[test]
