@@ -180,5 +180,5 @@ fn a_relative_root_is_the_same_project() {
     let out = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["studies", "--root", "."]).current_dir(root()).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let listed = String::from_utf8_lossy(&out.stdout);
-    assert!(listed.contains("studies/quick.toml") && listed.contains("studies/seed-004-proxies.toml"), "{listed}");
+    assert!(listed.lines().any(|l| l.starts_with("quick ")) && listed.contains("seed-004-proxies"), "{listed}");
 }
