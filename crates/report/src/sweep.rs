@@ -39,20 +39,16 @@ pub struct SweepLevel {
     pub rankable: bool,
 }
 
-/// The metrics a sweep is drawn with, in the order HTML charts them.
-pub const CHARTED: [(Metric, &str); 3] =
-    [(Metric::RequestsPerSec, "requests/s"), (Metric::MeanUs, "mean latency"), (Metric::StddevUs, "latency spread (stddev)")];
+/// Reads one metric's estimate from a level.
+pub type LevelEstimate = fn(&SweepLevel) -> &Estimate;
 
-impl SweepLevel {
-    pub fn get(&self, m: Metric) -> &Estimate {
-        match m {
-            Metric::MeanUs => &self.mean_us,
-            Metric::P99Us => &self.p99_us,
-            Metric::StddevUs => &self.stddev_us,
-            _ => &self.requests_per_sec,
-        }
-    }
-}
+/// The metrics a sweep is drawn with, in the order HTML charts them: each with its name and the
+/// level's estimate of it.
+pub const CHARTED: [(Metric, &str, LevelEstimate); 3] = [
+    (Metric::RequestsPerSec, "requests/s", |l| &l.requests_per_sec),
+    (Metric::MeanUs, "mean latency", |l| &l.mean_us),
+    (Metric::StddevUs, "latency spread (stddev)", |l| &l.stddev_us),
+];
 
 /// Every scenario's sweeps, in the order of `scenarios`; scenarios without one are left out.
 pub fn sweeps(scenarios: &[Scenario], cells: &[CellSummary], trials: &[TrialRecord]) -> Vec<SweepView> {

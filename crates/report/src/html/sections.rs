@@ -364,14 +364,14 @@ pub fn sweeps(out: &mut String, view: &ReportView) {
     out.push_str("<p class=\"how\">Each point is a level's median over trials; the table adds each median's interval and the best trial, the figure an article that kept the best of its runs would print.</p>\n");
     for s in &view.sweeps {
         out.push_str("<div class=\"charts\">");
-        for (metric, what) in crate::sweep::CHARTED {
+        for (metric, what, of) in crate::sweep::CHARTED {
             let series: Vec<Series> = s
                 .series
                 .iter()
                 .map(|c| Series {
                     name: c.cell.label(),
                     colour: view.stack_index(&c.cell.stack),
-                    points: c.levels.iter().map(|l| (l.connections as f64, l.get(metric).median)).collect(),
+                    points: c.levels.iter().map(|l| (l.connections as f64, of(l).median)).collect(),
                     dashed: false,
                     in_legend: true,
                 })
