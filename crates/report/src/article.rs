@@ -29,13 +29,23 @@ pub fn tables(a: &ArticleComparison) -> Vec<ArticleTables> {
 /// The table's own layout: its row labels, then one column per article column, headed with its unit.
 fn layout(t: &TableComparison, cell: impl Fn(Unit, &FigureComparison) -> String) -> Table {
     let mut headers = vec![String::new()];
-    headers.extend(t.columns.iter().map(|(label, unit)| format!("{label} ({})", unit.symbol())));
+    headers.extend(t.columns.iter().map(|(label, unit)| heading(label, *unit)));
     let rows = t
         .rows
         .iter()
         .map(|r| std::iter::once(r.label.clone()).chain(r.cells.iter().zip(&t.columns).map(|(f, (_, u))| cell(*u, f))).collect())
         .collect();
     Table { headers, rows, notes: vec![] }
+}
+
+/// A column heading with its unit once: an article's own label often carries it already ("Memory (MB)").
+fn heading(label: &str, unit: Unit) -> String {
+    let suffix = format!("({})", unit.symbol());
+    if label.trim_end().ends_with(&suffix) {
+        label.to_string()
+    } else {
+        format!("{label} {suffix}")
+    }
 }
 
 fn here(t: &TableComparison) -> Table {
@@ -79,5 +89,17 @@ fn value(v: f64, unit: Unit) -> String {
         Unit::RequestsPerSec | Unit::Requests => grouped(v),
         Unit::Seconds | Unit::Millis => format!("{v:.3}"),
         _ => sig3(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heading_names_its_unit_once() {
+        assert_eq!(heading("Memory (MB)", Unit::Mb), "Memory (MB)");
+        assert_eq!(heading("Memory", Unit::Mb), "Memory (MB)");
+        assert_eq!(heading("RPS (MB)", Unit::RequestsPerSec), "RPS (MB) (req/s)");
     }
 }

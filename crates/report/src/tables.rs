@@ -57,8 +57,24 @@ pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
         ("machine", format!("{} ({} cores, {}, {} memory)", m.hostname, m.cores, m.cpu_model, mib_or_gib(m.memory_bytes))),
         ("os", format!("{}, kernel {}", m.os, m.kernel)),
         ("services", if r.services.is_empty() { "none".into() } else { r.services.join("; ") }),
-        ("settings", serde_json::to_string(&r.settings).unwrap_or_default()),
+        ("settings", serde_json::to_string(&shown_settings(view)).unwrap_or_default()),
     ]
+}
+
+/// The run's settings as the reports print them: the study's article and claims have sections of their
+/// own, so they are left out here (the JSON report keeps every setting).
+fn shown_settings(view: &ReportView) -> serde_json::Value {
+    let mut settings = view.data.run.settings.clone();
+    if let Some(all) = settings.as_object_mut() {
+        if let Some(study) = all.get_mut("study").and_then(|s| s.as_object_mut()) {
+            study.remove("article");
+            study.remove("claims");
+            if study.is_empty() {
+                all.remove("study");
+            }
+        }
+    }
+    settings
 }
 
 fn mib_or_gib(bytes: u64) -> String {
@@ -324,7 +340,7 @@ pub fn what_ran(view: &ReportView) -> Option<Table> {
 /// values joined, lists of objects numbered (`study.claims.1.statement`).
 pub fn settings(view: &ReportView) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    flatten("", &view.data.run.settings, &mut out);
+    flatten("", &shown_settings(view), &mut out);
     out
 }
 

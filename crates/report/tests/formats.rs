@@ -264,7 +264,8 @@ fn html_renders_in_headless_chromium() {
 }
 
 /// Every format says what ran (server model, workers, pool, libraries, versions), and the HTML
-/// report shows the run's settings as rows, not as one line of JSON.
+/// report shows the run's settings as rows, not as one line of JSON, without repeating the study's
+/// article and claims, which have sections of their own.
 #[test]
 fn what_ran_is_in_every_format() {
     let d = synthetic::run_data();
@@ -280,7 +281,12 @@ fn what_ran_is_in_every_format() {
         (Some("go-fasthttp"), Some("goroutines"), Some(8))
     );
     let html = render(&d, Format::Html);
-    assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>study.claims.1.statement</th>"), "settings as rows");
+    assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>load.trials</th>"), "settings as rows");
+    assert!(html.contains("<section id=\"claims\">") && !html.contains("<th>study.claims."), "claims once, in their section");
+    assert!(html.contains("<section id=\"article\">") && !html.contains("<th>study.article."), "the article once, in its section");
+    let text = render(&d, Format::Text);
+    let settings_line = text.lines().find(|l| l.trim_start().starts_with("settings:")).unwrap();
+    assert!(settings_line.contains("\"connections\"") && !settings_line.contains("\"claims\""), "{settings_line}");
     assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
 }
 
