@@ -12,6 +12,7 @@ mod report;
 mod runner;
 mod schedule;
 mod stats;
+mod timer;
 mod usage;
 mod warnings;
 mod worker;

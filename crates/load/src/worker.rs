@@ -13,6 +13,7 @@ use crate::plan::{Checks, LoadPlan};
 use crate::report::ErrorKind;
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
+use crate::timer::SendTimer;
 
 /// Housekeeping period: timeouts, reconnects, cancel flag, progress counters.
 /// Bounds how late a timeout or a cancel is noticed, off the request path.
@@ -74,6 +75,8 @@ struct Worker<'a> {
     groups: &'a [Group],
     checks: &'a Checks,
     poll: Poll,
+    /// Open model only: wakes the poll when the next request is due, to the nanosecond.
+    timer: Option<SendTimer>,
     conns: Vec<Conn>,
     /// Open connections with spare pipeline capacity (open model hands due requests to them).
     ready: Vec<usize>,
@@ -153,6 +156,10 @@ impl Worker<'_> {
     }
 
     fn on_event(&mut self, ev: &mio::event::Event, rbuf: &mut [u8]) {
+        if ev.token() == crate::timer::TIMER {
+            // The send timer only wakes the loop; the pump after the wait sends what is due.
+            return;
+        }
         let (i, generation) = untoken(ev.token());
         if i >= self.conns.len() || self.conns[i].generation != generation {
             return;
@@ -531,6 +538,7 @@ impl<'a> Worker<'a> {
         let open = spec.rate.is_some();
         let head = plan.method == "HEAD";
         let poll = Poll::new().map_err(crate::LoadError::Poll)?;
+        let timer = if open { Some(SendTimer::new(poll.registry()).map_err(crate::LoadError::Poll)?) } else { None };
         let conns = (0..spec.connections as usize)
             .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, plan.checks.wants_hash(), head))
             .collect();
@@ -539,6 +547,7 @@ impl<'a> Worker<'a> {
             groups: spec.groups,
             checks: &plan.checks,
             poll,
+            timer,
             conns,
             ready: Vec::with_capacity(spec.connections as usize * 2),
             refill: Vec::with_capacity((spec.connections as usize * 2).max(1024)),
@@ -560,16 +569,20 @@ impl<'a> Worker<'a> {
     /// ready for it) or the end of the step, whichever comes first.
     fn wait(&mut self, events: &mut Events, next_tick: u64, end_ns: Option<u64>) -> Result<(), crate::LoadError> {
         let mut deadline = next_tick;
+        let mut send_due = None;
         if !self.ready.is_empty() {
-            if let Some(d) = self.pacer.next_deadline() {
-                deadline = deadline.min(d);
-            }
+            send_due = self.pacer.next_deadline().filter(|&d| d < deadline);
+            deadline = send_due.unwrap_or(deadline);
         }
         if let Some(e) = end_ns {
             deadline = deadline.min(e);
         }
-        let timeout = Duration::from_nanos(deadline.saturating_sub(self.now()));
-        match self.poll.poll(events, Some(timeout)) {
+        let wait_ns = deadline.saturating_sub(self.now());
+        if let (Some(due), Some(timer)) = (send_due.filter(|&d| d == deadline && wait_ns > 0), self.timer.as_mut()) {
+            // The poll's timeout rounds up to a whole millisecond; the timer wakes it on time.
+            timer.arm(due, wait_ns).map_err(crate::LoadError::Poll)?;
+        }
+        match self.poll.poll(events, Some(Duration::from_nanos(wait_ns))) {
             Err(e) if e.kind() != io::ErrorKind::Interrupted => Err(crate::LoadError::Poll(e)),
             _ => Ok(()),
         }
