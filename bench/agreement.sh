@@ -12,6 +12,8 @@
 #   STUDY=studies/proxies.toml bench/agreement.sh
 #   BAKEOFF=/path/bakeoff bench/agreement.sh    # skip the cargo build
 #   EXTRA="--budget 6m" bench/agreement.sh      # flags added to both runs
+#   FIRST=bench/results/<dir> bench/agreement.sh  # an earlier single run of the same study (its
+#                                               # runs.db, run1.txt, run1.seconds) is run 1; runs once
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,7 +28,21 @@ DB="$OUT/runs.db"
 
 echo "machine load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
 ids=()
-for n in 1 2; do
+runs=(1 2)
+if [ -n "${FIRST:-}" ]; then
+  # Reuse a run made earlier on the same machine and code: copy its store and output as run 1.
+  FIRST="$(cd "$FIRST" && pwd)"
+  cp "$FIRST/runs.db" "$DB"
+  cp "$FIRST/run1.txt" "$FIRST/run1.seconds" "$OUT/"
+  cp "$FIRST/run1.log" "$OUT/" 2>/dev/null || true
+  id=$(sed -n 's/^results: .* (run \(.*\))$/\1/p' "$OUT/run1.txt")
+  [ -n "$id" ] || { echo "$FIRST/run1.txt names no stored run" >&2; exit 1; }
+  echo "run 1: $id in $(cat "$OUT/run1.seconds") s (from $FIRST)" | tee -a "$OUT/summary.txt"
+  "$BAKEOFF" report "$id" --db "$DB" --format json > "$OUT/run1.json"
+  ids+=("$id")
+  runs=(2)
+fi
+for n in "${runs[@]}"; do
   start=$(date +%s)
   # shellcheck disable=SC2086
   "$BAKEOFF" run --root "$ROOT" --study "$ROOT/$STUDY" --db "$DB" ${EXTRA:-} > "$OUT/run$n.txt" 2> "$OUT/run$n.log" || true
@@ -49,7 +65,7 @@ print(f"{len(agree)} of {len(cells)} cells ({100 * len(agree) / len(cells):.0f}%
 for x in cells:
     if not x["precision"]["agrees"]:
         p = x["precision"]
-        print(f"  flagged: {x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}]: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
+        print(f"  flagged: {x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}] w{x['cell']['workers']}: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
 print(f"{len(changed)} of {len(cells)} cells show a detectable change between the two runs")
 PY
 python3 "$ROOT/bench/claims_agreement.py" "$OUT" | tee -a "$OUT/summary.txt"
