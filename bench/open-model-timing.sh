@@ -46,6 +46,7 @@ for _ in $(seq 50); do
   curl -fs "$URL" >/dev/null 2>&1 && break
   sleep 0.1
 done
+curl -fs "$URL" | grep -q 'Hello World!' || { echo "nginx did not come up" >&2; cat "$TMP/error.log" >&2; exit 1; }
 
 OUT="$ROOT/bench/results/open-model-timing-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
 mkdir -p "$(dirname "$OUT")"

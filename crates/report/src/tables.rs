@@ -337,7 +337,8 @@ pub fn what_ran(view: &ReportView) -> Option<Table> {
 }
 
 /// The run's settings as key/value rows: nested objects flattened to dotted keys, lists of plain
-/// values joined, lists of objects numbered (`study.claims.1.statement`).
+/// values joined, lists of objects numbered (`load.client_cpus`, `study.soak.cells.1.stack`); the
+/// study's article and claims are left out, as in [`provenance`].
 pub fn settings(view: &ReportView) -> Vec<(String, String)> {
     let mut out = Vec::new();
     flatten("", &shown_settings(view), &mut out);
