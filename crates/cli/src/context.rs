@@ -1,12 +1,9 @@
-//! What every lab command shares: finding the project folder, loading the stack catalogue, Ctrl-C
-//! handling, and printing the lab's progress events.
+//! What every lab command shares: finding the project folder, opening the results, loading the
+//! stack catalogue and Ctrl-C handling.
 
 use crate::args::CommonArgs;
 use anyhow::{bail, Result};
-use bakeoff_lab::error::LabError;
-use bakeoff_lab::run::runner::Event;
 use bakeoff_lab::stacks::catalog::{self, Catalog};
-use bakeoff_lab::stacks::setup::SetupOutcome;
 use std::path::PathBuf;
 
 /// The project folder: `--root`/`BAKEOFF_ROOT`, else the nearest ancestor of the current folder
@@ -63,105 +60,3 @@ pub fn print_problems(problems: &[bakeoff_lab::error::LabError]) {
 }
 
 pub use bakeoff_cli::cancel_on_ctrl_c;
-
-/// One line per stack set up.
-pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
-    match outcome {
-        Ok(SetupOutcome::Cached) => eprintln!("setup {stack:<34} cached"),
-        Ok(SetupOutcome::Done(t)) => eprintln!("setup {stack:<34} done in {:.0} s", t.as_secs_f64()),
-        Ok(SetupOutcome::Nothing) => eprintln!("setup {stack:<34} nothing to do"),
-        Err(e) => eprintln!("setup {stack:<34} FAILED\n{e}"),
-    }
-}
-
-/// Prints lab events as progress lines on stderr.
-pub fn print_event(event: Event<'_>) {
-    match event {
-        Event::SetupFinished { stack, outcome } => print_setup(stack, outcome),
-        Event::RunStarting { run, cells, trials, scratch } => {
-            eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
-        }
-        Event::ScratchKept(dir) => {
-            eprintln!("logs and data kept in {} (cells/index.txt: what each cell directory ran)", dir.display())
-        }
-        Event::ServiceStarting(s) => eprintln!("starting service {s}"),
-        Event::CeilingMeasured(c) => eprintln!(
-            "store ceiling {} ({}, {} connections): {:.0} queries/s, mean {:.0} us",
-            c.store, c.client, c.connections, c.queries_per_sec, c.mean_latency_us
-        ),
-        Event::CeilingFailed { store, error } => eprintln!("warning: store ceiling of {store} not measured: {error}"),
-        Event::RampCalibrated { cell, ramp, max } => {
-            eprintln!("{} maximum {max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)", cell.label())
-        }
-        Event::Verified(r) => {
-            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail).count();
-            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Warn).count();
-            eprintln!("verified {} [{}]: {} checks, {fails} failed, {warns} warnings", r.stack, r.variant, r.checks.len());
-            crate::commands::verify::print_problems(r);
-        }
-        Event::TrialStarting { cell, trial, trials } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
-        Event::TrialDone(t) => {
-            for s in &t.load.steps {
-                eprintln!(
-                    "  {}: {:.0} req/s, p50 {:.0} us, p99 {:.0} us, errors {}, server CPU {:.0}%, peak RSS {:.1} MiB",
-                    s.label,
-                    s.requests_per_sec,
-                    s.latency.p50_us,
-                    s.latency.p99_us,
-                    s.errors.total(),
-                    t.server.cpu_percent,
-                    t.server.peak_rss_bytes as f64 / 1048576.0
-                );
-            }
-            if let Some(n) = &t.noise {
-                eprintln!(
-                    "  noise: other processes {:.1}% (server CPUs) / {:.1}% (client CPUs) of a core, steal {:.1}%",
-                    n.server.other_percent,
-                    n.client.other_percent,
-                    n.steal_percent()
-                );
-            }
-            if let Some(s) = &t.slo {
-                print_slo(s);
-            }
-            for w in &t.warnings {
-                eprintln!("  warning: {} ({})", w.message(), w.advice());
-            }
-        }
-        Event::CostRechecked { cell, checks } => {
-            for c in checks {
-                let v = match c.verdict {
-                    bakeoff_model::results::Verdict::Pass => "pass",
-                    bakeoff_model::results::Verdict::Warn => "warn",
-                    bakeoff_model::results::Verdict::Fail => "fail",
-                };
-                eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
-            }
-        }
-        Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
-        Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
-        Event::BudgetSpent { pending } => eprintln!("budget spent: {pending} cell(s) did not reach the precision target"),
-        Event::StillBusyAfterStart { stack, cores } => eprintln!(
-            "  note: {stack} answers but still uses {:.0}% CPU while idle; warming up anyway \
-             (a longer start.ready_timeout lets its start-up finish first)",
-            cores * 100.0
-        ),
-    }
-}
-
-/// One line for a trial's SLO search: what it found and what it cost.
-fn print_slo(s: &bakeoff_model::slo::SloSearch) {
-    let found = match s.capacity_rps {
-        Some(c) if s.converged => format!("{c:.0} req/s"),
-        Some(c) => format!("at least {c:.0} req/s (step budget spent before the bracket closed)"),
-        None => "no rate met it".into(),
-    };
-    let rates: Vec<String> = s.steps.iter().map(|st| format!("{:.0}{}", st.offered_rps, if st.passed() { "✓" } else { "✗" })).collect();
-    eprintln!(
-        "  SLO capacity ({}): {found}; {} steps from the maximum {:.0} req/s: {}",
-        s.slo,
-        s.steps.len(),
-        s.start_rps,
-        rates.join(" ")
-    );
-}

@@ -3,6 +3,7 @@
 mod args;
 mod commands;
 mod context;
+mod progress;
 
 use clap::Parser;
 use std::process::ExitCode;

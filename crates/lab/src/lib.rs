@@ -6,6 +6,7 @@
 pub mod contract;
 pub mod error;
 pub mod host;
+mod install;
 pub mod run;
 pub mod services;
 pub mod stacks;

@@ -10,7 +10,7 @@
 mod common;
 
 use bakeoff_lab::run::cells::Cell;
-use bakeoff_lab::run::runner::Event;
+use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
@@ -47,7 +47,7 @@ fn measure_rechecked(variant: &str, scenario: Scenario, duration: Duration) -> (
         }
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings.duration = duration;
+    lab.settings_mut().duration = duration;
     let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None, ramp: None };
     let trial = lab.measure(&cell, 1).unwrap();
     drop(lab);

@@ -15,8 +15,8 @@ fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings.duration = Duration::from_secs(8);
-    lab.settings.connections = 2;
+    lab.settings_mut().duration = Duration::from_secs(8);
+    lab.settings_mut().connections = 2;
     let mut slopes = Vec::new();
     for variant in ["flat", "leak"] {
         let cell = bakeoff_lab::run::cells::Cell {

@@ -12,12 +12,12 @@ use std::time::Duration;
 
 /// Both CPUs for the server, and the client on them too (a two-core machine has no third): the
 /// client's share only makes a server look smaller, never larger.
-fn two_cpu_lab_settings(lab: &mut bakeoff_lab::run::runner::Lab<'_>) {
-    lab.settings.server_cpus = vec![0, 1];
-    lab.settings.client_cpus = vec![0, 1];
-    lab.settings.duration = Duration::from_secs(2);
-    lab.settings.warmup = Duration::from_secs(1);
-    lab.settings.connections = 64;
+fn two_cpu_lab_settings(lab: &mut bakeoff_lab::run::Lab<'_>) {
+    lab.settings_mut().server_cpus = vec![0, 1];
+    lab.settings_mut().client_cpus = vec![0, 1];
+    lab.settings_mut().duration = Duration::from_secs(2);
+    lab.settings_mut().warmup = Duration::from_secs(1);
+    lab.settings_mut().connections = 64;
 }
 
 /// What one short trial showed: the server's cores, whether the worker check fired, and the CPU
@@ -29,7 +29,7 @@ struct Seen {
     noise_percent: f64,
 }
 
-fn measure(lab: &mut bakeoff_lab::run::runner::Lab<'_>, stack: &Stack, scenario: Scenario, variant: &str) -> Result<Seen, String> {
+fn measure(lab: &mut bakeoff_lab::run::Lab<'_>, stack: &Stack, scenario: Scenario, variant: &str) -> Result<Seen, String> {
     let variant = stack.variant(variant).ok_or_else(|| format!("{} has no variant {variant}", stack.name))?;
     let cell = Cell { stack, scenario, variant, workers: 1, twin: false, soak: None, ramp: None };
     let trial = lab.measure(&cell, 1).map_err(|e| e.to_string())?;

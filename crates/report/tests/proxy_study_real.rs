@@ -2,7 +2,7 @@
 //! asyncio) under a short rate ramp, then the overhead table's arithmetic checked against the
 //! histograms the load generator recorded.
 
-use bakeoff_lab::run::runner::{Lab, LoadSettings};
+use bakeoff_lab::run::{Lab, LoadSettings};
 use bakeoff_model::results::{MemorySink, RunInfo};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_report::overhead::Stat;
@@ -54,23 +54,14 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         rank_by: Default::default(),
         precision: None,
         budget: None,
-        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
+        pool_size: bakeoff_lab::run::DEFAULT_POOL_SIZE,
         slo: None,
         slo_budget: Default::default(),
     };
     let mut sink = MemorySink::default();
-    let mut events = |_: bakeoff_lab::run::runner::Event<'_>| {};
-    let mut lab = Lab {
-        project_root: root.clone(),
-        run_dir: scratch.clone(),
-        data_dir: data,
-        external_docstore: None,
-        settings,
-        sink: &mut sink,
-        events: &mut events,
-        cancel: &NEVER,
-        services: Default::default(),
-    };
+    let mut events = |_: bakeoff_lab::run::Event<'_>| {};
+    let dirs = bakeoff_lab::run::LabDirs { project_root: root.clone(), run_dir: scratch.clone(), data_dir: data };
+    let mut lab = Lab::new(dirs, settings, &mut sink, &mut events, &NEVER);
     let variants = ["default".to_string(), "asyncio".to_string()];
     let cells = bakeoff_lab::run::cells::plan(
         &stacks,

@@ -53,7 +53,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
-    let done = execute(plan, &mut store, &mut context::print_event, cancel)?;
+    let done = execute(plan, &mut store, &mut crate::progress::print_event, cancel)?;
     if done.failed_setups > 0 {
         eprintln!("warning: {} stack(s) failed to set up; their cells failed verification", done.failed_setups);
     }

@@ -17,7 +17,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let cancel = context::cancel_on_ctrl_c();
     let mut store = bakeoff_store::Store::open(root.join(&args.db))?;
     let json = args.json;
-    let done = verify(plan, &mut store, &mut context::print_event, cancel, &mut |report: &VerifyReport| {
+    let done = verify(plan, &mut store, &mut crate::progress::print_event, cancel, &mut |report: &VerifyReport| {
         if json {
             println!("{}", serde_json::to_string(report).expect("a verify report serializes"));
         } else {
@@ -38,13 +38,5 @@ fn print_report(r: &VerifyReport) {
         Verdict::Fail => "FAIL",
     };
     println!("{verdict} {} [{}] ({} checks)", r.stack, r.variant, r.checks.len());
-    print_problems(r);
-}
-
-/// Prints the warnings and failures of a report, one per line with the URL and reason.
-pub fn print_problems(r: &VerifyReport) {
-    for c in r.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
-        let v = if c.verdict == Verdict::Fail { "fail" } else { "warn" };
-        println!("  {v} {:<9} {}: {}\n       {}", c.scenario, c.what, c.url, c.reason);
-    }
+    crate::progress::print_check_problems(r);
 }

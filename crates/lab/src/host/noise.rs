@@ -32,6 +32,11 @@ fn cpu_times() -> BTreeMap<usize, CpuTimes> {
     parse_proc_stat(&std::fs::read_to_string("/proc/stat").unwrap_or_default(), crate::host::sampler::clock_ticks())
 }
 
+/// Busy CPU seconds (time charged to processes) of `cpus` so far; of every CPU when empty.
+pub(crate) fn busy_seconds(cpus: &[usize]) -> f64 {
+    cpu_times().iter().filter(|(cpu, _)| cpus.is_empty() || cpus.contains(cpu)).map(|(_, t)| t.busy).sum()
+}
+
 /// (name, CPU seconds) of every process now, by pid.
 fn processes() -> HashMap<u32, (String, f64)> {
     let tick = crate::host::sampler::clock_ticks();

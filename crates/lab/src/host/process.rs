@@ -38,12 +38,13 @@ pub struct Launch<'a> {
 impl ServerProcess {
     /// Starts `sh -c command` in its own process group, pinned to `cpus` (inherited by children).
     pub fn start(launch: Launch<'_>) -> Result<ServerProcess, LabError> {
-        let log = std::fs::File::create(&launch.log).map_err(|e| LabError::Input {
+        let log_error = |e: std::io::Error| LabError::Input {
             what: launch.log.display().to_string(),
             problem: format!("cannot create the log: {e}"),
             hint: "check that the run directory is writable".into(),
-        })?;
-        let log_err = log.try_clone().expect("clone log handle");
+        };
+        let log = std::fs::File::create(&launch.log).map_err(log_error)?;
+        let log_err = log.try_clone().map_err(log_error)?;
         let marker = leftovers::new_marker(launch.name);
         let mut cmd = Command::new("sh");
         cmd.arg("-c")

@@ -2,6 +2,7 @@
 //! little CPU on the trial's CPUs (a previous server's stragglers, a package manager, another
 //! benchmark), and reports the noise it could not wait out.
 
+use crate::host::noise::busy_seconds;
 use std::time::{Duration, Instant};
 
 /// Other processes may use this share of one core on the trial's CPUs and still count as quiet.
@@ -26,32 +27,6 @@ pub fn wait(cpus: &[usize], max: Duration) -> Option<f64> {
         if start.elapsed() + WINDOW > max {
             return Some(cores);
         }
-    }
-}
-
-/// Busy CPU seconds (user, nice, system: time charged to processes) of `cpus` so far.
-fn busy_seconds(cpus: &[usize]) -> f64 {
-    let Ok(text) = std::fs::read_to_string("/proc/stat") else { return 0.0 };
-    let ticks = clock_ticks();
-    let wanted = |name: &str| match name.strip_prefix("cpu") {
-        Some("") => cpus.is_empty(),
-        Some(n) => n.parse::<usize>().is_ok_and(|n| cpus.contains(&n)),
-        None => false,
-    };
-    text.lines()
-        .filter_map(|l| l.split_once(' '))
-        .filter(|(name, _)| wanted(name))
-        .map(|(_, rest)| rest.split_whitespace().take(3).filter_map(|x| x.parse::<f64>().ok()).sum::<f64>() / ticks)
-        .sum()
-}
-
-fn clock_ticks() -> f64 {
-    // SAFETY: sysconf has no preconditions.
-    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 {
-        t as f64
-    } else {
-        100.0
     }
 }
 

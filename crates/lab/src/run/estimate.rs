@@ -4,7 +4,7 @@
 
 use crate::error::LabError;
 use crate::run::plan::{plan_run, RunPlan, RunRequest};
-use crate::run::runner::LoadSettings;
+use crate::run::LoadSettings;
 use anyhow::Context;
 use bakeoff_model::study::{RampSetting, Study};
 use std::path::{Path, PathBuf};

@@ -7,7 +7,7 @@ use crate::error::LabError;
 use crate::host::machine::{git_commit, machine_info};
 use crate::run::cells::Cell;
 use crate::run::plan::RunPlan;
-use crate::run::runner::{Event, Lab, RunOutcome};
+use crate::run::{Event, Lab, LabDirs, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{self, SetupJob};
 use bakeoff_model::results::{ResultSink, RunInfo, Verdict};
@@ -112,22 +112,13 @@ impl Workspace {
         &self,
         root: &Path,
         docstore: Option<String>,
-        settings: crate::run::runner::LoadSettings,
+        settings: crate::run::LoadSettings,
         sink: &'a mut dyn ResultSink,
         events: &'a mut dyn FnMut(Event<'_>),
         cancel: &'a AtomicBool,
     ) -> Lab<'a> {
-        Lab {
-            project_root: root.to_path_buf(),
-            run_dir: self.dir.clone(),
-            data_dir: self.data.clone(),
-            external_docstore: docstore,
-            settings,
-            sink,
-            events,
-            cancel,
-            services: Default::default(),
-        }
+        let dirs = LabDirs { project_root: root.to_path_buf(), run_dir: self.dir.clone(), data_dir: self.data.clone() };
+        Lab::new(dirs, settings, sink, events, cancel).with_docstore(docstore)
     }
 
     /// Removes the scratch directory unless asked to keep it or something failed.

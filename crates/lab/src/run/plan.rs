@@ -5,7 +5,7 @@
 use crate::error::LabError;
 use crate::host::machine::default_cpu_split;
 use crate::run::cells::{self, Cell};
-use crate::run::runner::LoadSettings;
+use crate::run::LoadSettings;
 use crate::stacks::catalog;
 use crate::stacks::manifest::Stack;
 use bakeoff_model::goal::{AaCell, PrimaryMetric};
@@ -118,7 +118,7 @@ pub fn default_settings() -> LoadSettings {
         rank_by: PrimaryMetric::default(),
         precision: None,
         budget: None,
-        pool_size: crate::run::runner::DEFAULT_POOL_SIZE,
+        pool_size: crate::run::DEFAULT_POOL_SIZE,
         slo: None,
         slo_budget: Default::default(),
     }

@@ -5,7 +5,7 @@
 //! get their own number of trials, in the first rounds.
 
 use crate::run::cells::Cell;
-use crate::run::runner::{Event, Lab, RunOutcome};
+use crate::run::{Event, Lab, RunOutcome};
 use bakeoff_model::results::{CellKey, RunInfo};
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};

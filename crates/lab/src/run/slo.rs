@@ -4,7 +4,7 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
-use crate::run::runner::Lab;
+use crate::run::Lab;
 use bakeoff_load::LoadReport;
 use bakeoff_model::slo::{search, SearchBudget, Slo, SloSearch, SloStep};
 use std::net::SocketAddr;

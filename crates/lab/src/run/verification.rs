@@ -6,7 +6,7 @@
 use crate::error::LabError;
 use crate::run::execute::{new_run, setup_stacks, Workspace};
 use crate::run::plan::default_settings;
-use crate::run::runner::{Event, Lab};
+use crate::run::{Event, Lab};
 use crate::stacks::catalog::{self, Catalog};
 use crate::stacks::manifest::{Stack, Variant};
 use bakeoff_model::results::{ResultSink, RunInfo, Verdict, VerifyReport};

@@ -6,9 +6,9 @@
 //! given (the lab passes the server CPUs, where the stacks run) and every step is bounded in time.
 
 use crate::error::LabError;
+use crate::install::run_bounded;
 use crate::services::docstore::Docstore;
 use crate::services::postgres::Postgres;
-use crate::services::run_bounded;
 use bakeoff_load::CpuSet;
 use bakeoff_model::results::{CeilingRecord, StoreKind};
 use hdrhistogram::Histogram;

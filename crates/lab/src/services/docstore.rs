@@ -3,10 +3,11 @@
 //! with the 100 fixture documents; the same jar's client role changes a document for the probe and
 //! reads the find operations served (serverStatus.opcounters.query, as a real mongod reports it).
 
-use super::{launch, run_bounded, service_dir, service_error, ServiceContext};
+use super::{launch, service_dir, service_error, ServiceContext};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
 use crate::host::process::{free_port, ServerProcess};
+use crate::install::run_bounded;
 use crate::stacks::setup::{self, SetupJob};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,9 +1,10 @@
 //! nginx as the proxy study's upstream: the project's config template rendered into a throwaway
 //! prefix, bodies of every verified size written as static files, the server in the foreground.
 
-use super::{apt_install, service_dir, service_error, ServiceContext};
+use super::{service_dir, service_error, ServiceContext};
 use crate::error::LabError;
 use crate::host::process::{free_port, Launch, ServerProcess};
+use crate::install::apt_install;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,10 +1,11 @@
 //! A PostgreSQL cluster made for the run: initdb as the `postgres` user (initdb refuses root) into a
 //! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`.
 
-use super::{apt_install, launch, run_bounded, service_dir, service_error, ServiceContext};
+use super::{launch, service_dir, service_error, ServiceContext};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
 use crate::host::process::{free_port, ServerProcess};
+use crate::install::{apt_install, run_bounded};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

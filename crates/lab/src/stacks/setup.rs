@@ -77,7 +77,7 @@ pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<Setup
         return Ok(SetupOutcome::Cached);
     }
     let started = Instant::now();
-    crate::services::apt_install(job.apt).map_err(|e| LabError::Setup {
+    crate::install::apt_install(job.apt).map_err(|e| LabError::Setup {
         stack: job.name.into(),
         command: format!("apt-get install {}", job.apt.join(" ")),
         status: "an error".into(),

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use bakeoff_lab::run::runner::{Event, Lab, LoadSettings};
+use bakeoff_lab::run::{Event, Lab, LabDirs, LoadSettings};
 use bakeoff_model::results::{MemorySink, RunInfo};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -55,7 +55,7 @@ pub fn quick_settings() -> LoadSettings {
         rank_by: Default::default(),
         precision: None,
         budget: None,
-        pool_size: bakeoff_lab::run::runner::DEFAULT_POOL_SIZE,
+        pool_size: bakeoff_lab::run::DEFAULT_POOL_SIZE,
         slo: None,
         slo_budget: Default::default(),
     }
@@ -64,17 +64,8 @@ pub fn quick_settings() -> LoadSettings {
 pub static NEVER: AtomicBool = AtomicBool::new(false);
 
 pub fn lab<'a>(scratch: &Scratch, sink: &'a mut MemorySink, events: &'a mut dyn FnMut(Event<'_>)) -> Lab<'a> {
-    Lab {
-        project_root: project_root(),
-        run_dir: scratch.dir.clone(),
-        data_dir: scratch.data.clone(),
-        external_docstore: None,
-        settings: quick_settings(),
-        sink,
-        events,
-        cancel: &NEVER,
-        services: Default::default(),
-    }
+    let dirs = LabDirs { project_root: project_root(), run_dir: scratch.dir.clone(), data_dir: scratch.data.clone() };
+    Lab::new(dirs, quick_settings(), sink, events, &NEVER)
 }
 
 pub fn ignore(_: Event<'_>) {}

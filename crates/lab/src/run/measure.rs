@@ -1,0 +1,240 @@
+//! One trial of one cell: a fresh server, a quiet machine, the warm-up and the load, the server's
+//! process tree sampled throughout, the noise around it, and the warnings the trial earned.
+
+use crate::error::LabError;
+use crate::host::noise::{Measured, NoiseProbe};
+use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::run::cells::Cell;
+use crate::run::events::Event;
+use crate::run::runner::Lab;
+use crate::run::settings::LoadSettings;
+use crate::stacks::manifest::StackKind;
+use bakeoff_model::noise::TrialNoise;
+use bakeoff_model::results::{LabWarning, ProcessSample, TrialRecord};
+use bakeoff_model::study::RampSetting;
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+impl Lab<'_> {
+    /// Measures one trial of one cell.
+    pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
+        let label = self.new_cell(cell.stack, cell.variant);
+        let measured = self.measure_in(cell, trial, &label);
+        // The server has stopped (or was dropped, which stops it) on every path out.
+        self.note_cell(&label, &format!("trial {trial} of {}", cell.key().label()));
+        measured
+    }
+
+    /// One trial in the cell directory `label`.
+    pub(crate) fn measure_in(&mut self, cell: &Cell<'_>, trial: u32, label: &str) -> Result<TrialRecord, LabError> {
+        let begun = Instant::now();
+        self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
+        let key = cell.key();
+        let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
+        let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
+        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label)?;
+        // A baseline's measured process is the upstream itself.
+        let measured_pid = match (&server, &self.services.nginx) {
+            (Some(s), _) => s.pid(),
+            (None, Some(n)) => n.pid(),
+            (None, None) => unreachable!("start_stack checked the upstream"),
+        };
+        let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
+        let plan = self.load_plan(cell, addr, warmup)?;
+        let started_at = bakeoff_model::now_rfc3339();
+        let zero = Instant::now() + warmup;
+        let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let services = self.services.pids();
+        let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
+        let probe = NoiseProbe::start();
+        let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        // An SLO search starts from the closed-model maximum, so an open schedule measures it too.
+        let wants_max = self.settings.max_throughput || self.settings.slo.is_some();
+        if let (Ok(report), true) = (&mut load, wants_max && plan.is_open()) {
+            self.append_closed_max(report, cell, addr)?;
+        }
+        let samples = sampler.finish();
+        let noise = self.trial_noise(probe, measured_pid, &services, &services_before, &samples);
+        // After the measurement's CPU and noise are accounted, on the same warm server.
+        let slo = match (&load, &self.settings.slo) {
+            (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
+            _ => None,
+        };
+        let died = server.as_mut().and_then(|s| s.exited());
+        let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
+        if !rechecked.is_empty() {
+            (self.events)(Event::CostRechecked { cell: &key, checks: &rechecked });
+        }
+        let load = load.map_err(|e| LabError::Input {
+            what: key.label(),
+            problem: format!("load generator: {e}"),
+            hint: "check the load flags".into(),
+        })?;
+        let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
+        let server_usage = sampler::usage(&samples, requests);
+        let mut warnings: Vec<LabWarning> = died.map(|status| LabWarning::ServerDied { exit: status.to_string() }).into_iter().collect();
+        warnings.extend(noise_warnings(&noise));
+        warnings.extend(after);
+        if let Some(cores) = noisy {
+            warnings.push(LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 });
+        }
+        warnings.extend(self.cell_warnings(cell, &samples, server_usage.cpu_percent));
+        let elapsed_s = begun.elapsed().as_secs_f64();
+        Ok(TrialRecord {
+            run_id: String::new(),
+            cell: key,
+            trial,
+            started_at,
+            load,
+            server: server_usage,
+            samples,
+            warnings,
+            noise: Some(noise),
+            elapsed_s,
+            slo,
+        })
+    }
+
+    /// What the cell itself earns in any trial: a deliberate bug it reproduces, memory that grows,
+    /// more cores used than its WORKERS.
+    fn cell_warnings(&self, cell: &Cell<'_>, samples: &[ProcessSample], server_cpu_percent: f64) -> Vec<LabWarning> {
+        let mut warnings = Vec::new();
+        if let Some(reproduces) = &cell.variant.reproduces {
+            warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
+        }
+        if let Some(fit) = bakeoff_model::growth::rss_fit(samples).filter(|f| f.is_growth()) {
+            warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
+        }
+        // A baseline's measured process is the upstream nginx, which WORKERS does not size.
+        if cell.stack.kind != StackKind::Baseline {
+            warnings.extend(LabWarning::workers_check(cell.workers, server_cpu_percent / 100.0, self.settings.server_cpus.len() as u32));
+        }
+        warnings
+    }
+
+    /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU
+    /// is the cell's work, counted on the CPUs each runs on: nginx on the client's with `own-cpu`
+    /// placement); everything else on the server's or client's CPUs is noise.
+    pub(crate) fn trial_noise(
+        &self,
+        probe: NoiseProbe,
+        leader: u32,
+        services: &[u32],
+        services_before: &[f64],
+        samples: &[ProcessSample],
+    ) -> TrialNoise {
+        let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
+        let upstream = self.services.nginx.as_ref().map(|n| n.pid()).filter(|_| self.settings.proxy_placement.upstream_on_client());
+        let (mut on_server, mut on_client) = (0.0, 0.0);
+        let mut add = |pid: u32, cpu_s: f64| if Some(pid) == upstream { on_client += cpu_s } else { on_server += cpu_s };
+        add(leader, server_cpu);
+        // A baseline's measured tree is the upstream itself: counted once.
+        for (&pid, before) in services.iter().zip(services_before).filter(|(&p, _)| p != leader) {
+            add(pid, sampler::tree_cpu_seconds(pid) - before);
+        }
+        let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
+        pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
+        probe.finish(&Measured {
+            server_cpus: &self.settings.server_cpus,
+            client_cpus: &self.settings.client_cpus,
+            server_cpu_s: on_server,
+            client_cpu_s: on_client,
+            server_pids: &pids,
+        })
+    }
+
+    /// Runs the closed model at the same connection count right after an open schedule and adds
+    /// its step (label "max", no target rate) to the report: the cell's maximum throughput.
+    pub(crate) fn append_closed_max(
+        &self,
+        report: &mut bakeoff_load::LoadReport,
+        cell: &Cell<'_>,
+        addr: SocketAddr,
+    ) -> Result<(), LabError> {
+        let mut closed = self.settings.clone();
+        closed.ramp = None;
+        closed.rate = None;
+        let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
+        let max = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| LabError::Input {
+            what: cell.key().label(),
+            problem: format!("load generator: {e}"),
+            hint: "check the load flags".into(),
+        })?;
+        for mut step in max.steps {
+            step.label = "max".into();
+            report.steps.push(step);
+        }
+        report.warnings.extend(max.warnings);
+        report.client.cpu_user_s += max.client.cpu_user_s;
+        report.client.cpu_system_s += max.client.cpu_system_s;
+        Ok(())
+    }
+
+    pub(crate) fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
+        match (cell.soak, &cell.ramp) {
+            // A soak cell measures its own length, in one closed or open step.
+            (Some(soak), _) => self.plan_with(&LoadSettings { duration: soak.duration, ..self.settings.clone() }, cell, addr, warmup),
+            // A ladder calibrated for this cell (`--ramp auto`).
+            (None, Some(r)) => {
+                self.plan_with(&LoadSettings { ramp: Some(RampSetting::Ladder(r.clone())), ..self.settings.clone() }, cell, addr, warmup)
+            }
+            (None, None) => self.plan_with(&self.settings, cell, addr, warmup),
+        }
+    }
+
+    pub(crate) fn plan_with(
+        &self,
+        s: &LoadSettings,
+        cell: &Cell<'_>,
+        addr: SocketAddr,
+        warmup: Duration,
+    ) -> Result<bakeoff_load::LoadPlan, LabError> {
+        let url = format!("http://{addr}{}", cell.scenario.load_path());
+        let mut b = bakeoff_load::LoadPlan::builder(&url)
+            .connections(s.connections)
+            .threads(s.client_threads)
+            .duration(s.duration)
+            .warmup(warmup)
+            .timeout(s.timeout)
+            .pin_cpus(s.client_cpus.clone());
+        if let Some(rate) = s.rate {
+            b = b.rate(rate);
+        }
+        match &s.ramp {
+            Some(RampSetting::Ladder(ramp)) => b = b.ramp(ramp.clone()),
+            Some(RampSetting::Auto) => {
+                return Err(LabError::Selection("`--ramp auto` is calibrated before any cell is measured; this is a bug".into()))
+            }
+            None => {}
+        }
+        if let Some(l) = &s.conn_ladder {
+            b = b.conn_ladder(l.clone());
+        }
+        if let Some(k) = s.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        b.build().map_err(|e| LabError::Input {
+            what: "load settings".into(),
+            problem: e.to_string(),
+            hint: "check --connections, --duration and --rate".into(),
+        })
+    }
+}
+
+/// Other processes may use this share of one core (server and client CPUs together) before a
+/// trial is flagged as noisy.
+const NOISE_LIMIT_PERCENT: f64 = 10.0;
+/// The hypervisor may steal this share of one core before a trial is flagged.
+const STEAL_LIMIT_PERCENT: f64 = 5.0;
+
+fn noise_warnings(noise: &TrialNoise) -> Vec<LabWarning> {
+    let mut out = Vec::new();
+    if noise.other_percent() > NOISE_LIMIT_PERCENT {
+        out.push(LabWarning::BackgroundNoise { cpu_percent: noise.other_percent() });
+    }
+    if noise.steal_percent() > STEAL_LIMIT_PERCENT {
+        out.push(LabWarning::CpuSteal { cpu_percent: noise.steal_percent() });
+    }
+    out
+}

@@ -1,0 +1,64 @@
+//! The load settings every cell of a run is measured with, as the run's provenance stores them.
+
+use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::study::RampSetting;
+use std::time::Duration;
+
+/// How every cell is loaded and measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct LoadSettings {
+    #[serde(serialize_with = "as_secs")]
+    pub duration: Duration,
+    #[serde(serialize_with = "as_secs")]
+    pub warmup: Duration,
+    pub connections: u32,
+    pub client_threads: u32,
+    /// Open model: requests per second (latency from intended send times).
+    pub rate: Option<f64>,
+    /// Rate ramp: a ladder, or `auto` (proxy study): one ladder per cell from the cells' own
+    /// closed-model maxima, measured first (`bakeoff_model::study::auto_ladders`).
+    pub ramp: Option<RampSetting>,
+    /// After an open-model schedule, also measure the closed-model maximum (one more step).
+    pub max_throughput: bool,
+    /// Measure the store ceiling of the data scenarios (products, document).
+    pub ceiling: bool,
+    /// Concurrency sweep: one measured step per connection count, each `duration` long.
+    pub conn_ladder: Option<Vec<u32>>,
+    pub requests_per_conn: Option<u64>,
+    #[serde(serialize_with = "as_secs")]
+    pub timeout: Duration,
+    /// Rounds every cell gets; with `precision`, the least it gets.
+    pub trials: u32,
+    pub server_cpus: Vec<usize>,
+    pub client_cpus: Vec<usize>,
+    /// Where the upstream nginx runs: beside the proxy, or beside the load generator.
+    pub proxy_placement: bakeoff_model::study::ProxyPlacement,
+    /// The metric cells are ranked by, and that `precision` applies to.
+    pub rank_by: PrimaryMetric,
+    /// Target relative half-width of every cell's 95% interval on `rank_by` (0.05 = ±5%).
+    pub precision: Option<f64>,
+    /// Time from the run's start after which no more precision rounds begin.
+    #[serde(serialize_with = "opt_secs")]
+    pub budget: Option<Duration>,
+    /// POOL_SIZE: the database connections each server process may open (docs/stacks.md).
+    pub pool_size: u32,
+    /// Find each cell's SLO capacity for this objective after every trial's measurement.
+    pub slo: Option<bakeoff_model::slo::Slo>,
+    /// What one trial's SLO capacity search may cost.
+    pub slo_budget: bakeoff_model::slo::SearchBudget,
+}
+
+/// POOL_SIZE when neither a study nor a flag sets it.
+pub const DEFAULT_POOL_SIZE: u32 = 8;
+
+fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
+}
+
+/// Durations in stored settings read as seconds, e.g. `"duration": 10.0`.
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}

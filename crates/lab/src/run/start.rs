@@ -1,0 +1,153 @@
+//! Starting what a cell needs: the backing services (once per run), a fresh cell directory, and the
+//! stack's server with its environment, pinned to the server CPUs and waited for until it answers.
+
+use crate::error::LabError;
+use crate::host::process::{free_port, Launch, ServerProcess};
+use crate::run::events::Event;
+use crate::run::runner::Lab;
+use crate::services::ServiceContext;
+use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
+use bakeoff_model::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+impl Lab<'_> {
+    pub(crate) fn service_ctx(&self) -> ServiceContext<'_> {
+        self.service_ctx_on(&self.settings.server_cpus)
+    }
+
+    pub(crate) fn service_ctx_on<'c>(&'c self, cpus: &'c [usize]) -> ServiceContext<'c> {
+        ServiceContext {
+            project_root: &self.project_root,
+            run_dir: &self.run_dir,
+            data_dir: &self.data_dir,
+            cpus,
+            external_docstore: self.external_docstore.as_deref(),
+        }
+    }
+
+    /// The CPUs of the upstream nginx: the server's, or with `own-cpu` placement the client's.
+    pub(crate) fn upstream_cpus(&self) -> &[usize] {
+        if self.settings.proxy_placement.upstream_on_client() {
+            &self.settings.client_cpus
+        } else {
+            &self.settings.server_cpus
+        }
+    }
+
+    pub(crate) fn ensure_services(&mut self, stack: &Stack, scenarios: &[Scenario], variant: &Variant) -> Result<(), LabError> {
+        let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
+        kinds.sort();
+        kinds.dedup();
+        for k in &kinds {
+            let running = match k {
+                bakeoff_model::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
+                bakeoff_model::scenario::ServiceKind::Docstore => self.services.docstore.is_some(),
+                bakeoff_model::scenario::ServiceKind::Nginx => self.services.nginx.is_some(),
+            };
+            if !running {
+                (self.events)(Event::ServiceStarting(k.id()));
+            }
+        }
+        let mut services = std::mem::take(&mut self.services);
+        let (upstream, others): (Vec<_>, Vec<_>) = kinds.into_iter().partition(|k| *k == bakeoff_model::scenario::ServiceKind::Nginx);
+        let result = services
+            .ensure(&others, &self.service_ctx())
+            .and_then(|()| services.ensure(&upstream, &self.service_ctx_on(self.upstream_cpus())));
+        self.services = services;
+        result
+    }
+
+    /// The environment a stack starts with.
+    pub(crate) fn stack_env(&self, stack: &Stack, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
+        let mut env = self.services.env();
+        env.extend(crate::stacks::setup::build_env(&stack.name));
+        env.insert("PORT".into(), port.to_string());
+        env.insert("WORKERS".into(), workers.to_string());
+        env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
+        env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
+        env.insert("RUN_DIR".into(), cell_dir.display().to_string());
+        let db = match (variant.database, &self.services.postgres) {
+            (Some(Database::Postgres), Some(pg)) => pg.url.clone(),
+            _ => format!("sqlite://{}", cell_dir.join("products.sqlite").display()),
+        };
+        env.insert("DATABASE_URL".into(), db);
+        env.extend(variant.env.clone());
+        env
+    }
+
+    pub(crate) fn cell_dir(&self, label: &str) -> PathBuf {
+        self.run_dir.join("cells").join(label)
+    }
+
+    /// A new directory for one start of `stack` [`variant`], and its label: `<n>-<stack>-<variant>`,
+    /// n counting the run's starts. Verification and every trial get labels of this one form, so
+    /// nothing a stack sees (RUN_DIR, the SQLite path in DATABASE_URL) says whether it is being
+    /// verified or measured, nor which scenario the load will request; [`Lab::note_cell`] records
+    /// what each start was for.
+    pub(crate) fn new_cell(&self, stack: &Stack, variant: &Variant) -> String {
+        let cells = self.run_dir.join("cells");
+        let started = std::fs::read_dir(&cells).map(|d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count()).unwrap_or(0);
+        let label = format!("{:03}-{}-{}", started + 1, stack.name.replace('/', "-"), variant.name);
+        std::fs::create_dir_all(self.cell_dir(&label)).ok();
+        label
+    }
+
+    /// Appends what the start `label` was for to the run's index of cell directories
+    /// (`cells/index.txt`, beside their server logs), once its server has stopped, so a running
+    /// stack never finds what its own start is for.
+    pub(crate) fn note_cell(&self, label: &str, what: &str) {
+        use std::io::Write;
+        let index = self.run_dir.join("cells").join("index.txt");
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(index) {
+            let _ = writeln!(f, "{label}\t{what}");
+        }
+    }
+
+    /// Starts the stack (a baseline has no process: its address is the upstream's).
+    pub(crate) fn start_stack(
+        &mut self,
+        stack: &Stack,
+        variant: &Variant,
+        workers: u32,
+        label: &str,
+    ) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+        if stack.kind == StackKind::Baseline {
+            let nginx = self
+                .services
+                .nginx
+                .as_ref()
+                .ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
+            return Ok((None, nginx.addr));
+        }
+        let cell_dir = self.cell_dir(label);
+        // Each cell gets its own copy of the SQLite database, so a variant that changes the file
+        // (WAL mode) or a crashed probe cannot leak into the next cell.
+        let db = cell_dir.join("products.sqlite");
+        std::fs::copy(self.data_dir.join("products.sqlite"), &db).map_err(|e| LabError::Input {
+            what: db.display().to_string(),
+            problem: format!("cannot copy the SQLite fixture: {e}"),
+            hint: "check free space in the temporary directory".into(),
+        })?;
+        let port = free_port();
+        let env = self.stack_env(stack, variant, port, workers, &cell_dir);
+        let mut server = ServerProcess::start(Launch {
+            name: &stack.name,
+            command: &stack.start_command,
+            dir: &stack.dir,
+            env: &env,
+            cpus: &self.settings.server_cpus,
+            log: cell_dir.join("server.log"),
+        })?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
+        // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
+        let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };
+        let answered = server.wait_answering(addr, probe, stack.ready_timeout)?;
+        if let Some(cores) = server.wait_quiet(stack.ready_timeout.saturating_sub(answered)) {
+            (self.events)(Event::StillBusyAfterStart { stack: &stack.name, cores });
+        }
+        Ok((Some(server), addr))
+    }
+}

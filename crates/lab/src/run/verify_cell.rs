@@ -1,0 +1,152 @@
+//! Checking a running stack: its contracts before it is measured, and its answers and costs again
+//! after the load, on the same warm server, then its stop.
+
+use crate::contract::verify::{self, LiveData, Target};
+use crate::host::process::ServerProcess;
+use crate::run::cells::Cell;
+use crate::run::runner::Lab;
+use crate::services::postgres::SqliteFile;
+use crate::stacks::manifest::{Database, Stack, Variant};
+use bakeoff_model::results::{CheckScope, LabWarning, VerifyReport};
+use bakeoff_model::scenario::Scenario;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+impl Lab<'_> {
+    /// Starts one stack variant and checks every chosen scenario's contract.
+    pub fn verify_variant(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
+        let failed = |reason: String| VerifyReport {
+            stack: stack.name.clone(),
+            variant: variant.name.clone(),
+            checks: vec![bakeoff_model::results::Check {
+                scenario: CheckScope::Stack,
+                verdict: bakeoff_model::results::Verdict::Fail,
+                what: "the stack starts and listens".into(),
+                url: String::new(),
+                reason,
+            }],
+        };
+        if let Err(e) = self.ensure_services(stack, scenarios, variant) {
+            return failed(e.to_string());
+        }
+        let label = self.new_cell(stack, variant);
+        let ids: Vec<&str> = scenarios.iter().map(|s| s.id()).collect();
+        let what = format!("verify {} [{}] ({}), WORKERS={workers}", stack.name, variant.name, ids.join(", "));
+        let (server, addr) = match self.start_stack(stack, variant, workers, &label) {
+            Ok(s) => s,
+            Err(e) => {
+                self.note_cell(&label, &what);
+                return failed(e.to_string());
+            }
+        };
+        let server_pid = server.as_ref().map(ServerProcess::pid);
+        let mut report = self.with_target(stack, variant, &label, addr, scenarios, server_pid, verify::verify);
+        let Some(mut server) = server else {
+            self.note_cell(&label, &what);
+            return report;
+        };
+        if let Some(status) = server.exited() {
+            report.checks.push(bakeoff_model::results::Check {
+                scenario: CheckScope::Stack,
+                verdict: bakeoff_model::results::Verdict::Fail,
+                what: "the server stays up during verification".into(),
+                url: format!("http://{addr}/"),
+                reason: format!("it exited with {status}; see {}", server.log.display()),
+            });
+        }
+        for left in server.stop(Duration::from_secs(5)) {
+            report.checks.push(bakeoff_model::results::Check {
+                scenario: CheckScope::Stack,
+                verdict: bakeoff_model::results::Verdict::Fail,
+                what: "nothing the stack started outlives its stop".into(),
+                url: format!("http://{addr}/"),
+                reason: format!(
+                    "{left} was still running after SIGTERM and SIGKILL to the server's process group (it left the group, e.g. \
+                     with setsid); the lab killed it. Keep every process in the group and stop them all on SIGTERM"
+                ),
+            });
+        }
+        self.note_cell(&label, &what);
+        report
+    }
+
+    /// Calls `f` with the verifier's view of a running stack: its address, scenarios, process and
+    /// the live-data handles of its stores.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn with_target<R>(
+        &self,
+        stack: &Stack,
+        variant: &Variant,
+        label: &str,
+        addr: SocketAddr,
+        scenarios: &[Scenario],
+        server_pid: Option<u32>,
+        f: impl FnOnce(&Target<'_>) -> R,
+    ) -> R {
+        let sqlite = match &stack.products_probe {
+            Some(p) => SqliteFile { path: self.cell_dir(label).join(&p.sqlite), key: p.key.clone() },
+            None => SqliteFile { path: self.cell_dir(label).join("products.sqlite"), key: "id".into() },
+        };
+        let products: Option<&dyn LiveData> = match variant.database {
+            Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+            _ => Some(&sqlite),
+        };
+        f(&Target {
+            stack: &stack.name,
+            variant: &variant.name,
+            addr,
+            scenarios,
+            products,
+            documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
+            upstream: self.services.nginx.as_ref().map(|n| n.addr),
+            server_pid,
+            client_cpus: &self.settings.client_cpus,
+            warmup: stack.warmup.unwrap_or_default(),
+        })
+    }
+
+    /// After the measurement, on the warm server (if it still runs): the live-data probes again (a
+    /// cache that starts late is stale now), after the cell's first trial the CPU-cost pairs again
+    /// (work that stops after N requests costs nothing now; once per cell bounds what it costs),
+    /// then the stop, which names any process left behind.
+    pub(crate) fn after_measuring(
+        &self,
+        cell: &Cell<'_>,
+        trial: u32,
+        label: &str,
+        addr: SocketAddr,
+        server: Option<&mut ServerProcess>,
+        died: bool,
+    ) -> (Vec<LabWarning>, Vec<bakeoff_model::results::Check>) {
+        let probes = if died {
+            Vec::new()
+        } else {
+            self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], None, verify::probe_again)
+        };
+        let mut warnings: Vec<LabWarning> = probes
+            .into_iter()
+            .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+            .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
+            .collect();
+        let mut again = Vec::new();
+        if trial == 1 && !died {
+            let pid = server.as_deref().map(ServerProcess::pid);
+            again = self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], pid, verify::cost_again);
+            // A warning (the machine could not measure, or the rounds disagree) passes, as in
+            // verification: only a failure says the work stopped.
+            warnings.extend(
+                again
+                    .iter()
+                    .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+                    .map(|c| LabWarning::CostAfterLoad { scenario: cell.scenario, reason: c.reason.clone() }),
+            );
+        }
+        if let Some(s) = server {
+            let left = s.stop(Duration::from_secs(5));
+            if !left.is_empty() {
+                warnings.push(LabWarning::ProcessesLeftBehind { processes: left.iter().map(|l| l.to_string()).collect() });
+            }
+        }
+        (warnings, again)
+    }
+}
