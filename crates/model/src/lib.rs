@@ -9,6 +9,7 @@ pub mod error;
 pub mod goal;
 pub mod growth;
 pub mod noise;
+pub mod paired;
 pub mod peers;
 pub mod profile;
 pub mod results;
