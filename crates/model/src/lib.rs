@@ -16,6 +16,7 @@ pub mod results;
 pub mod robust;
 pub mod run_data;
 pub mod scenario;
+pub mod schedule;
 pub mod slo;
 pub mod status;
 pub mod study;

@@ -137,6 +137,10 @@ pub struct TrialRecord {
     /// The SLO capacity search run after the measurement, when the run set an objective.
     #[serde(default)]
     pub slo: Option<crate::slo::SloSearch>,
+    /// Under the block schedule, which launch of the servers this slice ran in (0-based); the
+    /// trial number is then the block. None for a trial that started its own server.
+    #[serde(default)]
+    pub launch: Option<u32>,
 }
 
 /// Measurement-quality problems the lab sees around the load generator.

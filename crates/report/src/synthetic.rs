@@ -127,6 +127,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         noise: None,
         elapsed_s: 16.0,
         slo: None,
+        launch: None,
     }
 }
 

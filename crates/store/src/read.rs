@@ -183,7 +183,7 @@ impl Store {
             "SELECT id, run_id, stack, scenario, variant, workers, trial, started_at, load_json,
                     server_cpu_s, server_cpu_percent, server_cpu_us_per_request, server_peak_rss_bytes,
                     server_mean_rss_bytes, server_peak_pss_bytes, server_mean_pss_bytes,
-                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json
+                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json, launch
              FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
@@ -216,6 +216,7 @@ impl Store {
                 // Trials stored before version 3 have no wall time: NULL reads back as NaN.
                 elapsed_s: t.elapsed_s,
                 slo: t.slo_json.as_deref().map(serde_json::from_str).transpose()?,
+                launch: t.launch,
             });
         }
         Ok(out)
@@ -259,6 +260,7 @@ struct StoredTrial {
     elapsed_s: f64,
     noise_json: Option<String>,
     slo_json: Option<String>,
+    launch: Option<u32>,
 }
 
 fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
@@ -284,6 +286,7 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
             elapsed_s: real(r, 19)?,
             noise_json: r.get(20)?,
             slo_json: r.get(21)?,
+            launch: r.get(22)?,
         },
     ))
 }

@@ -126,6 +126,10 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE trials ADD COLUMN slo_json TEXT;
     "#,
+    // 5 -> 6: the launch a block-schedule slice ran in (NULL for a trial with its own server).
+    r#"
+    ALTER TABLE trials ADD COLUMN launch INTEGER;
+    "#,
 ];
 
 /// Reads the file's version (0 for a new, empty file) and applies the missing migrations, each in

@@ -93,6 +93,7 @@ impl Lab<'_> {
             noise: Some(noise),
             elapsed_s,
             slo,
+            launch: None,
         })
     }
 
