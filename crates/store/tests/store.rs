@@ -120,6 +120,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         }),
         elapsed_s: 9.75,
         slo: (!n.is_multiple_of(2)).then(|| slo_search(n)),
+        launch: n.is_multiple_of(3).then_some(n / 3),
     }
 }
 
