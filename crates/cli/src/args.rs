@@ -156,9 +156,14 @@ pub struct RunArgs {
     /// Worker counts to measure (WORKERS)
     #[arg(long, value_delimiter = ',')]
     pub workers: Vec<u32>,
+    /// Trials per cell (blocks, under the block schedule)
     #[arg(long)]
     pub trials: Option<u32>,
-    /// Measured time per trial
+    /// `blocks` (the default: a scenario's servers side by side, short slices in a fresh random
+    /// order per block, paired ratios) or `trials` (a fresh server per trial, cells in turn)
+    #[arg(long)]
+    pub schedule: Option<bakeoff_model::schedule::Schedule>,
+    /// Measured time per trial (per slice, under the block schedule)
     #[arg(long, short = 'd', value_parser = duration)]
     pub duration: Option<Duration>,
     /// Load before measuring, excluded from the statistics

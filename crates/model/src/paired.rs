@@ -194,11 +194,13 @@ fn hierarchical_bootstrap(pairs: &[Pair], confidence: f64) -> (f64, f64) {
     (at(tail), at(1.0 - tail))
 }
 
-/// A small, well-known generator (SplitMix64): the bootstrap needs reproducible draws, not secrecy.
-pub(crate) struct SplitMix64(pub(crate) u64);
+/// A small, well-known generator (SplitMix64): the bootstrap and the block schedule's orders need
+/// reproducible draws from a seed, not secrecy.
+pub struct SplitMix64(pub u64);
 
 impl SplitMix64 {
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -207,8 +209,17 @@ impl SplitMix64 {
     }
 
     /// A uniform index below `n` (n > 0).
-    pub(crate) fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
+    }
+
+    /// `0..n` in a random order (Fisher-Yates).
+    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            order.swap(i, self.below(i + 1));
+        }
+        order
     }
 }
 

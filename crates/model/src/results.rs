@@ -179,6 +179,10 @@ pub enum LabWarning {
     /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
     /// tell what the bug costs, never ranked, called fastest or compared with peers.
     DeliberateBug { reproduces: String },
+    /// Under the block schedule the server kept using CPU while the others were measured
+    /// (`cpu_percent` of one core while idle): a timer, a collector or a pool that would tax its
+    /// co-resident peers' slices.
+    BusyWhileIdle { cpu_percent: f64 },
 }
 
 /// The `kind` of `LabWarning::DeliberateBug`, which a cell's reasons for not being ranked start with.
@@ -215,6 +219,7 @@ impl LabWarning {
             LabWarning::StaleAfterLoad { .. } => "stale_after_load",
             LabWarning::CostAfterLoad { .. } => "cost_after_load",
             LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
+            LabWarning::BusyWhileIdle { .. } => "busy_while_idle",
             LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
         }
     }
@@ -233,6 +238,7 @@ impl LabWarning {
             LabWarning::StaleAfterLoad { .. } => 1.0,
             LabWarning::CostAfterLoad { .. } => 1.0,
             LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
+            LabWarning::BusyWhileIdle { cpu_percent } => *cpu_percent,
             LabWarning::DeliberateBug { .. } => 1.0,
         }
     }
@@ -276,6 +282,9 @@ impl LabWarning {
                 )
             }
             LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
+            LabWarning::BusyWhileIdle { cpu_percent } => {
+                format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for")
+            }
         }
     }
 
@@ -303,6 +312,9 @@ impl LabWarning {
             }
             LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
             LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
+            LabWarning::BusyWhileIdle { .. } => {
+                "measure this scenario with `--schedule trials` (a fresh server per trial, alone), or find what the idle server does (a timer, a GC, a pool's keep-alive)"
+            }
         }
     }
 
@@ -323,7 +335,8 @@ impl LabWarning {
             | LabWarning::PrecisionMissed { .. }
             | LabWarning::TrialsDisagree { .. }
             | LabWarning::MemoryGrowth { .. }
-            | LabWarning::NotQuietBeforeTrial { .. } => false,
+            | LabWarning::NotQuietBeforeTrial { .. }
+            | LabWarning::BusyWhileIdle { .. } => false,
         }
     }
 }

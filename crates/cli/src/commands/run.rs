@@ -25,6 +25,7 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
             connections: args.connections,
             client_threads: args.threads,
             trials: args.trials,
+            schedule: args.schedule,
             rate: args.rate,
             ramp: args.ramp.clone(),
             requests_per_conn: args.requests_per_conn,

@@ -99,7 +99,7 @@ impl Lab<'_> {
 
     /// What the cell itself earns in any trial: a deliberate bug it reproduces, memory that grows,
     /// more cores used than its WORKERS.
-    fn cell_warnings(&self, cell: &Cell<'_>, samples: &[ProcessSample], server_cpu_percent: f64) -> Vec<LabWarning> {
+    pub(crate) fn cell_warnings(&self, cell: &Cell<'_>, samples: &[ProcessSample], server_cpu_percent: f64) -> Vec<LabWarning> {
         let mut warnings = Vec::new();
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
@@ -229,7 +229,7 @@ const NOISE_LIMIT_PERCENT: f64 = 10.0;
 /// The hypervisor may steal this share of one core before a trial is flagged.
 const STEAL_LIMIT_PERCENT: f64 = 5.0;
 
-fn noise_warnings(noise: &TrialNoise) -> Vec<LabWarning> {
+pub(crate) fn noise_warnings(noise: &TrialNoise) -> Vec<LabWarning> {
     let mut out = Vec::new();
     if noise.other_percent() > NOISE_LIMIT_PERCENT {
         out.push(LabWarning::BackgroundNoise { cpu_percent: noise.other_percent() });

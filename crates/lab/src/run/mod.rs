@@ -1,5 +1,6 @@
 //! A run: its cells planned from a selection, and the lifecycle that verifies and measures them.
 
+mod blocks;
 mod calibrate;
 pub mod cells;
 pub mod estimate;

@@ -36,6 +36,8 @@ pub struct Overrides {
     pub connections: Option<u32>,
     pub client_threads: Option<u32>,
     pub trials: Option<u32>,
+    /// `--schedule`: paired blocks or a server per trial.
+    pub schedule: Option<bakeoff_model::schedule::Schedule>,
     pub rate: Option<f64>,
     pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
@@ -112,6 +114,7 @@ pub fn default_settings() -> LoadSettings {
         requests_per_conn: None,
         timeout: Duration::from_secs(10),
         trials: 3,
+        schedule: Default::default(),
         server_cpus,
         client_cpus,
         proxy_placement: Default::default(),
@@ -213,6 +216,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.connections = o.connections.or(study.connections).unwrap_or(s.connections);
     s.client_threads = o.client_threads.unwrap_or(s.client_threads);
     s.trials = o.trials.or(study.trials).unwrap_or(s.trials);
+    s.schedule = o.schedule.or(study.schedule).unwrap_or(s.schedule);
     s.rate = o.rate.or(study.rate);
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);

@@ -6,7 +6,7 @@
 
 use crate::run::cells::Cell;
 use crate::run::{Event, Lab, RunOutcome};
-use bakeoff_model::results::{CellKey, RunInfo};
+use bakeoff_model::results::{CellKey, RunInfo, TrialRecord};
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
@@ -17,15 +17,23 @@ pub(crate) const MAX_TRIALS: u32 = 30;
 
 /// The primary metric's values of every cell so far, and the cells that failed (never retried).
 #[derive(Default)]
-struct Tally {
-    values: BTreeMap<CellKey, Vec<f64>>,
-    failed: BTreeSet<CellKey>,
-    trials_done: u32,
+pub(crate) struct Tally {
+    pub(crate) values: BTreeMap<CellKey, Vec<f64>>,
+    pub(crate) failed: BTreeSet<CellKey>,
+    pub(crate) trials_done: u32,
 }
 
 impl Tally {
-    fn meets(&self, key: &CellKey, target: f64) -> bool {
+    pub(crate) fn meets(&self, key: &CellKey, target: f64) -> bool {
         self.values.get(key).is_some_and(|v| Estimate::from_values(v).meets(target))
+    }
+
+    /// Counts a stored trial and keeps its value of `metric` (its last step's).
+    pub(crate) fn record(&mut self, key: &CellKey, record: &TrialRecord, metric: Metric) {
+        self.trials_done += 1;
+        if let Some(step) = record.load.steps.len().checked_sub(1) {
+            self.values.entry(key.clone()).or_default().push(metric.of(record, step));
+        }
     }
 }
 
@@ -98,10 +106,7 @@ impl Lab<'_> {
                     record.run_id = run.id.clone();
                     self.sink.record_trial(&record)?;
                     outcome.trials_stored += 1;
-                    tally.trials_done += 1;
-                    if let Some(step) = record.load.steps.len().checked_sub(1) {
-                        tally.values.entry(key).or_default().push(metric.of(&record, step));
-                    }
+                    tally.record(&key, &record, metric);
                     (self.events)(Event::TrialDone(&record));
                 }
                 Err(e) => {

@@ -8,6 +8,7 @@ use crate::run::settings::LoadSettings;
 use crate::services::Services;
 use bakeoff_model::results::{CellKey, ResultSink, RunInfo, VerifyReport};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::schedule::Schedule;
 use bakeoff_model::study::RampSetting;
 use bakeoff_model::RunStatus;
 use std::collections::BTreeMap;
@@ -121,7 +122,18 @@ impl Lab<'_> {
         if self.settings.ceiling && !self.cancel.load(Ordering::Relaxed) {
             self.measure_ceilings(&run.id, &measurable)?;
         }
-        self.measure_rounds(run, &measurable, started, &mut outcome)?;
+        // Under the block schedule the cells that can share the server CPUs are paired; the rest
+        // (soaks, ramps, sweeps, SLO searches) keep a server of their own per trial.
+        let (paired, single): (Vec<&Cell<'_>>, Vec<&Cell<'_>>) = match self.settings.schedule {
+            Schedule::Blocks => measurable.iter().partition(|c| crate::run::blocks::can_pair(c, &self.settings)),
+            Schedule::Trials => (Vec::new(), measurable),
+        };
+        if !single.is_empty() {
+            self.measure_rounds(run, &single, started, &mut outcome)?;
+        }
+        if !paired.is_empty() && !self.cancel.load(Ordering::Relaxed) {
+            self.measure_blocks(run, &paired, started, &mut outcome)?;
+        }
         outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
         let status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
         self.sink.finish_run(&run.id, &status)?;

@@ -27,8 +27,10 @@ pub struct LoadSettings {
     pub requests_per_conn: Option<u64>,
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
-    /// Rounds every cell gets; with `precision`, the least it gets.
+    /// Rounds every cell gets (blocks, under the block schedule); with `precision`, the least.
     pub trials: u32,
+    /// How measurements are ordered: paired blocks of co-resident servers, or a server per trial.
+    pub schedule: bakeoff_model::schedule::Schedule,
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
     /// Where the upstream nginx runs: beside the proxy, or beside the load generator.

@@ -49,6 +49,7 @@ pub fn quick_settings() -> LoadSettings {
         requests_per_conn: None,
         timeout: Duration::from_secs(5),
         trials: 1,
+        schedule: bakeoff_model::schedule::Schedule::Trials,
         server_cpus,
         client_cpus,
         proxy_placement: Default::default(),

@@ -45,6 +45,10 @@ pub struct Study {
     #[serde(default)]
     pub stack_workers: std::collections::BTreeMap<String, Vec<u32>>,
     pub trials: Option<u32>,
+    /// How measurements are ordered: `blocks` (paired, co-resident servers; the default) or
+    /// `trials` (a fresh server per trial).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<crate::schedule::Schedule>,
     pub duration: Option<String>,
     pub warmup: Option<String>,
     pub connections: Option<u32>,
@@ -96,6 +100,7 @@ impl Study {
             workers: vec![],
             stack_workers: Default::default(),
             trials: None,
+            schedule: None,
             duration: None,
             warmup: None,
             connections: None,

@@ -1,0 +1,369 @@
+//! The paired block schedule: per scenario, every cell's server starts side by side on the server
+//! CPUs and is warmed once; then each block measures every cell for one short slice, in a fresh
+//! random order, so a slow stretch of the machine hits every cell alike and cancels in their
+//! ratios. The servers are relaunched a few times per run, so start-to-start variation is sampled
+//! too. Each slice is stored as the cell's trial (its number is the block, its launch recorded)
+//! as soon as it is measured; the checks after the load run once per launch, before the launch's
+//! last slices are stored, so their findings travel with the cell's results.
+
+use crate::error::LabError;
+use crate::host::noise::NoiseProbe;
+use crate::host::process::ServerProcess;
+use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::run::cells::Cell;
+use crate::run::events::Event;
+use crate::run::measure::noise_warnings;
+use crate::run::rounds::{Tally, MAX_TRIALS};
+use crate::run::runner::{Lab, RunOutcome};
+use crate::run::settings::LoadSettings;
+use bakeoff_model::paired::SplitMix64;
+use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
+use bakeoff_model::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Each slice opens its connections and lets them settle this long before it measures.
+const SLICE_WARMUP: Duration = Duration::from_millis(250);
+/// A co-resident server may use this share of one core while the others are measured.
+const IDLE_LIMIT_PERCENT: f64 = 2.0;
+
+/// How the run's blocks are spread over launches: enough launches to sample start-to-start
+/// variation (three from six blocks on), the blocks shared evenly among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LaunchPlan {
+    pub launches: u32,
+    pub blocks_per_launch: u32,
+}
+
+impl LaunchPlan {
+    pub(crate) fn for_blocks(blocks: u32) -> LaunchPlan {
+        let launches = match blocks {
+            0 | 1 => 1,
+            2..=5 => 2,
+            _ => 3,
+        };
+        LaunchPlan { launches, blocks_per_launch: blocks.max(1).div_ceil(launches) }
+    }
+}
+
+/// Whether a cell can share its server's CPUs with its scenario's other cells between its slices:
+/// not a soak (its own length), not a per-cell ladder, and no schedule whose steps need a server
+/// of their own (a rate ramp, a concurrency sweep, an SLO search, a closed maximum after it).
+pub(crate) fn can_pair(cell: &Cell<'_>, s: &LoadSettings) -> bool {
+    cell.soak.is_none() && cell.ramp.is_none() && s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput
+}
+
+/// One server of a launch and what the launch has measured of it.
+struct Resident<'c, 'a> {
+    cell: &'c Cell<'a>,
+    label: String,
+    server: Option<ServerProcess>,
+    addr: SocketAddr,
+    pid: u32,
+    /// The slice of the launch's last block, stored after the checks that follow the load.
+    held: Option<TrialRecord>,
+    /// CPU seconds of its tree while it was being loaded, and the wall seconds of that.
+    busy_cpu_s: f64,
+    busy_wall_s: f64,
+    failed: bool,
+}
+
+impl Lab<'_> {
+    /// Measures `cells` block by block, relaunching their servers per `LaunchPlan`, then, with a
+    /// precision goal, more launches of the scenarios whose cells are still wider than the target.
+    pub(crate) fn measure_blocks(
+        &mut self,
+        run: &RunInfo,
+        cells: &[&Cell<'_>],
+        started: Instant,
+        outcome: &mut RunOutcome,
+    ) -> anyhow::Result<()> {
+        let mut groups: BTreeMap<Scenario, Vec<&Cell<'_>>> = BTreeMap::new();
+        for &cell in cells {
+            groups.entry(cell.scenario).or_default().push(cell);
+        }
+        let plan = LaunchPlan::for_blocks(self.settings.trials);
+        let mut tally = Tally::default();
+        let mut rng = SplitMix64(seed_of(&run.id));
+        for launch in 0..plan.launches {
+            for group in groups.values() {
+                if !self.launch(run, group, launch, plan.blocks_per_launch, &mut rng, &mut tally, outcome)? {
+                    return Ok(());
+                }
+            }
+        }
+        let Some(target) = self.settings.precision else { return Ok(()) };
+        let budget = self.settings.budget.unwrap_or(Duration::MAX);
+        let mut launch = plan.launches;
+        loop {
+            let pending: Vec<&Vec<&Cell<'_>>> =
+                groups.values().filter(|g| g.iter().any(|c| !tally.failed.contains(&c.key()) && !tally.meets(&c.key(), target))).collect();
+            let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
+            if pending.is_empty() || most + plan.blocks_per_launch > MAX_TRIALS {
+                return Ok(());
+            }
+            // Another launch of the pending scenarios must fit in what is left of the budget.
+            let per_slice = started.elapsed().as_secs_f64() / tally.trials_done.max(1) as f64;
+            let slices: usize = pending.iter().map(|g| g.len()).sum::<usize>() * plan.blocks_per_launch as usize;
+            if started.elapsed().as_secs_f64() + per_slice * slices as f64 > budget.as_secs_f64() {
+                (self.events)(Event::BudgetSpent { pending: pending.iter().map(|g| g.len()).sum() });
+                return Ok(());
+            }
+            (self.events)(Event::PrecisionRound { round: launch + 1, cells: pending.iter().map(|g| g.len()).sum() });
+            for group in pending {
+                if !self.launch(run, group, launch, plan.blocks_per_launch, &mut rng, &mut tally, outcome)? {
+                    return Ok(());
+                }
+            }
+            launch += 1;
+        }
+    }
+
+    /// One launch of one scenario's cells: start all, warm each, `blocks` blocks of slices in a
+    /// fresh random order each, then the checks and the stops. False when the run was cancelled.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(
+        &mut self,
+        run: &RunInfo,
+        cells: &[&Cell<'_>],
+        launch: u32,
+        blocks: u32,
+        rng: &mut SplitMix64,
+        tally: &mut Tally,
+        outcome: &mut RunOutcome,
+    ) -> anyhow::Result<bool> {
+        let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
+        let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
+        let mut residents = self.start_residents(cells, tally, outcome);
+        for r in &residents {
+            self.warm(r.cell, r.addr);
+        }
+        let idle_from: Vec<f64> = residents.iter().map(|r| sampler::tree_cpu_seconds(r.pid)).collect();
+        let idle_clock = Instant::now();
+        let first_block = |tally: &Tally, r: &Resident<'_, '_>| tally.values.get(&r.cell.key()).map_or(0, Vec::len) as u32 + 1;
+        let mut cancelled = false;
+        'blocks: for b in 0..blocks {
+            for i in rng.permutation(residents.len()) {
+                if self.cancel.load(Ordering::Relaxed) {
+                    cancelled = true;
+                    break 'blocks;
+                }
+                if residents[i].failed {
+                    continue;
+                }
+                let block = first_block(tally, &residents[i]);
+                let others: Vec<u32> = residents.iter().filter(|o| o.pid != residents[i].pid).map(|o| o.pid).collect();
+                let key = residents[i].cell.key();
+                (self.events)(Event::TrialStarting { cell: &key, trial: block, trials: self.settings.trials.max(block) });
+                match self.slice(&mut residents[i], &others, block, launch, noisy) {
+                    Ok(mut record) => {
+                        record.run_id = run.id.clone();
+                        tally.record(&key, &record, self.settings.rank_by.metric());
+                        if b + 1 == blocks {
+                            residents[i].held = Some(record);
+                        } else {
+                            self.store(record, outcome)?;
+                        }
+                    }
+                    Err(e) => {
+                        residents[i].failed = true;
+                        self.fail(key, e.to_string(), tally, outcome);
+                    }
+                }
+            }
+        }
+        let idle_wall_s = idle_clock.elapsed().as_secs_f64();
+        for (r, from) in residents.into_iter().zip(idle_from) {
+            self.finish_resident(r, launch, cancelled, idle_wall_s, from, outcome)?;
+        }
+        outcome.interrupted |= cancelled;
+        Ok(!cancelled)
+    }
+
+    /// Starts every cell's server of a launch side by side; a cell that cannot start fails alone.
+    fn start_residents<'c, 'a>(&mut self, cells: &[&'c Cell<'a>], tally: &mut Tally, outcome: &mut RunOutcome) -> Vec<Resident<'c, 'a>> {
+        let mut residents = Vec::new();
+        let live: Vec<&'c Cell<'a>> = cells.iter().copied().filter(|c| !tally.failed.contains(&c.key())).collect();
+        for cell in live {
+            let label = self.new_cell(cell.stack, cell.variant);
+            let started = self
+                .ensure_services(cell.stack, &[cell.scenario], cell.variant)
+                .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label));
+            match started {
+                Ok((server, addr)) => {
+                    // A baseline's measured process is the upstream itself.
+                    let pid =
+                        server.as_ref().map(ServerProcess::pid).or_else(|| self.services.nginx.as_ref().map(|n| n.pid())).unwrap_or(0);
+                    residents.push(Resident {
+                        cell,
+                        label,
+                        server,
+                        addr,
+                        pid,
+                        held: None,
+                        busy_cpu_s: 0.0,
+                        busy_wall_s: 0.0,
+                        failed: false,
+                    });
+                }
+                Err(e) => {
+                    self.note_cell(&label, &format!("start of {}", cell.key().label()));
+                    self.fail(cell.key(), e.to_string(), tally, outcome);
+                }
+            }
+        }
+        residents
+    }
+
+    /// Loads a fresh server for the warm-up (a JIT's, a pool's), once per launch; not measured.
+    fn warm(&self, cell: &Cell<'_>, addr: SocketAddr) {
+        let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
+        if warmup.is_zero() {
+            return;
+        }
+        let settings = LoadSettings { duration: warmup, ..self.settings.clone() };
+        if let Ok(plan) = self.plan_with(&settings, cell, addr, Duration::ZERO) {
+            // A server that fails its warm-up fails its first slice too, where it is recorded.
+            let _ = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        }
+    }
+
+    /// One slice of one resident: its load, its tree sampled, the noise around it (the other
+    /// residents count as the lab's own), and the warnings it earned.
+    fn slice(
+        &mut self,
+        r: &mut Resident<'_, '_>,
+        others: &[u32],
+        block: u32,
+        launch: u32,
+        noisy: Option<f64>,
+    ) -> Result<TrialRecord, LabError> {
+        let begun = Instant::now();
+        let cell = r.cell;
+        let plan = self.plan_with(&self.settings, cell, r.addr, SLICE_WARMUP)?;
+        let started_at = bakeoff_model::now_rfc3339();
+        let cpu_before = sampler::tree_cpu_seconds(r.pid);
+        let sampler = Sampler::start(r.pid, Instant::now() + SLICE_WARMUP, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let measured: Vec<u32> = self.services.pids().into_iter().chain(others.iter().copied()).collect();
+        let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
+        let probe = NoiseProbe::start();
+        let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        let samples = sampler.finish();
+        let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);
+        r.busy_cpu_s += sampler::tree_cpu_seconds(r.pid) - cpu_before;
+        r.busy_wall_s += begun.elapsed().as_secs_f64();
+        let load = load.map_err(|e| LabError::Input {
+            what: cell.key().label(),
+            problem: format!("load generator: {e}"),
+            hint: "check the load flags".into(),
+        })?;
+        let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
+        let server = sampler::usage(&samples, requests);
+        let died = r.server.as_mut().and_then(ServerProcess::exited);
+        r.failed |= died.is_some();
+        let mut warnings: Vec<LabWarning> = died.map(|status| LabWarning::ServerDied { exit: status.to_string() }).into_iter().collect();
+        warnings.extend(noise_warnings(&noise));
+        warnings.extend(noisy.map(|cores| LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 }));
+        warnings.extend(self.cell_warnings(cell, &samples, server.cpu_percent));
+        Ok(TrialRecord {
+            run_id: String::new(),
+            cell: cell.key(),
+            trial: block,
+            started_at,
+            load,
+            server,
+            samples,
+            warnings,
+            noise: Some(noise),
+            elapsed_s: begun.elapsed().as_secs_f64(),
+            slo: None,
+            launch: Some(launch),
+        })
+    }
+
+    /// After a launch's blocks: the checks after the load on the warm server (the cost pairs in
+    /// the first launch only), its CPU while idle beside the others, its stop; then its held slice
+    /// is stored with what they found.
+    fn finish_resident(
+        &mut self,
+        mut r: Resident<'_, '_>,
+        launch: u32,
+        cancelled: bool,
+        wall_s: f64,
+        cpu_from: f64,
+        outcome: &mut RunOutcome,
+    ) -> anyhow::Result<()> {
+        let idle_cpu_s = sampler::tree_cpu_seconds(r.pid) - cpu_from - r.busy_cpu_s;
+        let idle_wall_s = (wall_s - r.busy_wall_s).max(1e-9);
+        let mut found = Vec::new();
+        if !cancelled {
+            let died = r.server.as_mut().and_then(ServerProcess::exited);
+            let first = if launch == 0 { 1 } else { 2 };
+            let (after, rechecked) = self.after_measuring(r.cell, first, &r.label, r.addr, r.server.as_mut(), died.is_some());
+            if !rechecked.is_empty() {
+                (self.events)(Event::CostRechecked { cell: &r.cell.key(), checks: &rechecked });
+            }
+            found = after;
+        }
+        let idle_percent = 100.0 * idle_cpu_s.max(0.0) / idle_wall_s;
+        if idle_percent > IDLE_LIMIT_PERCENT && r.cell.stack.kind != crate::stacks::manifest::StackKind::Baseline {
+            found.push(LabWarning::BusyWhileIdle { cpu_percent: idle_percent });
+        }
+        // Dropping the server stops it on every path, the cancelled one included.
+        drop(r.server.take());
+        self.note_cell(&r.label, &format!("launch {} of {} (block schedule)", launch + 1, r.cell.key().label()));
+        if let Some(mut record) = r.held.take() {
+            record.warnings.extend(found);
+            self.store(record, outcome)?;
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, record: TrialRecord, outcome: &mut RunOutcome) -> anyhow::Result<()> {
+        self.sink.record_trial(&record)?;
+        outcome.trials_stored += 1;
+        (self.events)(Event::TrialDone(&record));
+        Ok(())
+    }
+
+    fn fail(&mut self, key: bakeoff_model::results::CellKey, error: String, tally: &mut Tally, outcome: &mut RunOutcome) {
+        (self.events)(Event::CellFailed { cell: &key, error: error.clone() });
+        tally.failed.insert(key.clone());
+        outcome.failed_cells.push((key, error));
+    }
+}
+
+/// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
+fn seed_of(run_id: &str) -> u64 {
+    run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_spread_over_launches() {
+        assert_eq!(LaunchPlan::for_blocks(1), LaunchPlan { launches: 1, blocks_per_launch: 1 });
+        assert_eq!(LaunchPlan::for_blocks(3), LaunchPlan { launches: 2, blocks_per_launch: 2 });
+        assert_eq!(LaunchPlan::for_blocks(6), LaunchPlan { launches: 3, blocks_per_launch: 2 });
+        assert_eq!(LaunchPlan::for_blocks(10), LaunchPlan { launches: 3, blocks_per_launch: 4 });
+    }
+
+    #[test]
+    fn every_block_gets_a_fresh_order_of_all_cells() {
+        let mut rng = SplitMix64(seed_of("20261125T000000Z-1"));
+        let orders: Vec<Vec<usize>> = (0..20).map(|_| rng.permutation(4)).collect();
+        for o in &orders {
+            let mut sorted = o.clone();
+            sorted.sort();
+            assert_eq!(sorted, vec![0, 1, 2, 3]);
+        }
+        // Each cell leads some block: no fixed order in which one always follows another.
+        for cell in 0..4 {
+            assert!(orders.iter().any(|o| o[0] == cell), "cell {cell} never first: {orders:?}");
+        }
+    }
+}

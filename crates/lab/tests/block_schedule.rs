@@ -1,0 +1,90 @@
+//! The block schedule on real servers: a scenario's cells run side by side, every block measures
+//! each once in a fresh order, servers are relaunched per launch, and the paired ratio finds a
+//! deliberately slowed variant slower while its A/A twin stays level.
+
+mod common;
+
+use bakeoff_lab::run::cells::{plan, Cell};
+use bakeoff_lab::stacks::manifest::Stack;
+use bakeoff_model::paired::{paired_ratio, Pair};
+use bakeoff_model::results::{MemorySink, TrialRecord};
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::schedule::Schedule;
+use bakeoff_model::study::WorkerCounts;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// The burn fixture twice: as it is, and a variant that spins 300 µs of CPU per request.
+fn burn_with_slow_variant() -> Stack {
+    let root = common::project_root();
+    let mut burn = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/burn-stack")).unwrap();
+    let mut slow = burn.variants[0].clone();
+    slow.name = "slow".into();
+    slow.env.insert("BURN_US".into(), "300".into());
+    burn.variants.push(slow);
+    burn
+}
+
+/// Requests/s of each slice by (variant, twin) and block, with its launch.
+fn by_cell(trials: &[TrialRecord]) -> BTreeMap<(String, bool), BTreeMap<u32, (u32, f64)>> {
+    let mut out: BTreeMap<(String, bool), BTreeMap<u32, (u32, f64)>> = BTreeMap::new();
+    for t in trials {
+        let launch = t.launch.expect("a block-schedule slice records its launch");
+        out.entry((t.cell.variant.clone(), t.cell.twin)).or_default().insert(t.trial, (launch, t.load.steps[0].requests_per_sec));
+    }
+    out
+}
+
+fn pairs(cell: &BTreeMap<u32, (u32, f64)>, reference: &BTreeMap<u32, (u32, f64)>) -> Vec<Pair> {
+    cell.iter().filter_map(|(block, &(launch, v))| Pair::of(launch, v, reference.get(block)?.1)).collect()
+}
+
+#[test]
+fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
+    let stack = burn_with_slow_variant();
+    let scratch = common::Scratch::new("blocks");
+    let mut sink = MemorySink::default();
+    let mut events = common::ignore;
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings_mut().schedule = Schedule::Blocks;
+    lab.settings_mut().trials = 6;
+    lab.settings_mut().duration = Duration::from_secs(1);
+    lab.settings_mut().warmup = Duration::from_millis(300);
+    let variants = ["default".to_string(), "slow".to_string()];
+    let mut cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
+    let twin = Cell { twin: true, ..cells[0].clone() };
+    cells.push(twin);
+    let run = common::run_info("blocks");
+    let outcome = lab.run(&run, &cells).unwrap();
+    drop(lab);
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+
+    // Six blocks over three launches of two blocks: every cell once per block.
+    let cells = by_cell(&sink.trials);
+    assert_eq!(cells.len(), 3, "{:?}", cells.keys());
+    for (cell, slices) in &cells {
+        assert_eq!(slices.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3, 4, 5, 6], "{cell:?}");
+        let launches: BTreeSet<u32> = slices.values().map(|&(l, _)| l).collect();
+        assert_eq!(launches, BTreeSet::from([0, 1, 2]), "{cell:?}");
+    }
+    // One server start per cell and launch (plus one verification per variant), not one per slice.
+    let starts = std::fs::read_dir(scratch.dir.join("cells")).unwrap().filter_map(Result::ok).filter(|e| e.path().is_dir()).count();
+    assert_eq!(starts, 2 + 3 * 3, "cells/index.txt:\n{}", std::fs::read_to_string(scratch.dir.join("cells/index.txt")).unwrap_or_default());
+
+    // The order of the cells within a block is drawn afresh: not the same in every block. A
+    // launch's first block is stored as it is measured (its last waits for the checks after the
+    // load), so the store's order of blocks 1, 3 and 5 is the order they ran in.
+    let mut orders: BTreeMap<u32, Vec<(String, bool)>> = BTreeMap::new();
+    for t in sink.trials.iter().filter(|t| t.trial % 2 == 1) {
+        orders.entry(t.trial).or_default().push((t.cell.variant.clone(), t.cell.twin));
+    }
+    let sequences: BTreeSet<Vec<(String, bool)>> = orders.into_values().collect();
+    assert!(sequences.len() > 1, "every block ran the cells in one order: {sequences:?}");
+
+    let default = &cells[&("default".to_string(), false)];
+    let slow = paired_ratio(&pairs(&cells[&("slow".to_string(), false)], default)).unwrap();
+    assert!(slow.high < 0.9, "300 µs more CPU per request is slower, paired: {slow:?}");
+    let aa = paired_ratio(&pairs(&cells[&("default".to_string(), true)], default)).unwrap();
+    assert!((0.85..1.15).contains(&aa.ratio), "the A/A twin is level with its cell: {aa:?}");
+    assert_eq!((aa.blocks, aa.launches), (6, 3));
+}
