@@ -163,6 +163,10 @@ pub struct RunArgs {
     /// order per block, paired ratios) or `trials` (a fresh server per trial, cells in turn)
     #[arg(long)]
     pub schedule: Option<bakeoff_model::schedule::Schedule>,
+    /// Block schedule: how many times the servers start over the blocks [default: 3 from 6
+    /// trials on, 2 below]
+    #[arg(long)]
+    pub launches: Option<u32>,
     /// Measured time per trial (per slice, under the block schedule)
     #[arg(long, short = 'd', value_parser = duration)]
     pub duration: Option<Duration>,

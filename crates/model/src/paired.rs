@@ -6,7 +6,10 @@
 //! not independent of its start, so with several launches the interval also covers a
 //! hierarchical bootstrap (launches resampled, then blocks within each), and the wider wins.
 
+use crate::results::{CellKey, TrialRecord};
+use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Coverage every paired interval aims for.
 pub const PAIRED_CONFIDENCE: f64 = 0.95;
@@ -89,6 +92,27 @@ pub fn paired_ratio(pairs: &[Pair]) -> Option<PairedRatio> {
         blocks: logs.len() as u32,
         launches: launches.len() as u32,
     })
+}
+
+/// The blocks in which both `cell` and `reference` were measured, as pairs of `metric` in `step`.
+/// A block is a trial number; a trial that started its own server (no launch recorded) is a launch
+/// of its own, so trial-schedule rounds pair too, each its own launch.
+pub fn pairs_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> Vec<Pair> {
+    let of = |key: &CellKey| -> BTreeMap<u32, (u32, f64)> {
+        trials
+            .iter()
+            .filter(|t| &t.cell == key && step < t.load.steps.len())
+            .map(|t| (t.trial, (t.launch.unwrap_or(t.trial), metric.of(t, step))))
+            .collect()
+    };
+    let reference = of(reference);
+    of(cell).into_iter().filter_map(|(block, (launch, v))| Pair::of(launch, v, reference.get(&block)?.1)).collect()
+}
+
+/// Minutes of wall time the trials of `cells` took (starts, warm-ups and checks included): what a
+/// comparison of them cost, for its figure of merit.
+pub fn minutes_spent(trials: &[TrialRecord], cells: &[&CellKey]) -> f64 {
+    trials.iter().filter(|t| cells.contains(&&t.cell)).map(|t| t.elapsed_s).filter(|s| s.is_finite()).sum::<f64>() / 60.0
 }
 
 /// The Hodges-Lehmann location: the median of all Walsh averages (x_i + x_j) / 2, i <= j.

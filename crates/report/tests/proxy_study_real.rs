@@ -49,6 +49,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         timeout: Duration::from_secs(5),
         trials: 1,
         schedule: bakeoff_model::schedule::Schedule::Trials,
+        launches: None,
         server_cpus,
         client_cpus,
         proxy_placement: Default::default(),

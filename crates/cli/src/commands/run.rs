@@ -26,6 +26,7 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
             client_threads: args.threads,
             trials: args.trials,
             schedule: args.schedule,
+            launches: args.launches,
             rate: args.rate,
             ramp: args.ramp.clone(),
             requests_per_conn: args.requests_per_conn,

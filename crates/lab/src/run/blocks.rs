@@ -38,12 +38,12 @@ pub(crate) struct LaunchPlan {
 }
 
 impl LaunchPlan {
-    pub(crate) fn for_blocks(blocks: u32) -> LaunchPlan {
-        let launches = match blocks {
+    pub(crate) fn for_blocks(blocks: u32, launches: Option<u32>) -> LaunchPlan {
+        let launches = launches.unwrap_or(match blocks {
             0 | 1 => 1,
             2..=5 => 2,
             _ => 3,
-        };
+        });
         LaunchPlan { launches, blocks_per_launch: blocks.max(1).div_ceil(launches) }
     }
 }
@@ -67,6 +67,9 @@ struct Resident<'c, 'a> {
     /// CPU seconds of its tree while it was being loaded, and the wall seconds of that.
     busy_cpu_s: f64,
     busy_wall_s: f64,
+    /// Wall seconds spent starting, warming and checking it: charged to its launch's last slice,
+    /// so a trial's `elapsed_s` adds up to what the run spent on the cell.
+    overhead_s: f64,
     failed: bool,
 }
 
@@ -84,7 +87,7 @@ impl Lab<'_> {
         for &cell in cells {
             groups.entry(cell.scenario).or_default().push(cell);
         }
-        let plan = LaunchPlan::for_blocks(self.settings.trials);
+        let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches);
         let mut tally = Tally::default();
         let mut rng = SplitMix64(seed_of(&run.id));
         for launch in 0..plan.launches {
@@ -137,8 +140,10 @@ impl Lab<'_> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let mut residents = self.start_residents(cells, tally, outcome);
-        for r in &residents {
+        for r in &mut residents {
+            let warming = Instant::now();
             self.warm(r.cell, r.addr);
+            r.overhead_s += warming.elapsed().as_secs_f64();
         }
         let idle_from: Vec<f64> = residents.iter().map(|r| sampler::tree_cpu_seconds(r.pid)).collect();
         let idle_clock = Instant::now();
@@ -188,6 +193,7 @@ impl Lab<'_> {
         let live: Vec<&'c Cell<'a>> = cells.iter().copied().filter(|c| !tally.failed.contains(&c.key())).collect();
         for cell in live {
             let label = self.new_cell(cell.stack, cell.variant);
+            let starting = Instant::now();
             let started = self
                 .ensure_services(cell.stack, &[cell.scenario], cell.variant)
                 .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label));
@@ -205,6 +211,7 @@ impl Lab<'_> {
                         held: None,
                         busy_cpu_s: 0.0,
                         busy_wall_s: 0.0,
+                        overhead_s: starting.elapsed().as_secs_f64(),
                         failed: false,
                     });
                 }
@@ -298,6 +305,7 @@ impl Lab<'_> {
         let idle_cpu_s = sampler::tree_cpu_seconds(r.pid) - cpu_from - r.busy_cpu_s;
         let idle_wall_s = (wall_s - r.busy_wall_s).max(1e-9);
         let mut found = Vec::new();
+        let checking = Instant::now();
         if !cancelled {
             let died = r.server.as_mut().and_then(ServerProcess::exited);
             let first = if launch == 0 { 1 } else { 2 };
@@ -316,6 +324,7 @@ impl Lab<'_> {
         self.note_cell(&r.label, &format!("launch {} of {} (block schedule)", launch + 1, r.cell.key().label()));
         if let Some(mut record) = r.held.take() {
             record.warnings.extend(found);
+            record.elapsed_s += r.overhead_s + checking.elapsed().as_secs_f64();
             self.store(record, outcome)?;
         }
         Ok(())
@@ -346,10 +355,11 @@ mod tests {
 
     #[test]
     fn blocks_spread_over_launches() {
-        assert_eq!(LaunchPlan::for_blocks(1), LaunchPlan { launches: 1, blocks_per_launch: 1 });
-        assert_eq!(LaunchPlan::for_blocks(3), LaunchPlan { launches: 2, blocks_per_launch: 2 });
-        assert_eq!(LaunchPlan::for_blocks(6), LaunchPlan { launches: 3, blocks_per_launch: 2 });
-        assert_eq!(LaunchPlan::for_blocks(10), LaunchPlan { launches: 3, blocks_per_launch: 4 });
+        assert_eq!(LaunchPlan::for_blocks(1, None), LaunchPlan { launches: 1, blocks_per_launch: 1 });
+        assert_eq!(LaunchPlan::for_blocks(3, None), LaunchPlan { launches: 2, blocks_per_launch: 2 });
+        assert_eq!(LaunchPlan::for_blocks(6, None), LaunchPlan { launches: 3, blocks_per_launch: 2 });
+        assert_eq!(LaunchPlan::for_blocks(10, None), LaunchPlan { launches: 3, blocks_per_launch: 4 });
+        assert_eq!(LaunchPlan::for_blocks(20, Some(1)), LaunchPlan { launches: 1, blocks_per_launch: 20 });
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct Overrides {
     pub trials: Option<u32>,
     /// `--schedule`: paired blocks or a server per trial.
     pub schedule: Option<bakeoff_model::schedule::Schedule>,
+    /// `--launches`: server starts over the blocks.
+    pub launches: Option<u32>,
     pub rate: Option<f64>,
     pub ramp: Option<RampSetting>,
     pub requests_per_conn: Option<u64>,
@@ -115,6 +117,7 @@ pub fn default_settings() -> LoadSettings {
         timeout: Duration::from_secs(10),
         trials: 3,
         schedule: Default::default(),
+        launches: None,
         server_cpus,
         client_cpus,
         proxy_placement: Default::default(),
@@ -217,6 +220,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.client_threads = o.client_threads.unwrap_or(s.client_threads);
     s.trials = o.trials.or(study.trials).unwrap_or(s.trials);
     s.schedule = o.schedule.or(study.schedule).unwrap_or(s.schedule);
+    s.launches = o.launches.or(study.launches);
     s.rate = o.rate.or(study.rate);
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
@@ -248,6 +252,13 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     }
     if s.trials == 0 || s.trials > 100 {
         return Err(bad("--trials", format!("{} is out of range", s.trials), "use 1 to 100 (3 or more for confidence intervals)"));
+    }
+    if s.launches.is_some_and(|l| l == 0 || l > s.trials) {
+        return Err(bad(
+            "--launches",
+            format!("{} launches for {} blocks", s.launches.unwrap_or(0), s.trials),
+            "use 1 up to --trials: each launch measures at least one block",
+        ));
     }
     if s.connections == 0 {
         return Err(bad("--connections", "must be at least 1".into(), "give the number of keep-alive connections, e.g. 64"));

@@ -31,6 +31,9 @@ pub struct LoadSettings {
     pub trials: u32,
     /// How measurements are ordered: paired blocks of co-resident servers, or a server per trial.
     pub schedule: bakeoff_model::schedule::Schedule,
+    /// Under the block schedule, how many times the servers are started over the run's blocks;
+    /// None: three from six blocks on, two below, one for a single block.
+    pub launches: Option<u32>,
     pub server_cpus: Vec<usize>,
     pub client_cpus: Vec<usize>,
     /// Where the upstream nginx runs: beside the proxy, or beside the load generator.

@@ -50,6 +50,7 @@ pub fn quick_settings() -> LoadSettings {
         timeout: Duration::from_secs(5),
         trials: 1,
         schedule: bakeoff_model::schedule::Schedule::Trials,
+        launches: None,
         server_cpus,
         client_cpus,
         proxy_placement: Default::default(),

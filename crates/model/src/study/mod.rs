@@ -49,6 +49,9 @@ pub struct Study {
     /// `trials` (a fresh server per trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<crate::schedule::Schedule>,
+    /// Under the block schedule, server starts over the run's blocks (default: 3 from 6 blocks on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launches: Option<u32>,
     pub duration: Option<String>,
     pub warmup: Option<String>,
     pub connections: Option<u32>,
@@ -101,6 +104,7 @@ impl Study {
             stack_workers: Default::default(),
             trials: None,
             schedule: None,
+            launches: None,
             duration: None,
             warmup: None,
             connections: None,
