@@ -217,7 +217,6 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.duration = o.duration.or(study.duration()).unwrap_or(s.duration);
     s.warmup = o.warmup.or(study.warmup()).unwrap_or(s.warmup);
     s.connections = o.connections.or(study.connections).unwrap_or(s.connections);
-    s.client_threads = o.client_threads.unwrap_or(s.client_threads);
     s.trials = o.trials.or(study.trials).unwrap_or(s.trials);
     s.schedule = o.schedule.or(study.schedule).unwrap_or(s.schedule);
     s.launches = o.launches.or(study.launches);
@@ -233,6 +232,9 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.ceiling = !o.no_ceiling;
     s.server_cpus = o.server_cpus.clone().unwrap_or(s.server_cpus);
     s.client_cpus = o.client_cpus.clone().unwrap_or(s.client_cpus);
+    // The client gets one thread per CPU it has (every CPU the server does not use), so a
+    // saturated client means this machine's client ceiling, not a thread count left at one.
+    s.client_threads = o.client_threads.unwrap_or(s.client_cpus.len().max(1) as u32);
     s.proxy_placement = o.proxy_placement.or(study.proxy_placement).unwrap_or_default();
     if let Some(soak) = o.soak {
         s.duration = soak;
