@@ -30,7 +30,7 @@ pub enum LabError {
 }
 
 impl LabError {
-    pub fn manifest(file: impl Into<PathBuf>, problem: impl Into<String>, hint: impl Into<String>) -> Self {
+    pub(crate) fn manifest(file: impl Into<PathBuf>, problem: impl Into<String>, hint: impl Into<String>) -> Self {
         LabError::Manifest { file: file.into(), problem: problem.into(), hint: hint.into() }
     }
 }

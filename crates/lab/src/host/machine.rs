@@ -35,7 +35,7 @@ fn read_trim(path: &str) -> String {
 }
 
 /// `HEAD`'s commit, with `-dirty` when the work tree has changes; None outside a git checkout.
-pub fn git_commit(root: &Path) -> Option<String> {
+pub(crate) fn git_commit(root: &Path) -> Option<String> {
     let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root).output().ok()?;
     if !out.status.success() {
         return None;

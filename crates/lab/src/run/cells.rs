@@ -25,8 +25,8 @@ pub struct Cell<'a> {
 /// How a soak cell is measured (the study's `[soak]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SoakPlan {
-    pub duration: std::time::Duration,
-    pub trials: u32,
+    pub(crate) duration: std::time::Duration,
+    pub(crate) trials: u32,
 }
 
 impl Cell<'_> {

@@ -52,7 +52,7 @@ impl RunPlan {
     /// and with `ramp = "auto"` the calibration of each cell. A stack whose manifest asks for a
     /// longer warm-up (a JIT) gets it in every trial and once more in its verification, as the lab
     /// runs it: PyPy's 30 s warm-up is most of seed 000's time.
-    pub fn estimate(&self) -> Result<Duration, LabError> {
+    pub(crate) fn estimate(&self) -> Result<Duration, LabError> {
         let cells = self.cells()?;
         let s = &self.settings;
         let warmup = |stack: &crate::stacks::manifest::Stack| s.warmup.max(stack.warmup.unwrap_or_default());

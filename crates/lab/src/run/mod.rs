@@ -2,23 +2,23 @@
 
 mod calibrate;
 pub mod cells;
-pub mod estimate;
-pub mod events;
-pub mod execute;
+pub(crate) mod estimate;
+pub(crate) mod events;
+pub(crate) mod execute;
 mod measure;
-pub mod plan;
-pub mod rounds;
-pub mod runner;
-pub mod settings;
-pub mod slo;
+pub(crate) mod plan;
+pub(crate) mod rounds;
+pub(crate) mod runner;
+pub(crate) mod settings;
+pub(crate) mod slo;
 mod start;
-pub mod verification;
+pub(crate) mod verification;
 mod verify_cell;
-pub mod what_ran;
+pub(crate) mod what_ran;
 
 pub use estimate::{study_estimates, StudyEstimate};
 pub use events::Event;
-pub use execute::{execute, Executed};
+pub use execute::{execute, setup_stacks, Executed};
 pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};
 pub use runner::{Lab, LabDirs, RunOutcome};
 pub use settings::{LoadSettings, DEFAULT_POOL_SIZE};

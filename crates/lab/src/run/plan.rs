@@ -78,26 +78,26 @@ pub struct RunRequest {
 /// A resolved run: what will be set up, verified and measured, and how.
 #[derive(Debug)]
 pub struct RunPlan {
-    pub root: PathBuf,
-    pub study: Study,
-    pub settings: LoadSettings,
-    pub workers: WorkerCounts,
+    pub(crate) root: PathBuf,
+    pub(crate) study: Study,
+    pub(crate) settings: LoadSettings,
+    pub(crate) workers: WorkerCounts,
     /// The selected stacks, in selection order.
-    pub stacks: Vec<Stack>,
+    pub(crate) stacks: Vec<Stack>,
     scenarios: Option<Vec<Scenario>>,
     variants: Option<Vec<String>>,
-    pub docstore: Option<String>,
-    pub keep: bool,
+    pub(crate) docstore: Option<String>,
+    pub(crate) keep: bool,
     /// Manifests that did not load (other stacks still run).
     pub problems: Vec<LabError>,
     /// The cell measured a second time in every round (A/A), from the flags or the study.
-    pub aa: Option<AaCell>,
+    pub(crate) aa: Option<AaCell>,
     /// The study's soak cells; none when `--soak` makes the whole run one soak.
-    pub soak: Option<bakeoff_model::study::Soak>,
+    pub(crate) soak: Option<bakeoff_model::study::Soak>,
 }
 
 /// The settings of a run that no study or flag changed.
-pub fn default_settings() -> LoadSettings {
+pub(crate) fn default_settings() -> LoadSettings {
     let (server_cpus, client_cpus) = default_cpu_split();
     LoadSettings {
         duration: Duration::from_secs(10),
@@ -169,7 +169,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
 
 impl RunPlan {
     /// Every cell of the plan: stack x scenario x variant x workers.
-    pub fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
+    pub(crate) fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
         let mut cells = cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)?;
         if let Some(soak) = &self.soak {
@@ -184,7 +184,7 @@ impl RunPlan {
     }
 
     /// The resolved settings as the run records them (the store's `settings_json`).
-    pub fn settings_json(&self) -> serde_json::Value {
+    pub(crate) fn settings_json(&self) -> serde_json::Value {
         serde_json::json!({
             "load": &self.settings,
             "study": &self.study,

@@ -93,7 +93,7 @@ pub struct VerifyFilter {
 
 impl VerifyFilter {
     /// The scenarios of `variant` this filter keeps (none when the variant itself is filtered out).
-    pub fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
+    pub(crate) fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
         if !self.variants.is_empty() && !self.variants.contains(&variant.name) {
             return Vec::new();
         }
@@ -105,7 +105,7 @@ impl Lab<'_> {
     /// Verifies every variant of `stacks` the filter keeps, one at a time with one worker; each
     /// report is recorded under `run_id` and handed to `each` as it completes. Stops before the next
     /// variant when the run is cancelled.
-    pub fn verify_selection(
+    pub(crate) fn verify_selection(
         &mut self,
         run_id: &str,
         stacks: &[&Stack],

@@ -30,7 +30,7 @@ pub enum CeilingStore<'a> {
 }
 
 impl CeilingStore<'_> {
-    pub fn kind(&self) -> StoreKind {
+    pub(crate) fn kind(&self) -> StoreKind {
         match self {
             CeilingStore::Sqlite(_) => StoreKind::Sqlite,
             CeilingStore::Postgres(_) => StoreKind::Postgres,

@@ -4,7 +4,7 @@
 pub mod ceiling;
 pub(crate) mod docstore;
 mod nginx;
-pub mod postgres;
+pub(crate) mod postgres;
 
 use crate::error::LabError;
 use crate::host::process::{Launch, ServerProcess};
@@ -32,7 +32,7 @@ pub struct Services {
 
 impl Services {
     /// The process ids of the running services (their trees are part of a cell's work).
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         let mut out = Vec::new();
         out.extend(self.postgres.as_ref().map(|p| p.pid()));
         out.extend(self.docstore.as_ref().and_then(|d| d.pid()));
@@ -54,7 +54,7 @@ impl Services {
     }
 
     /// Environment variables the running services give a stack.
-    pub fn env(&self) -> BTreeMap<String, String> {
+    pub(crate) fn env(&self) -> BTreeMap<String, String> {
         let mut env = BTreeMap::new();
         if let Some(d) = &self.docstore {
             env.insert("DOCSTORE_URL".into(), d.url.clone());

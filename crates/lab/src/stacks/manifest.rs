@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub const MANIFEST_FILE: &str = "stack.toml";
+pub(crate) const MANIFEST_FILE: &str = "stack.toml";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,12 +53,12 @@ struct RawProfile {
 /// table (PocketBase seeds its own database from the fixture).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct ProductsProbe {
+pub(crate) struct ProductsProbe {
     /// SQLite file, relative to the cell's RUN_DIR.
-    pub sqlite: String,
+    pub(crate) sqlite: String,
     /// The column holding the contract's id (default `id`).
     #[serde(default = "default_key")]
-    pub key: String,
+    pub(crate) key: String,
 }
 
 fn default_key() -> String {
@@ -105,31 +105,31 @@ pub enum StackKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Database {
+pub(crate) enum Database {
     Sqlite,
     Postgres,
 }
 
 #[derive(Debug, Clone)]
-pub struct Setup {
-    pub commands: Vec<String>,
-    pub inputs: Vec<String>,
-    pub timeout: Duration,
+pub(crate) struct Setup {
+    pub(crate) commands: Vec<String>,
+    pub(crate) inputs: Vec<String>,
+    pub(crate) timeout: Duration,
     /// A shell command printing `name version` lines of what is installed (run after setup).
-    pub versions: Option<String>,
+    pub(crate) versions: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Variant {
     pub name: String,
-    pub database: Option<Database>,
+    pub(crate) database: Option<Database>,
     pub env: BTreeMap<String, String>,
     /// The scenarios this variant is measured for.
     pub scenarios: Vec<Scenario>,
-    pub services: Vec<ServiceKind>,
+    pub(crate) services: Vec<ServiceKind>,
     /// A deliberate reproduction of a bug (one line saying which): measured and shown to tell what
     /// the bug costs, never ranked or compared with peers.
-    pub reproduces: Option<String>,
+    pub(crate) reproduces: Option<String>,
 }
 
 /// A validated stack.
@@ -137,8 +137,8 @@ pub struct Variant {
 pub struct Stack {
     /// `language/name`, the folder's path under stacks/.
     pub name: String,
-    pub dir: PathBuf,
-    pub language: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) language: String,
     pub runtime: String,
     pub framework: String,
     pub server: String,
@@ -146,17 +146,17 @@ pub struct Stack {
     pub seed: Option<String>,
     pub kind: StackKind,
     pub scenarios: Vec<Scenario>,
-    pub services: Vec<ServiceKind>,
-    pub toolchain: Vec<String>,
-    pub apt: Vec<String>,
-    pub setup: Option<Setup>,
-    pub start_command: String,
-    pub ready_timeout: Duration,
+    pub(crate) services: Vec<ServiceKind>,
+    pub(crate) toolchain: Vec<String>,
+    pub(crate) apt: Vec<String>,
+    pub(crate) setup: Option<Setup>,
+    pub(crate) start_command: String,
+    pub(crate) ready_timeout: Duration,
     pub warmup: Option<Duration>,
     pub variants: Vec<Variant>,
-    pub products_probe: Option<ProductsProbe>,
+    pub(crate) products_probe: Option<ProductsProbe>,
     /// Required for http and proxy stacks; a baseline runs no code of its own.
-    pub profile: Option<StackProfile>,
+    pub(crate) profile: Option<StackProfile>,
 }
 
 impl Stack {
@@ -176,7 +176,7 @@ impl Stack {
     }
 
     /// Services a cell of this stack needs for `scenario` in `variant`.
-    pub fn services_for(&self, scenario: Scenario, variant: &Variant) -> Vec<ServiceKind> {
+    pub(crate) fn services_for(&self, scenario: Scenario, variant: &Variant) -> Vec<ServiceKind> {
         let mut s: Vec<ServiceKind> = self.services.iter().chain(variant.services.iter()).copied().collect();
         s.extend(scenario.service());
         if scenario == Scenario::Products && variant.database == Some(Database::Postgres) {
@@ -189,7 +189,7 @@ impl Stack {
 }
 
 /// Loads and validates `dir/stack.toml`; `name` is the stack's path under stacks/.
-pub fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
+pub(crate) fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
     let file = dir.join(MANIFEST_FILE);
     let text = std::fs::read_to_string(&file)
         .map_err(|e| LabError::manifest(&file, format!("cannot read: {e}"), "create it as docs/stacks.md shows"))?;
@@ -197,7 +197,7 @@ pub fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
 }
 
 /// Parses and validates manifest text; `dir` is the stack folder (for `setup.inputs` and messages).
-pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
+pub(crate) fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let file = dir.join(MANIFEST_FILE);
     let err = |problem: String, hint: &str| LabError::manifest(&file, problem, hint);
     let raw: RawManifest = toml::from_str(text)

@@ -18,12 +18,12 @@ pub enum SetupOutcome {
 
 /// One buildable thing: a stack or a service program.
 pub struct SetupJob<'a> {
-    pub name: &'a str,
-    pub dir: &'a Path,
-    pub apt: &'a [String],
-    pub commands: &'a [String],
-    pub inputs: &'a [String],
-    pub timeout: Duration,
+    pub(crate) name: &'a str,
+    pub(crate) dir: &'a Path,
+    pub(crate) apt: &'a [String],
+    pub(crate) commands: &'a [String],
+    pub(crate) inputs: &'a [String],
+    pub(crate) timeout: Duration,
 }
 
 impl<'a> SetupJob<'a> {

@@ -10,18 +10,18 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct Response {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     pub body: Vec<u8>,
-    pub framing: Framing,
+    pub(crate) framing: Framing,
     /// The server said it closes the connection after this response.
-    pub close: bool,
+    pub(crate) close: bool,
 }
 
 impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
@@ -80,7 +80,7 @@ impl Client {
     }
 
     /// Whether the last response left the connection open for the next request.
-    pub fn connected(&self) -> bool {
+    pub(crate) fn connected(&self) -> bool {
         self.conn.is_some()
     }
 

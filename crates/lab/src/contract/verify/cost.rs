@@ -131,9 +131,9 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 /// CPU per request over one burst.
 #[derive(Debug, Clone, Copy)]
-pub struct Cost {
-    pub us_per_request: f64,
-    pub requests: u64,
+pub(crate) struct Cost {
+    pub(crate) us_per_request: f64,
+    pub(crate) requests: u64,
 }
 
 /// One pair's alternated bursts: (heavy, light) per round, and the seconds they took.
