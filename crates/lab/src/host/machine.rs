@@ -3,6 +3,7 @@
 use bakeoff_model::results::MachineInfo;
 use std::path::Path;
 
+/// Describes this machine for a run's provenance: host name, CPU model, cores, kernel, memory and OS.
 pub fn machine_info() -> MachineInfo {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = cpuinfo

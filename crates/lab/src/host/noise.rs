@@ -1,5 +1,5 @@
 //! Per-trial noise accounting: snapshots of every CPU's time (/proc/stat) and of every process's
-//! CPU time (/proc/<pid>/stat) before and after a trial, turned into steal and other processes' CPU
+//! CPU time (`/proc/<pid>/stat`) before and after a trial, turned into steal and other processes' CPU
 //! on the server's CPUs and on the client's. The lab's own process and the measured tree are not
 //! noise; whatever else ran is, and the busiest such process is named.
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// A server the lab started and owns: stopped, with its whole process group, on `stop` or drop.
 pub struct ServerProcess {
     pub(crate) name: String,
     pub(crate) child: Child,
@@ -26,12 +27,19 @@ pub struct ServerProcess {
     cpu_group: Option<crate::host::cgroup::CpuGroup>,
 }
 
+/// How to start a server.
 pub struct Launch<'a> {
+    /// Its name in messages, in its marker and in its cgroup's name.
     pub name: &'a str,
+    /// The command, run as `sh -c command`.
     pub command: &'a str,
+    /// Its working directory.
     pub dir: &'a Path,
+    /// Environment added to the lab's own.
     pub env: &'a BTreeMap<String, String>,
+    /// The CPUs it and its children are held on (empty: not pinned).
     pub cpus: &'a [usize],
+    /// The file its standard output and error go to.
     pub log: PathBuf,
 }
 

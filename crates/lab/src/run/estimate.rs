@@ -22,10 +22,16 @@ const VERIFY_WARMUP_BOUND: Duration = Duration::from_secs(30);
 
 /// A study and what running it costs.
 pub struct StudyEstimate {
+    /// The study file.
     pub path: PathBuf,
+    /// The study as parsed.
     pub study: Study,
+    /// The cells its run would measure on this machine.
     pub cells: usize,
+    /// Trials per cell.
     pub trials: u32,
+    /// Roughly how long its run would take on this machine: verification, warm-ups, trials, soak cells
+    /// and ramp calibration.
     pub estimate: Duration,
 }
 

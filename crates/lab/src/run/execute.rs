@@ -16,7 +16,9 @@ use std::sync::atomic::AtomicBool;
 
 /// What a run did: its provenance (the id to read it back by) and the runner's outcome.
 pub struct Executed {
+    /// The run's provenance, with the id to read it back by.
     pub run: RunInfo,
+    /// What the runner verified, stored and failed.
     pub outcome: RunOutcome,
     /// Stacks whose setup failed (their cells fail verification).
     pub failed_setups: usize,

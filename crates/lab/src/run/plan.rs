@@ -21,8 +21,11 @@ pub(crate) const DEFAULT_STUDY: &str = "studies/quick.toml";
 /// What a front end chose; empty lists leave the choice to the study (or to every stack's own).
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
+    /// Stacks by name (`language/name`).
     pub stacks: Vec<String>,
+    /// Scenarios to measure.
     pub scenarios: Vec<Scenario>,
+    /// Variants by name.
     pub variants: Vec<String>,
     /// Worker counts for every stack, replacing the study's (and its per-stack ones).
     pub workers: Vec<u32>,
@@ -31,27 +34,41 @@ pub struct Selection {
 /// Settings a front end sets over the study's; `None` keeps the study's (or the default).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
+    /// How long a trial's load is measured.
     pub duration: Option<Duration>,
+    /// Unmeasured load before each trial.
     pub warmup: Option<Duration>,
+    /// Keep-alive connections of the load.
     pub connections: Option<u32>,
+    /// Load generator threads (the study cannot set them).
     pub client_threads: Option<u32>,
+    /// Trials per cell (1 to 100).
     pub trials: Option<u32>,
+    /// Open model: requests per second; replaces the study's connection ladder.
     pub rate: Option<f64>,
+    /// A ladder of rates, or `auto`; replaces the study's connection ladder.
     pub ramp: Option<RampSetting>,
+    /// Reconnect after this many requests on a connection.
     pub requests_per_conn: Option<u64>,
     /// POOL_SIZE passed to stacks.
     pub pool_size: Option<u32>,
+    /// Also measure the closed-model maximum after an open-model schedule; the study may ask for it too.
     pub max_throughput: bool,
+    /// Skip the store ceiling of the data scenarios.
     pub no_ceiling: bool,
+    /// CPUs for the servers.
     pub server_cpus: Option<Vec<usize>>,
+    /// CPUs for the load generator.
     pub client_cpus: Option<Vec<usize>>,
     /// Where nginx runs in a proxy study.
     pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
+    /// The metric cells are ranked by and precision applies to.
     pub rank_by: Option<PrimaryMetric>,
     /// Target relative half-width of the ranking metric's interval (0.05 = ±5%).
     pub precision: Option<f64>,
+    /// Time after which no more precision rounds begin (needs a precision target).
     pub budget: Option<Duration>,
     /// The cell measured twice per round (A/A).
     pub aa: Option<AaCell>,
@@ -67,7 +84,9 @@ pub struct RunRequest {
     /// A study file; without one, a stack selection makes an ad-hoc run (defaults < flags) and no
     /// selection runs `DEFAULT_STUDY`.
     pub study: Option<PathBuf>,
+    /// The stacks, scenarios, variants and workers the front end chose.
     pub selection: Selection,
+    /// Settings the front end sets over the study's.
     pub overrides: Overrides,
     /// A MongoDB URL to use instead of starting the bundled document store.
     pub docstore: Option<String>,

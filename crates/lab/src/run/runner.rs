@@ -79,9 +79,12 @@ impl<'a> Lab<'a> {
 
 /// The outcome of a run: verifications and how many trials were stored.
 pub struct RunOutcome {
+    /// One report per stack variant verified.
     pub verifications: Vec<VerifyReport>,
     pub(crate) trials_stored: usize,
+    /// Cells that could not be measured, each with what went wrong.
     pub failed_cells: Vec<(CellKey, String)>,
+    /// The run was cancelled before it ended.
     pub interrupted: bool,
 }
 

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The MongoDB-protocol document store with the documents fixture: started by the lab, or the one `--docstore` names.
 pub struct Docstore {
     /// `mongodb://127.0.0.1:PORT/bakeoff`
     pub url: String,
@@ -84,6 +85,7 @@ impl Docstore {
         &self.jar
     }
 
+    /// The server's process id; None for an external store, which is not the lab's.
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(|p| p.pid())
     }

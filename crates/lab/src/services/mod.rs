@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 
 /// Where services run and what they may use.
 pub struct ServiceContext<'a> {
+    /// The project folder, whose services/ holds the services' own programs and configuration.
     pub project_root: &'a Path,
+    /// The run's scratch folder: each service gets a fresh folder in it.
     pub run_dir: &'a Path,
+    /// Where the run's fixtures were written, to seed the stores from.
     pub data_dir: &'a Path,
+    /// The CPUs the services are held on.
     pub cpus: &'a [usize],
     /// `--docstore mongodb://...`: use this store instead of starting one.
     pub external_docstore: Option<&'a str>,
@@ -25,8 +29,11 @@ pub struct ServiceContext<'a> {
 /// The services running for a run, started on first need and stopped on drop.
 #[derive(Default)]
 pub struct Services {
+    /// PostgreSQL seeded with the products fixture.
     pub postgres: Option<postgres::Postgres>,
+    /// The MongoDB-protocol document store seeded with the documents fixture (or an external one).
     pub docstore: Option<docstore::Docstore>,
+    /// nginx serving the proxy scenario's upstream bodies.
     pub nginx: Option<nginx::Nginx>,
 }
 

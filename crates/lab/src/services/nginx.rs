@@ -12,7 +12,9 @@ use std::time::Duration;
 /// Body sizes nginx serves under `/bytes/SIZE`.
 pub(crate) const SIZES: [usize; 5] = [1, 10_240, 102_400, 1_048_576, 12];
 
+/// nginx on loopback, serving the proxy scenario's bodies.
 pub struct Nginx {
+    /// Where it listens.
     pub addr: SocketAddr,
     pub(crate) version: String,
     process: ServerProcess,
@@ -62,6 +64,7 @@ impl Nginx {
         Ok(Nginx { addr, version, process })
     }
 
+    /// nginx's master process id.
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// A PostgreSQL cluster the lab started on loopback, with the products fixture in database `bakeoff`.
 pub struct Postgres {
     pub(crate) port: u16,
     /// `postgres://postgres@127.0.0.1:PORT/bakeoff`
@@ -108,6 +109,7 @@ impl Postgres {
         Err(service_error("postgres", last, "the server did not accept connections"))
     }
 
+    /// The server's process id (its tree's CPU is part of a cell's work).
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }

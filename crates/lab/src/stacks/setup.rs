@@ -9,10 +9,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// What a setup did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetupOutcome {
+    /// Its inputs and commands had not changed since the last setup: nothing ran.
     Cached,
+    /// It ran, taking this long.
     Done(Duration),
+    /// There is nothing to set up: no packages and no commands.
     Nothing,
 }
 
@@ -27,6 +31,7 @@ pub struct SetupJob<'a> {
 }
 
 impl<'a> SetupJob<'a> {
+    /// The job of a stack with a `[setup]` table (None without one).
     pub fn for_stack(stack: &'a Stack) -> Option<SetupJob<'a>> {
         let setup = stack.setup.as_ref()?;
         Some(SetupJob {

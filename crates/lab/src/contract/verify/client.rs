@@ -7,10 +7,13 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// A whole response as the verifier reads it.
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The status code.
     pub status: u16,
     pub(crate) headers: Vec<(String, String)>,
+    /// The body, decoded from its framing (chunked or not).
     pub body: Vec<u8>,
     pub(crate) framing: Framing,
     /// The server said it closes the connection after this response.
@@ -51,6 +54,7 @@ impl ParseSink for Keep {
     }
 }
 
+/// One keep-alive connection to a server under verification, reopened when the server closed it.
 pub struct Client {
     addr: SocketAddr,
     conn: Option<TcpStream>,
@@ -59,6 +63,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client of `addr`; it connects on the first request, and every connect, write and read waits
+    /// `timeout` at most.
     pub fn new(addr: SocketAddr, timeout: Duration) -> Client {
         Client { addr, conn: None, timeout, parser: ResponseParser::new(false) }
     }

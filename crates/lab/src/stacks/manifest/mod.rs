@@ -32,9 +32,12 @@ fn default_key() -> String {
     "id".into()
 }
 
+/// What a stack is to the load: a server of the scenarios, a proxy in front of nginx, or no process at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StackKind {
+    /// A server implementing the HTTP scenarios (the default).
     Http,
+    /// A reverse proxy in front of the run's nginx (the proxy scenario alone).
     Proxy,
     /// No process of its own: the load goes straight to the upstream (the proxy study's baseline).
     Baseline,
@@ -55,10 +58,13 @@ pub(crate) struct Setup {
     pub(crate) versions: Option<String>,
 }
 
+/// One configuration of a stack (its database, environment, scenarios), measured as cells of its own.
 #[derive(Debug, Clone)]
 pub struct Variant {
+    /// Its name, kebab-case (`default` when the manifest lists none).
     pub name: String,
     pub(crate) database: Option<Database>,
+    /// Environment added to the server's.
     pub env: BTreeMap<String, String>,
     /// The scenarios this variant is measured for.
     pub scenarios: Vec<Scenario>,
@@ -75,12 +81,19 @@ pub struct Stack {
     pub name: String,
     pub(crate) dir: PathBuf,
     pub(crate) language: String,
+    /// Interpreter or compiler and its version.
     pub runtime: String,
+    /// The web framework ("none" for a raw server).
     pub framework: String,
+    /// The HTTP server.
     pub server: String,
+    /// One line on what the stack is.
     pub description: String,
+    /// The seed study the stack comes from.
     pub seed: Option<String>,
+    /// HTTP server, proxy or baseline.
     pub kind: StackKind,
+    /// The scenarios it implements.
     pub scenarios: Vec<Scenario>,
     pub(crate) services: Vec<ServiceKind>,
     pub(crate) toolchain: Vec<String>,
@@ -88,7 +101,9 @@ pub struct Stack {
     pub(crate) setup: Option<Setup>,
     pub(crate) start_command: String,
     pub(crate) ready_timeout: Duration,
+    /// A longer warm-up than the run's, for a JIT runtime.
     pub warmup: Option<Duration>,
+    /// Its variants; the first is its default.
     pub variants: Vec<Variant>,
     pub(crate) products_probe: Option<ProductsProbe>,
     /// Required for http and proxy stacks; a baseline runs no code of its own.
@@ -107,6 +122,7 @@ impl Stack {
         out
     }
 
+    /// The variant named `name`.
     pub fn variant(&self, name: &str) -> Option<&Variant> {
         self.variants.iter().find(|v| v.name == name)
     }
