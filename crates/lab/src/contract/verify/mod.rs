@@ -7,7 +7,7 @@ mod listen;
 mod proxy;
 mod scenarios;
 
-pub use bakeoff_load::Framing;
+pub(crate) use bakeoff_load::Framing;
 pub use client::{Client, Response};
 pub use listen::listening_addresses;
 
