@@ -2,6 +2,8 @@
 //! lean standalone `bakeoff-load` (which links only the load generator, so the bench against wrk
 //! measures the client and not the lab), and the Ctrl-C (and SIGTERM) handling every command shares.
 
+#![warn(missing_docs)]
+
 pub mod load;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,6 +3,8 @@
 //! cell. It drives the load generator in-process and hands its results (`bakeoff_model` types) to a
 //! `ResultSink`; it knows nothing of how results are stored or shown.
 
+#![warn(missing_docs)]
+
 pub mod contract;
 pub mod error;
 pub mod host;

@@ -5,14 +5,9 @@
 mod common;
 
 use bakeoff_lab::services::ceiling::{self, CeilingStore};
-use bakeoff_lab::services::{ServiceContext, Services};
 use bakeoff_model::results::{MemorySink, ResultSink};
 use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
-
-fn ctx<'a>(scratch: &'a common::Scratch, root: &'a std::path::Path, cpus: &'a [usize]) -> ServiceContext<'a> {
-    ServiceContext { project_root: root, run_dir: &scratch.dir, data_dir: &scratch.data, cpus, external_docstore: None }
-}
 
 fn server_cpus() -> Vec<usize> {
     bakeoff_lab::host::machine::default_cpu_split().0
@@ -20,11 +15,9 @@ fn server_cpus() -> Vec<usize> {
 
 #[test]
 fn postgres_ceiling_from_pgbench() {
-    let root = common::project_root();
     let scratch = common::Scratch::new("ceiling-pg");
     let cpus = server_cpus();
-    let mut services = Services::default();
-    services.ensure(&[ServiceKind::Postgres], &ctx(&scratch, &root, &cpus)).unwrap();
+    let services = common::services(&[ServiceKind::Postgres], &scratch, &cpus);
     let pg = services.postgres.as_ref().unwrap();
     let c = ceiling::measure(CeilingStore::Postgres(pg), "run-1", 4, Duration::from_secs(2), &cpus).unwrap();
     eprintln!("{c:?}");
@@ -57,11 +50,9 @@ fn sqlite_ceiling_in_process() {
 
 #[test]
 fn docstore_ceiling_from_the_java_driver() {
-    let root = common::project_root();
     let scratch = common::Scratch::new("ceiling-doc");
     let cpus = server_cpus();
-    let mut services = Services::default();
-    services.ensure(&[ServiceKind::Docstore], &ctx(&scratch, &root, &cpus)).unwrap();
+    let services = common::services(&[ServiceKind::Docstore], &scratch, &cpus);
     let d = services.docstore.as_ref().unwrap();
     let c = ceiling::measure(CeilingStore::Docstore(d), "run-3", 4, Duration::from_secs(2), &cpus).unwrap();
     eprintln!("{c:?}");

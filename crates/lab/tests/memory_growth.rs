@@ -9,8 +9,7 @@ use std::time::Duration;
 
 #[test]
 fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
-    let root = common::project_root();
-    let stack = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/leaky-stack")).unwrap();
+    let stack = common::fixture_stack("leaky-stack");
     let scratch = common::Scratch::new("leak");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

@@ -28,6 +28,12 @@ fn start(dir: &Path, name: &str, command: &str) -> ServerProcess {
         .expect("sh starts")
 }
 
+/// A free port on loopback, and its address.
+fn free_addr() -> (u16, SocketAddr) {
+    let port = free_port();
+    (port, ([127, 0, 0, 1], port).into())
+}
+
 fn late_server(dir: &Path, port: u16, delay_s: f64) -> ServerProcess {
     std::fs::write(dir.join("late.py"), LATE_SERVER).unwrap();
     start(dir, "late", &format!("exec python3 late.py {port} {delay_s}"))
@@ -36,8 +42,7 @@ fn late_server(dir: &Path, port: u16, delay_s: f64) -> ServerProcess {
 #[test]
 fn listening_is_not_ready_until_the_server_answers() {
     let dir = common::Scratch::new("readiness-late-answer");
-    let port = free_port();
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let (port, addr) = free_addr();
     let mut server = late_server(&dir.dir, port, 2.0);
     // Listening comes first (well before the answer)...
     let listening = server.wait_ready(addr, Duration::from_secs(10)).unwrap();
@@ -52,8 +57,7 @@ fn listening_is_not_ready_until_the_server_answers() {
 #[test]
 fn a_server_that_never_answers_fails_within_the_timeout_with_a_hint() {
     let dir = common::Scratch::new("readiness-never-answers");
-    let port = free_port();
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let (port, addr) = free_addr();
     let mut server = late_server(&dir.dir, port, 3600.0);
     let started = std::time::Instant::now();
     let err = server.wait_answering(addr, "/", Duration::from_secs(2)).unwrap_err().to_string();
@@ -66,8 +70,7 @@ fn a_server_that_never_answers_fails_within_the_timeout_with_a_hint() {
 #[test]
 fn an_exit_while_waiting_for_the_answer_is_noticed_at_once() {
     let dir = common::Scratch::new("readiness-exits");
-    let port = free_port();
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let (port, addr) = free_addr();
     // Listens, then dies before answering (a worker that fails to import the application).
     std::fs::write(
         dir.dir.join("dies.py"),

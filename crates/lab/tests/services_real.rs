@@ -4,20 +4,13 @@
 mod common;
 
 use bakeoff_lab::contract::verify::{Client, LiveData};
-use bakeoff_lab::services::{ServiceContext, Services};
 use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
 
-fn ctx<'a>(scratch: &'a common::Scratch, root: &'a std::path::Path) -> ServiceContext<'a> {
-    ServiceContext { project_root: root, run_dir: &scratch.dir, data_dir: &scratch.data, cpus: &[], external_docstore: None }
-}
-
 #[test]
 fn postgres_is_created_seeded_probed_and_stopped() {
-    let root = common::project_root();
     let scratch = common::Scratch::new("pg");
-    let mut services = Services::default();
-    services.ensure(&[ServiceKind::Postgres], &ctx(&scratch, &root)).unwrap();
+    let services = common::services(&[ServiceKind::Postgres], &scratch, &[]);
     let pg = services.postgres.as_ref().unwrap();
     assert!(pg.url.starts_with("postgres://postgres@127.0.0.1:"), "{}", pg.url);
     let rows = pg.psql("bakeoff", &["-tAc", "SELECT count(*), max(price) FROM product"]).unwrap();
@@ -35,10 +28,8 @@ fn postgres_is_created_seeded_probed_and_stopped() {
 
 #[test]
 fn nginx_serves_generated_bodies_and_is_stopped() {
-    let root = common::project_root();
     let scratch = common::Scratch::new("nginx");
-    let mut services = Services::default();
-    services.ensure(&[ServiceKind::Nginx], &ctx(&scratch, &root)).unwrap();
+    let services = common::services(&[ServiceKind::Nginx], &scratch, &[]);
     let nginx = services.nginx.as_ref().unwrap();
     let mut c = Client::new(nginx.addr, Duration::from_secs(5));
     for size in [1usize, 10_240, 1_048_576] {

@@ -70,27 +70,20 @@ fn every_study_names_real_stacks_and_refers_to_measured_cells() {
                 assert!(cells.iter().filter(|c| c.soak.is_some()).count() == soak.cells.len(), "{name}: every soak cell is planned");
             }
             let keys: Vec<CellKey> = cells.iter().map(|c| c.key()).collect();
+            // Every testable claim and every article figure names a cell (and step) measured here.
+            let refers_to_measured = |r: &CellRef, whose: String| {
+                let cell = r.describe();
+                assert!(measured(r, &keys, cpus), "{name}: {whose} names {cell}, which the study does not measure ({cpus} server CPUs)");
+                assert_eq!(step_problem(&study, &r.step), None, "{name}: {whose}");
+            };
             for claim in study.claims.iter().filter(|c| c.testable) {
                 for r in claim.check.cells() {
-                    assert!(
-                        measured(&r, &keys, cpus),
-                        "{name}: claim `{}` needs {}, which the study does not measure ({cpus} server CPUs)",
-                        claim.statement,
-                        r.describe()
-                    );
-                    assert_eq!(step_problem(&study, &r.step), None, "{name}: claim `{}`", claim.statement);
+                    refers_to_measured(&r, format!("claim `{}`", claim.statement));
                 }
             }
             for table in study.article.iter().flat_map(|a| &a.tables) {
-                for f in table.figures().unwrap() {
-                    let Some(r) = f.cell else { continue };
-                    assert!(
-                        measured(&r, &keys, cpus),
-                        "{name}: table `{}` names {}, which the study does not measure",
-                        table.title,
-                        r.describe()
-                    );
-                    assert_eq!(step_problem(&study, &r.step), None, "{name}: table `{}`", table.title);
+                for r in table.figures().unwrap().into_iter().filter_map(|f| f.cell) {
+                    refers_to_measured(&r, format!("table `{}`", table.title));
                 }
             }
         }

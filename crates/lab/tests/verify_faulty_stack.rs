@@ -17,8 +17,7 @@ fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
 
 #[test]
 fn verify_catches_every_fault_of_the_faulty_stack() {
-    let root = common::project_root();
-    let stack = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/faulty-stack")).unwrap();
+    let stack = common::fixture_stack("faulty-stack");
     let scratch = common::Scratch::new("faulty");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

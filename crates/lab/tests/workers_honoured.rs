@@ -58,8 +58,7 @@ fn a_server_that_ignores_workers_is_flagged_and_one_that_honours_them_is_not() {
     if !enough_cpus() {
         return;
     }
-    let root = common::project_root();
-    let stack = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/greedy-stack")).unwrap();
+    let stack = common::fixture_stack("greedy-stack");
     let scratch = common::Scratch::new("workers");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

@@ -3,8 +3,7 @@
 //! stored in SQLite and read back; every claim of the report must be what the stored trials give,
 //! recomputed here without the model: its value, interval, coverage and verdict.
 
-use bakeoff_lab::run::execute::execute;
-use bakeoff_lab::run::plan::{plan_run, Overrides, RunRequest, Selection};
+use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
 use bakeoff_model::results::{CellKey, TrialRecord, DELIBERATE_BUG};
 use bakeoff_model::study::{CellRef, Check, ClaimResult, ClaimVerdict};
 use bakeoff_model::summary::Metric;

@@ -17,5 +17,5 @@ pub fn run(args: &SetupArgs) -> anyhow::Result<ExitCode> {
 
 /// Sets up each stack, printing the outcome; returns how many failed (others still run).
 pub fn setup_stacks(stacks: &[&Stack], root: &Path, force: bool) -> usize {
-    bakeoff_lab::run::execute::setup_stacks(stacks.iter().copied(), root, force, &mut crate::progress::print_event)
+    bakeoff_lab::run::setup_stacks(stacks.iter().copied(), root, force, &mut crate::progress::print_event)
 }

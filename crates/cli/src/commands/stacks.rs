@@ -2,6 +2,7 @@
 
 use crate::args::StacksArgs;
 use crate::context;
+use bakeoff_lab::stacks::manifest::Stack;
 use std::process::ExitCode;
 
 pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
@@ -10,8 +11,7 @@ pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
     if args.markdown {
         println!("| stack | seed | runtime | framework | server | scenarios | variants |\n|---|---|---|---|---|---|---|");
         for s in &catalog.stacks {
-            let scenarios: Vec<&str> = s.scenarios.iter().map(|x| x.id()).collect();
-            let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+            let (scenarios, variants) = scenarios_and_variants(s);
             println!(
                 "| `{}` | {} | {} | {} | {} | {} | {} |",
                 s.name,
@@ -30,8 +30,7 @@ pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
         let tools = bakeoff_lab::stacks::catalog::toolchain_present(s);
         let missing: Vec<&str> = tools.iter().filter(|(_, ok)| !ok).map(|(t, _)| t.as_str()).collect();
         let toolchain = if missing.is_empty() { "ok".to_string() } else { format!("missing {}", missing.join(",")) };
-        let scenarios: Vec<&str> = s.scenarios.iter().map(|x| x.id()).collect();
-        let variants: Vec<&str> = s.variants.iter().map(|v| v.name.as_str()).collect();
+        let (scenarios, variants) = scenarios_and_variants(s);
         println!(
             "{:<34} {:<5} {:<10} {:<52} {}",
             s.name,
@@ -42,4 +41,9 @@ pub fn run(args: &StacksArgs) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(if catalog.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// A stack's scenario ids and variant names, in its manifest's order.
+fn scenarios_and_variants(s: &Stack) -> (Vec<&str>, Vec<&str>) {
+    (s.scenarios.iter().map(|x| x.id()).collect(), s.variants.iter().map(|v| v.name.as_str()).collect())
 }

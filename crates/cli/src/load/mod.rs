@@ -19,73 +19,73 @@ use output::{human_summary, progress_line};
 pub struct LoadArgs {
     /// Target URLs (http:// only; IP literal or localhost). Several are used round-robin.
     #[arg(required = true, num_args = 1..)]
-    pub urls: Vec<String>,
+    pub(crate) urls: Vec<String>,
     /// Connections to keep open.
     #[arg(short = 'c', long, default_value_t = 10)]
-    pub connections: u32,
+    pub(crate) connections: u32,
     /// Threads (one event loop each); at most the number of connections.
     #[arg(short = 't', long, default_value_t = 1)]
-    pub threads: u32,
+    pub(crate) threads: u32,
     /// Test duration (e.g. 10s, 1m).
     #[arg(short = 'd', long, default_value = "10s")]
-    pub duration: String,
+    pub(crate) duration: String,
     /// Stop after this many requests instead of a duration.
     #[arg(short = 'n', long)]
-    pub requests: Option<u64>,
+    pub(crate) requests: Option<u64>,
     /// Open model: constant arrival rate in requests/s (latency corrected for coordinated omission).
     #[arg(long)]
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// Rate ladder START:STEP:STEP_DURATION:MAX[:HOLD], e.g. 1000:1000:5s:10000:10s.
     #[arg(long)]
-    pub ramp: Option<String>,
+    pub(crate) ramp: Option<String>,
     /// Concurrency ladder: connection counts, one measured step each, e.g. 16,64,256.
     #[arg(long)]
-    pub conn_ladder: Option<String>,
+    pub(crate) conn_ladder: Option<String>,
     /// Duration of each --conn-ladder step (default: -d).
     #[arg(long)]
-    pub step_duration: Option<String>,
+    pub(crate) step_duration: Option<String>,
     /// Unmeasured warmup before the first step.
     #[arg(long)]
-    pub warmup: Option<String>,
+    pub(crate) warmup: Option<String>,
     /// A request unanswered after this is a timeout error (max 60s).
     #[arg(long, default_value = "10s")]
-    pub timeout: String,
+    pub(crate) timeout: String,
     /// Requests in flight per connection.
     #[arg(long, default_value_t = 1)]
-    pub pipeline: u32,
+    pub(crate) pipeline: u32,
     /// New connection for every request.
     #[arg(long)]
-    pub close: bool,
+    pub(crate) close: bool,
     /// Reconnect after this many requests on a connection.
     #[arg(long)]
-    pub requests_per_conn: Option<u64>,
+    pub(crate) requests_per_conn: Option<u64>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
-    pub method: String,
+    pub(crate) method: String,
     /// Extra header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header")]
-    pub headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
     /// Request body.
     #[arg(long)]
-    pub body: Option<String>,
+    pub(crate) body: Option<String>,
     /// Only this status counts as success (default: any 2xx/3xx).
     #[arg(long)]
-    pub expect_status: Option<u16>,
+    pub(crate) expect_status: Option<u16>,
     /// Expected body length in bytes (decoded).
     #[arg(long)]
-    pub expect_length: Option<u64>,
+    pub(crate) expect_length: Option<u64>,
     /// Expected 64-bit FNV-1a hash of the decoded body, hex (e.g. `printf 'Hello World!' | ...`).
     #[arg(long)]
-    pub expect_body_hash: Option<String>,
+    pub(crate) expect_body_hash: Option<String>,
     /// Pin worker threads to these CPUs, round-robin, e.g. 1,2.
     #[arg(long)]
-    pub pin_cpus: Option<String>,
+    pub(crate) pin_cpus: Option<String>,
     /// Print the JSON report (schema in docs/load-generator.md) instead of the summary.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Write an HdrHistogram interval log (V2) to this file.
     #[arg(long)]
-    pub hdr_log: Option<PathBuf>,
+    pub(crate) hdr_log: Option<PathBuf>,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
@@ -94,7 +94,7 @@ fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
 
 impl LoadArgs {
     /// Turns the flags into a validated plan.
-    pub fn to_plan(&self) -> Result<LoadPlan, PlanError> {
+    pub(crate) fn to_plan(&self) -> Result<LoadPlan, PlanError> {
         let mut b = LoadPlan::builder(&self.urls[0])
             .connections(self.connections)
             .threads(self.threads)

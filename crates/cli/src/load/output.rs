@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use bakeoff_load::{ErrorCounts, LatencyStats, LoadReport, ProgressSnapshot, StepReport};
 
-pub fn fmt_us(us: f64) -> String {
+pub(crate) fn fmt_us(us: f64) -> String {
     if us >= 1_000_000.0 {
         format!("{:.2}s", us / 1e6)
     } else if us >= 1000.0 {
@@ -14,7 +14,7 @@ pub fn fmt_us(us: f64) -> String {
     }
 }
 
-pub fn fmt_bytes(b: f64) -> String {
+pub(crate) fn fmt_bytes(b: f64) -> String {
     const U: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
     let mut v = b;
     let mut i = 0;
@@ -87,7 +87,7 @@ fn step_block(out: &mut String, s: &StepReport, open: bool) {
 }
 
 /// The human summary, wrk-style, warnings last so they are what one reads.
-pub fn human_summary(r: &LoadReport) -> String {
+pub(crate) fn human_summary(r: &LoadReport) -> String {
     let mut out = String::new();
     let p = &r.plan;
     let what = match (&p.duration_s, &p.requests) {
@@ -131,7 +131,7 @@ pub fn human_summary(r: &LoadReport) -> String {
 }
 
 /// One live progress line (no newline), for a terminal.
-pub fn progress_line(p: &ProgressSnapshot) -> String {
+pub(crate) fn progress_line(p: &ProgressSnapshot) -> String {
     let el = p.elapsed_s.max(0.0);
     let planned = p.planned_s.map(|t| format!("/{t:.0}s")).unwrap_or_default();
     let rps = if el > 0.0 { p.requests as f64 / el } else { 0.0 };

@@ -5,22 +5,22 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use std::path::Path;
 
-pub const RECORDS: usize = 1000;
-pub const PRODUCTS: i64 = 20;
-pub const DOCUMENTS: i64 = 100;
+pub(crate) const RECORDS: usize = 1000;
+pub(crate) const PRODUCTS: i64 = 20;
+pub(crate) const DOCUMENTS: i64 = 100;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Record {
-    pub id: u32,
-    pub name: String,
-    pub description: &'static str,
+pub(crate) struct Record {
+    pub(crate) id: u32,
+    pub(crate) name: String,
+    pub(crate) description: &'static str,
     #[serde(rename = "type")]
-    pub kind: &'static str,
-    pub count: u32,
-    pub created_at: f64,
+    pub(crate) kind: &'static str,
+    pub(crate) count: u32,
+    pub(crate) created_at: f64,
 }
 
-pub fn record(i: usize) -> Record {
+pub(crate) fn record(i: usize) -> Record {
     Record {
         id: i as u32,
         name: format!("My name {i}"),
@@ -31,7 +31,7 @@ pub fn record(i: usize) -> Record {
     }
 }
 
-pub fn records() -> Vec<Record> {
+pub(crate) fn records() -> Vec<Record> {
     (0..RECORDS).map(record).collect()
 }
 
@@ -51,16 +51,16 @@ pub(crate) fn loop_count(n: u64) -> u64 {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Product {
-    pub id: i64,
-    pub name: String,
-    pub description: String,
-    pub price: f64,
-    pub stock: i64,
-    pub created_at: String,
+pub(crate) struct Product {
+    pub(crate) id: i64,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) price: f64,
+    pub(crate) stock: i64,
+    pub(crate) created_at: String,
 }
 
-pub fn products() -> Vec<Product> {
+pub(crate) fn products() -> Vec<Product> {
     (1..=PRODUCTS)
         .map(|i| Product {
             id: i,
@@ -81,7 +81,7 @@ incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostr
 nisi ut aliquip ex ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore.";
 
 /// Document `i` as served (without `_id`).
-pub fn document(i: i64) -> serde_json::Value {
+pub(crate) fn document(i: i64) -> serde_json::Value {
     serde_json::json!({
         "title": format!("Document {i}"),
         "author": format!("Author {}", i % 10),

@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 
 /// A cgroup made for one server; removed on drop once its processes are gone.
-pub struct CpuGroup {
+pub(crate) struct CpuGroup {
     dir: PathBuf,
 }
 
 /// How a run's servers are placed on CPUs, for the run's provenance.
-pub fn describe_placement() -> &'static str {
+pub(crate) fn describe_placement() -> &'static str {
     if root_dir().is_some() {
         "cgroup cpuset (+ sched_setaffinity)"
     } else {
@@ -32,7 +32,7 @@ fn root_dir() -> Option<PathBuf> {
 impl CpuGroup {
     /// Creates `bakeoff-<name>` with `cpus` and moves `pid` into it; None where the machine does
     /// not allow it (no cpuset controller, not root, a read-only cgroup file system).
-    pub fn place(name: &str, pid: u32, cpus: &[usize]) -> Option<CpuGroup> {
+    pub(crate) fn place(name: &str, pid: u32, cpus: &[usize]) -> Option<CpuGroup> {
         if cpus.is_empty() {
             return None;
         }
@@ -51,18 +51,20 @@ impl CpuGroup {
     }
 
     /// The CPUs the group allows, as the kernel reports them.
-    pub fn cpus(&self) -> String {
+    #[cfg(test)]
+    pub(crate) fn cpus(&self) -> String {
         std::fs::read_to_string(self.dir.join("cpuset.cpus")).unwrap_or_default().trim().to_string()
     }
 
     /// The processes in the group now.
-    pub fn members(&self) -> Vec<u32> {
+    pub(crate) fn members(&self) -> Vec<u32> {
         std::fs::read_to_string(self.dir.join("cgroup.procs"))
             .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
             .unwrap_or_default()
     }
 
-    pub fn holds(&self, pid: u32) -> bool {
+    #[cfg(test)]
+    pub(crate) fn holds(&self, pid: u32) -> bool {
         std::fs::read_to_string(self.dir.join("cgroup.procs")).map(|s| s.lines().any(|l| l.trim() == pid.to_string())).unwrap_or(false)
     }
 }

@@ -22,7 +22,7 @@ use super::sampler::{clock_ticks, group_members, process_ticks};
 
 /// The tree's CPU, read at one moment.
 #[derive(Debug, Clone)]
-pub struct CpuReading {
+pub(crate) struct CpuReading {
     /// Σ (process CPU clock + reaped children's ticks), in seconds.
     precise_s: f64,
     /// Σ (utime + stime + cutime + cstime) of the same processes, in seconds.
@@ -32,7 +32,7 @@ pub struct CpuReading {
 
 impl CpuReading {
     /// Reads the tree rooted at `leader` (its process group and every descendant).
-    pub fn of_tree(leader: u32) -> CpuReading {
+    pub(crate) fn of_tree(leader: u32) -> CpuReading {
         let tick = 1.0 / clock_ticks();
         let mut r = CpuReading { precise_s: 0.0, ticks_s: 0.0, pids: Vec::new() };
         for pid in group_members(leader) {
@@ -47,7 +47,7 @@ impl CpuReading {
 
     /// CPU seconds the tree used from `before` to this reading: the precise delta, or the tick
     /// delta when the ticks saw more than their resolution allows (see the module's header).
-    pub fn since(&self, before: &CpuReading) -> f64 {
+    pub(crate) fn since(&self, before: &CpuReading) -> f64 {
         let precise = self.precise_s - before.precise_s;
         let ticks = self.ticks_s - before.ticks_s;
         if ticks - precise > self.resolution_since(before) {

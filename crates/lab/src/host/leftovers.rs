@@ -13,8 +13,8 @@ pub(crate) const MARKER_VAR: &str = "BAKEOFF_CELL";
 /// A process that was still running after its server's process group got SIGTERM and SIGKILL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leftover {
-    pub pid: u32,
-    pub command: String,
+    pub(crate) pid: u32,
+    pub(crate) command: String,
 }
 
 impl std::fmt::Display for Leftover {
@@ -31,7 +31,7 @@ pub(crate) fn new_marker(name: &str) -> String {
 }
 
 /// Live processes of the cell: in `group`, or with `MARKER_VAR=marker` in their environment.
-pub fn find(marker: &str, group: Option<&CpuGroup>) -> Vec<Leftover> {
+pub(crate) fn find(marker: &str, group: Option<&CpuGroup>) -> Vec<Leftover> {
     let entry = format!("{MARKER_VAR}={marker}");
     let mut pids: Vec<u32> = group.map(CpuGroup::members).unwrap_or_default();
     pids.extend(all_pids().into_iter().filter(|&pid| carries(pid, entry.as_bytes())));

@@ -3,6 +3,7 @@
 use bakeoff_model::results::MachineInfo;
 use std::path::Path;
 
+/// Describes this machine for a run's provenance: host name, CPU model, cores, kernel, memory and OS.
 pub fn machine_info() -> MachineInfo {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let cpu_model = cpuinfo
@@ -35,7 +36,7 @@ fn read_trim(path: &str) -> String {
 }
 
 /// `HEAD`'s commit, with `-dirty` when the work tree has changes; None outside a git checkout.
-pub fn git_commit(root: &Path) -> Option<String> {
+pub(crate) fn git_commit(root: &Path) -> Option<String> {
     let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(root).output().ok()?;
     if !out.status.success() {
         return None;

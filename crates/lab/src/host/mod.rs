@@ -2,11 +2,11 @@
 //! (cgroup cpusets, affinity), process-tree sampling, a precise process-tree CPU meter and the
 //! machine's description.
 
-pub mod cgroup;
+pub(crate) mod cgroup;
 pub(crate) mod cpu_meter;
 pub mod leftovers;
 pub mod machine;
-pub mod noise;
+pub(crate) mod noise;
 pub mod process;
-pub mod quiet;
+pub(crate) mod quiet;
 pub(crate) mod sampler;

@@ -1,5 +1,5 @@
 //! Per-trial noise accounting: snapshots of every CPU's time (/proc/stat) and of every process's
-//! CPU time (/proc/<pid>/stat) before and after a trial, turned into steal and other processes' CPU
+//! CPU time (`/proc/<pid>/stat`) before and after a trial, turned into steal and other processes' CPU
 //! on the server's CPUs and on the client's. The lab's own process and the measured tree are not
 //! noise; whatever else ran is, and the busiest such process is named.
 
@@ -65,23 +65,23 @@ pub(crate) struct NoiseProbe {
 
 /// What the measurement itself used, to be subtracted from the CPU sets' busy time.
 pub(crate) struct Measured<'a> {
-    pub server_cpus: &'a [usize],
-    pub client_cpus: &'a [usize],
+    pub(crate) server_cpus: &'a [usize],
+    pub(crate) client_cpus: &'a [usize],
     /// CPU seconds of the measured process trees (the server and the services it uses).
-    pub server_cpu_s: f64,
+    pub(crate) server_cpu_s: f64,
     /// CPU seconds of measured trees on the client's CPUs besides the load generator's own (an
     /// upstream placed there).
-    pub client_cpu_s: f64,
+    pub(crate) client_cpu_s: f64,
     /// Pids of the measured trees, which are not "other".
-    pub server_pids: &'a HashSet<u32>,
+    pub(crate) server_pids: &'a HashSet<u32>,
 }
 
 impl NoiseProbe {
-    pub fn start() -> NoiseProbe {
+    pub(crate) fn start() -> NoiseProbe {
         NoiseProbe { cpus: cpu_times(), procs: processes(), lab_cpu: bakeoff_load::process_cpu(), at: Instant::now() }
     }
 
-    pub fn finish(self, m: &Measured<'_>) -> TrialNoise {
+    pub(crate) fn finish(self, m: &Measured<'_>) -> TrialNoise {
         let wall_s = self.at.elapsed().as_secs_f64();
         let lab_cpu = bakeoff_load::process_cpu() - self.lab_cpu;
         let after = cpu_times();

@@ -13,10 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+/// A server the lab started and owns: stopped, with its whole process group, on `stop` or drop.
 pub struct ServerProcess {
-    pub name: String,
-    pub child: Child,
-    pub log: PathBuf,
+    pub(crate) name: String,
+    pub(crate) child: Child,
+    pub(crate) log: PathBuf,
     exited: Option<ExitStatus>,
     /// `MARKER_VAR`'s value in this server's environment (and so in its children's).
     marker: String,
@@ -26,12 +27,19 @@ pub struct ServerProcess {
     cpu_group: Option<crate::host::cgroup::CpuGroup>,
 }
 
+/// How to start a server.
 pub struct Launch<'a> {
+    /// Its name in messages, in its marker and in its cgroup's name.
     pub name: &'a str,
+    /// The command, run as `sh -c command`.
     pub command: &'a str,
+    /// Its working directory.
     pub dir: &'a Path,
+    /// Environment added to the lab's own.
     pub env: &'a BTreeMap<String, String>,
+    /// The CPUs it and its children are held on (empty: not pinned).
     pub cpus: &'a [usize],
+    /// The file its standard output and error go to.
     pub log: PathBuf,
 }
 
@@ -79,21 +87,12 @@ impl ServerProcess {
         Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, marker, stopped: false, cpu_group })
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// How this server is held on its CPUs.
-    pub fn placement(&self) -> &'static str {
-        if self.cpu_group.is_some() {
-            "cgroup cpuset"
-        } else {
-            "sched_setaffinity"
-        }
-    }
-
     /// The exit status if the process has exited (reaping it).
-    pub fn exited(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         if self.exited.is_none() {
             self.exited = self.child.try_wait().ok().flatten();
         }
@@ -182,7 +181,7 @@ impl ServerProcess {
     /// answer proves only one), a JVM compiling its start-up code. Returns None when it got quiet,
     /// else the tree's CPU use (in cores) over the last window: a server that is busy while idle
     /// (a background thread) is measured anyway, and the caller says so.
-    pub fn wait_quiet(&mut self, limit: Duration) -> Option<f64> {
+    pub(crate) fn wait_quiet(&mut self, limit: Duration) -> Option<f64> {
         const WINDOW: Duration = Duration::from_millis(250);
         const QUIET_CORES: f64 = 0.1;
         let start = Instant::now();
@@ -209,7 +208,7 @@ impl ServerProcess {
         }
     }
 
-    pub fn not_ready(&self, reason: String) -> LabError {
+    pub(crate) fn not_ready(&self, reason: String) -> LabError {
         LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
     }
 

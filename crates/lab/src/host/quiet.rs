@@ -14,7 +14,7 @@ const WINDOW: Duration = Duration::from_millis(250);
 /// Waits up to `max` for a window in which other processes use under [`QUIET_CORES`] of `cpus`
 /// (all CPUs when empty). None when it got quiet; else the CPU (in cores) others used in the
 /// last window.
-pub fn wait(cpus: &[usize], max: Duration) -> Option<f64> {
+pub(crate) fn wait(cpus: &[usize], max: Duration) -> Option<f64> {
     let start = Instant::now();
     loop {
         let (busy0, own0) = (busy_seconds(cpus), bakeoff_load::process_cpu());

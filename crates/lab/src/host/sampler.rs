@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
+pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_millis(250);
 
 struct ProcStat {
     pid: u32,
@@ -57,7 +57,7 @@ fn all_pids() -> Vec<u32> {
 
 /// Processes of the tree rooted at `leader`: its process group plus every descendant (servers that
 /// put workers in groups of their own are still counted).
-pub fn group_members(leader: u32) -> Vec<u32> {
+pub(crate) fn group_members(leader: u32) -> Vec<u32> {
     tree(leader).into_iter().map(|(s, _)| s.pid).collect()
 }
 
@@ -106,12 +106,12 @@ fn pss_bytes(pid: u32) -> u64 {
 
 /// CPU seconds (user + system) used so far by the tree rooted at `leader`: cheaper than a full
 /// sample (no memory maps are read), for polling.
-pub fn tree_cpu_seconds(leader: u32) -> f64 {
+pub(crate) fn tree_cpu_seconds(leader: u32) -> f64 {
     tree(leader).iter().map(|(_, cpu)| cpu).sum()
 }
 
 /// One sample of the tree rooted at `leader`.
-pub fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
+pub(crate) fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
     let members = tree(leader);
     let mut s = ProcessSample { t_ms, rss_bytes: 0, pss_bytes: 0, cpu_s: 0.0, processes: 0 };
     for (stat, cpu) in &members {
@@ -125,7 +125,7 @@ pub fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
 
 /// A running sampler; `finish` stops it and returns the samples. Dropped without `finish` (an
 /// early return on an error), it still stops its thread.
-pub struct Sampler {
+pub(crate) struct Sampler {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Vec<ProcessSample>>>,
 }
@@ -133,7 +133,7 @@ pub struct Sampler {
 impl Sampler {
     /// Samples the tree of `leader`; times are relative to `zero`. The thread runs on `cpus` (the
     /// client's), so the lab's own work stays off the server's CPUs and their noise accounting.
-    pub fn start(leader: u32, zero: Instant, interval: Duration, cpus: &[usize]) -> Sampler {
+    pub(crate) fn start(leader: u32, zero: Instant, interval: Duration, cpus: &[usize]) -> Sampler {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         // Not pinned when the set is refused (an index out of range, or the kernel says no): the
@@ -166,7 +166,7 @@ impl Sampler {
         Sampler { stop, handle: Some(handle) }
     }
 
-    pub fn finish(mut self) -> Vec<ProcessSample> {
+    pub(crate) fn finish(mut self) -> Vec<ProcessSample> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default()
     }
@@ -191,7 +191,7 @@ fn signed_ms(zero: Instant) -> i64 {
 }
 
 /// Server usage over the measured window (samples with t_ms >= 0), for `requests` requests.
-pub fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
+pub(crate) fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
     let measured: Vec<&ProcessSample> = samples.iter().filter(|s| s.is_measured()).collect();
     if measured.len() < 2 {
         return ServerUsage::default();

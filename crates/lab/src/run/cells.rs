@@ -8,11 +8,16 @@ use bakeoff_model::scenario::Scenario;
 
 pub use bakeoff_model::study::WorkerCounts;
 
+/// One thing measured: a stack's variant on a scenario with a worker count.
 #[derive(Debug, Clone)]
 pub struct Cell<'a> {
+    /// The stack.
     pub stack: &'a Stack,
+    /// The scenario its load requests.
     pub scenario: Scenario,
+    /// The stack's variant.
     pub variant: &'a Variant,
+    /// WORKERS given to the server: the processes or OS threads that run its request handlers.
     pub workers: u32,
     /// The second arm of an A/A measurement (see `CellKey::twin`).
     pub twin: bool,
@@ -25,11 +30,12 @@ pub struct Cell<'a> {
 /// How a soak cell is measured (the study's `[soak]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SoakPlan {
-    pub duration: std::time::Duration,
-    pub trials: u32,
+    pub(crate) duration: std::time::Duration,
+    pub(crate) trials: u32,
 }
 
 impl Cell<'_> {
+    /// The cell's identity in results: stack, scenario, variant, workers and A/A arm.
     pub fn key(&self) -> CellKey {
         CellKey {
             stack: self.stack.name.clone(),

@@ -22,10 +22,16 @@ const VERIFY_WARMUP_BOUND: Duration = Duration::from_secs(30);
 
 /// A study and what running it costs.
 pub struct StudyEstimate {
+    /// The study file.
     pub path: PathBuf,
+    /// The study as parsed.
     pub study: Study,
+    /// The cells its run would measure on this machine.
     pub cells: usize,
+    /// Trials per cell.
     pub trials: u32,
+    /// Roughly how long its run would take on this machine: verification, warm-ups, trials, soak cells
+    /// and ramp calibration.
     pub estimate: Duration,
 }
 
@@ -52,7 +58,7 @@ impl RunPlan {
     /// and with `ramp = "auto"` the calibration of each cell. A stack whose manifest asks for a
     /// longer warm-up (a JIT) gets it in every trial and once more in its verification, as the lab
     /// runs it: PyPy's 30 s warm-up is most of seed 000's time.
-    pub fn estimate(&self) -> Result<Duration, LabError> {
+    pub(crate) fn estimate(&self) -> Result<Duration, LabError> {
         let cells = self.cells()?;
         let s = &self.settings;
         let warmup = |stack: &crate::stacks::manifest::Stack| s.warmup.max(stack.warmup.unwrap_or_default());

@@ -8,59 +8,91 @@ use std::path::Path;
 pub enum Event<'a> {
     /// A stack's setup finished (cached, done or failed).
     SetupFinished {
+        /// The stack set up.
         stack: &'a str,
+        /// Cached, done (with how long it took) or the error that stopped it.
         outcome: &'a Result<crate::stacks::setup::SetupOutcome, LabError>,
     },
+    /// The run is about to measure: its cells are planned and its scratch folder exists.
     RunStarting {
+        /// The run's provenance (id, commit, machine, settings).
         run: &'a RunInfo,
+        /// How many cells it measures.
         cells: usize,
+        /// Trials per cell as the settings ask (soak cells have their own; precision rounds may add more).
         trials: u32,
+        /// The scratch folder: fixtures, server and service logs.
         scratch: &'a Path,
     },
     /// The scratch folder (fixtures, server logs) is kept: something failed, or it was asked for.
     ScratchKept(&'a Path),
+    /// A backing service is starting (its id, e.g. `postgres`).
     ServiceStarting(&'a str),
     /// A cell's ladder for `--ramp auto`, from its closed-model maximum measured first.
     RampCalibrated {
+        /// The cell calibrated.
         cell: &'a CellKey,
+        /// The ladder of target rates its trials will step through.
         ramp: &'a bakeoff_load::Ramp,
+        /// Its closed-model maximum in requests/s.
         max: f64,
     },
+    /// A store's ceiling (its own throughput for a scenario's query from a native client) was measured
+    /// and saved.
     CeilingMeasured(&'a bakeoff_model::results::CeilingRecord),
+    /// A store's ceiling could not be measured; the run goes on without it.
     CeilingFailed {
+        /// The store.
         store: StoreKind,
+        /// Why it could not be measured.
         error: String,
     },
+    /// A stack variant's verification report, saved before any cell is measured.
     Verified(&'a VerifyReport),
+    /// A trial of a cell is starting.
     TrialStarting {
+        /// The cell.
         cell: &'a CellKey,
+        /// Its number, from 1 (a precision round's number is the trial's).
         trial: u32,
+        /// The trials the settings ask for, or this one's number once precision rounds add more.
         trials: u32,
     },
+    /// A trial was measured and saved.
     TrialDone(&'a TrialRecord),
     /// The CPU-cost pairs run again on the warm server after a cell's first trial; a failed one is
     /// also the trial's `cost_after_load` warning.
     CostRechecked {
+        /// The cell whose server was checked again.
         cell: &'a CellKey,
+        /// The pairs' checks.
         checks: &'a [bakeoff_model::results::Check],
     },
     /// Another round for the cells whose interval is still wider than the precision target.
     PrecisionRound {
+        /// The round's number (it is the number of the trial each cell gets).
         round: u32,
+        /// How many cells the round measures.
         cells: usize,
     },
     /// The budget would be overrun by another round; `pending` cells missed the target.
     BudgetSpent {
+        /// Cells whose interval is still wider than the target.
         pending: usize,
     },
+    /// A cell could not be measured (its server, its calibration or its load failed); the run goes on.
     CellFailed {
+        /// The cell.
         cell: &'a CellKey,
+        /// What went wrong.
         error: String,
     },
     /// The server answered but its process tree was still busy when its ready timeout ran out
     /// (`cores`: CPU use over the last quarter second); the warm-up starts anyway.
     StillBusyAfterStart {
+        /// The stack started.
         stack: &'a str,
+        /// Cores its process tree used over the last quarter second.
         cores: f64,
     },
 }

@@ -16,7 +16,9 @@ use std::sync::atomic::AtomicBool;
 
 /// What a run did: its provenance (the id to read it back by) and the runner's outcome.
 pub struct Executed {
+    /// The run's provenance, with the id to read it back by.
     pub run: RunInfo,
+    /// What the runner verified, stored and failed.
     pub outcome: RunOutcome,
     /// Stacks whose setup failed (their cells fail verification).
     pub failed_setups: usize,
@@ -65,7 +67,7 @@ pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path
 }
 
 /// A new run's provenance: a unique id from the clock and the process, the git commit, the machine.
-pub fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
+pub(crate) fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
     let started_at = bakeoff_model::now_rfc3339();
     let compact: String = started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     RunInfo {
@@ -89,14 +91,14 @@ fn services_preview(cells: &[Cell<'_>]) -> Vec<String> {
 
 /// The scratch directory of a run: fixtures and every server's log. Removed afterwards unless
 /// something failed or it is to be kept.
-pub struct Workspace {
-    pub dir: PathBuf,
-    pub data: PathBuf,
+pub(crate) struct Workspace {
+    pub(crate) dir: PathBuf,
+    pub(crate) data: PathBuf,
     keep: bool,
 }
 
 impl Workspace {
-    pub fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
+    pub(crate) fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
         let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
         let data = dir.join("data");
         fixtures::write_all(&data).map_err(|e| LabError::Input {
@@ -108,7 +110,7 @@ impl Workspace {
     }
 
     /// A runner over this workspace.
-    pub fn lab<'a>(
+    pub(crate) fn lab<'a>(
         &self,
         root: &Path,
         docstore: Option<String>,
@@ -122,7 +124,7 @@ impl Workspace {
     }
 
     /// Removes the scratch directory unless asked to keep it or something failed.
-    pub fn finish(self, failed: bool, events: &mut dyn FnMut(Event<'_>)) {
+    pub(crate) fn finish(self, failed: bool, events: &mut dyn FnMut(Event<'_>)) {
         if self.keep || failed {
             (events)(Event::ScratchKept(&self.dir));
         } else {

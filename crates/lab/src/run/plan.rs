@@ -21,8 +21,11 @@ pub(crate) const DEFAULT_STUDY: &str = "studies/quick.toml";
 /// What a front end chose; empty lists leave the choice to the study (or to every stack's own).
 #[derive(Debug, Clone, Default)]
 pub struct Selection {
+    /// Stacks by name (`language/name`).
     pub stacks: Vec<String>,
+    /// Scenarios to measure.
     pub scenarios: Vec<Scenario>,
+    /// Variants by name.
     pub variants: Vec<String>,
     /// Worker counts for every stack, replacing the study's (and its per-stack ones).
     pub workers: Vec<u32>,
@@ -31,31 +34,45 @@ pub struct Selection {
 /// Settings a front end sets over the study's; `None` keeps the study's (or the default).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
+    /// How long a trial's load is measured.
     pub duration: Option<Duration>,
+    /// Unmeasured load before each trial.
     pub warmup: Option<Duration>,
+    /// Keep-alive connections of the load.
     pub connections: Option<u32>,
+    /// Load generator threads (the study cannot set them).
     pub client_threads: Option<u32>,
+    /// Trials per cell (1 to 100).
     pub trials: Option<u32>,
     /// `--schedule`: paired blocks or a server per trial.
     pub schedule: Option<bakeoff_model::schedule::Schedule>,
     /// `--launches`: server starts over the blocks.
     pub launches: Option<u32>,
+    /// Open model: requests per second; replaces the study's connection ladder.
     pub rate: Option<f64>,
+    /// A ladder of rates, or `auto`; replaces the study's connection ladder.
     pub ramp: Option<RampSetting>,
+    /// Reconnect after this many requests on a connection.
     pub requests_per_conn: Option<u64>,
     /// POOL_SIZE passed to stacks.
     pub pool_size: Option<u32>,
+    /// Also measure the closed-model maximum after an open-model schedule; the study may ask for it too.
     pub max_throughput: bool,
+    /// Skip the store ceiling of the data scenarios.
     pub no_ceiling: bool,
+    /// CPUs for the servers.
     pub server_cpus: Option<Vec<usize>>,
+    /// CPUs for the load generator.
     pub client_cpus: Option<Vec<usize>>,
     /// Where nginx runs in a proxy study.
     pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
+    /// The metric cells are ranked by and precision applies to.
     pub rank_by: Option<PrimaryMetric>,
     /// Target relative half-width of the ranking metric's interval (0.05 = ±5%).
     pub precision: Option<f64>,
+    /// Time after which no more precision rounds begin (needs a precision target).
     pub budget: Option<Duration>,
     /// The cell measured twice per round (A/A).
     pub aa: Option<AaCell>,
@@ -71,7 +88,9 @@ pub struct RunRequest {
     /// A study file; without one, a stack selection makes an ad-hoc run (defaults < flags) and no
     /// selection runs `DEFAULT_STUDY`.
     pub study: Option<PathBuf>,
+    /// The stacks, scenarios, variants and workers the front end chose.
     pub selection: Selection,
+    /// Settings the front end sets over the study's.
     pub overrides: Overrides,
     /// A MongoDB URL to use instead of starting the bundled document store.
     pub docstore: Option<String>,
@@ -82,26 +101,26 @@ pub struct RunRequest {
 /// A resolved run: what will be set up, verified and measured, and how.
 #[derive(Debug)]
 pub struct RunPlan {
-    pub root: PathBuf,
-    pub study: Study,
-    pub settings: LoadSettings,
-    pub workers: WorkerCounts,
+    pub(crate) root: PathBuf,
+    pub(crate) study: Study,
+    pub(crate) settings: LoadSettings,
+    pub(crate) workers: WorkerCounts,
     /// The selected stacks, in selection order.
-    pub stacks: Vec<Stack>,
+    pub(crate) stacks: Vec<Stack>,
     scenarios: Option<Vec<Scenario>>,
     variants: Option<Vec<String>>,
-    pub docstore: Option<String>,
-    pub keep: bool,
+    pub(crate) docstore: Option<String>,
+    pub(crate) keep: bool,
     /// Manifests that did not load (other stacks still run).
     pub problems: Vec<LabError>,
     /// The cell measured a second time in every round (A/A), from the flags or the study.
-    pub aa: Option<AaCell>,
+    pub(crate) aa: Option<AaCell>,
     /// The study's soak cells; none when `--soak` makes the whole run one soak.
-    pub soak: Option<bakeoff_model::study::Soak>,
+    pub(crate) soak: Option<bakeoff_model::study::Soak>,
 }
 
 /// The settings of a run that no study or flag changed.
-pub fn default_settings() -> LoadSettings {
+pub(crate) fn default_settings() -> LoadSettings {
     let (server_cpus, client_cpus) = default_cpu_split();
     LoadSettings {
         duration: Duration::from_secs(10),
@@ -175,7 +194,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
 
 impl RunPlan {
     /// Every cell of the plan: stack x scenario x variant x workers.
-    pub fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
+    pub(crate) fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
         let mut cells = cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)?;
         if let Some(soak) = &self.soak {
@@ -190,7 +209,7 @@ impl RunPlan {
     }
 
     /// The resolved settings as the run records them (the store's `settings_json`).
-    pub fn settings_json(&self) -> serde_json::Value {
+    pub(crate) fn settings_json(&self) -> serde_json::Value {
         serde_json::json!({
             "load": &self.settings,
             "study": &self.study,

@@ -57,7 +57,7 @@ impl<'a> Lab<'a> {
     }
 
     /// Uses the document store at `url` (`--docstore mongodb://...`) instead of starting one.
-    pub fn with_docstore(mut self, url: Option<String>) -> Lab<'a> {
+    pub(crate) fn with_docstore(mut self, url: Option<String>) -> Lab<'a> {
         self.external_docstore = url;
         self
     }
@@ -80,9 +80,12 @@ impl<'a> Lab<'a> {
 
 /// The outcome of a run: verifications and how many trials were stored.
 pub struct RunOutcome {
+    /// One report per stack variant verified.
     pub verifications: Vec<VerifyReport>,
-    pub trials_stored: usize,
+    pub(crate) trials_stored: usize,
+    /// Cells that could not be measured, each with what went wrong.
     pub failed_cells: Vec<(CellKey, String)>,
+    /// The run was cancelled before it ended.
     pub interrupted: bool,
 }
 

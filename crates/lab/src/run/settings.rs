@@ -7,11 +7,15 @@ use std::time::Duration;
 /// How every cell is loaded and measured.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct LoadSettings {
+    /// How long a trial's load is measured (each step's length on a connection ladder).
     #[serde(serialize_with = "as_secs")]
     pub duration: Duration,
+    /// Unmeasured load before each trial's measurement (a stack's manifest may ask for more).
     #[serde(serialize_with = "as_secs")]
     pub warmup: Duration,
+    /// Keep-alive connections the load generator opens to the server.
     pub connections: u32,
+    /// Load generator threads, each owning its share of the connections.
     pub client_threads: u32,
     /// Open model: requests per second (latency from intended send times).
     pub rate: Option<f64>,
@@ -24,7 +28,9 @@ pub struct LoadSettings {
     pub ceiling: bool,
     /// Concurrency sweep: one measured step per connection count, each `duration` long.
     pub conn_ladder: Option<Vec<u32>>,
+    /// Reconnect after this many requests on a connection (None: keep every connection open).
     pub requests_per_conn: Option<u64>,
+    /// How long a request may go unanswered before it counts as a timeout.
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
     /// Rounds every cell gets (blocks, under the block schedule); with `precision`, the least.
@@ -34,7 +40,9 @@ pub struct LoadSettings {
     /// Under the block schedule, how many times the servers are started over the run's blocks;
     /// None: three from six blocks on, two below, one for a single block.
     pub launches: Option<u32>,
+    /// The CPUs the stacks' servers, and the services unless placed otherwise, are held on.
     pub server_cpus: Vec<usize>,
+    /// The CPUs the load generator is pinned to.
     pub client_cpus: Vec<usize>,
     /// Where the upstream nginx runs: beside the proxy, or beside the load generator.
     pub proxy_placement: bakeoff_model::study::ProxyPlacement,

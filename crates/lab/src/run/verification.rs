@@ -22,6 +22,7 @@ pub struct VerifyRequest {
     pub root: PathBuf,
     /// Stack names, languages or `all`; empty means every stack.
     pub stacks: Vec<String>,
+    /// Which variants and scenarios of those stacks are checked.
     pub filter: VerifyFilter,
     /// A MongoDB URL to use instead of starting the bundled document store.
     pub docstore: Option<String>,
@@ -49,7 +50,9 @@ pub fn plan_verification(req: VerifyRequest) -> VerifyPlan {
 
 /// What a verification did: its provenance (the id to read it back by) and every report.
 pub struct Verified {
+    /// The verification's provenance, with the id to read it back by.
     pub run: RunInfo,
+    /// One report per stack variant checked.
     pub reports: Vec<VerifyReport>,
 }
 
@@ -87,13 +90,15 @@ pub fn verify(
 /// Which variants and scenarios of the selected stacks are checked; empty means all.
 #[derive(Debug, Clone, Default)]
 pub struct VerifyFilter {
+    /// Variants by name.
     pub variants: Vec<String>,
+    /// Scenarios.
     pub scenarios: Vec<Scenario>,
 }
 
 impl VerifyFilter {
     /// The scenarios of `variant` this filter keeps (none when the variant itself is filtered out).
-    pub fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
+    pub(crate) fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
         if !self.variants.is_empty() && !self.variants.contains(&variant.name) {
             return Vec::new();
         }
@@ -105,7 +110,7 @@ impl Lab<'_> {
     /// Verifies every variant of `stacks` the filter keeps, one at a time with one worker; each
     /// report is recorded under `run_id` and handed to `each` as it completes. Stops before the next
     /// variant when the run is cancelled.
-    pub fn verify_selection(
+    pub(crate) fn verify_selection(
         &mut self,
         run_id: &str,
         stacks: &[&Stack],

@@ -7,7 +7,7 @@ use bakeoff_model::profile::WhatRan;
 use std::path::Path;
 
 /// One record per stack variant, in the cells' order.
-pub fn what_ran(project_root: &Path, cells: &[Cell<'_>], pool_size: u32) -> Vec<WhatRan> {
+pub(crate) fn what_ran(project_root: &Path, cells: &[Cell<'_>], pool_size: u32) -> Vec<WhatRan> {
     let mut out: Vec<WhatRan> = Vec::new();
     for cell in cells {
         let (stack, variant) = (cell.stack, cell.variant);

@@ -25,12 +25,14 @@ pub(crate) const PRODUCTS_QUERY: &str = "SELECT id, name, description, price, st
 pub enum CeilingStore<'a> {
     /// A `products.sqlite` file (the run's fixture, or a cell's copy).
     Sqlite(&'a Path),
+    /// The run's PostgreSQL, measured with `pgbench`.
     Postgres(&'a Postgres),
+    /// The run's document store, measured with its jar's `bench` role.
     Docstore(&'a Docstore),
 }
 
 impl CeilingStore<'_> {
-    pub fn kind(&self) -> StoreKind {
+    pub(crate) fn kind(&self) -> StoreKind {
         match self {
             CeilingStore::Sqlite(_) => StoreKind::Sqlite,
             CeilingStore::Postgres(_) => StoreKind::Postgres,

@@ -13,16 +13,17 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The MongoDB-protocol document store with the documents fixture: started by the lab, or the one `--docstore` names.
 pub struct Docstore {
     /// `mongodb://127.0.0.1:PORT/bakeoff`
     pub url: String,
-    pub description: String,
+    pub(crate) description: String,
     jar: PathBuf,
     process: Option<ServerProcess>,
 }
 
 /// Builds (cached) and finds the docstore jar under `<root>/services/docstore`.
-pub fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
+pub(crate) fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
     let dir = project_root.join("services").join("docstore");
     let commands = vec!["mvn -q -B -o package -DskipTests || mvn -q -B package -DskipTests".to_string()];
     let inputs = vec!["pom.xml".to_string(), "src".to_string()];
@@ -50,7 +51,7 @@ pub fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
 }
 
 impl Docstore {
-    pub fn start(ctx: &ServiceContext<'_>) -> Result<Docstore, LabError> {
+    pub(crate) fn start(ctx: &ServiceContext<'_>) -> Result<Docstore, LabError> {
         let jar = jar(ctx.project_root)?;
         let (url, description, process) = match ctx.external_docstore {
             Some(url) => (url.to_string(), format!("MongoDB at {url} (external)"), None),
@@ -80,10 +81,11 @@ impl Docstore {
     }
 
     /// The docstore jar this store runs from (its `bench` role measures the store ceiling).
-    pub fn jar_path(&self) -> &Path {
+    pub(crate) fn jar_path(&self) -> &Path {
         &self.jar
     }
 
+    /// The server's process id; None for an external store, which is not the lab's.
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(|p| p.pid())
     }

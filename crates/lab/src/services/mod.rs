@@ -4,7 +4,7 @@
 pub mod ceiling;
 pub(crate) mod docstore;
 mod nginx;
-pub mod postgres;
+pub(crate) mod postgres;
 
 use crate::error::LabError;
 use crate::host::process::{Launch, ServerProcess};
@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 
 /// Where services run and what they may use.
 pub struct ServiceContext<'a> {
+    /// The project folder, whose services/ holds the services' own programs and configuration.
     pub project_root: &'a Path,
+    /// The run's scratch folder: each service gets a fresh folder in it.
     pub run_dir: &'a Path,
+    /// Where the run's fixtures were written, to seed the stores from.
     pub data_dir: &'a Path,
+    /// The CPUs the services are held on.
     pub cpus: &'a [usize],
     /// `--docstore mongodb://...`: use this store instead of starting one.
     pub external_docstore: Option<&'a str>,
@@ -25,14 +29,17 @@ pub struct ServiceContext<'a> {
 /// The services running for a run, started on first need and stopped on drop.
 #[derive(Default)]
 pub struct Services {
+    /// PostgreSQL seeded with the products fixture.
     pub postgres: Option<postgres::Postgres>,
+    /// The MongoDB-protocol document store seeded with the documents fixture (or an external one).
     pub docstore: Option<docstore::Docstore>,
+    /// nginx serving the proxy scenario's upstream bodies.
     pub nginx: Option<nginx::Nginx>,
 }
 
 impl Services {
     /// The process ids of the running services (their trees are part of a cell's work).
-    pub fn pids(&self) -> Vec<u32> {
+    pub(crate) fn pids(&self) -> Vec<u32> {
         let mut out = Vec::new();
         out.extend(self.postgres.as_ref().map(|p| p.pid()));
         out.extend(self.docstore.as_ref().and_then(|d| d.pid()));
@@ -54,7 +61,7 @@ impl Services {
     }
 
     /// Environment variables the running services give a stack.
-    pub fn env(&self) -> BTreeMap<String, String> {
+    pub(crate) fn env(&self) -> BTreeMap<String, String> {
         let mut env = BTreeMap::new();
         if let Some(d) = &self.docstore {
             env.insert("DOCSTORE_URL".into(), d.url.clone());

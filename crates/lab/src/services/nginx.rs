@@ -10,16 +10,18 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Body sizes nginx serves under `/bytes/SIZE`.
-pub const SIZES: [usize; 5] = [1, 10_240, 102_400, 1_048_576, 12];
+pub(crate) const SIZES: [usize; 5] = [1, 10_240, 102_400, 1_048_576, 12];
 
+/// nginx on loopback, serving the proxy scenario's bodies.
 pub struct Nginx {
+    /// Where it listens.
     pub addr: SocketAddr,
-    pub version: String,
+    pub(crate) version: String,
     process: ServerProcess,
 }
 
 impl Nginx {
-    pub fn start(ctx: &ServiceContext<'_>) -> Result<Nginx, LabError> {
+    pub(crate) fn start(ctx: &ServiceContext<'_>) -> Result<Nginx, LabError> {
         if !crate::stacks::catalog::on_path("nginx") && !std::path::Path::new("/usr/sbin/nginx").exists() {
             apt_install(&["nginx".into()]).map_err(|e| service_error("nginx", e, "apt-get install nginx"))?;
         }
@@ -62,6 +64,7 @@ impl Nginx {
         Ok(Nginx { addr, version, process })
     }
 
+    /// nginx's master process id.
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }

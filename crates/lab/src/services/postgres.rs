@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// A PostgreSQL cluster the lab started on loopback, with the products fixture in database `bakeoff`.
 pub struct Postgres {
-    pub port: u16,
+    pub(crate) port: u16,
     /// `postgres://postgres@127.0.0.1:PORT/bakeoff`
     pub url: String,
-    pub version: String,
+    pub(crate) version: String,
     process: ServerProcess,
 }
 
@@ -52,7 +53,7 @@ fn as_postgres(program: &Path) -> Command {
 }
 
 impl Postgres {
-    pub fn start(ctx: &ServiceContext<'_>) -> Result<Postgres, LabError> {
+    pub(crate) fn start(ctx: &ServiceContext<'_>) -> Result<Postgres, LabError> {
         if bin_dir().is_none() {
             apt_install(&["postgresql".into()])
                 .map_err(|e| service_error("postgres", e, "install PostgreSQL: apt-get install postgresql"))?;
@@ -108,6 +109,7 @@ impl Postgres {
         Err(service_error("postgres", last, "the server did not accept connections"))
     }
 
+    /// The server's process id (its tree's CPU is part of a cell's work).
     pub fn pid(&self) -> u32 {
         self.process.pid()
     }
@@ -146,9 +148,9 @@ impl LiveData for Postgres {
 }
 
 /// A SQLite `product` table changed in place by the live-data probe; `key` is the id column.
-pub struct SqliteFile {
-    pub path: PathBuf,
-    pub key: String,
+pub(crate) struct SqliteFile {
+    pub(crate) path: PathBuf,
+    pub(crate) key: String,
 }
 
 impl LiveData for SqliteFile {

@@ -5,8 +5,11 @@ use crate::error::LabError;
 use crate::stacks::manifest::{self, Stack, MANIFEST_FILE};
 use std::path::{Path, PathBuf};
 
+/// The stacks found under stacks/ and the manifests that did not load.
 pub struct Catalog {
+    /// Every stack whose manifest loaded, sorted by name.
     pub stacks: Vec<Stack>,
+    /// One error per manifest that did not load.
     pub problems: Vec<LabError>,
 }
 

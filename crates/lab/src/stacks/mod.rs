@@ -4,4 +4,4 @@
 pub mod catalog;
 pub mod manifest;
 pub mod setup;
-pub mod versions;
+pub(crate) mod versions;

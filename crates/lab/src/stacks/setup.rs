@@ -9,24 +9,29 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// What a setup did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SetupOutcome {
+    /// Its inputs and commands had not changed since the last setup: nothing ran.
     Cached,
+    /// It ran, taking this long.
     Done(Duration),
+    /// There is nothing to set up: no packages and no commands.
     Nothing,
 }
 
 /// One buildable thing: a stack or a service program.
 pub struct SetupJob<'a> {
-    pub name: &'a str,
-    pub dir: &'a Path,
-    pub apt: &'a [String],
-    pub commands: &'a [String],
-    pub inputs: &'a [String],
-    pub timeout: Duration,
+    pub(crate) name: &'a str,
+    pub(crate) dir: &'a Path,
+    pub(crate) apt: &'a [String],
+    pub(crate) commands: &'a [String],
+    pub(crate) inputs: &'a [String],
+    pub(crate) timeout: Duration,
 }
 
 impl<'a> SetupJob<'a> {
+    /// The job of a stack with a `[setup]` table (None without one).
     pub fn for_stack(stack: &'a Stack) -> Option<SetupJob<'a>> {
         let setup = stack.setup.as_ref()?;
         Some(SetupJob {

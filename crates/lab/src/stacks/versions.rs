@@ -12,13 +12,13 @@ use std::time::{Duration, Instant};
 /// A versions command reads lock files and asks the runtime: it must not take long.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-pub fn path(project_root: &Path, stack_name: &str) -> PathBuf {
+pub(crate) fn path(project_root: &Path, stack_name: &str) -> PathBuf {
     cache_dir(project_root).join(format!("{}.versions", stack_name.replace('/', "-")))
 }
 
 /// Runs the stack's versions command when the setup just ran (`fresh`) or nothing is recorded yet,
 /// and keeps its output. A stack without one has nothing to record.
-pub fn record(stack: &Stack, project_root: &Path, fresh: bool) -> Result<(), LabError> {
+pub(crate) fn record(stack: &Stack, project_root: &Path, fresh: bool) -> Result<(), LabError> {
     let Some(command) = stack.setup.as_ref().and_then(|s| s.versions.as_deref()) else { return Ok(()) };
     let file = path(project_root, &stack.name);
     if !fresh && file.exists() {
@@ -34,7 +34,7 @@ pub fn record(stack: &Stack, project_root: &Path, fresh: bool) -> Result<(), Lab
 }
 
 /// What the last setup recorded (empty when the stack has no versions command or never set up).
-pub fn read(project_root: &Path, stack_name: &str) -> Vec<Component> {
+pub(crate) fn read(project_root: &Path, stack_name: &str) -> Vec<Component> {
     std::fs::read_to_string(path(project_root, stack_name)).map(|t| Component::parse_lines(&t)).unwrap_or_default()
 }
 

@@ -1,16 +1,25 @@
 //! Helpers shared by the lab's integration tests: the project root, a scratch run directory with
-//! fixtures, and a Lab wired to an in-memory sink.
+//! fixtures, the test stacks of tests/fixtures, services started for a test, and a Lab wired to an
+//! in-memory sink.
 
 #![allow(dead_code)]
 
 use bakeoff_lab::run::{Event, Lab, LabDirs, LoadSettings};
+use bakeoff_lab::services::{ServiceContext, Services};
+use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::results::{MemorySink, RunInfo};
+use bakeoff_model::scenario::ServiceKind;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 pub fn project_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The test stack `tests/fixtures/<name>`, loaded and validated.
+pub fn fixture_stack(name: &str) -> Stack {
+    bakeoff_lab::stacks::catalog::load_dir(&project_root().join("tests/fixtures").join(name)).unwrap()
 }
 
 pub struct Scratch {
@@ -32,6 +41,15 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The services of `kinds`, started in `scratch` on `cpus` (stopped when dropped).
+pub fn services(kinds: &[ServiceKind], scratch: &Scratch, cpus: &[usize]) -> Services {
+    let root = project_root();
+    let ctx = ServiceContext { project_root: &root, run_dir: &scratch.dir, data_dir: &scratch.data, cpus, external_docstore: None };
+    let mut services = Services::default();
+    services.ensure(kinds, &ctx).unwrap();
+    services
 }
 
 pub fn quick_settings() -> LoadSettings {

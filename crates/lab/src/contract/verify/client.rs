@@ -7,21 +7,24 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+/// A whole response as the verifier reads it.
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The status code.
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
+    /// The body, decoded from its framing (chunked or not).
     pub body: Vec<u8>,
-    pub framing: Framing,
+    pub(crate) framing: Framing,
     /// The server said it closes the connection after this response.
-    pub close: bool,
+    pub(crate) close: bool,
 }
 
 impl Response {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
@@ -51,6 +54,7 @@ impl ParseSink for Keep {
     }
 }
 
+/// One keep-alive connection to a server under verification, reopened when the server closed it.
 pub struct Client {
     addr: SocketAddr,
     conn: Option<TcpStream>,
@@ -59,6 +63,8 @@ pub struct Client {
 }
 
 impl Client {
+    /// A client of `addr`; it connects on the first request, and every connect, write and read waits
+    /// `timeout` at most.
     pub fn new(addr: SocketAddr, timeout: Duration) -> Client {
         Client { addr, conn: None, timeout, parser: ResponseParser::new(false) }
     }
@@ -80,7 +86,7 @@ impl Client {
     }
 
     /// Whether the last response left the connection open for the next request.
-    pub fn connected(&self) -> bool {
+    pub(crate) fn connected(&self) -> bool {
         self.conn.is_some()
     }
 

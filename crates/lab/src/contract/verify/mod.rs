@@ -7,7 +7,7 @@ mod listen;
 mod proxy;
 mod scenarios;
 
-pub use bakeoff_load::Framing;
+pub(crate) use bakeoff_load::Framing;
 pub use client::{Client, Response};
 pub use listen::listening_addresses;
 
@@ -29,22 +29,22 @@ pub trait LiveData {
 }
 
 /// What the verifier needs to know about a running stack.
-pub struct Target<'a> {
-    pub stack: &'a str,
-    pub variant: &'a str,
-    pub addr: SocketAddr,
-    pub scenarios: &'a [Scenario],
-    pub products: Option<&'a dyn LiveData>,
-    pub documents: Option<&'a dyn LiveData>,
+pub(crate) struct Target<'a> {
+    pub(crate) stack: &'a str,
+    pub(crate) variant: &'a str,
+    pub(crate) addr: SocketAddr,
+    pub(crate) scenarios: &'a [Scenario],
+    pub(crate) products: Option<&'a dyn LiveData>,
+    pub(crate) documents: Option<&'a dyn LiveData>,
     /// nginx for proxy stacks: bodies through the proxy are compared with direct ones.
-    pub upstream: Option<SocketAddr>,
+    pub(crate) upstream: Option<SocketAddr>,
     /// The server's process (group leader), whose tree's CPU time proves the work; None for a
     /// baseline, which has no process of its own.
-    pub server_pid: Option<u32>,
+    pub(crate) server_pid: Option<u32>,
     /// Where the verifier's bursts run (the load generator's CPUs).
-    pub client_cpus: &'a [usize],
+    pub(crate) client_cpus: &'a [usize],
     /// The warm-up the stack's manifest asks for (a JIT's), which the cost bursts honour up to a bound.
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
 }
 
 /// Collects checks for one stack variant.
@@ -85,7 +85,7 @@ pub(crate) fn warn<T>(reason: impl Into<String>) -> Result<T, (Verdict, String)>
 }
 
 /// Verifies every scenario of `target`, returning all checks.
-pub fn verify(target: &Target<'_>) -> VerifyReport {
+pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
     let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
     let mut client = Client::new(target.addr, Duration::from_secs(10));
     listen::check_loopback_only(&mut checks, target.addr.port());
@@ -102,7 +102,7 @@ pub fn verify(target: &Target<'_>) -> VerifyReport {
 /// The live-data probes alone (for the data scenarios among `target.scenarios`), run again on a
 /// warm server after it was measured, on the very URL the load requested: an answer cached only
 /// once warm, or after N requests, fails here. Returns the probes' checks.
-pub fn probe_again(target: &Target<'_>) -> Vec<Check> {
+pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
     let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
     let mut client = Client::new(target.addr, Duration::from_secs(10));
     for scenario in target.scenarios {
@@ -121,7 +121,7 @@ pub fn probe_again(target: &Target<'_>) -> Vec<Check> {
 /// server after it was measured: work that stopped costing what it claims (an answer cached after
 /// N requests, work done only while the verifier's light URL is seen) fails here. Returns the
 /// pairs' checks.
-pub fn cost_again(target: &Target<'_>) -> Vec<Check> {
+pub(crate) fn cost_again(target: &Target<'_>) -> Vec<Check> {
     let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
     cost::check_again(&mut checks, target);
     checks.out

@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-pub const BODY_SIZES: [usize; 4] = [1, 10_240, 102_400, 1_048_576];
+pub(crate) const BODY_SIZES: [usize; 4] = [1, 10_240, 102_400, 1_048_576];
 
 pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     let Some(upstream) = target.upstream else {

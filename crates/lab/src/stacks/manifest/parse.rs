@@ -1,16 +1,15 @@
-//! `stack.toml`: the one manifest of a stack, parsed and validated with messages that name the file,
-//! the field and the fix. docs/stacks.md documents the format.
+//! Reading `stack.toml` into a validated [`Stack`]: the raw TOML shapes, then every field checked,
+//! each failure a message naming the file, the field and the fix.
 
+use super::{Database, ProductsProbe, Setup, Stack, StackKind, Variant, MANIFEST_FILE};
 use crate::error::LabError;
 use bakeoff_model::duration::parse_duration;
 use bakeoff_model::profile::{ServerModel, StackProfile};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-pub const MANIFEST_FILE: &str = "stack.toml";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,22 +48,6 @@ struct RawProfile {
     pool: String,
 }
 
-/// Where the products live-data probe changes a row, for stacks that keep their own copy of the
-/// table (PocketBase seeds its own database from the fixture).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct ProductsProbe {
-    /// SQLite file, relative to the cell's RUN_DIR.
-    pub sqlite: String,
-    /// The column holding the contract's id (default `id`).
-    #[serde(default = "default_key")]
-    pub key: String,
-}
-
-fn default_key() -> String {
-    "id".into()
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSetup {
@@ -96,108 +79,8 @@ struct RawVariant {
     reproduces: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StackKind {
-    Http,
-    Proxy,
-    /// No process of its own: the load goes straight to the upstream (the proxy study's baseline).
-    Baseline,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Database {
-    Sqlite,
-    Postgres,
-}
-
-#[derive(Debug, Clone)]
-pub struct Setup {
-    pub commands: Vec<String>,
-    pub inputs: Vec<String>,
-    pub timeout: Duration,
-    /// A shell command printing `name version` lines of what is installed (run after setup).
-    pub versions: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Variant {
-    pub name: String,
-    pub database: Option<Database>,
-    pub env: BTreeMap<String, String>,
-    /// The scenarios this variant is measured for.
-    pub scenarios: Vec<Scenario>,
-    pub services: Vec<ServiceKind>,
-    /// A deliberate reproduction of a bug (one line saying which): measured and shown to tell what
-    /// the bug costs, never ranked or compared with peers.
-    pub reproduces: Option<String>,
-}
-
-/// A validated stack.
-#[derive(Debug, Clone)]
-pub struct Stack {
-    /// `language/name`, the folder's path under stacks/.
-    pub name: String,
-    pub dir: PathBuf,
-    pub language: String,
-    pub runtime: String,
-    pub framework: String,
-    pub server: String,
-    pub description: String,
-    pub seed: Option<String>,
-    pub kind: StackKind,
-    pub scenarios: Vec<Scenario>,
-    pub services: Vec<ServiceKind>,
-    pub toolchain: Vec<String>,
-    pub apt: Vec<String>,
-    pub setup: Option<Setup>,
-    pub start_command: String,
-    pub ready_timeout: Duration,
-    pub warmup: Option<Duration>,
-    pub variants: Vec<Variant>,
-    pub products_probe: Option<ProductsProbe>,
-    /// Required for http and proxy stacks; a baseline runs no code of its own.
-    pub profile: Option<StackProfile>,
-}
-
-impl Stack {
-    /// The variants measured for `scenario`: later variants that list it, else the first one.
-    pub fn variants_for(&self, scenario: Scenario) -> Vec<&Variant> {
-        let specific: Vec<&Variant> = self.variants[1..].iter().filter(|v| v.scenarios.contains(&scenario)).collect();
-        let mut out = Vec::new();
-        if self.variants[0].scenarios.contains(&scenario) {
-            out.push(&self.variants[0]);
-        }
-        out.extend(specific);
-        out
-    }
-
-    pub fn variant(&self, name: &str) -> Option<&Variant> {
-        self.variants.iter().find(|v| v.name == name)
-    }
-
-    /// Services a cell of this stack needs for `scenario` in `variant`.
-    pub fn services_for(&self, scenario: Scenario, variant: &Variant) -> Vec<ServiceKind> {
-        let mut s: Vec<ServiceKind> = self.services.iter().chain(variant.services.iter()).copied().collect();
-        s.extend(scenario.service());
-        if scenario == Scenario::Products && variant.database == Some(Database::Postgres) {
-            s.push(ServiceKind::Postgres);
-        }
-        s.sort();
-        s.dedup();
-        s
-    }
-}
-
-/// Loads and validates `dir/stack.toml`; `name` is the stack's path under stacks/.
-pub fn load(dir: &Path, name: &str) -> Result<Stack, LabError> {
-    let file = dir.join(MANIFEST_FILE);
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| LabError::manifest(&file, format!("cannot read: {e}"), "create it as docs/stacks.md shows"))?;
-    parse(&text, dir, name)
-}
-
 /// Parses and validates manifest text; `dir` is the stack folder (for `setup.inputs` and messages).
-pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
+pub(crate) fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabError> {
     let file = dir.join(MANIFEST_FILE);
     let err = |problem: String, hint: &str| LabError::manifest(&file, problem, hint);
     let raw: RawManifest = toml::from_str(text)

@@ -1,0 +1,123 @@
+//! Proof of work by CPU cost: a request that asks for more work must cost the server more CPU.
+//! For each pair (heavy, light) the load generator sends short, time-bounded bursts of each,
+//! alternated (light, heavy, light, heavy, ...), while the server's process tree CPU time is read
+//! before and after each with the precise meter (host::cpu_meter: nanosecond process clocks, so a
+//! burst needs 20 ms of server CPU, not the 100 ms that 10 ms clock ticks would); the median of
+//! the five ratios of CPU per request must exceed what every honest stack exceeds by a wide margin
+//! (docs/scenarios.md, "Proof of work"). Pairs measured but not judged by cost get one heavy burst.
+//! Alternating keeps a busy machine's drift out of the ratio (both sides of a pair see the same
+//! moment) and the median drops one burst caught in a spike. The heavy request is exactly the one
+//! the load sends when measuring, so a precomputed answer, a closed formula, a memo of that URL or
+//! an answer special-cased for it all cost what the light request costs, and fail here although
+//! the body is right. The judged pairs run again after a cell's first trial ([`check_again`]), on
+//! the server that has just served the load, so work that stops after N requests fails too.
+
+mod burst;
+mod judge;
+mod measure;
+
+use super::{Checks, Target};
+use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::scenario::Scenario;
+use burst::{warm_up, BurstError, CONNECTIONS};
+use judge::{judge, judge_reads, store_name};
+use measure::{alternate, heavy_only, heavy_then_light, Measured};
+use std::time::Duration;
+
+/// One comparison: the light request, the least ratio of CPU per request an honest stack shows
+/// (with a wide margin) and the question a failure asks. The heavy request is the scenario's
+/// load path.
+struct Pair {
+    scenario: Scenario,
+    light: &'static str,
+    min_ratio: f64,
+    question: &'static str,
+}
+
+/// Thresholds sit well below the lowest ratio an honest stack of the repository measured and
+/// above what a precomputed answer measures (about 1.0-1.3 under noise); docs/scenarios.md lists
+/// the measured ratios. `products` and `document` are measured and shown but not judged by cost
+/// (0.0): a driver's query can cost little beside a slow framework, so the store's own count of
+/// the statements (finds) it ran, and the live-data probes, judge them.
+const PAIRS: [Pair; 5] = [
+    Pair { scenario: Scenario::Json, light: "/json?n=1", min_ratio: 1.6, question: "is the answer precomputed?" },
+    Pair { scenario: Scenario::Loop, light: "/loop?n=0", min_ratio: 2.0, question: "is the loop replaced by a formula?" },
+    Pair { scenario: Scenario::Msgpack, light: "/", min_ratio: 2.0, question: "are the records decoded per request?" },
+    Pair { scenario: Scenario::Products, light: "/", min_ratio: 0.0, question: "is the database read per request?" },
+    Pair { scenario: Scenario::Document, light: "/", min_ratio: 0.0, question: "is the document store read per request?" },
+];
+
+/// A stack whose manifest asks for a warm-up (a JIT: the JVMs, PyPy) gets it once, on every route
+/// the judged pairs use, before the first pair, up to this bound: the cost of a cold JIT is not the
+/// cost of the work (pekko-http's hello cost 3.3 ms a request cold and still 0.5 ms after 4 s of
+/// load, which made an honest msgpack decoder look only 1.9x dearer than hello).
+const STACK_WARMUP_BOUND: Duration = Duration::from_secs(30);
+
+/// Checks every pair whose scenario the target serves; needs the server's pid (absent for a
+/// baseline, which is not checked).
+pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
+    let Some(pid) = target.server_pid else { return };
+    let pairs: Vec<&Pair> = PAIRS.iter().filter(|p| target.scenarios.contains(&p.scenario)).collect();
+    if pairs.is_empty() {
+        return;
+    }
+    let warmup = target.warmup.min(STACK_WARMUP_BOUND);
+    let judged: Vec<&&Pair> = pairs.iter().filter(|p| p.min_ratio > 0.0).collect();
+    if !warmup.is_zero() && !judged.is_empty() {
+        let routes: Vec<String> = judged.iter().flat_map(|p| [p.light.to_string(), p.scenario.load_path().to_string()]).collect();
+        warm_up(target, &routes, warmup);
+    }
+    // Connections per burst: four, or one for every later pair once one pair found that four fail
+    // (rediscovering it costs a burst's timeout, 5 s, per pair).
+    let mut conns = CONNECTIONS;
+    for p in pairs {
+        let heavy = p.scenario.load_path();
+        let reads_before = reads(target, p);
+        let measured = if p.min_ratio > 0.0 {
+            alternate(target, pid, p, &mut conns).map(Measured::Judged)
+        } else {
+            heavy_only(target, pid, p, &mut conns)
+        };
+        if let (Some(before), Ok(m)) = (reads_before, &measured) {
+            let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
+            let outcome = outcome.map_err(|e| (Verdict::Warn, format!("could not count the store's reads: {e}")));
+            let what = format!("the {} answers at least one read per request", store_name(p.scenario));
+            let judged = outcome.and_then(|(b, a)| judge_reads(p.scenario, a.saturating_sub(b), m.heavy_requests()));
+            checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, judged);
+        }
+        let outcome = measured.map_err(BurstError::verdict).and_then(|m| match m {
+            Measured::Judged(a) => judge(p, &a),
+            Measured::Shown { heavy, seconds } => Ok(format!(
+                "{:.0} µs of server CPU per request over {} requests (shown; the store's read count judges this scenario); {seconds:.1} s",
+                heavy.us_per_request, heavy.requests
+            )),
+        });
+        let what = format!("CPU cost scales with the work: {heavy} vs {}", p.light);
+        checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
+    }
+}
+
+/// After the measurement, on the warm server that has just served the load: the judged pairs of
+/// `target.scenarios` again ([`heavy_then_light`]), so a stack that does the work only for its
+/// first N requests, or only while it sees requests other than the load's (the verifier's light
+/// URL), costs here what a precomputed answer costs. Once per cell, so it stays about what one
+/// pair costs verification.
+pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
+    let Some(pid) = target.server_pid else { return };
+    let mut conns = CONNECTIONS;
+    for p in PAIRS.iter().filter(|p| p.min_ratio > 0.0 && target.scenarios.contains(&p.scenario)) {
+        let heavy = p.scenario.load_path();
+        let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
+        let what = format!("CPU cost still scales with the work after the load: {heavy} vs {}", p.light);
+        checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
+    }
+}
+
+/// The reads the scenario's store has served so far, where it counts them.
+fn reads(target: &Target<'_>, p: &Pair) -> Option<Result<u64, String>> {
+    match p.scenario {
+        Scenario::Products => target.products?.reads(),
+        Scenario::Document => target.documents?.reads(),
+        _ => None,
+    }
+}
