@@ -102,7 +102,7 @@ impl Lab<'_> {
         let mut launch = plan.launches;
         loop {
             let pending: Vec<&Vec<&Cell<'_>>> =
-                groups.values().filter(|g| g.iter().any(|c| !tally.failed.contains(&c.key()) && !tally.meets(&c.key(), target))).collect();
+                groups.values().filter(|g| g.iter().any(|c| tally.pending(&c.key(), target, self.settings.rank_by.metric()))).collect();
             let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
             if pending.is_empty() || most + plan.blocks_per_launch > MAX_TRIALS {
                 return Ok(());

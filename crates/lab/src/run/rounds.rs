@@ -20,6 +20,9 @@ pub(crate) const MAX_TRIALS: u32 = 30;
 pub(crate) struct Tally {
     pub(crate) values: BTreeMap<CellKey, Vec<f64>>,
     pub(crate) failed: BTreeSet<CellKey>,
+    /// Cells whose load generator ran at its ceiling: their requests/s is a lower bound that more
+    /// trials cannot tighten, so precision rounds do not chase them.
+    pub(crate) client_bound: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
 }
 
@@ -28,9 +31,19 @@ impl Tally {
         self.values.get(key).is_some_and(|v| Estimate::from_values(v).meets(target))
     }
 
+    /// Whether another trial of the cell could help it reach `target`: it has not failed, has not
+    /// met it, and its throughput is not the client's ceiling (when that is what is ranked).
+    pub(crate) fn pending(&self, key: &CellKey, target: f64, metric: Metric) -> bool {
+        let capped = metric == Metric::RequestsPerSec && self.client_bound.contains(key);
+        !self.failed.contains(key) && !capped && !self.meets(key, target)
+    }
+
     /// Counts a stored trial and keeps its value of `metric` (its last step's).
     pub(crate) fn record(&mut self, key: &CellKey, record: &TrialRecord, metric: Metric) {
         self.trials_done += 1;
+        if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::ClientSaturated { .. })) {
+            self.client_bound.insert(key.clone());
+        }
         if let Some(step) = record.load.steps.len().checked_sub(1) {
             self.values.entry(key.clone()).or_default().push(metric.of(record, step));
         }
@@ -62,11 +75,8 @@ impl Lab<'_> {
         let mut round = self.settings.trials;
         loop {
             // Soak cells have their own trials: precision rounds are for the short cells.
-            let pending: Vec<&Cell<'_>> = cells
-                .iter()
-                .copied()
-                .filter(|c| c.soak.is_none() && !tally.failed.contains(&c.key()) && !tally.meets(&c.key(), target))
-                .collect();
+            let pending: Vec<&Cell<'_>> =
+                cells.iter().copied().filter(|c| c.soak.is_none() && tally.pending(&c.key(), target, metric)).collect();
             if pending.is_empty() || round >= MAX_TRIALS {
                 return Ok(());
             }

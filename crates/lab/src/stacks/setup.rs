@@ -99,13 +99,14 @@ pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<Setup
 
 fn run_command(job: &SetupJob<'_>, command: &str, log: &Path) -> Result<(), LabError> {
     use std::io::Write;
-    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(|e| LabError::Input {
+    let log_error = |e: std::io::Error| LabError::Input {
         what: log.display().to_string(),
         problem: e.to_string(),
         hint: "check that the project folder is writable".into(),
-    })?;
+    };
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(log_error)?;
     let _ = writeln!(file, "$ {command}");
-    let err_file = file.try_clone().expect("clone log handle");
+    let err_file = file.try_clone().map_err(log_error)?;
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
