@@ -1,22 +1,10 @@
 //! The validated load plan: targets (pre-serialized requests), connections, threads, schedule, stop, checks.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
-
-/// One URL to hit, with its request bytes serialized once at plan time so the
-/// hot path only copies bytes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Target {
-    pub url: String,
-    pub addr: SocketAddr,
-    pub host_header: String,
-    pub path: String,
-    /// The complete request (line, headers, body), ready to write.
-    pub request: Vec<u8>,
-}
+use crate::target::Target;
 
 /// Response checks; any failure is counted as an error of its kind.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -93,7 +81,38 @@ impl LoadPlan {
     /// The steps this plan runs, in order: one for a plain run, one per rate
     /// level for a ramp, one per connection count for a ladder.
     pub fn steps(&self) -> Vec<StepSpec> {
-        crate::schedule::steps(self)
+        let mut out = Vec::new();
+        match (&self.schedule, &self.conn_ladder) {
+            (Schedule::Ramp(r), _) => {
+                for (rate, d) in r.levels() {
+                    out.push(StepSpec {
+                        label: format!("rate {rate}/s"),
+                        connections: self.connections,
+                        rate: Some(rate),
+                        stop: Stop::Duration(d),
+                        warmup: Duration::ZERO,
+                    });
+                }
+            }
+            (sched, Some(ladder)) => {
+                let rate = sched.constant_rate();
+                let stop = match (self.step_duration, self.stop) {
+                    (Some(d), Stop::Duration(_)) => Stop::Duration(d),
+                    (_, s) => s,
+                };
+                for &c in ladder {
+                    out.push(StepSpec { label: format!("{c} connections"), connections: c, rate, stop, warmup: Duration::ZERO });
+                }
+            }
+            (sched, None) => {
+                let rate = sched.constant_rate();
+                out.push(StepSpec { label: "main".into(), connections: self.connections, rate, stop: self.stop, warmup: Duration::ZERO });
+            }
+        }
+        if let Some(first) = out.first_mut() {
+            first.warmup = self.warmup;
+        }
+        out
     }
 
     /// True for open (arrival-rate) schedules, where latency is corrected.
@@ -235,12 +254,11 @@ impl LoadPlanBuilder {
         self.check_load()?;
         self.check_request()?;
         let method = self.method.to_ascii_uppercase();
-        let mut targets = Vec::with_capacity(self.urls.len());
-        for u in &self.urls {
-            let (addr, host_header, path) = parse_url(u)?;
-            let request = serialize_request(&method, &path, &host_header, &self.headers, self.body.as_deref(), self.close);
-            targets.push(Target { url: u.clone(), addr, host_header, path, request });
-        }
+        let targets = self
+            .urls
+            .iter()
+            .map(|u| Target::new(u, &method, &self.headers, self.body.as_deref(), self.close))
+            .collect::<Result<Vec<_>, _>>()?;
         let stop = match self.requests {
             Some(n) => Stop::Requests(n),
             None => Stop::Duration(self.duration),
@@ -337,139 +355,9 @@ impl LoadPlanBuilder {
     }
 }
 
-/// Parses `http://HOST[:PORT][/PATH]` with HOST an IP literal or localhost.
-/// No DNS on purpose: benchmarks must not depend on resolver latency or caches.
-pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
-    let bad = |reason: &str| PlanError::BadUrl { url: url.to_string(), reason: reason.to_string() };
-    let rest = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => return Err(bad(&format!("scheme `{scheme}` is not supported, only http"))),
-        None => return Err(bad("missing `http://`")),
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let path = path.split('#').next().unwrap_or("");
-    let path = if path.is_empty() {
-        "/".to_string()
-    } else if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    };
-    if authority.contains('@') {
-        return Err(bad("user info is not supported"));
-    }
-    if authority.is_empty() {
-        return Err(bad("missing host"));
-    }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed `[` in IPv6 address"))?;
-        let port = match after {
-            "" => None,
-            p => Some(p.strip_prefix(':').ok_or_else(|| bad("junk after IPv6 address"))?),
-        };
-        (h, port)
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    let port: u16 = match port {
-        None => 80,
-        Some(p) => p.parse().map_err(|_| bad(&format!("invalid port `{p}`")))?,
-    };
-    if port == 0 {
-        return Err(bad("port 0"));
-    }
-    let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        host.parse().map_err(|_| bad("host must be an IPv4/IPv6 literal or localhost (no DNS)"))?
-    };
-    Ok((SocketAddr::new(ip, port), authority.to_string(), path))
-}
-
-fn serialize_request(method: &str, path: &str, host: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Vec<u8> {
-    let mut r = Vec::with_capacity(128);
-    r.extend_from_slice(format!("{method} {path} HTTP/1.1\r\n").as_bytes());
-    let has = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
-    if !has("host") {
-        r.extend_from_slice(format!("Host: {host}\r\n").as_bytes());
-    }
-    for (k, v) in headers {
-        r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-    }
-    if let Some(b) = body {
-        if !has("content-length") {
-            r.extend_from_slice(format!("Content-Length: {}\r\n", b.len()).as_bytes());
-        }
-    }
-    if close && !has("connection") {
-        r.extend_from_slice(b"Connection: close\r\n");
-    }
-    r.extend_from_slice(b"\r\n");
-    if let Some(b) = body {
-        r.extend_from_slice(b);
-    }
-    r
-}
-
-/// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, `250us`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, PlanError> {
-    let t = s.trim();
-    let err = || PlanError::BadDuration(s.to_string());
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| err())?;
-    let secs = match unit.trim() {
-        "" | "s" | "sec" => v,
-        "ms" => v / 1e3,
-        "us" | "µs" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(err()),
-    };
-    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
-        return Err(err());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls() {
-        let (a, h, p) = parse_url("http://127.0.0.1:8080/x?y=1").unwrap();
-        assert_eq!(a.port(), 8080);
-        assert_eq!(h, "127.0.0.1:8080");
-        assert_eq!(p, "/x?y=1");
-        let (a, _, p) = parse_url("http://[::1]:9000").unwrap();
-        assert!(a.is_ipv6());
-        assert_eq!(p, "/");
-        let (a, _, _) = parse_url("http://localhost/").unwrap();
-        assert_eq!(a.port(), 80);
-        assert!(parse_url("https://127.0.0.1/").is_err());
-        assert!(parse_url("ftp://x").is_err());
-        assert!(parse_url("127.0.0.1:80").is_err());
-        assert!(parse_url("http://example.com/").is_err());
-        assert!(parse_url("http://127.0.0.1:99999/").is_err());
-        assert!(parse_url("http://[::1/").is_err());
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        for bad in ["", "s", "ten", "10x", "-1s", "1e400"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn absurd_flags() {

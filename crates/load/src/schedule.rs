@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use crate::duration::parse_duration;
 use crate::error::PlanError;
-use crate::plan::{parse_duration, LoadPlan};
 
 /// How requests are released.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +18,16 @@ pub enum Schedule {
     Rate(f64),
     /// A ladder of constant rates (perf-gauge's model).
     Ramp(Ramp),
+}
+
+impl Schedule {
+    /// The one arrival rate of a `Rate` schedule; None for closed runs and ramps (a ramp's rate is per step).
+    pub fn constant_rate(&self) -> Option<f64> {
+        match self {
+            Schedule::Rate(r) => Some(*r),
+            Schedule::Closed | Schedule::Ramp(_) => None,
+        }
+    }
 }
 
 /// When a step ends.
@@ -116,41 +126,6 @@ pub struct StepSpec {
     pub stop: Stop,
     /// Unmeasured lead-in before this step (only the first step gets the plan's warmup).
     pub warmup: Duration,
-}
-
-pub(crate) fn steps(plan: &LoadPlan) -> Vec<StepSpec> {
-    let mut out = Vec::new();
-    match (&plan.schedule, &plan.conn_ladder) {
-        (Schedule::Ramp(r), _) => {
-            for (rate, d) in r.levels() {
-                out.push(StepSpec {
-                    label: format!("rate {rate}/s"),
-                    connections: plan.connections,
-                    rate: Some(rate),
-                    stop: Stop::Duration(d),
-                    warmup: Duration::ZERO,
-                });
-            }
-        }
-        (sched, Some(ladder)) => {
-            let rate = if let Schedule::Rate(r) = sched { Some(*r) } else { None };
-            let stop = match (plan.step_duration, plan.stop) {
-                (Some(d), Stop::Duration(_)) => Stop::Duration(d),
-                (_, s) => s,
-            };
-            for &c in ladder {
-                out.push(StepSpec { label: format!("{c} connections"), connections: c, rate, stop, warmup: Duration::ZERO });
-            }
-        }
-        (sched, None) => {
-            let rate = if let Schedule::Rate(r) = sched { Some(*r) } else { None };
-            out.push(StepSpec { label: "main".into(), connections: plan.connections, rate, stop: plan.stop, warmup: Duration::ZERO });
-        }
-    }
-    if let Some(first) = out.first_mut() {
-        first.warmup = plan.warmup;
-    }
-    out
 }
 
 /// Splits `total` as evenly as possible into `parts`; part `i` gets its share.
