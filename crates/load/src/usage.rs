@@ -7,8 +7,9 @@ fn tv(t: libc::timeval) -> f64 {
 }
 
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
+    // SAFETY: rusage is plain C data (integers and timevals): all zeroes is a valid value of it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
+    // SAFETY: `ru` is a live, writable rusage for the whole call, and getrusage writes only into it.
     let rc = unsafe { libc::getrusage(who, &mut ru) };
     (rc == 0).then_some(ru)
 }
