@@ -3,6 +3,9 @@
 //!
 //! See docs/load-generator.md for the design, the JSON schema and the bench results.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod conn;
 mod duration;
 mod error;

@@ -10,6 +10,7 @@ const MAX_HEADERS: usize = 64;
 /// One complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Response {
+    /// The status code of the final (non-1xx) response.
     pub status: u16,
     /// Decoded body length (chunk framing excluded).
     pub body_len: u64,
@@ -17,6 +18,7 @@ pub struct Response {
     pub body_hash: u64,
     /// The server will close the connection after this response.
     pub close: bool,
+    /// How the body was delimited.
     pub framing: Framing,
 }
 
@@ -25,7 +27,9 @@ pub struct Response {
 pub enum Framing {
     /// No body by rule: 204, 304, 1xx, or the answer to a HEAD request.
     NoBody,
+    /// `Content-Length: N`.
     ContentLength,
+    /// `Transfer-Encoding: chunked`.
     Chunked,
     /// The body ends when the server closes (no length, not chunked): no keep-alive possible.
     UntilClose,
@@ -42,11 +46,12 @@ pub trait ParseSink {
 
 impl ParseSink for () {}
 
+/// Why a byte stream is not a valid response; the load generator counts it as `malformed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParseError {
     /// Not HTTP: bad status line, header syntax, too many headers, bad Content-Length.
     Malformed,
-    /// Head longer than [`MAX_HEAD`].
+    /// Head longer than `MAX_HEAD` (64 KiB).
     HeadTooLarge,
     /// Broken chunked framing.
     BadChunk,
@@ -68,6 +73,7 @@ pub fn fnv1a64_update(mut h: u64, data: &[u8]) -> u64 {
     h
 }
 
+/// 64-bit FNV-1a of `data` in one piece.
 pub fn fnv1a64(data: &[u8]) -> u64 {
     fnv1a64_update(FNV_OFFSET, data)
 }
@@ -121,6 +127,7 @@ struct Head {
 }
 
 impl ResponseParser {
+    /// A parser waiting for a response head; `hash` turns on FNV-1a hashing of bodies.
     pub fn new(hash: bool) -> Self {
         ResponseParser {
             state: State::Head,

@@ -18,12 +18,14 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Whether `status` counts as a success.
     pub fn status_ok(&self, status: u16) -> bool {
         match self.expect_status {
             Some(s) => s == status,
             None => (200..400).contains(&status),
         }
     }
+    /// Whether bodies must be hashed (a body hash is expected).
     pub fn wants_hash(&self) -> bool {
         self.expect_body_hash.is_some()
     }
@@ -32,27 +34,44 @@ impl Checks {
 /// A validated plan. Construct with [`LoadPlan::builder`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadPlan {
+    /// The URLs, requests go round-robin over them.
     pub targets: Vec<Target>,
+    /// Connections over all threads (a ladder's steps set their own).
     pub connections: u32,
+    /// Worker threads, each with its own event loop and share of the connections.
     pub threads: u32,
+    /// How requests are released.
     pub schedule: Schedule,
     /// Connection counts, one step each (`--conn-ladder`).
     pub conn_ladder: Option<Vec<u32>>,
+    /// How long each ladder step lasts, if not the plan's duration.
     pub step_duration: Option<Duration>,
+    /// When a step ends.
     pub stop: Stop,
+    /// Unmeasured lead-in before the first step.
     pub warmup: Duration,
+    /// A request unanswered this long is a timeout error, never a latency sample.
     pub timeout: Duration,
+    /// What makes a response a success.
     pub checks: Checks,
+    /// Requests in flight per connection (1: no pipelining).
     pub pipeline: u32,
+    /// One request per connection (`Connection: close`).
     pub close: bool,
+    /// Requests before a connection is replaced by a new one, if limited.
     pub requests_per_conn: Option<u64>,
+    /// CPUs the worker threads are pinned to, round-robin (empty: not pinned).
     pub pin_cpus: Vec<usize>,
+    /// The request method, upper case.
     pub method: String,
+    /// Extra request headers, in order.
     pub headers: Vec<(String, String)>,
+    /// The request body, if any.
     pub body: Option<Vec<u8>>,
 }
 
 impl LoadPlan {
+    /// A builder for a plan against `url`, with the defaults: 10 connections, 1 thread, 10 s closed.
     pub fn builder(url: &str) -> LoadPlanBuilder {
         LoadPlanBuilder {
             urls: vec![url.to_string()],
@@ -147,78 +166,97 @@ pub struct LoadPlanBuilder {
 }
 
 impl LoadPlanBuilder {
+    /// Connections over all threads (default 10).
     pub fn connections(mut self, n: u32) -> Self {
         self.connections = n;
         self
     }
+    /// Worker threads (default 1; at most the connections).
     pub fn threads(mut self, n: u32) -> Self {
         self.threads = n;
         self
     }
+    /// How long a timed step lasts (default 10 s).
     pub fn duration(mut self, d: Duration) -> Self {
         self.duration = d;
         self
     }
+    /// Stop after this many requests in total instead of after a duration (`-n`).
     pub fn requests(mut self, n: u64) -> Self {
         self.requests = Some(n);
         self
     }
+    /// A constant arrival rate, requests/s: the open model (`--rate`).
     pub fn rate(mut self, r: f64) -> Self {
         self.rate = Some(r);
         self
     }
+    /// A ladder of constant rates (`--ramp`).
     pub fn ramp(mut self, r: Ramp) -> Self {
         self.ramp = Some(r);
         self
     }
+    /// One step per connection count (`--conn-ladder`).
     pub fn conn_ladder(mut self, l: Vec<u32>) -> Self {
         self.conn_ladder = Some(l);
         self
     }
+    /// How long each ladder step lasts (default: the duration).
     pub fn step_duration(mut self, d: Duration) -> Self {
         self.step_duration = Some(d);
         self
     }
+    /// Unmeasured lead-in before the first step.
     pub fn warmup(mut self, d: Duration) -> Self {
         self.warmup = d;
         self
     }
+    /// A request unanswered this long is a timeout error (above 0, at most 60 s; default 10 s).
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d;
         self
     }
+    /// Requests in flight per connection (default 1).
     pub fn pipeline(mut self, p: u32) -> Self {
         self.pipeline = p;
         self
     }
+    /// One request per connection (`Connection: close`).
     pub fn close(mut self, c: bool) -> Self {
         self.close = c;
         self
     }
+    /// Replace a connection after this many requests.
     pub fn requests_per_conn(mut self, k: u64) -> Self {
         self.requests_per_conn = Some(k);
         self
     }
+    /// Only this status is a success (default: any 2xx or 3xx).
     pub fn expect_status(mut self, s: u16) -> Self {
         self.checks.expect_status = Some(s);
         self
     }
+    /// Responses must have a decoded body of this many bytes.
     pub fn expect_length(mut self, n: u64) -> Self {
         self.checks.expect_length = Some(n);
         self
     }
+    /// Responses must have a body with this FNV-1a 64 hash (see `fnv1a64`).
     pub fn expect_body_hash(mut self, h: u64) -> Self {
         self.checks.expect_body_hash = Some(h);
         self
     }
+    /// The request method (default GET; upper-cased).
     pub fn method(mut self, m: &str) -> Self {
         self.method = m.to_string();
         self
     }
+    /// A request body (`Content-Length` is added unless given).
     pub fn body(mut self, b: impl Into<Vec<u8>>) -> Self {
         self.body = Some(b.into());
         self
     }
+    /// Pin worker thread `i` to `cpus[i % len]`.
     pub fn pin_cpus(mut self, cpus: Vec<usize>) -> Self {
         self.pin_cpus = cpus;
         self
@@ -228,6 +266,7 @@ impl LoadPlanBuilder {
         self.urls.push(u.to_string());
         self
     }
+    /// Adds a request header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.trim().to_string(), value.trim().to_string()));
         self
@@ -247,6 +286,7 @@ impl LoadPlanBuilder {
         self
     }
 
+    /// Validates everything and serializes the requests; the first problem is the error.
     pub fn build(mut self) -> Result<LoadPlan, PlanError> {
         if let Some(e) = self.error.take() {
             return Err(e);

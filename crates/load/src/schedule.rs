@@ -33,6 +33,7 @@ impl Schedule {
 /// When a step ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
+    /// After this long (warmup not included).
     Duration(Duration),
     /// Total requests over all threads (sent and answered or failed).
     Requests(u64),
@@ -42,10 +43,15 @@ pub enum Stop {
 /// MAX each held STEP_DURATION, then MAX held HOLD (default STEP_DURATION).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ramp {
+    /// The first rate, requests/s.
     pub start: f64,
+    /// What each level adds to the rate, requests/s.
     pub step: f64,
+    /// How long each level below MAX is held.
     pub step_duration: Duration,
+    /// The last rate, requests/s.
     pub max: f64,
+    /// How long MAX is held (default: `step_duration`).
     pub hold: Option<Duration>,
 }
 
@@ -62,6 +68,7 @@ impl std::fmt::Display for Ramp {
 }
 
 impl Ramp {
+    /// Reads `START:STEP:STEP_DURATION:MAX[:HOLD]`, e.g. `100:100:5s:1000:10s`.
     pub fn parse(s: &str) -> Result<Ramp, PlanError> {
         let bad = || PlanError::BadRamp(s.to_string());
         let parts: Vec<&str> = s.split(':').collect();
@@ -83,6 +90,7 @@ impl Ramp {
         Ok(r)
     }
 
+    /// Positive finite rates, MAX at least START, a step duration, and under 10,000 levels.
     pub fn validate(&self) -> Result<(), PlanError> {
         let ok = self.start.is_finite()
             && self.start > 0.0
@@ -120,9 +128,13 @@ impl Ramp {
 /// One measured step: its own connections, rate and stop condition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepSpec {
+    /// `main`, `rate 1000/s` or `64 connections`: how reports name the step.
     pub label: String,
+    /// Connections over all threads.
     pub connections: u32,
+    /// Arrival rate over all threads, requests/s; None: closed model.
     pub rate: Option<f64>,
+    /// When the step's measured window ends.
     pub stop: Stop,
     /// Unmeasured lead-in before this step (only the first step gets the plan's warmup).
     pub warmup: Duration,

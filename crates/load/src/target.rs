@@ -8,9 +8,13 @@ use crate::error::PlanError;
 /// hot path only copies bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
+    /// The URL as given.
     pub url: String,
+    /// Where to connect (no DNS: an IP literal or localhost).
     pub addr: SocketAddr,
+    /// The `Host` header: the URL's authority.
     pub host_header: String,
+    /// Path and query, `/` when the URL has none.
     pub path: String,
     /// The complete request (line, headers, body), ready to write.
     pub request: Vec<u8>,

@@ -46,6 +46,7 @@ pub struct CpuSet {
 }
 
 impl CpuSet {
+    /// The set of `cpus` (empty: leave the affinity alone); an index past `CPU_SETSIZE` is an error.
     pub fn new(cpus: &[usize]) -> Result<CpuSet, LoadError> {
         // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
