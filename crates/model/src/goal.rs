@@ -1,7 +1,7 @@
 //! What a run aims for beyond its cells: the primary metric it ranks by, the precision it keeps
 //! adding rounds for (within a time budget), and the cell it measures against itself (A/A).
 
-use crate::summary::Metric;
+use crate::metric::Metric;
 use serde::{Deserialize, Serialize};
 
 /// The two headline readings of a cell; a study ranks by one and shows both.

@@ -8,6 +8,7 @@ pub mod duration;
 pub mod error;
 pub mod goal;
 pub mod growth;
+pub mod metric;
 pub mod noise;
 pub mod peers;
 pub mod profile;

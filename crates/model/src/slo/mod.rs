@@ -8,7 +8,7 @@ mod summary;
 pub use search::{search, SearchBudget, SloSearch, SloStep, StepMiss, FIRST_FRACTION};
 pub use summary::{summarize_slo, CellSlo};
 
-use crate::summary::Metric;
+use crate::metric::Metric;
 use bakeoff_load::LatencyStats;
 use serde::{Deserialize, Serialize};
 use std::fmt;
