@@ -23,7 +23,7 @@ pub mod summary;
 pub mod time;
 pub mod timeline;
 
-pub use error::InputError;
+pub use error::{InputError, SinkError};
 
 /// Serde through the type's text form (`Display` and `FromStr` with a `String` error), so the
 /// store, JSON and study files all spell a value the way it prints. Pair with

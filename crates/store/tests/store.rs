@@ -253,6 +253,21 @@ fn errors_are_typed() {
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r"));
 }
 
+/// As a sink, a failed write says what it was saving and what to do, and keeps the store's error.
+#[test]
+fn a_failed_save_says_what_it_was_saving() {
+    let mut s = Store::open_in_memory().unwrap();
+    ResultSink::begin_run(&mut s, &run("r")).unwrap();
+    let e = ResultSink::begin_run(&mut s, &run("r")).unwrap_err();
+    assert_eq!(e.saving, bakeoff_model::error::Saving::Run { run_id: "r".into() });
+    assert!(matches!(e.cause.downcast_ref::<StoreError>(), Some(StoreError::DuplicateRun(_))), "{e:?}");
+    let text = e.to_string();
+    assert!(text.starts_with("cannot save the start of run r: run \"r\" is already in the results store"), "{text}");
+    assert!(text.contains("\n  hint: start a new run"), "{text}");
+    let e = s.finish_run("other", &RunStatus::Complete).unwrap_err();
+    assert!(e.to_string().starts_with("cannot save the end of run other: no run \"other\""), "{e}");
+}
+
 #[test]
 fn latest_run_is_the_newest() {
     let mut s = Store::open_in_memory().unwrap();
