@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+/// Reads a duration, or says what to write instead.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     bakeoff_load::parse_duration(s).map_err(|_| format!("`{s}` is not a duration; write e.g. 500ms, 10s or 5m"))
 }

@@ -15,7 +15,9 @@ pub const GROWTH_MIN_TOTAL_MIB: f64 = 2.0;
 /// A fitted line y = intercept + slope * x.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
+    /// Rise of y per unit of x (MiB per minute for memory series).
     pub slope: f64,
+    /// y at x = 0.
     pub intercept: f64,
     /// Coefficient of determination; 0 when y does not vary at all.
     pub r2: f64,
@@ -24,6 +26,7 @@ pub struct Fit {
 }
 
 impl Fit {
+    /// Steep, a good fit, and a real rise over the span: the three thresholds above.
     pub fn is_growth(&self) -> bool {
         self.slope > GROWTH_MIB_PER_MIN && self.r2 > GROWTH_MIN_R2 && self.slope * self.span >= GROWTH_MIN_TOTAL_MIB
     }
@@ -64,8 +67,11 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<Fit> {
 /// A fitted slope with its 95% interval from the fit's standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlopeInterval {
+    /// The least-squares slope.
     pub slope: f64,
+    /// Lower end of its 95% interval.
     pub low: f64,
+    /// Upper end of its 95% interval.
     pub high: f64,
     /// The x range fitted over (minutes for memory series).
     pub span: f64,

@@ -7,24 +7,43 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Metric {
+    /// Completed responses per second.
     RequestsPerSec,
+    /// Response bytes read per second, MiB.
     MibPerSec,
+    /// Median latency, µs (corrected for open schedules).
     P50Us,
+    /// 90th percentile latency, µs.
     P90Us,
+    /// 99th percentile latency, µs.
     P99Us,
+    /// 99.9th percentile latency, µs.
     P999Us,
+    /// 99.99th percentile latency, µs.
     P9999Us,
+    /// Slowest response, µs.
     MaxUs,
+    /// Mean latency, µs.
     MeanUs,
+    /// Mean latency between p0.1 and p99.9 (trimmed), µs.
     Tm999Us,
+    /// Standard deviation of latency, µs.
     StddevUs,
+    /// Failed requests, percent of attempts.
     ErrorPercent,
+    /// Server process tree CPU, percent of one core.
     ServerCpuPercent,
+    /// Server CPU microseconds per completed response.
     CpuUsPerRequest,
+    /// Peak resident memory of the server tree, MiB.
     PeakRssMib,
+    /// Mean resident memory of the server tree, MiB.
     MeanRssMib,
+    /// Peak proportional set size of the server tree (shared pages split), MiB.
     PeakPssMib,
+    /// Mean proportional set size of the server tree, MiB.
     MeanPssMib,
+    /// Load generator CPU, percent of one core.
     ClientCpuPercent,
     /// Other processes' CPU on the server's CPUs, percent of one core.
     OtherCpuServerPercent,
@@ -35,6 +54,7 @@ pub enum Metric {
 }
 
 impl Metric {
+    /// Every metric, in the order tables list them.
     pub const ALL: [Metric; 22] = [
         Metric::RequestsPerSec,
         Metric::MibPerSec,
@@ -117,6 +137,7 @@ impl Metric {
         }
     }
 
+    /// True for throughput, where more is better; every other metric is a cost.
     pub fn higher_is_better(self) -> bool {
         matches!(self, Metric::RequestsPerSec | Metric::MibPerSec)
     }
