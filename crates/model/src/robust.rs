@@ -167,6 +167,10 @@ fn normal_cdf(z: f64) -> f64 {
 }
 
 #[cfg(test)]
+#[path = "robust_checks.rs"]
+mod checks;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
