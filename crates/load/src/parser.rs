@@ -166,6 +166,22 @@ impl ResponseParser {
         self.parse_into(input, &mut ())
     }
 
+    /// All of one read's bytes: every response they complete goes to `each`, in order; the rest of
+    /// an incomplete one is kept for the next call. (The worker calls `parse` itself, to do its
+    /// bookkeeping between responses.)
+    pub fn parse_all(&mut self, mut input: &[u8], mut each: impl FnMut(Response)) -> Result<(), ParseError> {
+        while !input.is_empty() {
+            match self.parse(input)? {
+                (used, Some(response)) => {
+                    each(response);
+                    input = &input[used..];
+                }
+                (_, None) => break,
+            }
+        }
+        Ok(())
+    }
+
     /// [`Self::parse`], handing the head and the decoded body to `sink`.
     pub fn parse_into<S: ParseSink>(&mut self, input: &[u8], sink: &mut S) -> Result<(usize, Option<Response>), ParseError> {
         let mut i = 0;

@@ -2,24 +2,14 @@
 
 use super::*;
 
-/// Feeds `parts` in order; returns the responses and how the stream ended.
+/// Feeds `parts` in order, as reads would deliver them; returns the responses and how the stream
+/// ended.
 fn feed(parts: &[&[u8]]) -> (Vec<Response>, Result<Option<Response>, ParseError>) {
     let mut p = ResponseParser::new(true);
     let mut out = Vec::new();
     for part in parts {
-        let mut d = *part;
-        while !d.is_empty() {
-            match p.parse(d) {
-                Ok((used, Some(r))) => {
-                    out.push(r);
-                    d = &d[used..];
-                }
-                Ok((used, None)) => {
-                    assert_eq!(used, d.len());
-                    break;
-                }
-                Err(e) => return (out, Err(e)),
-            }
+        if let Err(e) = p.parse_all(part, |r| out.push(r)) {
+            return (out, Err(e));
         }
     }
     (out, p.finish())
