@@ -1,11 +1,14 @@
-//! Incremental HTTP/1.1 response parser: httparse for the head, a hand-written
+//! Incremental HTTP/1.1 response parser: httparse for the head (head.rs), a hand-written
 //! allocation-free chunked decoder, body bytes counted (and optionally hashed). The load
 //! generator stores nothing; the lab's verifier passes a [`ParseSink`] that keeps the head and
 //! the decoded body, so both decide framing with this one code.
 
+mod head;
+
+use head::{parse_head, Head};
+
 /// Longest response head we accept; longer is a malformed response, not a hang.
 pub const MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 64;
 
 /// One complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,15 +118,6 @@ pub struct ResponseParser {
     body_hash: u64,
     /// Chunk size parked while skipping a chunk extension.
     pending: u64,
-}
-
-struct Head {
-    len: usize,
-    framing: Framing,
-    status: u16,
-    close: bool,
-    body: State,
-    informational: bool,
 }
 
 impl ResponseParser {
@@ -420,80 +414,6 @@ fn hex(b: u8) -> Option<u8> {
         b'A'..=b'F' => Some(b - b'A' + 10),
         _ => None,
     }
-}
-
-fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let len = match resp.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(ParseError::Malformed),
-    };
-    // Checked on completion too, so the verdict does not depend on how the
-    // bytes were split across reads.
-    if len > MAX_HEAD {
-        return Err(ParseError::HeadTooLarge);
-    }
-    let status = resp.code.ok_or(ParseError::Malformed)?;
-    let version = resp.version.unwrap_or(1);
-    let mut close = version == 0;
-    let mut length: Option<u64> = None;
-    let mut chunked = false;
-    for h in resp.headers.iter() {
-        let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let v = std::str::from_utf8(h.value).map_err(|_| ParseError::Malformed)?.trim();
-            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(ParseError::Malformed);
-            }
-            let n: u64 = v.parse().map_err(|_| ParseError::Malformed)?;
-            if length.is_some_and(|l| l != n) {
-                return Err(ParseError::Malformed);
-            }
-            length = Some(n);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            // Only the last coding decides the framing (RFC 9112 6.3).
-            let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-            chunked = trim(last).eq_ignore_ascii_case(b"chunked");
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for tok in h.value.split(|&b| b == b',') {
-                let tok = trim(tok);
-                if tok.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if tok.eq_ignore_ascii_case(b"keep-alive") && version == 0 {
-                    close = false;
-                }
-            }
-        }
-    }
-    if status == 101 {
-        // We never ask for an upgrade; a server that switches protocols anyway
-        // is not answering HTTP/1.1 requests any more.
-        return Err(ParseError::Malformed);
-    }
-    let informational = (100..200).contains(&status);
-    let (body, framing) = if informational || head_request || status == 204 || status == 304 {
-        (State::Length(0), Framing::NoBody)
-    } else if chunked {
-        (State::Chunked(Chunk::Size { value: 0, digits: 0 }), Framing::Chunked)
-    } else if let Some(n) = length {
-        (State::Length(n), Framing::ContentLength)
-    } else {
-        close = true;
-        (State::UntilClose, Framing::UntilClose)
-    };
-    Ok(Some(Head { len, framing, status, close, body, informational }))
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]
