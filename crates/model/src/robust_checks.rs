@@ -60,7 +60,14 @@ fn counted_u_cdf(n: usize, m: usize) -> Vec<f64> {
         counts[u] += 1;
     }
     let total: u64 = counts.iter().sum();
-    counts.iter().scan(0u64, |acc, c| Some((*acc + c) as f64 / total as f64).inspect(|_| *acc += c)).collect()
+    let mut below = 0;
+    counts
+        .iter()
+        .map(|c| {
+            below += c;
+            below as f64 / total as f64
+        })
+        .collect()
 }
 
 #[test]
