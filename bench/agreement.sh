@@ -5,8 +5,10 @@
 # detectable at all. Then every claim of the study in both runs, from each run's JSON report: its
 # verdict, the measured value with its interval and coverage, and a flag on any claim whose verdict flips between
 # held and failed (inconclusive on one side is listed, but is no flip). Prints the comparison, the
-# share of agreeing cells, the claims and each run's wall time; the report of each run (text and
-# JSON) is kept beside it in bench/results/, the claims and durations also as claims.json.
+# share of agreeing cells, the claims and each run's wall time. All of it goes to
+# bench/results/agreement-<stamp>/: summary.txt (what it prints, under the commit and machine) is
+# kept in git; the results file, each run's reports (text, JSON, HTML) and logs, the comparison and
+# claims.json stay on this machine (bench/provenance.sh).
 #
 #   bench/agreement.sh                          # studies/quick.toml, twice (~2 x its budget)
 #   STUDY=studies/proxies.toml bench/agreement.sh
@@ -17,6 +19,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/bench/provenance.sh"
 STUDY=${STUDY:-studies/quick.toml}
 OUT="$ROOT/bench/results/agreement-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
@@ -26,7 +29,8 @@ if [ -z "${BAKEOFF:-}" ]; then
 fi
 DB="$OUT/runs.db"
 
-echo "machine load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/summary.txt"
+provenance agreement "$ROOT" | tee "$OUT/summary.txt"
+echo "study $STUDY${EXTRA:+ with $EXTRA}" | tee -a "$OUT/summary.txt"
 ids=()
 runs=(1 2)
 if [ -n "${FIRST:-}" ]; then

@@ -7,8 +7,10 @@
 # bench/load/compare.py prints, per config, the median of the paired ratios
 # load/wrk of requests/s and of client CPU time per request (utime+stime from
 # /usr/bin/time) with a sign-test 95% interval and a verdict against 1.0x; then
-# the client's peak RSS at 1000 connections. The raw rounds are kept in
-# bench/results/ for anyone who wants to recompute.
+# the client's peak RSS at 1000 connections. All of it goes to
+# bench/results/load-vs-wrk-<stamp>/: git keeps summary.txt (what it prints, under
+# the commit, machine and versions); the raw rounds (rounds.txt, the same header)
+# stay on this machine for anyone who wants to recompute or pool them.
 #
 #   bench/load-vs-wrk.sh           # 9 rounds x 4 s per client and config (~6 min)
 #   bench/load-vs-wrk.sh --quick   # 1 round x 2 s (no intervals)
@@ -29,6 +31,7 @@ esac
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 HERE="$ROOT/bench/load"
+. "$ROOT/bench/provenance.sh"
 
 need=()
 command -v wrk >/dev/null || need+=(wrk)
@@ -101,8 +104,10 @@ run() {
   echo "$rps $reqs $(python3 -c "print($u+$s)") $m"
 }
 
-RAW="$ROOT/bench/results/load-vs-wrk-$(date -u +%Y%m%dT%H%M%SZ).txt"
-mkdir -p "$(dirname "$RAW")"
+OUT="$ROOT/bench/results/load-vs-wrk-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT"
+RAW="$OUT/rounds.txt"
+SUMMARY="$OUT/summary.txt"
 
 bench_config() {
   local label=$1 conns=$2 wrkx=$3 loadx=$4 r first second client
@@ -120,19 +125,21 @@ bench_config() {
 }
 
 {
-  echo "# bench/load-vs-wrk.sh $(date -u +%FT%TZ) rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU"
-  echo "# $(uname -sr), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "# $("$NGINX" -v 2>&1), $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2), bakeoff-load $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  provenance load-vs-wrk "$ROOT"
+  echo "# rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU"
+  echo "# $("$NGINX" -v 2>&1), $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2)"
+} >"$SUMMARY"
+{
+  cat "$SUMMARY"
   echo "# config round client rps requests cpu_s max_rss_kb"
 } >"$RAW"
 for c in 16 64 256; do
   bench_config "c=$c" "$c" "" ""
 done
 bench_config "c=64,pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
-python3 "$HERE/compare.py" "$RAW"
+python3 "$HERE/compare.py" "$RAW" | tee -a "$SUMMARY"
 
 read -r _ _ _ wrss < <(run wrk 1000 2)
 read -r _ _ _ lrss < <(run load 1000 2)
-python3 -c "print(f'RSS at c=1000: wrk {$wrss/1024:.1f} MiB, bakeoff-load {$lrss/1024:.1f} MiB, ratio {$lrss/$wrss:.2f}x')"
-echo "raw rounds: ${RAW#"$ROOT"/}"
-echo "rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU nginx=$("$NGINX" -v 2>&1 | sed 's/.*\///') $(date -u +%F)"
+python3 -c "print(f'RSS at c=1000: wrk {$wrss/1024:.1f} MiB, bakeoff-load {$lrss/1024:.1f} MiB, ratio {$lrss/$wrss:.2f}x')" | tee -a "$SUMMARY"
+echo "summary: ${SUMMARY#"$ROOT"/}, raw rounds beside it"

@@ -5,7 +5,9 @@
 # closed-model maximum, in both placements, alternating placements run by run (each run interleaves
 # its cells trial by trial), and prints per placement each proxy's overhead over the baseline paired
 # by round (median and 95% interval), the baseline's own figures, and which placement separates the
-# proxies better and which disturbs the baseline less (bench/placement_summary.py).
+# proxies better and which disturbs the baseline less (bench/placement_summary.py). All of it goes to
+# bench/results/proxy-placement-<stamp>/: git keeps summary.txt, the results file and each run's
+# output stay on this machine (bench/provenance.sh).
 #
 #   bench/proxy-placement.sh                       # ~9 min: 2 runs x 2 placements x 3 trials
 #   PROXIES=c/haproxy,go/iocopy RATE=8000 bench/proxy-placement.sh
@@ -13,6 +15,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/bench/provenance.sh"
 PROXIES=${PROXIES:-c/haproxy,rust/tokio,python/asyncio}
 # The article's Python proxy is plain asyncio; the other stacks have one variant, `default`.
 VARIANTS=${VARIANTS:-default,asyncio}
@@ -30,7 +33,7 @@ fi
 DB="$OUT/runs.db"
 
 {
-  echo "machine load before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+  provenance proxy-placement "$ROOT"
   echo "stacks c/baseline,$PROXIES [$VARIANTS] at $RATE req/s then closed-model maximum; $DURATION each after $WARMUP; $TRIALS trials per run; $ROUNDS run(s) per placement"
 } | tee "$OUT/summary.txt"
 n=0

@@ -7,7 +7,8 @@
 # on CPU 0 and the client on CPU 1 (the same server CPU for every setup), trials interleaved
 # across setups. bench/uwsgi/summarise.py then prints, per setup, the median requests/s and server
 # CPU µs per request with sign-test 95% intervals over the trials, plus the worst trial's starved
-# connections. The report and the summary are kept in bench/results/.
+# connections. All of it goes to bench/results/uwsgi-setups-<stack>-<stamp>/: git keeps summary.txt,
+# bakeoff's report (report.txt, report.json) stays on this machine (bench/provenance.sh).
 #
 #   bench/uwsgi-setups.sh                 # 6 trials x 5 s per cell (~15 min)
 #   TRIALS=8 DUR=5s bench/uwsgi-setups.sh
@@ -21,6 +22,7 @@ WARMUP=${WARMUP:-2s}
 STACK=${STACK:-python/werkzeug-uwsgi}
 WORKERS=${WORKERS:-1,64}
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/bench/provenance.sh"
 
 if [ -n "${BAKEOFF:-}" ]; then
   BIN="$BAKEOFF"
@@ -38,14 +40,18 @@ fi
 
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 out="$ROOT/bench/results/uwsgi-setups-$(echo "$STACK" | tr / -)-$stamp"
-mkdir -p "$ROOT/bench/results"
+mkdir -p "$out"
+{
+  provenance uwsgi-setups "$ROOT"
+  echo "# $STACK fronts at WORKERS $WORKERS, hello and json, $TRIALS trials x $DUR after $WARMUP, ${CPUS[*]}"
+} > "$out/summary.txt"
 db="$(mktemp -d /tmp/uwsgi-setups.XXXXXX)/results.db"
 trap 'rm -rf "$(dirname "$db")"' EXIT
 
 "$BIN" setup --root "$ROOT" "$STACK"
 "$BIN" run --root "$ROOT" --stacks "$STACK" --variants front-http11,front-router,front-nginx \
   --workers "$WORKERS" --scenarios hello,json --trials "$TRIALS" --duration "$DUR" --warmup "$WARMUP" \
-  --connections 64 "${CPUS[@]}" --no-ceiling --db "$db" > "$out.txt"
-"$BIN" report --db "$db" --format json --out "$out.json"
-python3 "$ROOT/bench/uwsgi/summarise.py" "$out.json" | tee "$out.summary.txt"
-echo "kept: $out.txt (bakeoff's report), $out.json, $out.summary.txt" >&2
+  --connections 64 "${CPUS[@]}" --no-ceiling --db "$db" > "$out/report.txt"
+"$BIN" report --db "$db" --format json --out "$out/report.json"
+python3 "$ROOT/bench/uwsgi/summarise.py" "$out/report.json" | tee -a "$out/summary.txt"
+echo "summary: ${out#"$ROOT"/}/summary.txt, bakeoff's report beside it (report.txt, report.json)" >&2

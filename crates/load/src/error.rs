@@ -6,30 +6,53 @@ use thiserror::Error;
 /// can print a message a user can act on without reading the source.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum PlanError {
+    /// The URL is not `http://HOST[:PORT][/PATH]` with an IP literal or localhost.
     #[error("invalid URL `{url}`: {reason}")]
-    BadUrl { url: String, reason: String },
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What about it is wrong.
+        reason: String,
+    },
+    /// `-c 0`.
     #[error("--connections must be at least 1 (got {0})")]
     ZeroConnections(u32),
+    /// More threads than connections (every thread needs one), or none.
     #[error("--threads must be between 1 and the number of connections ({connections}), got {threads}")]
-    BadThreads { threads: u32, connections: u32 },
+    BadThreads {
+        /// The thread count asked for.
+        threads: u32,
+        /// The fewest connections any step has.
+        connections: u32,
+    },
+    /// A rate that is not a positive finite number.
     #[error("--rate must be a positive number of requests per second (got {0})")]
     BadRate(f64),
+    /// Text that `parse_duration` does not read.
     #[error("invalid duration `{0}`")]
     BadDuration(String),
+    /// A ramp that does not parse or climbs nowhere.
     #[error("invalid --ramp `{0}`: expected START:STEP:STEP_DURATION:MAX[:HOLD], e.g. 100:100:5s:1000:10s")]
     BadRamp(String),
+    /// An empty ladder or one with a zero count.
     #[error("invalid --conn-ladder `{0}`: expected a comma-separated list of positive connection counts, e.g. 16,64,256")]
     BadLadder(String),
+    /// A header line without `Name:`.
     #[error("invalid header `{0}`: expected `Name: value`")]
     BadHeader(String),
+    /// `--pipeline 0`.
     #[error("--pipeline must be at least 1 (got {0})")]
     BadPipeline(u32),
+    /// `--requests-per-conn 0`.
     #[error("--requests-per-conn must be at least 1 (got {0})")]
     BadRequestsPerConn(u64),
+    /// `-n 0`.
     #[error("-n/--requests must be at least 1 (got {0})")]
     BadRequests(u64),
+    /// Two options that cannot be used together; the text names both and why.
     #[error("conflicting options: {0}")]
     Conflict(String),
+    /// Any other value out of range (the timeout, the method).
     #[error("invalid value: {0}")]
     Invalid(String),
 }
@@ -61,17 +84,27 @@ impl PlanError {
 /// errors here: they are counted in `ErrorCounts`.
 #[derive(Debug, Error)]
 pub enum LoadError {
+    /// The worker's poll or send timer could not be created.
     #[error("cannot create the event loop: {0}")]
     Poll(#[source] std::io::Error),
+    /// The OS refused a worker thread.
     #[error("cannot start worker thread: {0}")]
     Spawn(#[source] std::io::Error),
+    /// A worker thread panicked: a bug.
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    /// A thread could not be pinned to a CPU of `--pin-cpus`.
     #[error("cannot pin thread to CPU {cpu}: {reason}")]
-    Pin { cpu: usize, reason: String },
+    Pin {
+        /// The CPU index asked for.
+        cpu: usize,
+        /// Why the OS refused it.
+        reason: String,
+    },
 }
 
 impl LoadError {
+    /// One line telling the user what to do about it.
     pub fn hint(&self) -> &'static str {
         match self {
             LoadError::Poll(_) | LoadError::Spawn(_) => "check the open-file and thread limits (ulimit -n / ulimit -u)",

@@ -3,7 +3,11 @@
 //!
 //! See docs/load-generator.md for the design, the JSON schema and the bench results.
 
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod conn;
+mod duration;
 mod error;
 mod hdr_log;
 mod parser;
@@ -12,6 +16,7 @@ mod report;
 mod runner;
 mod schedule;
 mod stats;
+mod target;
 mod timer;
 mod usage;
 mod warnings;
@@ -21,14 +26,16 @@ use std::sync::atomic::AtomicBool;
 
 pub use hdrhistogram::Histogram;
 
+pub use duration::parse_duration;
 pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
-pub use plan::{parse_duration, Checks, LoadPlan, LoadPlanBuilder, Target};
+pub use plan::{Checks, LoadPlan, LoadPlanBuilder};
 pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, StepReport, TimelinePoint, SCHEMA_VERSION};
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
+pub use target::Target;
 pub use usage::{process_cpu, CpuSet};
 pub use warnings::Warning;
 

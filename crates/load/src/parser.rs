@@ -1,15 +1,19 @@
-//! Incremental HTTP/1.1 response parser: httparse for the head, a hand-written
+//! Incremental HTTP/1.1 response parser: httparse for the head (head.rs), a hand-written
 //! allocation-free chunked decoder, body bytes counted (and optionally hashed). The load
 //! generator stores nothing; the lab's verifier passes a [`ParseSink`] that keeps the head and
 //! the decoded body, so both decide framing with this one code.
 
+mod head;
+
+use head::{parse_head, Head};
+
 /// Longest response head we accept; longer is a malformed response, not a hang.
 pub const MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 64;
 
 /// One complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Response {
+    /// The status code of the final (non-1xx) response.
     pub status: u16,
     /// Decoded body length (chunk framing excluded).
     pub body_len: u64,
@@ -17,6 +21,7 @@ pub struct Response {
     pub body_hash: u64,
     /// The server will close the connection after this response.
     pub close: bool,
+    /// How the body was delimited.
     pub framing: Framing,
 }
 
@@ -25,7 +30,9 @@ pub struct Response {
 pub enum Framing {
     /// No body by rule: 204, 304, 1xx, or the answer to a HEAD request.
     NoBody,
+    /// `Content-Length: N`.
     ContentLength,
+    /// `Transfer-Encoding: chunked`.
     Chunked,
     /// The body ends when the server closes (no length, not chunked): no keep-alive possible.
     UntilClose,
@@ -42,11 +49,12 @@ pub trait ParseSink {
 
 impl ParseSink for () {}
 
+/// Why a byte stream is not a valid response; the load generator counts it as `malformed`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParseError {
     /// Not HTTP: bad status line, header syntax, too many headers, bad Content-Length.
     Malformed,
-    /// Head longer than [`MAX_HEAD`].
+    /// Head longer than `MAX_HEAD` (64 KiB).
     HeadTooLarge,
     /// Broken chunked framing.
     BadChunk,
@@ -68,6 +76,7 @@ pub fn fnv1a64_update(mut h: u64, data: &[u8]) -> u64 {
     h
 }
 
+/// 64-bit FNV-1a of `data` in one piece.
 pub fn fnv1a64(data: &[u8]) -> u64 {
     fnv1a64_update(FNV_OFFSET, data)
 }
@@ -111,16 +120,8 @@ pub struct ResponseParser {
     pending: u64,
 }
 
-struct Head {
-    len: usize,
-    framing: Framing,
-    status: u16,
-    close: bool,
-    body: State,
-    informational: bool,
-}
-
 impl ResponseParser {
+    /// A parser waiting for a response head; `hash` turns on FNV-1a hashing of bodies.
     pub fn new(hash: bool) -> Self {
         ResponseParser {
             state: State::Head,
@@ -157,6 +158,22 @@ impl ResponseParser {
     /// was consumed. Call again with the rest for pipelined responses.
     pub fn parse(&mut self, input: &[u8]) -> Result<(usize, Option<Response>), ParseError> {
         self.parse_into(input, &mut ())
+    }
+
+    /// All of one read's bytes: every response they complete goes to `each`, in order; the rest of
+    /// an incomplete one is kept for the next call. (The worker calls `parse` itself, to do its
+    /// bookkeeping between responses.)
+    pub fn parse_all(&mut self, mut input: &[u8], mut each: impl FnMut(Response)) -> Result<(), ParseError> {
+        while !input.is_empty() {
+            match self.parse(input)? {
+                (used, Some(response)) => {
+                    each(response);
+                    input = &input[used..];
+                }
+                (_, None) => break,
+            }
+        }
+        Ok(())
     }
 
     /// [`Self::parse`], handing the head and the decoded body to `sink`.
@@ -399,228 +416,5 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
-fn parse_head(buf: &[u8], head_request: bool) -> Result<Option<Head>, ParseError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let len = match resp.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(ParseError::Malformed),
-    };
-    // Checked on completion too, so the verdict does not depend on how the
-    // bytes were split across reads.
-    if len > MAX_HEAD {
-        return Err(ParseError::HeadTooLarge);
-    }
-    let status = resp.code.ok_or(ParseError::Malformed)?;
-    let version = resp.version.unwrap_or(1);
-    let mut close = version == 0;
-    let mut length: Option<u64> = None;
-    let mut chunked = false;
-    for h in resp.headers.iter() {
-        let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let v = std::str::from_utf8(h.value).map_err(|_| ParseError::Malformed)?.trim();
-            if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(ParseError::Malformed);
-            }
-            let n: u64 = v.parse().map_err(|_| ParseError::Malformed)?;
-            if length.is_some_and(|l| l != n) {
-                return Err(ParseError::Malformed);
-            }
-            length = Some(n);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            // Only the last coding decides the framing (RFC 9112 6.3).
-            let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-            chunked = trim(last).eq_ignore_ascii_case(b"chunked");
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            for tok in h.value.split(|&b| b == b',') {
-                let tok = trim(tok);
-                if tok.eq_ignore_ascii_case(b"close") {
-                    close = true;
-                } else if tok.eq_ignore_ascii_case(b"keep-alive") && version == 0 {
-                    close = false;
-                }
-            }
-        }
-    }
-    if status == 101 {
-        // We never ask for an upgrade; a server that switches protocols anyway
-        // is not answering HTTP/1.1 requests any more.
-        return Err(ParseError::Malformed);
-    }
-    let informational = (100..200).contains(&status);
-    let (body, framing) = if informational || head_request || status == 204 || status == 304 {
-        (State::Length(0), Framing::NoBody)
-    } else if chunked {
-        (State::Chunked(Chunk::Size { value: 0, digits: 0 }), Framing::Chunked)
-    } else if let Some(n) = length {
-        (State::Length(n), Framing::ContentLength)
-    } else {
-        close = true;
-        (State::UntilClose, Framing::UntilClose)
-    };
-    Ok(Some(Head { len, framing, status, close, body, informational }))
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Feeds `parts` in order; returns the responses and how the stream ended.
-    fn feed(parts: &[&[u8]]) -> (Vec<Response>, Result<Option<Response>, ParseError>) {
-        let mut p = ResponseParser::new(true);
-        let mut out = Vec::new();
-        for part in parts {
-            let mut d = *part;
-            while !d.is_empty() {
-                match p.parse(d) {
-                    Ok((used, Some(r))) => {
-                        out.push(r);
-                        d = &d[used..];
-                    }
-                    Ok((used, None)) => {
-                        assert_eq!(used, d.len());
-                        break;
-                    }
-                    Err(e) => return (out, Err(e)),
-                }
-            }
-        }
-        (out, p.finish())
-    }
-
-    const CL: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!";
-    const CHUNKED: &[u8] =
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nHello\r\n7;ext=1\r\n World!\r\n0\r\nX-Trailer: a\r\n\r\n";
-
-    #[test]
-    fn content_length() {
-        let (r, end) = feed(&[CL]);
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].status, 200);
-        assert_eq!(r[0].body_len, 12);
-        assert_eq!(r[0].body_hash, fnv1a64(b"Hello World!"));
-        assert!(!r[0].close);
-        assert_eq!(end, Ok(None));
-    }
-
-    #[test]
-    fn chunked_with_extensions_and_trailers() {
-        let (r, end) = feed(&[CHUNKED]);
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].body_len, 12);
-        assert_eq!(r[0].body_hash, fnv1a64(b"Hello World!"));
-        assert_eq!(end, Ok(None));
-        let (r, _) = feed(&[b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nA\n0123456789\n0\n\n"]);
-        assert_eq!(r[0].body_len, 10);
-    }
-
-    #[test]
-    fn pipelined_in_one_buffer_and_split_everywhere() {
-        let mut all = Vec::new();
-        all.extend_from_slice(CL);
-        all.extend_from_slice(CHUNKED);
-        all.extend_from_slice(b"HTTP/1.1 204 No Content\r\n\r\n");
-        all.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        let (whole, end) = feed(&[&all]);
-        assert_eq!(whole.iter().map(|r| r.status).collect::<Vec<_>>(), vec![200, 200, 204, 404]);
-        assert!(whole[3].close);
-        assert_eq!(end, Ok(None));
-        for i in 0..=all.len() {
-            let (a, b) = all.split_at(i);
-            assert_eq!(feed(&[a, b]), (whole.clone(), Ok(None)), "split at {i}");
-        }
-        let bytes: Vec<&[u8]> = all.chunks(1).collect();
-        assert_eq!(feed(&bytes).0, whole);
-    }
-
-    #[test]
-    fn read_until_close_and_http10() {
-        let (r, end) = feed(&[b"HTTP/1.1 200 OK\r\n\r\nabc", b"def"]);
-        assert!(r.is_empty());
-        let end = end.unwrap().unwrap();
-        assert_eq!(end.body_len, 6);
-        assert!(end.close);
-        let (r, _) = feed(&[b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx"]);
-        assert!(r[0].close);
-        let (r, _) = feed(&[b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1\r\n\r\nx"]);
-        assert!(!r[0].close);
-    }
-
-    #[derive(Default)]
-    struct Keep {
-        head: Vec<u8>,
-        body: Vec<u8>,
-    }
-
-    impl ParseSink for Keep {
-        fn head(&mut self, head: &[u8]) {
-            self.head.extend_from_slice(head);
-        }
-        fn body(&mut self, data: &[u8]) {
-            self.body.extend_from_slice(data);
-        }
-    }
-
-    #[test]
-    fn a_sink_gets_the_final_head_and_the_decoded_body_however_the_bytes_are_split() {
-        let mut all = b"HTTP/1.1 100 Continue\r\n\r\n".to_vec();
-        all.extend_from_slice(CHUNKED);
-        for i in 0..=all.len() {
-            let (mut p, mut keep) = (ResponseParser::new(false), Keep::default());
-            let (a, b) = all.split_at(i);
-            let mut got = None;
-            for part in [a, b] {
-                let (_, r) = p.parse_into(part, &mut keep).unwrap();
-                got = got.or(r);
-            }
-            let r = got.unwrap_or_else(|| panic!("split at {i}"));
-            assert_eq!((r.framing, keep.body.as_slice()), (Framing::Chunked, &b"Hello World!"[..]), "split at {i}");
-            assert!(keep.head.starts_with(b"HTTP/1.1 200 OK\r\n") && keep.head.ends_with(b"\r\n\r\n"), "split at {i}");
-        }
-        let (mut p, mut keep) = (ResponseParser::new(false), Keep::default());
-        assert_eq!(p.parse_into(b"HTTP/1.1 200 OK\r\n\r\nabc", &mut keep).unwrap().1, None);
-        assert_eq!(p.finish().unwrap().unwrap().framing, Framing::UntilClose);
-        assert_eq!(keep.body, b"abc");
-    }
-
-    #[test]
-    fn head_responses_have_no_body() {
-        let mut p = ResponseParser::new(false);
-        p.set_head_request(true);
-        let (used, r) = p.parse(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n").unwrap();
-        assert_eq!(used, 40);
-        assert_eq!(r.unwrap().body_len, 0);
-    }
-
-    #[test]
-    fn garbage_and_partial() {
-        assert_eq!(feed(&[b"SSH-2.0-OpenSSH\r\n\r\n"]).1, Err(ParseError::Malformed));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n"]).1, Err(ParseError::Malformed));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"]).1, Err(ParseError::Malformed));
-        assert_eq!(feed(&[b"HTTP/1.1 101 Switching\r\n\r\n"]).1, Err(ParseError::Malformed));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"]).1, Err(ParseError::BadChunk));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\n"]).1, Err(ParseError::BadChunk));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nab"]).1, Err(ParseError::BadChunk));
-        // partial responses end as truncated, never as a response
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nContent-Le"]).1, Err(ParseError::Truncated));
-        assert_eq!(feed(&[b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello"]).1, Err(ParseError::Truncated));
-        assert_eq!(feed(&[&CHUNKED[..CHUNKED.len() - 2]]).1, Err(ParseError::Truncated));
-        let big = vec![b'a'; MAX_HEAD + 10];
-        let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
-        head.extend_from_slice(&big);
-        assert_eq!(feed(&[&head]).1, Err(ParseError::HeadTooLarge));
-        assert_eq!(feed(&[&head[..100], &head[100..]]).1, Err(ParseError::HeadTooLarge));
-    }
-}
+mod tests;

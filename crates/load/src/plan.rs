@@ -1,22 +1,10 @@
 //! The validated load plan: targets (pre-serialized requests), connections, threads, schedule, stop, checks.
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
-
-/// One URL to hit, with its request bytes serialized once at plan time so the
-/// hot path only copies bytes.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Target {
-    pub url: String,
-    pub addr: SocketAddr,
-    pub host_header: String,
-    pub path: String,
-    /// The complete request (line, headers, body), ready to write.
-    pub request: Vec<u8>,
-}
+use crate::target::Target;
 
 /// Response checks; any failure is counted as an error of its kind.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -30,12 +18,14 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Whether `status` counts as a success.
     pub fn status_ok(&self, status: u16) -> bool {
         match self.expect_status {
             Some(s) => s == status,
             None => (200..400).contains(&status),
         }
     }
+    /// Whether bodies must be hashed (a body hash is expected).
     pub fn wants_hash(&self) -> bool {
         self.expect_body_hash.is_some()
     }
@@ -44,27 +34,44 @@ impl Checks {
 /// A validated plan. Construct with [`LoadPlan::builder`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadPlan {
+    /// The URLs, requests go round-robin over them.
     pub targets: Vec<Target>,
+    /// Connections over all threads (a ladder's steps set their own).
     pub connections: u32,
+    /// Worker threads, each with its own event loop and share of the connections.
     pub threads: u32,
+    /// How requests are released.
     pub schedule: Schedule,
     /// Connection counts, one step each (`--conn-ladder`).
     pub conn_ladder: Option<Vec<u32>>,
+    /// How long each ladder step lasts, if not the plan's duration.
     pub step_duration: Option<Duration>,
+    /// When a step ends.
     pub stop: Stop,
+    /// Unmeasured lead-in before the first step.
     pub warmup: Duration,
+    /// A request unanswered this long is a timeout error, never a latency sample.
     pub timeout: Duration,
+    /// What makes a response a success.
     pub checks: Checks,
+    /// Requests in flight per connection (1: no pipelining).
     pub pipeline: u32,
+    /// One request per connection (`Connection: close`).
     pub close: bool,
+    /// Requests before a connection is replaced by a new one, if limited.
     pub requests_per_conn: Option<u64>,
+    /// CPUs the worker threads are pinned to, round-robin (empty: not pinned).
     pub pin_cpus: Vec<usize>,
+    /// The request method, upper case.
     pub method: String,
+    /// Extra request headers, in order.
     pub headers: Vec<(String, String)>,
+    /// The request body, if any.
     pub body: Option<Vec<u8>>,
 }
 
 impl LoadPlan {
+    /// A builder for a plan against `url`, with the defaults: 10 connections, 1 thread, 10 s closed.
     pub fn builder(url: &str) -> LoadPlanBuilder {
         LoadPlanBuilder {
             urls: vec![url.to_string()],
@@ -93,7 +100,38 @@ impl LoadPlan {
     /// The steps this plan runs, in order: one for a plain run, one per rate
     /// level for a ramp, one per connection count for a ladder.
     pub fn steps(&self) -> Vec<StepSpec> {
-        crate::schedule::steps(self)
+        let mut out = Vec::new();
+        match (&self.schedule, &self.conn_ladder) {
+            (Schedule::Ramp(r), _) => {
+                for (rate, d) in r.levels() {
+                    out.push(StepSpec {
+                        label: format!("rate {rate}/s"),
+                        connections: self.connections,
+                        rate: Some(rate),
+                        stop: Stop::Duration(d),
+                        warmup: Duration::ZERO,
+                    });
+                }
+            }
+            (sched, Some(ladder)) => {
+                let rate = sched.constant_rate();
+                let stop = match (self.step_duration, self.stop) {
+                    (Some(d), Stop::Duration(_)) => Stop::Duration(d),
+                    (_, s) => s,
+                };
+                for &c in ladder {
+                    out.push(StepSpec { label: format!("{c} connections"), connections: c, rate, stop, warmup: Duration::ZERO });
+                }
+            }
+            (sched, None) => {
+                let rate = sched.constant_rate();
+                out.push(StepSpec { label: "main".into(), connections: self.connections, rate, stop: self.stop, warmup: Duration::ZERO });
+            }
+        }
+        if let Some(first) = out.first_mut() {
+            first.warmup = self.warmup;
+        }
+        out
     }
 
     /// True for open (arrival-rate) schedules, where latency is corrected.
@@ -128,78 +166,97 @@ pub struct LoadPlanBuilder {
 }
 
 impl LoadPlanBuilder {
+    /// Connections over all threads (default 10).
     pub fn connections(mut self, n: u32) -> Self {
         self.connections = n;
         self
     }
+    /// Worker threads (default 1; at most the connections).
     pub fn threads(mut self, n: u32) -> Self {
         self.threads = n;
         self
     }
+    /// How long a timed step lasts (default 10 s).
     pub fn duration(mut self, d: Duration) -> Self {
         self.duration = d;
         self
     }
+    /// Stop after this many requests in total instead of after a duration (`-n`).
     pub fn requests(mut self, n: u64) -> Self {
         self.requests = Some(n);
         self
     }
+    /// A constant arrival rate, requests/s: the open model (`--rate`).
     pub fn rate(mut self, r: f64) -> Self {
         self.rate = Some(r);
         self
     }
+    /// A ladder of constant rates (`--ramp`).
     pub fn ramp(mut self, r: Ramp) -> Self {
         self.ramp = Some(r);
         self
     }
+    /// One step per connection count (`--conn-ladder`).
     pub fn conn_ladder(mut self, l: Vec<u32>) -> Self {
         self.conn_ladder = Some(l);
         self
     }
+    /// How long each ladder step lasts (default: the duration).
     pub fn step_duration(mut self, d: Duration) -> Self {
         self.step_duration = Some(d);
         self
     }
+    /// Unmeasured lead-in before the first step.
     pub fn warmup(mut self, d: Duration) -> Self {
         self.warmup = d;
         self
     }
+    /// A request unanswered this long is a timeout error (above 0, at most 60 s; default 10 s).
     pub fn timeout(mut self, d: Duration) -> Self {
         self.timeout = d;
         self
     }
+    /// Requests in flight per connection (default 1).
     pub fn pipeline(mut self, p: u32) -> Self {
         self.pipeline = p;
         self
     }
+    /// One request per connection (`Connection: close`).
     pub fn close(mut self, c: bool) -> Self {
         self.close = c;
         self
     }
+    /// Replace a connection after this many requests.
     pub fn requests_per_conn(mut self, k: u64) -> Self {
         self.requests_per_conn = Some(k);
         self
     }
+    /// Only this status is a success (default: any 2xx or 3xx).
     pub fn expect_status(mut self, s: u16) -> Self {
         self.checks.expect_status = Some(s);
         self
     }
+    /// Responses must have a decoded body of this many bytes.
     pub fn expect_length(mut self, n: u64) -> Self {
         self.checks.expect_length = Some(n);
         self
     }
+    /// Responses must have a body with this FNV-1a 64 hash (see `fnv1a64`).
     pub fn expect_body_hash(mut self, h: u64) -> Self {
         self.checks.expect_body_hash = Some(h);
         self
     }
+    /// The request method (default GET; upper-cased).
     pub fn method(mut self, m: &str) -> Self {
         self.method = m.to_string();
         self
     }
+    /// A request body (`Content-Length` is added unless given).
     pub fn body(mut self, b: impl Into<Vec<u8>>) -> Self {
         self.body = Some(b.into());
         self
     }
+    /// Pin worker thread `i` to `cpus[i % len]`.
     pub fn pin_cpus(mut self, cpus: Vec<usize>) -> Self {
         self.pin_cpus = cpus;
         self
@@ -209,6 +266,7 @@ impl LoadPlanBuilder {
         self.urls.push(u.to_string());
         self
     }
+    /// Adds a request header.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.trim().to_string(), value.trim().to_string()));
         self
@@ -228,6 +286,7 @@ impl LoadPlanBuilder {
         self
     }
 
+    /// Validates everything and serializes the requests; the first problem is the error.
     pub fn build(mut self) -> Result<LoadPlan, PlanError> {
         if let Some(e) = self.error.take() {
             return Err(e);
@@ -235,12 +294,11 @@ impl LoadPlanBuilder {
         self.check_load()?;
         self.check_request()?;
         let method = self.method.to_ascii_uppercase();
-        let mut targets = Vec::with_capacity(self.urls.len());
-        for u in &self.urls {
-            let (addr, host_header, path) = parse_url(u)?;
-            let request = serialize_request(&method, &path, &host_header, &self.headers, self.body.as_deref(), self.close);
-            targets.push(Target { url: u.clone(), addr, host_header, path, request });
-        }
+        let targets = self
+            .urls
+            .iter()
+            .map(|u| Target::new(u, &method, &self.headers, self.body.as_deref(), self.close))
+            .collect::<Result<Vec<_>, _>>()?;
         let stop = match self.requests {
             Some(n) => Stop::Requests(n),
             None => Stop::Duration(self.duration),
@@ -337,139 +395,9 @@ impl LoadPlanBuilder {
     }
 }
 
-/// Parses `http://HOST[:PORT][/PATH]` with HOST an IP literal or localhost.
-/// No DNS on purpose: benchmarks must not depend on resolver latency or caches.
-pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
-    let bad = |reason: &str| PlanError::BadUrl { url: url.to_string(), reason: reason.to_string() };
-    let rest = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => return Err(bad(&format!("scheme `{scheme}` is not supported, only http"))),
-        None => return Err(bad("missing `http://`")),
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let path = path.split('#').next().unwrap_or("");
-    let path = if path.is_empty() {
-        "/".to_string()
-    } else if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    };
-    if authority.contains('@') {
-        return Err(bad("user info is not supported"));
-    }
-    if authority.is_empty() {
-        return Err(bad("missing host"));
-    }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']').ok_or_else(|| bad("unclosed `[` in IPv6 address"))?;
-        let port = match after {
-            "" => None,
-            p => Some(p.strip_prefix(':').ok_or_else(|| bad("junk after IPv6 address"))?),
-        };
-        (h, port)
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    let port: u16 = match port {
-        None => 80,
-        Some(p) => p.parse().map_err(|_| bad(&format!("invalid port `{p}`")))?,
-    };
-    if port == 0 {
-        return Err(bad("port 0"));
-    }
-    let ip: IpAddr = if host.eq_ignore_ascii_case("localhost") {
-        IpAddr::V4(Ipv4Addr::LOCALHOST)
-    } else {
-        host.parse().map_err(|_| bad("host must be an IPv4/IPv6 literal or localhost (no DNS)"))?
-    };
-    Ok((SocketAddr::new(ip, port), authority.to_string(), path))
-}
-
-fn serialize_request(method: &str, path: &str, host: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Vec<u8> {
-    let mut r = Vec::with_capacity(128);
-    r.extend_from_slice(format!("{method} {path} HTTP/1.1\r\n").as_bytes());
-    let has = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
-    if !has("host") {
-        r.extend_from_slice(format!("Host: {host}\r\n").as_bytes());
-    }
-    for (k, v) in headers {
-        r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-    }
-    if let Some(b) = body {
-        if !has("content-length") {
-            r.extend_from_slice(format!("Content-Length: {}\r\n", b.len()).as_bytes());
-        }
-    }
-    if close && !has("connection") {
-        r.extend_from_slice(b"Connection: close\r\n");
-    }
-    r.extend_from_slice(b"\r\n");
-    if let Some(b) = body {
-        r.extend_from_slice(b);
-    }
-    r
-}
-
-/// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, `250us`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, PlanError> {
-    let t = s.trim();
-    let err = || PlanError::BadDuration(s.to_string());
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| err())?;
-    let secs = match unit.trim() {
-        "" | "s" | "sec" => v,
-        "ms" => v / 1e3,
-        "us" | "µs" => v / 1e6,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(err()),
-    };
-    if !secs.is_finite() || !(0.0..=1e7).contains(&secs) {
-        return Err(err());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls() {
-        let (a, h, p) = parse_url("http://127.0.0.1:8080/x?y=1").unwrap();
-        assert_eq!(a.port(), 8080);
-        assert_eq!(h, "127.0.0.1:8080");
-        assert_eq!(p, "/x?y=1");
-        let (a, _, p) = parse_url("http://[::1]:9000").unwrap();
-        assert!(a.is_ipv6());
-        assert_eq!(p, "/");
-        let (a, _, _) = parse_url("http://localhost/").unwrap();
-        assert_eq!(a.port(), 80);
-        assert!(parse_url("https://127.0.0.1/").is_err());
-        assert!(parse_url("ftp://x").is_err());
-        assert!(parse_url("127.0.0.1:80").is_err());
-        assert!(parse_url("http://example.com/").is_err());
-        assert!(parse_url("http://127.0.0.1:99999/").is_err());
-        assert!(parse_url("http://[::1/").is_err());
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("10s").unwrap(), Duration::from_secs(10));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        assert_eq!(parse_duration("3").unwrap(), Duration::from_secs(3));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        for bad in ["", "s", "ten", "10x", "-1s", "1e400"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn absurd_flags() {

@@ -9,46 +9,70 @@ use crate::warnings::Warning;
 /// Bumped on any incompatible change of the JSON shape.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Everything one run measured: the plan as run, each step, the warnings and the client's own cost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadReport {
+    /// [`SCHEMA_VERSION`] of the writer.
     pub schema_version: u32,
+    /// The plan as run.
     pub plan: PlanSummary,
+    /// One report per step, in the order they ran.
     pub steps: Vec<StepReport>,
     /// All warnings: the run-wide ones (client saturation) and every step's.
     pub warnings: Vec<Warning>,
+    /// What the load generator itself used: CPU, memory, threads.
     pub client: ClientUsage,
 }
 
 /// The plan as run, for the record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanSummary {
+    /// Every URL, in round-robin order.
     pub urls: Vec<String>,
+    /// The request method, upper case.
     pub method: String,
+    /// Connections of a plain run (a ladder's steps say their own).
     pub connections: u32,
+    /// Worker threads.
     pub threads: u32,
     /// "closed", "rate" or "ramp".
     pub schedule: String,
+    /// Requests per second of a constant-rate run.
     pub rate: Option<f64>,
+    /// Seconds per step of a timed run.
     pub duration_s: Option<f64>,
+    /// Total requests of a request-count run (`-n`).
     pub requests: Option<u64>,
+    /// Unmeasured lead-in before the first step, seconds.
     pub warmup_s: f64,
+    /// Per-request timeout, seconds.
     pub timeout_s: f64,
+    /// Requests in flight per connection.
     pub pipeline: u32,
+    /// One request per connection (`Connection: close`).
     pub close: bool,
+    /// Requests before a connection is replaced, if limited.
     pub requests_per_conn: Option<u64>,
+    /// The one status that counts as success, if checked.
     pub expect_status: Option<u16>,
+    /// The expected decoded body length, if checked.
     pub expect_length: Option<u64>,
     /// Hex of the expected FNV-1a 64 body hash.
     pub expect_body_hash: Option<String>,
+    /// CPUs the worker threads were pinned to, in order (empty: not pinned).
     pub pin_cpus: Vec<usize>,
     /// True if the run was cancelled before its planned end.
     pub cancelled: bool,
 }
 
+/// What one step measured in its measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepReport {
+    /// `main`, `rate 1000/s` or `64 connections`.
     pub label: String,
+    /// Connections of this step.
     pub connections: u32,
+    /// The arrival rate this step aimed for (open schedules).
     pub target_rate: Option<f64>,
     /// Measured seconds (warmup excluded).
     pub duration_s: f64,
@@ -56,61 +80,86 @@ pub struct StepReport {
     pub requests: u64,
     /// Bytes read from the sockets in the measured window.
     pub bytes: u64,
+    /// `requests` over `duration_s`.
     pub requests_per_sec: f64,
+    /// `bytes` over `duration_s`.
     pub bytes_per_sec: f64,
     /// From intended send time for open schedules (coordinated-omission
     /// corrected); equal to service time for closed ones.
     pub latency: LatencyStats,
     /// From actual send time; open schedules only.
     pub service_time: Option<LatencyStats>,
+    /// Failed requests by kind.
     pub errors: ErrorCounts,
+    /// One point per measured second.
     pub timeline: Vec<TimelinePoint>,
     /// base64 of the V2-deflate serialized `latency` histogram (microseconds).
     pub histogram: String,
     /// Open schedules: the longest the client itself was late releasing a request.
     pub max_schedule_lag_ms: Option<f64>,
+    /// What makes this step's numbers doubtful, if anything.
     pub warnings: Vec<Warning>,
 }
 
 /// Latency summary in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyStats {
+    /// Fastest response.
     pub min_us: f64,
+    /// Arithmetic mean.
     pub mean_us: f64,
+    /// Standard deviation.
     pub stddev_us: f64,
+    /// Median.
     pub p50_us: f64,
+    /// 75th percentile.
     pub p75_us: f64,
+    /// 90th percentile.
     pub p90_us: f64,
+    /// 95th percentile.
     pub p95_us: f64,
+    /// 99th percentile.
     pub p99_us: f64,
+    /// 99.9th percentile.
     pub p999_us: f64,
+    /// 99.99th percentile.
     pub p9999_us: f64,
+    /// Slowest response.
     pub max_us: f64,
     /// Mean of the samples between p1 and p99.
     pub tm99_us: f64,
     /// Mean of the samples between p0.1 and p99.9.
     pub tm999_us: f64,
+    /// Samples (successful responses) behind these figures.
     pub count: u64,
 }
 
+/// Failed requests of a step, by kind. A failed request is never a latency sample.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCounts {
+    /// Connects refused, reset or timed out (one per attempt).
     pub connect: u64,
+    /// Requests lost to a socket read error or a close before their response.
     pub read: u64,
+    /// Requests lost to a socket write error.
     pub write: u64,
+    /// Requests answered, or still owed, past the timeout.
     pub timeout: u64,
+    /// Responses that are not HTTP/1.1 (the connection is dropped).
     pub malformed: u64,
     /// Responses whose status failed the check, by status code.
     pub status: BTreeMap<u16, u64>,
+    /// Responses whose body length or hash failed the check.
     pub body_mismatch: u64,
     /// Requests still waiting for their response when the step ended on a client thread that had
-    /// no response for [`crate::warnings::STALL_S`], sent at least that long before: a server that
+    /// no response for `STALL_S` (1 s), sent at least that long before: a server that
     /// hangs, not one that is merely busy or slow.
     #[serde(default)]
     pub unanswered: u64,
 }
 
 impl ErrorCounts {
+    /// Every failed request, of any kind.
     pub fn total(&self) -> u64 {
         self.transport() + self.status.values().sum::<u64>() + self.body_mismatch
     }
@@ -120,6 +169,7 @@ impl ErrorCounts {
         self.connect + self.read + self.write + self.timeout + self.malformed + self.unanswered
     }
 
+    /// Adds another thread's or step's counts to these.
     pub fn merge(&mut self, o: &ErrorCounts) {
         self.connect += o.connect;
         self.read += o.read;
@@ -147,40 +197,59 @@ impl ErrorCounts {
     }
 }
 
+/// Kinds of per-request failure, one per field of [`ErrorCounts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-/// Kinds of per-request failure, as counted in [`ErrorCounts`].
 pub enum ErrorKind {
+    /// See [`ErrorCounts::connect`].
     Connect,
+    /// See [`ErrorCounts::read`].
     Read,
+    /// See [`ErrorCounts::write`].
     Write,
+    /// See [`ErrorCounts::timeout`].
     Timeout,
+    /// See [`ErrorCounts::malformed`].
     Malformed,
+    /// A status the check does not accept.
     Status(u16),
+    /// See [`ErrorCounts::body_mismatch`].
     BodyMismatch,
+    /// See [`ErrorCounts::unanswered`].
     Unanswered,
 }
 
+/// One second of a step's measured window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimelinePoint {
     /// Seconds since the start of the measured window (0-based).
     pub second: u32,
+    /// Responses completed in this second.
     pub requests: u64,
+    /// Failed requests in this second.
     pub errors: u64,
+    /// Median latency of this second's responses.
     pub p50_us: f64,
+    /// 99th percentile latency of this second's responses.
     pub p99_us: f64,
 }
 
+/// The load generator's own cost, so a saturated client is seen, not mistaken for a slow server.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientUsage {
+    /// User CPU seconds of the worker threads.
     pub cpu_user_s: f64,
+    /// System CPU seconds of the worker threads.
     pub cpu_system_s: f64,
     /// CPU time over wall time, in percent of one core (200 = two busy cores).
     pub cpu_percent: f64,
+    /// Peak resident memory of the process.
     pub max_rss_bytes: u64,
+    /// Worker threads.
     pub threads: u32,
 }
 
 impl LoadReport {
+    /// The report as pretty JSON, the shape docs/load-generator.md describes.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serializes")
     }

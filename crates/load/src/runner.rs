@@ -16,29 +16,41 @@ use crate::LoadError;
 /// Histograms kept beside the report for the HDR log export.
 #[derive(Debug, Clone)]
 pub struct StepDetail {
+    /// The step's label, as in its [`StepReport`].
     pub label: String,
     /// Seconds from the start of the run to the start of this step's measured window.
     pub start_offset_s: f64,
+    /// The step's latency histogram, microseconds (the one the report encodes).
     pub latency: Histogram<u64>,
     /// One (coarser, 2-digit) histogram per measured second.
     pub seconds: Vec<Histogram<u64>>,
 }
 
+/// A finished run: its report and the histograms behind it.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
+    /// What the run measured.
     pub report: LoadReport,
+    /// One per step, in the report's order.
     pub details: Vec<StepDetail>,
 }
 
 /// What the live progress line shows; sent about once a second.
 #[derive(Debug, Clone)]
 pub struct ProgressSnapshot {
+    /// The running step's label.
     pub step: String,
+    /// Its place among the steps, from 0.
     pub step_index: usize,
+    /// How many steps the plan has.
     pub steps: usize,
+    /// Seconds into the step's measured window (below 0 during its warmup).
     pub elapsed_s: f64,
+    /// Planned length of the measured window, seconds (None for request-count steps).
     pub planned_s: Option<f64>,
+    /// Responses so far in this step, as its threads last counted them.
     pub requests: u64,
+    /// Failed requests so far in this step, likewise.
     pub errors: u64,
 }
 
@@ -65,7 +77,7 @@ pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
             Schedule::Ramp(_) => "ramp",
         }
         .into(),
-        rate: if let Schedule::Rate(r) = plan.schedule { Some(r) } else { None },
+        rate: plan.schedule.constant_rate(),
         duration_s: if let Stop::Duration(d) = plan.stop { Some(d.as_secs_f64()) } else { None },
         requests: if let Stop::Requests(n) = plan.stop { Some(n) } else { None },
         warmup_s: plan.warmup.as_secs_f64(),
@@ -81,6 +93,8 @@ pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
     }
 }
 
+/// Runs the plan (blocking), calling `on_progress` about once a second; setting `cancel` stops it
+/// within a housekeeping tick and returns what was measured, flagged with `Warning::Cancelled`.
 pub fn run_observed(
     plan: &LoadPlan,
     cancel: &AtomicBool,

@@ -6,8 +6,8 @@
 
 use std::time::Duration;
 
+use crate::duration::parse_duration;
 use crate::error::PlanError;
-use crate::plan::{parse_duration, LoadPlan};
 
 /// How requests are released.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,9 +20,20 @@ pub enum Schedule {
     Ramp(Ramp),
 }
 
+impl Schedule {
+    /// The one arrival rate of a `Rate` schedule; None for closed runs and ramps (a ramp's rate is per step).
+    pub fn constant_rate(&self) -> Option<f64> {
+        match self {
+            Schedule::Rate(r) => Some(*r),
+            Schedule::Closed | Schedule::Ramp(_) => None,
+        }
+    }
+}
+
 /// When a step ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
+    /// After this long (warmup not included).
     Duration(Duration),
     /// Total requests over all threads (sent and answered or failed).
     Requests(u64),
@@ -32,10 +43,15 @@ pub enum Stop {
 /// MAX each held STEP_DURATION, then MAX held HOLD (default STEP_DURATION).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ramp {
+    /// The first rate, requests/s.
     pub start: f64,
+    /// What each level adds to the rate, requests/s.
     pub step: f64,
+    /// How long each level below MAX is held.
     pub step_duration: Duration,
+    /// The last rate, requests/s.
     pub max: f64,
+    /// How long MAX is held (default: `step_duration`).
     pub hold: Option<Duration>,
 }
 
@@ -52,6 +68,7 @@ impl std::fmt::Display for Ramp {
 }
 
 impl Ramp {
+    /// Reads `START:STEP:STEP_DURATION:MAX[:HOLD]`, e.g. `100:100:5s:1000:10s`.
     pub fn parse(s: &str) -> Result<Ramp, PlanError> {
         let bad = || PlanError::BadRamp(s.to_string());
         let parts: Vec<&str> = s.split(':').collect();
@@ -73,6 +90,7 @@ impl Ramp {
         Ok(r)
     }
 
+    /// Positive finite rates, MAX at least START, a step duration, and under 10,000 levels.
     pub fn validate(&self) -> Result<(), PlanError> {
         let ok = self.start.is_finite()
             && self.start > 0.0
@@ -110,47 +128,16 @@ impl Ramp {
 /// One measured step: its own connections, rate and stop condition.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepSpec {
+    /// `main`, `rate 1000/s` or `64 connections`: how reports name the step.
     pub label: String,
+    /// Connections over all threads.
     pub connections: u32,
+    /// Arrival rate over all threads, requests/s; None: closed model.
     pub rate: Option<f64>,
+    /// When the step's measured window ends.
     pub stop: Stop,
     /// Unmeasured lead-in before this step (only the first step gets the plan's warmup).
     pub warmup: Duration,
-}
-
-pub(crate) fn steps(plan: &LoadPlan) -> Vec<StepSpec> {
-    let mut out = Vec::new();
-    match (&plan.schedule, &plan.conn_ladder) {
-        (Schedule::Ramp(r), _) => {
-            for (rate, d) in r.levels() {
-                out.push(StepSpec {
-                    label: format!("rate {rate}/s"),
-                    connections: plan.connections,
-                    rate: Some(rate),
-                    stop: Stop::Duration(d),
-                    warmup: Duration::ZERO,
-                });
-            }
-        }
-        (sched, Some(ladder)) => {
-            let rate = if let Schedule::Rate(r) = sched { Some(*r) } else { None };
-            let stop = match (plan.step_duration, plan.stop) {
-                (Some(d), Stop::Duration(_)) => Stop::Duration(d),
-                (_, s) => s,
-            };
-            for &c in ladder {
-                out.push(StepSpec { label: format!("{c} connections"), connections: c, rate, stop, warmup: Duration::ZERO });
-            }
-        }
-        (sched, None) => {
-            let rate = if let Schedule::Rate(r) = sched { Some(*r) } else { None };
-            out.push(StepSpec { label: "main".into(), connections: plan.connections, rate, stop: plan.stop, warmup: Duration::ZERO });
-        }
-    }
-    if let Some(first) = out.first_mut() {
-        first.warmup = plan.warmup;
-    }
-    out
 }
 
 /// Splits `total` as evenly as possible into `parts`; part `i` gets its share.

@@ -77,10 +77,13 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
+/// A stored histogram that does not read back.
 #[derive(Debug, thiserror::Error)]
 pub enum DecodeError {
+    /// The text is not base64.
     #[error("histogram is not valid base64: {0}")]
     Base64(#[from] base64::DecodeError),
+    /// The bytes are not an HDR V2 histogram.
     #[error("histogram is not a valid V2 serialization: {0:?}")]
     Hdr(hdrhistogram::serialization::DeserializeError),
 }

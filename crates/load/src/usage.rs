@@ -7,8 +7,9 @@ fn tv(t: libc::timeval) -> f64 {
 }
 
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
+    // SAFETY: rusage is plain C data (integers and timevals): all zeroes is a valid value of it.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
+    // SAFETY: `ru` is a live, writable rusage for the whole call, and getrusage writes only into it.
     let rc = unsafe { libc::getrusage(who, &mut ru) };
     (rc == 0).then_some(ru)
 }
@@ -45,6 +46,7 @@ pub struct CpuSet {
 }
 
 impl CpuSet {
+    /// The set of `cpus` (empty: leave the affinity alone); an index past `CPU_SETSIZE` is an error.
     pub fn new(cpus: &[usize]) -> Result<CpuSet, LoadError> {
         // SAFETY: cpu_set_t is plain data; all zeroes is the empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };

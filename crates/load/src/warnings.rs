@@ -2,26 +2,70 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Why a run's numbers should not be taken at face value, with a message and advice for the user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The client's threads were (nearly) always on CPU: it, not the server, may be the bottleneck.
-    ClientSaturated { cpu_percent: f64, threads: u32 },
+    ClientSaturated {
+        /// The worker threads' CPU time over wall time, percent of one core.
+        cpu_percent: f64,
+        /// Worker threads.
+        threads: u32,
+    },
     /// An open schedule achieved less than 95% of its target rate.
-    TargetRateNotReached { step: String, target_rps: f64, achieved_rps: f64 },
+    TargetRateNotReached {
+        /// The step's label.
+        step: String,
+        /// The rate the step aimed for, requests/s.
+        target_rps: f64,
+        /// The rate it measured, requests/s.
+        achieved_rps: f64,
+    },
     /// More than 1% of requests failed.
-    HighErrorRate { step: String, errors: u64, attempts: u64, percent: f64 },
+    HighErrorRate {
+        /// The step's label.
+        step: String,
+        /// Failed requests.
+        errors: u64,
+        /// Responses plus failed requests.
+        attempts: u64,
+        /// `errors` over `attempts`, percent.
+        percent: f64,
+    },
     /// The client released requests late: its event loop could not keep up with the schedule.
-    ScheduleLag { step: String, max_lag_ms: f64 },
+    ScheduleLag {
+        /// The step's label.
+        step: String,
+        /// The longest a request waited past its intended send time for a free connection's loop.
+        max_lag_ms: f64,
+    },
     /// A step completed no request at all.
-    NoResponses { step: String },
+    NoResponses {
+        /// The step's label.
+        step: String,
+    },
     /// Connections that got no response while others did: their requests waited the whole step
     /// and appear in no percentile.
-    StarvedConnections { step: String, starved: u32, connections: u32 },
-    /// No response arrived for at least [`STALL_S`] while requests were outstanding, on every
+    StarvedConnections {
+        /// The step's label.
+        step: String,
+        /// Connections without a single response.
+        starved: u32,
+        /// All connections of the step.
+        connections: u32,
+    },
+    /// No response arrived for at least `STALL_S` (1 s) while requests were outstanding, on every
     /// client thread: the server hung (or sent part of a response and stalled). `at_s` is when the
     /// last response before the silence arrived, from the start of the measured window.
-    StoppedAnswering { step: String, at_s: f64, silent_s: f64 },
+    StoppedAnswering {
+        /// The step's label.
+        step: String,
+        /// Seconds into the measured window of the last response before the silence.
+        at_s: f64,
+        /// How long the silence lasted, seconds.
+        silent_s: f64,
+    },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
 }
@@ -78,6 +122,7 @@ impl Warning {
         }
     }
 
+    /// One line for the user saying what happened, with the numbers.
     pub fn message(&self) -> String {
         match self {
             Warning::ClientSaturated { cpu_percent, threads } => {
@@ -106,6 +151,7 @@ impl Warning {
         }
     }
 
+    /// What the user can do about it.
     pub fn advice(&self) -> &'static str {
         match self {
             Warning::ClientSaturated { .. } => {

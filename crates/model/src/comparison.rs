@@ -3,24 +3,29 @@
 //! typed result that every output format of `bakeoff compare` renders.
 
 use crate::goal::PrimaryMetric;
+use crate::metric::Metric;
 use crate::results::{CellKey, TrialRecord, PROC_TICK_S};
 use crate::robust::{median_interval, ratio_interval};
-use crate::summary::Metric;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The metrics every comparison shows, in this order.
 pub const COMPARED: [Metric; 3] = [Metric::RequestsPerSec, Metric::CpuUsPerRequest, Metric::P99Us];
 
+/// A verdict on one metric of one cell, from the ratio's interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Change {
+    /// B is better than A: the whole interval is on the better side of 1.
     Faster,
+    /// B is worse than A: the whole interval is on the worse side of 1.
     Slower,
+    /// The interval holds 1, or there is none.
     NoDetectableChange,
 }
 
 impl Change {
+    /// As printed: `faster`, `slower`, `no detectable change`.
     pub fn name(self) -> &'static str {
         match self {
             Change::Faster => "faster",
@@ -33,14 +38,19 @@ impl Change {
 /// One metric of one cell: B's median over A's, as a Hodges-Lehmann ratio with its interval.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct MetricChange {
+    /// The metric compared.
     pub metric: Metric,
+    /// Its median over run A's trials.
     pub median_a: f64,
+    /// Its median over run B's trials.
     pub median_b: f64,
     /// B / A (1.10 = B is 10% higher).
     pub ratio: f64,
     /// 95% interval of the ratio; None with fewer than four trials a side (no 95% interval exists).
     pub low: Option<f64>,
+    /// Upper end of that interval.
     pub high: Option<f64>,
+    /// What the interval says.
     pub verdict: Change,
 }
 
@@ -56,11 +66,16 @@ impl MetricChange {
     }
 }
 
+/// One cell measured in both runs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CellChange {
+    /// The cell.
     pub cell: CellKey,
+    /// Its trials in run A.
     pub trials_a: usize,
+    /// Its trials in run B.
     pub trials_b: usize,
+    /// One per metric of `COMPARED`, in that order.
     pub changes: Vec<MetricChange>,
     /// The verdict on the primary metric.
     pub verdict: Change,
@@ -77,6 +92,7 @@ pub struct Agreement {
     pub difference: f64,
     /// The wider of the two runs' relative half-widths of the median's interval.
     pub stated: f64,
+    /// `difference` is within `stated`.
     pub agrees: bool,
 }
 
@@ -90,19 +106,27 @@ fn agreement(a: &[f64], b: &[f64]) -> Agreement {
     Agreement { difference, stated, agrees: difference <= stated }
 }
 
+/// Run B against run A, cell by cell: what `bakeoff compare` prints in every format.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Comparison {
+    /// The baseline run's id.
     pub run_a: String,
+    /// The run compared with it.
     pub run_b: String,
+    /// The metric the verdicts and regressions are on.
     pub primary: PrimaryMetric,
     /// `--fail-if-slower` as a fraction (0.05), if given.
     pub threshold: Option<f64>,
+    /// The cells both runs measured, in cell order.
     pub cells: Vec<CellChange>,
+    /// Cells that only run A measured.
     pub only_in_a: Vec<CellKey>,
+    /// Cells that only run B measured.
     pub only_in_b: Vec<CellKey>,
 }
 
 impl Comparison {
+    /// The cells whose primary metric regressed beyond the threshold.
     pub fn regressions(&self) -> impl Iterator<Item = &CellChange> {
         self.cells.iter().filter(|c| c.regressed)
     }

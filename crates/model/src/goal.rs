@@ -1,7 +1,7 @@
 //! What a run aims for beyond its cells: the primary metric it ranks by, the precision it keeps
 //! adding rounds for (within a time budget), and the cell it measures against itself (A/A).
 
-use crate::summary::Metric;
+use crate::metric::Metric;
 use serde::{Deserialize, Serialize};
 
 /// The two headline readings of a cell; a study ranks by one and shows both.
@@ -16,8 +16,10 @@ pub enum PrimaryMetric {
 }
 
 impl PrimaryMetric {
+    /// Both, in the order help texts list them.
     pub const ALL: [PrimaryMetric; 2] = [PrimaryMetric::Capacity, PrimaryMetric::Efficiency];
 
+    /// The cell metric it reads.
     pub fn metric(self) -> Metric {
         match self {
             PrimaryMetric::Capacity => Metric::RequestsPerSec,
@@ -25,6 +27,7 @@ impl PrimaryMetric {
         }
     }
 
+    /// As a study or flag writes it: `capacity`, `efficiency`.
     pub fn id(self) -> &'static str {
         match self {
             PrimaryMetric::Capacity => "capacity",
@@ -60,8 +63,11 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
 /// The cell of an A/A measurement, written `STACK SCENARIO` or `STACK[VARIANT] SCENARIO`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AaCell {
+    /// The stack, e.g. `rust/actix`.
     pub stack: String,
+    /// Its variant, if named.
     pub variant: Option<String>,
+    /// The scenario, e.g. `hello`.
     pub scenario: String,
 }
 

@@ -15,7 +15,9 @@ pub const GROWTH_MIN_TOTAL_MIB: f64 = 2.0;
 /// A fitted line y = intercept + slope * x.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
+    /// Rise of y per unit of x (MiB per minute for memory series).
     pub slope: f64,
+    /// y at x = 0.
     pub intercept: f64,
     /// Coefficient of determination; 0 when y does not vary at all.
     pub r2: f64,
@@ -24,6 +26,7 @@ pub struct Fit {
 }
 
 impl Fit {
+    /// Steep, a good fit, and a real rise over the span: the three thresholds above.
     pub fn is_growth(&self) -> bool {
         self.slope > GROWTH_MIB_PER_MIN && self.r2 > GROWTH_MIN_R2 && self.slope * self.span >= GROWTH_MIN_TOTAL_MIB
     }
@@ -64,8 +67,11 @@ pub fn least_squares(points: &[(f64, f64)]) -> Option<Fit> {
 /// A fitted slope with its 95% interval from the fit's standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SlopeInterval {
+    /// The least-squares slope.
     pub slope: f64,
+    /// Lower end of its 95% interval.
     pub low: f64,
+    /// Upper end of its 95% interval.
     pub high: f64,
     /// The x range fitted over (minutes for memory series).
     pub span: f64,
@@ -83,14 +89,37 @@ pub fn slope_interval(points: &[(f64, f64)]) -> Option<SlopeInterval> {
     let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let residual: f64 = points.iter().map(|p| (p.1 - fit.intercept - fit.slope * p.0).powi(2)).sum();
     let se = (residual / (n - 2.0) / sxx).sqrt();
-    // Student's t for 6 to 29 degrees of freedom is at most 2.45; 1.96 from 30 on.
-    let t = if n - 2.0 >= 30.0 { 1.96 } else { 2.45 };
+    let t = t_975(n - 2.0);
     Some(SlopeInterval { slope: fit.slope, low: fit.slope - t * se, high: fit.slope + t * se, span: fit.span })
+}
+
+/// Student's t quantile that bounds a two-sided 95% interval, for `df` >= 6 degrees of freedom: the
+/// Cornish-Fisher expansion around the normal quantile (Abramowitz-Stegun 26.7.5), within 0.01% of
+/// the exact value from 6 on (a test holds it to statrs). A fixed 1.96 from 30 on would make the
+/// interval up to 4% too narrow.
+fn t_975(df: f64) -> f64 {
+    const Z: f64 = 1.959_963_984_540_054;
+    let z = |p: i32| Z.powi(p);
+    let g1 = (z(3) + Z) / 4.0;
+    let g2 = (5.0 * z(5) + 16.0 * z(3) + 3.0 * Z) / 96.0;
+    let g3 = (3.0 * z(7) + 19.0 * z(5) + 17.0 * z(3) - 15.0 * Z) / 384.0;
+    let g4 = (79.0 * z(9) + 776.0 * z(7) + 1482.0 * z(5) - 1920.0 * z(3) - 945.0 * Z) / 92160.0;
+    Z + g1 / df + g2 / df.powi(2) + g3 / df.powi(3) + g4 / df.powi(4)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_t_quantile_is_statrs_students_t() {
+        use statrs::distribution::{ContinuousCDF, StudentsT};
+        for df in 6..=2000 {
+            let exact = StudentsT::new(0.0, 1.0, f64::from(df)).unwrap().inverse_cdf(0.975);
+            let ours = t_975(f64::from(df));
+            assert!((ours / exact - 1.0).abs() < 1e-4, "df = {df}: {ours} vs statrs {exact}");
+        }
+    }
 
     #[test]
     fn a_steady_leak_is_growth_and_a_noisy_flat_line_is_not() {

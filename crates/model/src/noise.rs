@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 /// Noise on one set of CPUs over a trial, each as percent of one core averaged over the trial.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CpuSetNoise {
+    /// The CPUs watched.
     pub cpus: Vec<usize>,
     /// Time the hypervisor ran something else while these CPUs wanted to run.
     pub steal_percent: f64,
@@ -17,18 +18,24 @@ pub struct CpuSetNoise {
 /// The busiest process outside the measurement during the trial.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OtherProcess {
+    /// Its process id.
     pub pid: u32,
+    /// Its command name (`comm`).
     pub name: String,
     /// Percent of one core averaged over the trial.
     pub cpu_percent: f64,
 }
 
-/// What else the machine did during one trial (from /proc/stat per CPU and /proc/<pid>/stat).
+/// What else the machine did during one trial (from /proc/stat per CPU and `/proc/<pid>/stat`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TrialNoise {
+    /// The wall time watched, seconds.
     pub wall_s: f64,
+    /// Noise on the server's CPUs.
     pub server: CpuSetNoise,
+    /// Noise on the load generator's CPUs.
     pub client: CpuSetNoise,
+    /// The process outside the measurement that used the most CPU, if any did.
     pub busiest_other: Option<OtherProcess>,
 }
 
@@ -37,6 +44,8 @@ impl TrialNoise {
     pub fn other_percent(&self) -> f64 {
         self.server.other_percent + self.client.other_percent
     }
+
+    /// CPU stolen on server and client CPUs together, percent of one core.
     pub fn steal_percent(&self) -> f64 {
         self.server.steal_percent + self.client.steal_percent
     }

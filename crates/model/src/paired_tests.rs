@@ -32,7 +32,7 @@ fn the_interval_of_ten_values_cuts_eight_walsh_averages_from_each_end() {
     let walsh = walsh_averages(&values);
     let (low, high, coverage) = signed_rank_interval(&values, 0.95);
     assert_eq!((low, high), (walsh[8], walsh[46]));
-    assert!(coverage >= 0.95 && coverage < 0.96, "{coverage}");
+    assert!((0.95..0.96).contains(&coverage), "{coverage}");
 }
 
 #[test]

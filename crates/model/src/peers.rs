@@ -4,9 +4,10 @@
 //! compiled per request makes `greeting` far costlier than `hello` while its peers' ratio is ~1),
 //! or skips work they do. Warns; it does not disqualify: the verifier's cost check does that.
 
+use crate::metric::Metric;
 use crate::results::CellKey;
 use crate::scenario::Scenario;
-use crate::summary::{CellSummary, Metric};
+use crate::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 
 /// The baseline scenario every ratio is taken against.
@@ -20,15 +21,18 @@ pub const MIN_PEERS: usize = 3;
 /// One flagged cell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostOutlier {
+    /// The cell flagged.
     pub cell: CellKey,
     /// CPU per request of this cell over that of the same stack's `hello`.
     pub ratio: f64,
     /// The median of that ratio over the other stacks that ran both scenarios.
     pub peer_median: f64,
+    /// How many peers that median is over.
     pub peers: usize,
 }
 
 impl CostOutlier {
+    /// One line saying how far the cell is from its peers.
     pub fn message(&self) -> String {
         let more = if self.ratio > self.peer_median { "costlier" } else { "cheaper" };
         format!(
@@ -41,6 +45,7 @@ impl CostOutlier {
         )
     }
 
+    /// What to look at in the stack.
     pub fn advice(&self) -> &'static str {
         if self.ratio > self.peer_median {
             "the stack does more work per request than its peers for this scenario (a pattern compiled or a file read per request?): compare its code with theirs"

@@ -1,5 +1,5 @@
 //! What ran: a stack variant's server model, workers, database pool, libraries and the versions its
-//! setup found installed, as a run records them (docs/stacks.md defines the manifest's [profile]).
+//! setup found installed, as a run records them (docs/stacks.md defines the manifest's `[profile]`).
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -23,6 +23,7 @@ pub enum ServerModel {
 }
 
 impl ServerModel {
+    /// Every model, in the order docs/stacks.md lists them.
     pub const ALL: [ServerModel; 6] = [
         ServerModel::Prefork,
         ServerModel::Threads,
@@ -32,6 +33,7 @@ impl ServerModel {
         ServerModel::Actors,
     ];
 
+    /// As a manifest writes it: `prefork`, `event-loop`...
     pub fn id(self) -> &'static str {
         match self {
             ServerModel::Prefork => "prefork",
@@ -61,10 +63,13 @@ impl fmt::Display for ServerModel {
 /// A stack's manifest `[profile]`: its server model and the libraries its default variant uses.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StackProfile {
+    /// How its server runs request handlers.
     pub server_model: ServerModel,
     /// Library names as their ecosystems name them; empty where the stack does not use one.
     pub json: String,
+    /// The MessagePack library.
     pub msgpack: String,
+    /// The database library or ORM.
     pub database: String,
     /// How the stack sizes its database pool, e.g. "POOL_SIZE per process".
     pub pool: String,
@@ -73,7 +78,9 @@ pub struct StackProfile {
 /// One `name version` line of a stack's `setup.versions` output.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Component {
+    /// What is installed, e.g. `python3` or `fastapi`.
     pub name: String,
+    /// Its version as printed; empty when the line had none.
     pub version: String,
 }
 
@@ -94,13 +101,17 @@ impl Component {
 /// What ran for one stack variant of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WhatRan {
+    /// The stack, e.g. `python/django`.
     pub stack: String,
+    /// The variant measured.
     pub variant: String,
     /// From the manifest: the runtime, framework and server as the stack describes them.
     pub runtime: String,
+    /// The framework, from the manifest.
     pub framework: String,
+    /// The server, from the manifest.
     pub server: String,
-    /// None for a stack whose manifest has no [profile] (a baseline).
+    /// None for a stack whose manifest has no `[profile]` (a baseline).
     pub profile: Option<StackProfile>,
     /// The WORKERS values the run measured this variant with.
     pub workers: Vec<u32>,

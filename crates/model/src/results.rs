@@ -1,6 +1,7 @@
 //! The result types of a run: what the lab measures and hands to a `ResultSink`, what the store keeps
 //! and what every report format reads. One source of truth for result fields.
 
+use crate::error::SinkError;
 use crate::scenario::Scenario;
 use crate::status::RunStatus;
 use bakeoff_load::LoadReport;
@@ -479,20 +480,20 @@ impl FromStr for StoreKind {
 }
 
 /// Where results go as they are made; the store implements it. Called after every trial, so a crash
-/// loses at most the trial in flight.
+/// loses at most the trial in flight. A write that fails says what it was saving (`SinkError`).
 pub trait ResultSink {
-    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()>;
-    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()>;
-    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()>;
-    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()>;
+    fn begin_run(&mut self, run: &RunInfo) -> Result<(), SinkError>;
+    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> Result<(), SinkError>;
+    fn record_trial(&mut self, trial: &TrialRecord) -> Result<(), SinkError>;
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> Result<(), SinkError>;
     /// A store ceiling measured for the run (products: sqlite/postgres; document: docstore). Sinks
     /// that do not keep ceilings ignore it.
-    fn record_ceiling(&mut self, _c: &CeilingRecord) -> anyhow::Result<()> {
+    fn record_ceiling(&mut self, _c: &CeilingRecord) -> Result<(), SinkError> {
         Ok(())
     }
     /// What ran for each stack variant of the run (versions, server model, workers, pool,
     /// libraries). Sinks that do not keep it ignore it.
-    fn record_what_ran(&mut self, _run_id: &str, _what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+    fn record_what_ran(&mut self, _run_id: &str, _what: &[crate::profile::WhatRan]) -> Result<(), SinkError> {
         Ok(())
     }
 }
@@ -509,27 +510,27 @@ pub struct MemorySink {
 }
 
 impl ResultSink for MemorySink {
-    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()> {
+    fn begin_run(&mut self, run: &RunInfo) -> Result<(), SinkError> {
         self.runs.push(run.clone());
         Ok(())
     }
-    fn record_verification(&mut self, _run_id: &str, report: &VerifyReport) -> anyhow::Result<()> {
+    fn record_verification(&mut self, _run_id: &str, report: &VerifyReport) -> Result<(), SinkError> {
         self.verifications.push(report.clone());
         Ok(())
     }
-    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()> {
+    fn record_trial(&mut self, trial: &TrialRecord) -> Result<(), SinkError> {
         self.trials.push(trial.clone());
         Ok(())
     }
-    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()> {
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> Result<(), SinkError> {
         self.finished.push((run_id.into(), status.clone()));
         Ok(())
     }
-    fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
+    fn record_ceiling(&mut self, c: &CeilingRecord) -> Result<(), SinkError> {
         self.ceilings.push(c.clone());
         Ok(())
     }
-    fn record_what_ran(&mut self, _run_id: &str, what: &[crate::profile::WhatRan]) -> anyhow::Result<()> {
+    fn record_what_ran(&mut self, _run_id: &str, what: &[crate::profile::WhatRan]) -> Result<(), SinkError> {
         self.what_ran.extend_from_slice(what);
         Ok(())
     }

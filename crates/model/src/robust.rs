@@ -21,12 +21,17 @@ fn binomial_half_cdf(n: usize, k: usize) -> f64 {
 /// than 95%: the interval is then `[min, max]` and `confidence` says how much it does cover.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MedianInterval {
+    /// The sample median (the mean of the middle two for an even count).
     pub median: f64,
+    /// The lower order statistic `x(k)`.
     pub low: f64,
+    /// The upper order statistic `x(n+1-k)`.
     pub high: f64,
+    /// The probability that `[low, high]` covers the true median; 0 for one value.
     pub confidence: f64,
 }
 
+/// The median of `values` (in any order) with its interval; None when there are none.
 pub fn median_interval(values: &[f64]) -> Option<MedianInterval> {
     let n = values.len();
     if n == 0 {
@@ -53,12 +58,15 @@ pub const MIN_TRIALS_FOR_INTERVAL: usize = 6;
 /// approximation above 400 pairs). `None` when either sample is empty or not positive.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RatioInterval {
+    /// The Hodges-Lehmann ratio `b / a`.
     pub ratio: f64,
     /// Bounds of the 95% interval; `None` when the samples are too small for any 95% interval
     /// (fewer than four trials a side).
     pub bounds: Option<(f64, f64)>,
 }
 
+/// `b / a` with its 95% interval; None when either sample is empty or has a value that is not
+/// positive and finite.
 pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
     let c = covered_ratio(a, b, CONFIDENCE)?;
     Some(RatioInterval { ratio: c.ratio, bounds: (c.confidence >= CONFIDENCE).then_some((c.low, c.high)) })
@@ -72,13 +80,18 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<RatioInterval> {
 /// below 95%.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CoveredRatio {
+    /// The Hodges-Lehmann ratio `b / a`.
     pub ratio: f64,
+    /// Lower end of the interval.
     pub low: f64,
+    /// Upper end of the interval.
     pub high: f64,
     /// The probability that `[low, high]` covers the true ratio (exact up to 400 pairs).
     pub confidence: f64,
 }
 
+/// `b / a` with the narrowest interval that covers it with at least `confidence`, or the widest the
+/// samples allow; None as for `ratio_interval`.
 pub fn covered_ratio(a: &[f64], b: &[f64], confidence: f64) -> Option<CoveredRatio> {
     // Logs need positive, finite values (NaN is neither).
     let positive = |x: &f64| x.is_finite() && *x > 0.0;
@@ -152,6 +165,10 @@ fn normal_cdf(z: f64) -> f64 {
         0.5 * (1.0 - erf)
     }
 }
+
+#[cfg(test)]
+#[path = "robust_checks.rs"]
+mod checks;
 
 #[cfg(test)]
 mod tests {

@@ -8,9 +8,11 @@ use serde::{Deserialize, Serialize};
 /// Everything stored about one run: what every report format reads.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunData {
+    /// The run's provenance and settings.
     pub run: RunInfo,
     /// `Running` when it never finished: the process was killed, or is still going.
     pub status: RunStatus,
+    /// RFC 3339 UTC; None while `Running`.
     pub finished_at: Option<String>,
     /// In the order they were recorded.
     pub verifications: Vec<VerifyReport>,

@@ -4,17 +4,27 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+/// What a stack is asked to do per request: one contract each in docs/scenarios.md.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scenario {
+    /// `GET /`: a fixed 12-byte `Hello World!`.
     Hello,
+    /// `GET /greeting/{name}`: a route matched by the framework's router.
     Greeting,
+    /// `GET /msgpack`: decode 1,000 MessagePack records per request.
     Msgpack,
+    /// `GET /json?n=K`: encode K records as JSON per request.
     Json,
+    /// `GET /transfer`: a 134,671-byte JSON body, byte for byte.
     Transfer,
+    /// `GET /loop?n=N`: a counted loop of N iterations.
     Loop,
+    /// `GET /products`: 20 rows read from SQLite or PostgreSQL per request.
     Products,
+    /// `GET /documents/{id}`: one document read from the document store per request.
     Document,
+    /// A proxy stack relaying bytes to an upstream nginx.
     Proxy,
 }
 
@@ -22,13 +32,19 @@ pub enum Scenario {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ServiceKind {
+    /// PostgreSQL, for `products` on the postgres variant.
     Postgres,
+    /// The document store (MongoDB wire protocol), for `document`.
     Docstore,
+    /// nginx, the upstream of `proxy`.
     Nginx,
 }
 
 impl ServiceKind {
+    /// Every service.
     pub const ALL: [ServiceKind; 3] = [ServiceKind::Postgres, ServiceKind::Docstore, ServiceKind::Nginx];
+
+    /// As a manifest and the store write it.
     pub fn id(self) -> &'static str {
         match self {
             ServiceKind::Postgres => "postgres",
@@ -46,6 +62,7 @@ impl FromStr for ServiceKind {
 }
 
 impl Scenario {
+    /// Every scenario, in catalogue order.
     pub const ALL: [Scenario; 9] = [
         Scenario::Hello,
         Scenario::Greeting,
@@ -58,6 +75,7 @@ impl Scenario {
         Scenario::Proxy,
     ];
 
+    /// As studies, manifests, the store and reports write it: `hello`, `products`...
     pub fn id(self) -> &'static str {
         match self {
             Scenario::Hello => "hello",
@@ -87,6 +105,7 @@ impl Scenario {
         }
     }
 
+    /// The `Content-Type` the contract requires.
     pub fn content_type(self) -> &'static str {
         match self {
             Scenario::Transfer | Scenario::Products | Scenario::Document => "application/json",

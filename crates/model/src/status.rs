@@ -1,19 +1,22 @@
 //! A run's status as the store keeps it. Text in the store and in JSON ("running", "complete",
-//! "interrupted", "failed: <reason>"), one enum everywhere else.
+//! "interrupted", "failed: REASON"), one enum everywhere else.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
+/// How a run ended, or that it has not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum RunStatus {
     /// From `begin_run` until `finish_run`; a run still showing it after its process is gone was
     /// killed.
     Running,
+    /// The run reached its planned end.
     Complete,
     /// Stopped by Ctrl-C; every trial measured before is kept.
     Interrupted,
+    /// Stopped by an error, with the reason.
     Failed(String),
 }
 

@@ -14,124 +14,11 @@ pub const DISAGREEMENT_TOLERANCE: f64 = 0.05;
 /// generator's own high-error warning. A failing server's throughput and latency are not comparable.
 pub const UNRANKABLE_ERROR_PERCENT: f64 = 1.0;
 
-/// Every metric a cell reports. The list, names and units live here once; all outputs read them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    RequestsPerSec,
-    MibPerSec,
-    P50Us,
-    P90Us,
-    P99Us,
-    P999Us,
-    P9999Us,
-    MaxUs,
-    MeanUs,
-    Tm999Us,
-    StddevUs,
-    ErrorPercent,
-    ServerCpuPercent,
-    CpuUsPerRequest,
-    PeakRssMib,
-    MeanRssMib,
-    PeakPssMib,
-    MeanPssMib,
-    ClientCpuPercent,
-    /// Other processes' CPU on the server's CPUs, percent of one core.
-    OtherCpuServerPercent,
-    /// Other processes' CPU on the client's CPUs, percent of one core.
-    OtherCpuClientPercent,
-    /// CPU stolen by the hypervisor on the server's and client's CPUs, percent of one core.
-    StealPercent,
-}
+pub use crate::metric::Metric;
 
+/// What a metric reads from a trial: here with the summaries that read it, so that metric.rs
+/// imports nothing and stands under the result types.
 impl Metric {
-    pub const ALL: [Metric; 22] = [
-        Metric::RequestsPerSec,
-        Metric::MibPerSec,
-        Metric::P50Us,
-        Metric::P90Us,
-        Metric::P99Us,
-        Metric::P999Us,
-        Metric::P9999Us,
-        Metric::MaxUs,
-        Metric::MeanUs,
-        Metric::Tm999Us,
-        Metric::StddevUs,
-        Metric::ErrorPercent,
-        Metric::ServerCpuPercent,
-        Metric::CpuUsPerRequest,
-        Metric::PeakRssMib,
-        Metric::MeanRssMib,
-        Metric::PeakPssMib,
-        Metric::MeanPssMib,
-        Metric::ClientCpuPercent,
-        Metric::OtherCpuServerPercent,
-        Metric::OtherCpuClientPercent,
-        Metric::StealPercent,
-    ];
-
-    /// The metric's one name: its serde name (what a claim's `metric` takes), printed as is by CSV
-    /// and JSON. A test holds the two equal.
-    pub fn id(self) -> &'static str {
-        match self {
-            Metric::RequestsPerSec => "requests_per_sec",
-            Metric::MibPerSec => "mib_per_sec",
-            Metric::P50Us => "p50_us",
-            Metric::P90Us => "p90_us",
-            Metric::P99Us => "p99_us",
-            Metric::P999Us => "p999_us",
-            Metric::P9999Us => "p9999_us",
-            Metric::MaxUs => "max_us",
-            Metric::MeanUs => "mean_us",
-            Metric::Tm999Us => "tm999_us",
-            Metric::StddevUs => "stddev_us",
-            Metric::ErrorPercent => "error_percent",
-            Metric::ServerCpuPercent => "server_cpu_percent",
-            Metric::CpuUsPerRequest => "cpu_us_per_request",
-            Metric::PeakRssMib => "peak_rss_mib",
-            Metric::MeanRssMib => "mean_rss_mib",
-            Metric::PeakPssMib => "peak_pss_mib",
-            Metric::MeanPssMib => "mean_pss_mib",
-            Metric::ClientCpuPercent => "client_cpu_percent",
-            Metric::OtherCpuServerPercent => "other_cpu_server_percent",
-            Metric::OtherCpuClientPercent => "other_cpu_client_percent",
-            Metric::StealPercent => "steal_percent",
-        }
-    }
-
-    /// Short column heading for tables.
-    pub fn heading(self) -> &'static str {
-        match self {
-            Metric::RequestsPerSec => "req/s",
-            Metric::MibPerSec => "MiB/s",
-            Metric::P50Us => "p50",
-            Metric::P90Us => "p90",
-            Metric::P99Us => "p99",
-            Metric::P999Us => "p99.9",
-            Metric::P9999Us => "p99.99",
-            Metric::MaxUs => "max",
-            Metric::MeanUs => "mean",
-            Metric::Tm999Us => "tm99.9",
-            Metric::StddevUs => "stddev",
-            Metric::ErrorPercent => "errors %",
-            Metric::ServerCpuPercent => "server CPU %",
-            Metric::CpuUsPerRequest => "CPU us/req",
-            Metric::PeakRssMib => "peak RSS MiB",
-            Metric::MeanRssMib => "mean RSS MiB",
-            Metric::PeakPssMib => "peak PSS MiB",
-            Metric::MeanPssMib => "mean PSS MiB",
-            Metric::ClientCpuPercent => "client CPU %",
-            Metric::OtherCpuServerPercent => "other CPU % (server CPUs)",
-            Metric::OtherCpuClientPercent => "other CPU % (client CPUs)",
-            Metric::StealPercent => "steal %",
-        }
-    }
-
-    pub fn higher_is_better(self) -> bool {
-        matches!(self, Metric::RequestsPerSec | Metric::MibPerSec)
-    }
-
     /// The value of this metric in one step of one trial.
     pub fn of(self, trial: &TrialRecord, step: usize) -> f64 {
         const MIB: f64 = 1024.0 * 1024.0;
@@ -214,7 +101,7 @@ impl Estimate {
 /// How a run's cells are judged: the metric it ranks by and, if set, the precision it aims for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Policy {
-    pub primary: crate::study::PrimaryMetric,
+    pub primary: crate::goal::PrimaryMetric,
     /// Target relative half-width of the primary metric's interval (0.05 = ±5%).
     pub precision: Option<f64>,
 }
@@ -433,22 +320,5 @@ mod tests {
         let e = Estimate::from_values(&[42.0]);
         assert_eq!((e.median, e.ci_low, e.ci_high, e.trials, e.confidence), (42.0, 42.0, 42.0, 1, 0.0));
         assert_eq!(Estimate::from_values(&[1.0, 4.0, 2.0, 3.0]).median, 2.5);
-    }
-
-    #[test]
-    fn metric_ids_are_unique() {
-        let mut ids: Vec<_> = Metric::ALL.iter().map(|m| m.id()).collect();
-        ids.sort();
-        ids.dedup();
-        assert_eq!(ids.len(), Metric::ALL.len());
-    }
-
-    /// One name per metric: `id()` (printed by CSV and JSON) is the serde name a claim accepts.
-    #[test]
-    fn metric_id_is_the_serde_name() {
-        for m in Metric::ALL {
-            assert_eq!(serde_json::to_value(m).unwrap(), m.id(), "{m:?}");
-            assert_eq!(serde_json::from_value::<Metric>(m.id().into()).unwrap(), m);
-        }
     }
 }

@@ -2,12 +2,16 @@
 //! provenance, verifications, trials and memory samples. Each trial is committed on its own (WAL), so
 //! a killed run keeps every trial that finished. The reports read it back through `load_run`.
 
+#![warn(missing_docs)]
+
+mod error;
 mod read;
 mod schema;
 mod write;
 
 pub use bakeoff_model::now_rfc3339;
 pub use bakeoff_model::run_data::RunData;
+pub use error::StoreError;
 pub use read::RunListing;
 pub use schema::SCHEMA_VERSION;
 
@@ -16,24 +20,6 @@ use std::path::{Path, PathBuf};
 
 /// Where `bakeoff run` writes and `bakeoff report` reads unless told otherwise.
 pub const DEFAULT_PATH: &str = "results/bakeoff.db";
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("{path} was written by a newer bakeoff (schema version {found}; this build reads up to {supported}); upgrade bakeoff or use another --db file")]
-    NewerSchema { path: String, found: u32, supported: u32 },
-    #[error("no run {0:?} in the results store\n  hint: `bakeoff runs` lists them")]
-    RunNotFound(String),
-    #[error("run {0:?} is already in the results store; run ids are unique")]
-    DuplicateRun(String),
-    #[error("the results store is damaged: {0}")]
-    Corrupt(String),
-    #[error("cannot create the folder of the results store {path}: {source}")]
-    CreateDir { path: String, source: std::io::Error },
-    #[error(transparent)]
-    Sqlite(#[from] rusqlite::Error),
-    #[error("a stored JSON column does not parse: {0}")]
-    Json(#[from] serde_json::Error),
-}
 
 /// An open results file. Implements `bakeoff_model::results::ResultSink` for writing.
 pub struct Store {
@@ -74,6 +60,7 @@ impl Store {
         Ok(Store { conn, path })
     }
 
+    /// The file this store reads and writes (`:memory:` for an in-memory store).
     pub fn path(&self) -> &Path {
         &self.path
     }

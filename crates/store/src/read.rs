@@ -13,12 +13,19 @@ use serde::{Deserialize, Serialize};
 /// One line of `list_runs`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunListing {
+    /// The run's id.
     pub id: String,
+    /// RFC 3339 UTC.
     pub started_at: String,
+    /// RFC 3339 UTC; None while running, or when the run was killed.
     pub finished_at: Option<String>,
+    /// How the run ended, or `running`.
     pub status: RunStatus,
+    /// The study name, `adhoc` for a run from flags, `verify` for a run of checks only.
     pub study: String,
+    /// The commit the run was made from, if known.
     pub git_commit: Option<String>,
+    /// Trials stored for the run.
     pub trials: u64,
 }
 
@@ -68,6 +75,8 @@ impl Store {
         }
     }
 
+    /// Run `id` whole: its provenance, verifications, trials with their samples, ceilings and
+    /// what ran, exactly as the lab handed them over.
     pub fn load_run(&self, id: &str) -> Result<RunData, StoreError> {
         let (run, status, finished_at) = self
             .conn

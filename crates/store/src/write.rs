@@ -2,12 +2,14 @@
 //! it returns, so whatever the lab was told is saved is on disk when the process dies.
 
 use crate::{Store, StoreError};
+use bakeoff_model::error::{Saving, SinkError};
 use bakeoff_model::profile::WhatRan;
 use bakeoff_model::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::RunStatus;
 use rusqlite::params;
 
 impl Store {
+    /// A new run, marked running; a run id already stored is an error.
     pub fn insert_run(&mut self, run: &RunInfo) -> Result<(), StoreError> {
         let exists: bool = self.conn.query_row("SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?1)", [&run.id], |r| r.get(0))?;
         if exists {
@@ -37,6 +39,7 @@ impl Store {
         Ok(())
     }
 
+    /// One stack variant's verification report with all its checks, in one transaction.
     pub fn insert_verification(&mut self, run_id: &str, report: &VerifyReport) -> Result<(), StoreError> {
         let tx = self.conn.transaction()?;
         tx.execute(
@@ -180,22 +183,28 @@ pub(crate) fn verdict_str(v: Verdict) -> &'static str {
 }
 
 impl ResultSink for Store {
-    fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()> {
-        Ok(self.insert_run(run)?)
+    fn begin_run(&mut self, run: &RunInfo) -> Result<(), SinkError> {
+        self.insert_run(run).map_err(|e| e.saving(Saving::Run { run_id: run.id.clone() }))
     }
-    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()> {
-        Ok(self.insert_verification(run_id, report)?)
+    fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> Result<(), SinkError> {
+        self.insert_verification(run_id, report).map_err(|e| {
+            e.saving(Saving::Verification { run_id: run_id.into(), stack: report.stack.clone(), variant: report.variant.clone() })
+        })
     }
-    fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()> {
-        Ok(self.insert_trial(trial)?)
+    fn record_trial(&mut self, trial: &TrialRecord) -> Result<(), SinkError> {
+        self.insert_trial(trial).map_err(|e| {
+            let c = &trial.cell;
+            let cell = format!("{}[{}] {}", c.stack, c.variant, c.scenario.id());
+            e.saving(Saving::Trial { run_id: trial.run_id.clone(), cell, trial: trial.trial })
+        })
     }
-    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()> {
-        Ok(self.set_finished(run_id, status)?)
+    fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> Result<(), SinkError> {
+        self.set_finished(run_id, status).map_err(|e| e.saving(Saving::Finish { run_id: run_id.into() }))
     }
-    fn record_ceiling(&mut self, c: &CeilingRecord) -> anyhow::Result<()> {
-        Ok(self.insert_ceiling(c)?)
+    fn record_ceiling(&mut self, c: &CeilingRecord) -> Result<(), SinkError> {
+        self.insert_ceiling(c).map_err(|e| e.saving(Saving::Ceiling { run_id: c.run_id.clone(), store: c.store.id().into() }))
     }
-    fn record_what_ran(&mut self, run_id: &str, what: &[WhatRan]) -> anyhow::Result<()> {
-        Ok(self.insert_what_ran(run_id, what)?)
+    fn record_what_ran(&mut self, run_id: &str, what: &[WhatRan]) -> Result<(), SinkError> {
+        self.insert_what_ran(run_id, what).map_err(|e| e.saving(Saving::WhatRan { run_id: run_id.into() }))
     }
 }

@@ -254,6 +254,21 @@ fn errors_are_typed() {
     assert_eq!(s.latest_run_id().unwrap().as_deref(), Some("r"));
 }
 
+/// As a sink, a failed write says what it was saving and what to do, and keeps the store's error.
+#[test]
+fn a_failed_save_says_what_it_was_saving() {
+    let mut s = Store::open_in_memory().unwrap();
+    ResultSink::begin_run(&mut s, &run("r")).unwrap();
+    let e = ResultSink::begin_run(&mut s, &run("r")).unwrap_err();
+    assert_eq!(e.saving, bakeoff_model::error::Saving::Run { run_id: "r".into() });
+    assert!(matches!(e.cause.downcast_ref::<StoreError>(), Some(StoreError::DuplicateRun(_))), "{e:?}");
+    let text = e.to_string();
+    assert!(text.starts_with("cannot save the start of run r: run \"r\" is already in the results store"), "{text}");
+    assert!(text.contains("\n  hint: start a new run"), "{text}");
+    let e = s.finish_run("other", &RunStatus::Complete).unwrap_err();
+    assert!(e.to_string().starts_with("cannot save the end of run other: no run \"other\""), "{e}");
+}
+
 #[test]
 fn latest_run_is_the_newest() {
     let mut s = Store::open_in_memory().unwrap();
@@ -364,12 +379,14 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 5 file without the ceilings table (2), the trials' twin,
-    // elapsed_s and noise_json columns (3), the what_ran table (4) and the trials' slo_json (5).
+    // A version 1 file is a version 6 file without the ceilings table (2), the trials' twin,
+    // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5) and
+    // their launch (6).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
-         ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+         ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json;
+         ALTER TABLE trials DROP COLUMN launch; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
@@ -381,6 +398,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     let old = &d.trials[0];
     assert!(old.noise.is_none() && old.elapsed_s.is_nan() && !old.cell.twin, "an old trial has no noise record: {:?}", old.noise);
     assert!(old.slo.is_none(), "an old trial has no SLO search");
+    assert_eq!(old.launch, None, "an old trial started its own server");
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
     s.record_what_ran("old", &what_ran()).unwrap();

@@ -8,7 +8,7 @@ mod summary;
 pub use search::{search, SearchBudget, SloSearch, SloStep, StepMiss, FIRST_FRACTION};
 pub use summary::{summarize_slo, CellSlo};
 
-use crate::summary::Metric;
+use crate::metric::Metric;
 use bakeoff_load::LatencyStats;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -21,17 +21,22 @@ pub const DEFAULT_MAX_ERROR_RATE: f64 = 0.001;
 /// The percentiles an objective can bound: each is resolved by the HDR histograms of a short step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Percentile {
+    /// The median.
     #[serde(rename = "p50")]
     P50,
+    /// The 90th percentile.
     #[serde(rename = "p90")]
     P90,
+    /// The 99th percentile.
     #[serde(rename = "p99")]
     P99,
+    /// The 99.9th percentile.
     #[serde(rename = "p99.9")]
     P999,
 }
 
 impl Percentile {
+    /// Every percentile an objective can bound.
     pub const ALL: [Percentile; 4] = [Percentile::P50, Percentile::P90, Percentile::P99, Percentile::P999];
 
     /// As written in an objective and printed: `p99.9`.
@@ -44,6 +49,7 @@ impl Percentile {
         }
     }
 
+    /// The cell metric of this percentile.
     pub fn metric(self) -> Metric {
         match self {
             Percentile::P50 => Metric::P50Us,
@@ -68,7 +74,9 @@ impl Percentile {
 /// `max_error_rate` of the attempts failed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Slo {
+    /// The percentile bounded.
     pub percentile: Percentile,
+    /// Its upper bound, included.
     #[serde(rename = "limit_us", with = "micros")]
     pub limit: Duration,
     /// A fraction: 0.001 = 0.1%.
@@ -76,6 +84,7 @@ pub struct Slo {
 }
 
 impl Slo {
+    /// The limit in microseconds, the unit of the load report's latencies.
     pub fn limit_us(&self) -> f64 {
         self.limit.as_secs_f64() * 1e6
     }
@@ -103,13 +112,18 @@ impl fmt::Display for Slo {
 /// Why an objective did not parse; each says what to write instead.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SloParseError {
+    /// Not `PERCENTILE<=LIMIT`.
     Shape(String),
+    /// Written with `<` instead of `<=`.
     Strict(String),
+    /// A percentile that cannot be bounded.
     Percentile(String),
+    /// A limit that is not a positive duration.
     Limit(String),
 }
 
 impl SloParseError {
+    /// What is wrong with the text.
     pub fn problem(&self) -> String {
         match self {
             SloParseError::Shape(s) => format!("`{s}` is not an objective"),
@@ -119,6 +133,7 @@ impl SloParseError {
         }
     }
 
+    /// What to write instead.
     pub fn hint(&self) -> &'static str {
         match self {
             SloParseError::Shape(_) => "write PERCENTILE<=LIMIT, e.g. p99<=10ms",

@@ -21,7 +21,9 @@ const ACHIEVED_FRACTION: f64 = 0.95;
 /// How much a search may cost per trial: at most `max_steps` steps of `step_warmup + step_duration`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SearchBudget {
+    /// Steps a search may run.
     pub max_steps: u32,
+    /// Measured length of each step.
     #[serde(with = "secs")]
     pub step_duration: Duration,
     /// Load before each step's measurement (new connections, the server's queues drained).
@@ -52,12 +54,17 @@ pub enum StepMiss {
 /// One open-model step of a search, as measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloStep {
+    /// The arrival rate offered, req/s.
     pub offered_rps: f64,
+    /// The rate achieved, req/s.
     pub achieved_rps: f64,
     /// The objective's percentile of corrected latency (from the scheduled send time), µs.
     pub latency_us: f64,
+    /// p99 of corrected latency, µs (shown whatever percentile the objective bounds).
     pub p99_us: f64,
+    /// Completed responses.
     pub requests: u64,
+    /// Failed requests.
     pub errors: u64,
     /// None when the step met the objective.
     pub miss: Option<StepMiss>,
@@ -90,6 +97,7 @@ impl SloStep {
         }
     }
 
+    /// The step met the objective.
     pub fn passed(&self) -> bool {
         self.miss.is_none()
     }
@@ -98,9 +106,11 @@ impl SloStep {
 /// One trial's search: every step in the order run, and what it found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SloSearch {
+    /// The objective searched for.
     pub slo: Slo,
     /// The closed-model maximum the search started from, req/s (the bracket's untested top).
     pub start_rps: f64,
+    /// Every step, in the order run.
     pub steps: Vec<SloStep>,
     /// The highest offered rate that met the objective; None when no step did.
     pub capacity_rps: Option<f64>,

@@ -7,10 +7,13 @@ use crate::summary::Estimate;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// One cell's SLO capacity over its trials.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CellSlo {
+    /// The cell.
     #[serde(flatten)]
     pub cell: CellKey,
+    /// The objective.
     pub slo: Slo,
     /// Offered req/s that met the objective, over trials (0 for a trial where no rate did).
     pub capacity: Estimate,
@@ -22,6 +25,7 @@ pub struct CellSlo {
     pub start_rps: f64,
     /// The trial with the median capacity, and its steps by offered rate (what a chart draws).
     pub median_trial: u32,
+    /// That trial's steps, by offered rate.
     pub steps: Vec<SloStep>,
 }
 

@@ -3,13 +3,15 @@
 //! that the report sets beside what this machine measured, converted to the article's unit.
 
 use super::cells::{CellRef, StepRef, WorkerCount};
+use crate::metric::Metric;
 use crate::scenario::Scenario;
-use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
 
+/// The article a study reproduces: its setup, reference stack, notes and tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Article {
+    /// The article's title.
     pub title: String,
     /// The article's machine, tool and load, in a sentence.
     pub setup: String,
@@ -18,6 +20,7 @@ pub struct Article {
     /// Where this study's setup differs from the article's, shown beside the figures.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// Its tables, in the article's order.
     #[serde(default)]
     pub tables: Vec<ArticleTable>,
 }
@@ -27,10 +30,14 @@ pub struct Article {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArticleTable {
+    /// The table's title.
     pub title: String,
+    /// What every cell of the table shares.
     #[serde(default)]
     pub given: Axis,
+    /// The columns, left to right.
     pub columns: Vec<Axis>,
+    /// The rows, top to bottom, each with its values.
     pub rows: Vec<Axis>,
 }
 
@@ -38,22 +45,31 @@ pub struct ArticleTable {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct Axis {
+    /// As the article prints it.
     #[serde(default)]
     pub label: String,
+    /// The stack it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack: Option<String>,
+    /// The stack variant it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// The worker count it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<WorkerCount>,
+    /// The scenario it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Scenario>,
+    /// The step of a multi-step run it names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepRef>,
+    /// The metric its values are of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metric: Option<Metric>,
+    /// The unit the article prints them in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit: Option<Unit>,
+    /// A row's values, one per column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values: Option<Vec<f64>>,
 }
@@ -62,23 +78,31 @@ pub struct Axis {
 /// convention 1,000,000 / (requests per second), a cost per request rather than a latency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {
+    /// Requests per second.
     #[serde(rename = "req/s")]
     RequestsPerSec,
+    /// 1,000,000 / (requests per second).
     #[serde(rename = "µs/request")]
     MicrosPerRequest,
+    /// Mebibytes per second.
     #[serde(rename = "MiB/s")]
     MibPerSec,
+    /// Microseconds.
     #[serde(rename = "µs")]
     Micros,
+    /// Milliseconds.
     #[serde(rename = "ms")]
     Millis,
+    /// Seconds.
     #[serde(rename = "s")]
     Seconds,
+    /// 2^20 bytes.
     #[serde(rename = "MiB")]
     Mib,
     /// 10^6 bytes.
     #[serde(rename = "MB")]
     Mb,
+    /// Percent.
     #[serde(rename = "%")]
     Percent,
     /// A count the lab does not measure (e.g. total requests served); shown, never compared.
@@ -87,6 +111,7 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// As printed after a value.
     pub fn symbol(self) -> &'static str {
         match self {
             Unit::RequestsPerSec => "req/s",
@@ -131,12 +156,15 @@ impl Unit {
 /// One cell of an article table, resolved.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Figure {
+    /// Its row in the table, from 0.
     pub row: usize,
+    /// Its column in the table, from 0.
     pub column: usize,
     /// The measured cell it corresponds to (None where the table names no stack or scenario).
     pub cell: Option<CellRef>,
     /// None for a count the lab does not measure.
     pub metric: Option<Metric>,
+    /// The unit of `value`.
     pub unit: Unit,
     /// The article's value; NaN where it gives none.
     pub value: f64,

@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 /// an article's "all cores" scales to the machine that runs it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WorkerCount {
+    /// This many workers.
     Count(u32),
+    /// One worker per server CPU.
     AllServerCpus,
 }
 
@@ -65,7 +67,9 @@ impl Serialize for WorkerCount {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum StepRef {
+    /// The step at this index, from 0.
     Index(usize),
+    /// The step with this label.
     Label(String),
 }
 
@@ -83,13 +87,18 @@ impl std::fmt::Display for StepRef {
 /// where there is one, else the first step.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct CellRef {
+    /// The stack, e.g. `go/fasthttp`.
     pub stack: String,
+    /// Its variant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// Its worker count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<WorkerCount>,
+    /// The scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Scenario>,
+    /// The load step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepRef>,
 }
@@ -126,11 +135,12 @@ impl<'de> Deserialize<'de> for CellRef {
 }
 
 impl CellRef {
+    /// This reference with `scenario` where it names none.
     pub fn with_scenario(&self, scenario: Option<Scenario>) -> CellRef {
         CellRef { scenario: self.scenario.or(scenario), ..self.clone() }
     }
 
-    /// "go/pocketbase[cgo] w4 products @max".
+    /// `go/pocketbase[cgo] w4 products @max`.
     pub fn describe(&self) -> String {
         let mut s = self.stack.clone();
         if let Some(v) = &self.variant {

@@ -3,16 +3,19 @@
 //! tested here stays in the study with `testable = false` and the reason, never silently dropped.
 
 use super::cells::{CellRef, WorkerCount};
+use crate::metric::Metric;
 use crate::scenario::Scenario;
-use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
 
 /// One finding: its statement in the article's words, what checks it, and whether this lab can.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Claim {
+    /// The finding in the article's words.
     pub statement: String,
+    /// What checks it.
     pub check: Check,
+    /// Whether this lab can test it (default true).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub testable: bool,
     /// Why a claim is not testable here (required when `testable = false`).
@@ -33,79 +36,114 @@ fn is_true(b: &bool) -> bool {
 pub enum Check {
     /// `faster` beats `slower` on `metric` (requests/s unless said), by at least `by_percent`.
     Faster {
+        /// The cell that should be faster.
         faster: CellRef,
+        /// The cell it should beat.
         slower: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// The metric compared, where not the default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metric: Option<Metric>,
+        /// The least margin, percent (0: any margin).
         #[serde(default)]
         by_percent: f64,
     },
     /// `a` / `b` on `metric` lies within `range`.
     Ratio {
+        /// The numerator cell.
         a: CellRef,
+        /// The denominator cell.
         b: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// The metric compared, where not the default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metric: Option<Metric>,
+        /// The lowest and highest ratio the finding allows.
         range: [f64; 2],
     },
     /// The geometric mean of `a` / `b` over `scenarios` lies within `range`.
     Geomean {
+        /// The numerator cell (its scenario comes from `scenarios`).
         a: CellRef,
+        /// The denominator cell.
         b: CellRef,
+        /// The scenarios the mean is over.
         scenarios: Vec<Scenario>,
+        /// The metric compared, where not the default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metric: Option<Metric>,
+        /// The lowest and highest mean ratio the finding allows.
         range: [f64; 2],
     },
     /// `less` uses less memory than `more` (peak RSS unless said).
     Memory {
+        /// The cell that should use less memory.
         less: CellRef,
+        /// The cell that should use more.
         more: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// The metric compared, where not the default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metric: Option<Metric>,
     },
     /// The cell's memory grows, or stays bounded, over its measurement (a soak).
     MemoryTrend {
+        /// The cell watched.
         cell: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// What its memory should do.
         trend: Trend,
     },
     /// The cell's requests/s late in each trial over early in it (the last quarter's mean over the
     /// first quarter's) lies within `late_over_early`: a soak's throughput trend ("declines the
     /// longer the test runs" is e.g. [0.0, 0.9]).
     ThroughputTrend {
+        /// The cell watched.
         cell: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// The lowest and highest late/early ratio the finding allows.
         late_over_early: [f64; 2],
     },
     /// The cell with `to` workers serves `efficiency` x (to / from) what it serves with `from`:
     /// 1.0 is linear scaling. An article's "2.5x-3.6x on 4 cores" is an efficiency of 0.62-0.9.
     Scaling {
+        /// The cell scaled (its worker count comes from `from` and `to`).
         cell: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// The worker count scaled from (default 1).
         #[serde(default = "one_worker")]
         from: WorkerCount,
+        /// The worker count scaled to (default: one per server CPU).
         #[serde(default = "all_workers")]
         to: WorkerCount,
+        /// The metric compared, where not the default.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metric: Option<Metric>,
+        /// The lowest and highest efficiency the finding allows.
         efficiency: [f64; 2],
     },
     /// `steadier` has a smaller latency spread than `noisier`.
     Spread {
+        /// The cell with the smaller spread.
         steadier: CellRef,
+        /// The cell with the larger spread.
         noisier: CellRef,
+        /// The cells' scenario where they name none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         scenario: Option<Scenario>,
+        /// How spread is measured.
         measure: SpreadMeasure,
     },
     /// A finding with no measurable shape (only with `testable = false`).
@@ -119,13 +157,17 @@ fn all_workers() -> WorkerCount {
     WorkerCount::AllServerCpus
 }
 
+/// What a cell's memory does over a soak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Trend {
+    /// It keeps growing (a leak, or a cache without bound).
     Grows,
+    /// It levels off.
     Bounded,
 }
 
+/// How a latency spread is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SpreadMeasure {
@@ -136,6 +178,7 @@ pub enum SpreadMeasure {
 }
 
 impl Check {
+    /// The serialized `kind` tag.
     pub fn kind(&self) -> &'static str {
         match self {
             Check::Faster { .. } => "faster",

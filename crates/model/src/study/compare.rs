@@ -7,38 +7,53 @@ use super::judge::ClaimResult;
 use crate::summary::CellSummary;
 use serde::Serialize;
 
+/// An article beside this machine's run: its tables side by side, and every claim judged.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ArticleComparison {
+    /// The article's title.
     pub title: String,
+    /// The article's setup, in a sentence.
     pub setup: String,
+    /// The stack every table is normalised to.
     pub reference: String,
+    /// Where this study's setup differs from the article's.
     pub notes: Vec<String>,
+    /// One per article table with at least one figure.
     pub tables: Vec<TableComparison>,
+    /// Every claim of the study, judged.
     pub claims: Vec<ClaimResult>,
 }
 
+/// One article table beside the same table measured here.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct TableComparison {
+    /// The table's title.
     pub title: String,
     /// Column labels with their units.
     pub columns: Vec<(String, Unit)>,
+    /// The rows, in the article's order.
     pub rows: Vec<RowComparison>,
 }
 
+/// One row of a compared table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RowComparison {
+    /// The row's label, as the article prints it.
     pub label: String,
+    /// One per column.
     pub cells: Vec<FigureComparison>,
 }
 
 /// One figure of the article and its counterpart here, in the article's unit.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FigureComparison {
+    /// The article's value; None where it gives none.
     pub article: Option<f64>,
     /// The median measured here and its 95% interval (low, high), in the article's unit.
     pub here: Option<(f64, f64, f64)>,
     /// Both divided by the reference stack's figure in the same column.
     pub article_normalised: Option<f64>,
+    /// The median here over the reference stack's median here.
     pub here_normalised: Option<f64>,
 }
 

@@ -5,6 +5,7 @@ mod article;
 mod cells;
 mod claims;
 mod compare;
+#[allow(missing_docs)]
 mod judge;
 mod placement;
 mod ramp;
@@ -27,15 +28,22 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
+/// A study file (studies/*.toml): what to measure, how, and what the measurements should show.
+/// Every setting left out takes the run's default or flag.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Study {
+    /// The study's name, as runs record it.
     pub name: String,
+    /// One paragraph on what it asks.
     #[serde(default)]
     pub description: String,
+    /// The stacks measured, e.g. `rust/actix`.
     pub stacks: Vec<String>,
+    /// The scenarios measured (empty: every one each stack implements).
     #[serde(default)]
     pub scenarios: Vec<Scenario>,
+    /// The stack variants measured (empty: each stack's default).
     #[serde(default)]
     pub variants: Vec<String>,
     /// Worker counts: numbers, or "all" for one worker per server CPU.
@@ -44,6 +52,7 @@ pub struct Study {
     /// Worker counts for some stacks instead of `workers`, e.g. `"python/werkzeug-uwsgi" = [64]`.
     #[serde(default)]
     pub stack_workers: std::collections::BTreeMap<String, Vec<u32>>,
+    /// Trials per cell.
     pub trials: Option<u32>,
     /// How measurements are ordered: `blocks` (paired, co-resident servers; the default) or
     /// `trials` (a fresh server per trial).
@@ -52,17 +61,24 @@ pub struct Study {
     /// Under the block schedule, server starts over the run's blocks (default: 3 from 6 blocks on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches: Option<u32>,
+    /// Measured length of a trial, e.g. "10s".
     pub duration: Option<String>,
+    /// Unmeasured lead-in of a trial, e.g. "2s".
     pub warmup: Option<String>,
+    /// Load generator connections.
     pub connections: Option<u32>,
+    /// A constant arrival rate, req/s (the open model).
     pub rate: Option<f64>,
+    /// A ladder of rates.
     pub ramp: Option<RampSetting>,
     /// A concurrency sweep: one measured step per connection count, each `duration` long.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conn_ladder: Option<Vec<u32>>,
+    /// Requests before the load generator replaces a connection.
     pub requests_per_conn: Option<u64>,
     /// POOL_SIZE: database connections per server process (default 8).
     pub pool_size: Option<u32>,
+    /// After an open-model schedule, also measure the closed-model maximum.
     #[serde(default)]
     pub max_throughput: bool,
     /// Where nginx runs in a proxy study: beside the proxy (`shared`) or beside the load generator
@@ -84,8 +100,10 @@ pub struct Study {
     /// A few cells measured far longer than the others, for memory and throughput over time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<Soak>,
+    /// The article this study reproduces, its tables as data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub article: Option<Article>,
+    /// What the measurements should show, each judged after the run.
     #[serde(default)]
     pub claims: Vec<Claim>,
 }
@@ -126,6 +144,7 @@ impl Study {
         }
     }
 
+    /// Reads and checks a study file; every problem says where and how to fix it.
     pub fn load(path: &Path) -> Result<Study, InputError> {
         let err = |problem: String, hint: &str| InputError { what: path.display().to_string(), problem, hint: hint.into() };
         let text = std::fs::read_to_string(path)
@@ -244,23 +263,32 @@ impl Study {
         WorkerCounts { default, per_stack: self.stack_workers.clone() }
     }
 
+    /// The trial duration (checked by `load`).
     pub fn duration(&self) -> Option<Duration> {
         self.duration.as_deref().and_then(|d| parse_duration(d).ok())
     }
+
+    /// The warmup (checked by `load`).
     pub fn warmup(&self) -> Option<Duration> {
         self.warmup.as_deref().and_then(|d| parse_duration(d).ok())
     }
+
+    /// The time budget for reaching `precision` (checked by `load`).
     pub fn budget(&self) -> Option<Duration> {
         self.budget.as_deref().and_then(|d| parse_duration(d).ok())
     }
+
     /// The precision target as a fraction (checked by `load`).
     pub fn precision(&self) -> Option<f64> {
         self.precision.as_deref().and_then(|p| parse_percent(p).ok())
     }
+
     /// The SLO objective (checked by `load`).
     pub fn slo(&self) -> Option<crate::slo::Slo> {
         self.slo.as_deref().and_then(|s| s.parse().ok())
     }
+
+    /// The A/A cell (checked by `load`).
     pub fn aa(&self) -> Option<AaCell> {
         self.aa.as_deref().and_then(|a| a.parse().ok())
     }
@@ -271,6 +299,7 @@ impl Study {
 /// threaded or evented one serves them all with one worker).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkerCounts {
+    /// Counts for every stack without a list of its own.
     pub default: Vec<u32>,
     /// Stack name -> its own list, replacing `default` for that stack.
     pub per_stack: std::collections::BTreeMap<String, Vec<u32>>,
@@ -282,6 +311,7 @@ impl WorkerCounts {
         WorkerCounts { default: counts.to_vec(), per_stack: std::collections::BTreeMap::new() }
     }
 
+    /// The counts `stack` is measured with.
     pub fn for_stack(&self, stack: &str) -> &[u32] {
         self.per_stack.get(stack).unwrap_or(&self.default)
     }

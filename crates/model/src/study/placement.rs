@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// Where nginx runs in a proxy study; see the file's opening lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProxyPlacement {
@@ -16,8 +17,10 @@ pub enum ProxyPlacement {
 }
 
 impl ProxyPlacement {
+    /// Both placements.
     pub const ALL: [ProxyPlacement; 2] = [ProxyPlacement::Shared, ProxyPlacement::OwnCpu];
 
+    /// As a study or flag writes it: `shared`, `own-cpu`.
     pub fn id(self) -> &'static str {
         match self {
             ProxyPlacement::Shared => "shared",

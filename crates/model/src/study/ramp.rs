@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum RampSetting {
+    /// One ladder per cell, from its own closed-model maximum.
     Auto,
+    /// The same ladder for every cell.
     Ladder(bakeoff_load::Ramp),
 }
 

@@ -1,0 +1,266 @@
+//! The request path of a worker: socket events in, responses parsed and checked, due requests
+//! written out. Everything here runs per request; nothing allocates once the buffers have grown.
+
+use std::io::{self, Read, Write};
+
+use crate::conn::{untoken, ConnState, InFlight, NOT_READY};
+use crate::parser::Response;
+use crate::report::ErrorKind;
+
+use super::Worker;
+
+// `#[inline]` on the three methods the loop in worker.rs calls every pass: that loop is another
+// module, and the hint keeps them inlinable there as they were when all of it was one file.
+impl Worker<'_> {
+    #[inline]
+    pub(super) fn on_event(&mut self, ev: &mio::event::Event, rbuf: &mut [u8]) {
+        if ev.token() == crate::timer::TIMER {
+            // The send timer only wakes the loop; the pump after the wait sends what is due.
+            return;
+        }
+        let (i, generation) = untoken(ev.token());
+        if i >= self.conns.len() || self.conns[i].generation != generation {
+            return;
+        }
+        let now = self.now();
+        match self.conns[i].state {
+            ConnState::Idle => {}
+            ConnState::Connecting => {
+                let s = self.conns[i].stream.as_ref().expect("connecting has a socket");
+                let connected = match s.take_error() {
+                    Ok(Some(_)) | Err(_) => Some(false),
+                    Ok(None) => match s.peer_addr() {
+                        Ok(_) => Some(true),
+                        Err(e) if e.kind() == io::ErrorKind::NotConnected => None,
+                        Err(_) => Some(false),
+                    },
+                };
+                match connected {
+                    Some(true) => {
+                        self.conns[i].state = ConnState::Open;
+                        self.fill(i, now);
+                    }
+                    Some(false) => self.connect_failed(i, now),
+                    None => {}
+                }
+            }
+            ConnState::Open => {
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.read(i, now, rbuf);
+                }
+                if self.conns[i].state == ConnState::Open && ev.is_writable() && !self.conns[i].wbuf.is_empty() {
+                    self.write(i, now);
+                }
+            }
+        }
+    }
+
+    fn read(&mut self, i: usize, now: u64, rbuf: &mut [u8]) {
+        let generation = self.conns[i].generation;
+        loop {
+            let res = match self.conns[i].stream.as_mut() {
+                Some(s) => s.read(rbuf),
+                None => return,
+            };
+            match res {
+                Ok(0) => {
+                    self.eof(i, now);
+                    return;
+                }
+                Ok(n) => {
+                    self.rec.bytes(now, n);
+                    self.process(i, now, &rbuf[..n]);
+                    if self.conns[i].generation != generation || self.conns[i].state != ConnState::Open {
+                        return;
+                    }
+                    // Edge-triggered: a short read means the socket is drained,
+                    // and new data raises a new edge; skip the EAGAIN syscall.
+                    if n < rbuf.len() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    self.recycle(i, now, Some(ErrorKind::Read));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn eof(&mut self, i: usize, now: u64) {
+        match self.conns[i].parser.finish() {
+            Ok(Some(resp)) => {
+                self.respond(i, now, resp);
+                if self.conns[i].state == ConnState::Open {
+                    self.recycle(i, now, Some(ErrorKind::Read));
+                }
+            }
+            // Closed between responses: only the unanswered requests failed.
+            Ok(None) => self.recycle(i, now, Some(ErrorKind::Read)),
+            Err(_) => self.recycle(i, now, Some(ErrorKind::Read)),
+        }
+    }
+
+    fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
+        let generation = self.conns[i].generation;
+        while !data.is_empty() {
+            match self.conns[i].parser.parse(data) {
+                Ok((used, Some(resp))) => {
+                    data = &data[used..];
+                    self.respond(i, now, resp);
+                    if self.conns[i].generation != generation {
+                        return;
+                    }
+                }
+                Ok((_, None)) => break,
+                Err(_) => {
+                    self.recycle(i, now, Some(ErrorKind::Malformed));
+                    return;
+                }
+            }
+        }
+        // Refill once per event-loop pass, not once per response: every slot
+        // freed by this read goes out in a single write, after every readable
+        // connection of this pass was read. The server then finds a burst of
+        // requests per wakeup, as it does with wrk, instead of one at a time.
+        self.refill.push(i);
+    }
+
+    /// A complete response on connection `i`.
+    fn respond(&mut self, i: usize, now: u64, resp: Response) {
+        let Some(req) = self.conns[i].inflight.pop_front() else {
+            // An answer to nothing we asked: the stream is out of sync.
+            self.recycle(i, now, Some(ErrorKind::Malformed));
+            return;
+        };
+        self.inflight -= 1;
+        self.last_answer_ns = now;
+        if now.saturating_sub(req.intended) > self.timeout_ns {
+            // Past the timeout: an error, never a latency sample.
+            self.rec.error(now, ErrorKind::Timeout, 1);
+        } else {
+            let c = self.checks;
+            let verdict = if !c.status_ok(resp.status) {
+                Some(ErrorKind::Status(resp.status))
+            } else if c.expect_length.is_some_and(|l| l != resp.body_len) || c.expect_body_hash.is_some_and(|h| h != resp.body_hash) {
+                Some(ErrorKind::BodyMismatch)
+            } else {
+                None
+            };
+            self.rec.response(now, req.intended, req.sent, verdict);
+            if now >= self.measure_start_ns {
+                self.conns[i].answered += 1;
+            }
+        }
+        let c = &self.conns[i];
+        if resp.close {
+            // The server is done with this socket; anything still pipelined is lost.
+            self.recycle(i, now, Some(ErrorKind::Read));
+        } else if (c.draining || self.plan.close) && c.inflight.is_empty() {
+            self.recycle(i, now, None);
+        }
+    }
+
+    /// Hands connection `i` as many due requests as its pipeline allows and
+    /// writes them in one syscall.
+    #[inline]
+    pub(super) fn fill(&mut self, i: usize, now: u64) {
+        if self.stopping {
+            return;
+        }
+        let c = &mut self.conns[i];
+        if c.state != ConnState::Open || c.draining {
+            return;
+        }
+        // Closed model with pipelining: a connection sends its P requests as
+        // one batch and the next batch when all are answered. Topping up a
+        // slot per response would turn each batch into many small writes,
+        // and the server's cost per request (one read per write) would set
+        // the throughput, not the pipeline depth.
+        if !self.open && self.pipeline > 1 && !c.inflight.is_empty() {
+            return;
+        }
+        let mut added = 0;
+        while c.inflight.len() < self.pipeline {
+            let Some(intended) = self.pacer.due(now) else { break };
+            self.pacer.take();
+            if now - intended > self.timeout_ns {
+                // Owed for longer than the timeout: it would be an error
+                // whenever it went out, so count it without sending it.
+                self.rec.error(now, ErrorKind::Timeout, 1);
+                continue;
+            }
+            if self.open && added == 0 && c.ready_since != NOT_READY {
+                // The connection was free since `ready_since` and the request
+                // due since `intended`: any delay past both is the client's.
+                let lag = now.saturating_sub(intended.max(c.ready_since));
+                if lag > self.rec.max_lag_ns && self.rec.measuring(now) {
+                    self.rec.max_lag_ns = lag;
+                }
+            }
+            let g = &self.groups[c.group];
+            let t = g.targets[c.cursor];
+            c.cursor = (c.cursor + 1) % g.targets.len();
+            c.wbuf.extend_from_slice(&self.plan.targets[t].request);
+            c.inflight.push_back(InFlight { intended, sent: now });
+            c.sent_on_socket += 1;
+            added += 1;
+            if self.plan.requests_per_conn.is_some_and(|k| c.sent_on_socket >= k) || self.plan.close {
+                c.draining = true;
+                break;
+            }
+        }
+        self.inflight += added;
+        if added > 0 {
+            self.write(i, now);
+        }
+        let c = &mut self.conns[i];
+        if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline {
+            if c.ready_since == NOT_READY {
+                c.ready_since = now;
+            }
+            // `in_ready` <=> on the stack: never pushed twice, so the stack
+            // stays bounded by the connection count.
+            if !c.in_ready {
+                c.in_ready = true;
+                self.ready.push(i);
+            }
+        } else {
+            c.ready_since = NOT_READY;
+        }
+    }
+
+    fn write(&mut self, i: usize, now: u64) {
+        let c = &mut self.conns[i];
+        let Some(s) = c.stream.as_mut() else { return };
+        let failed = loop {
+            if c.woff >= c.wbuf.len() {
+                c.wbuf.clear();
+                c.woff = 0;
+                break false;
+            }
+            match s.write(&c.wbuf[c.woff..]) {
+                Ok(0) => break true,
+                Ok(n) => c.woff += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break true,
+            }
+        };
+        if failed {
+            self.recycle(i, now, Some(ErrorKind::Write));
+        }
+    }
+
+    /// Open model: give due requests to connections that have room.
+    #[inline]
+    pub(super) fn pump(&mut self, now: u64) {
+        while self.pacer.due(now).is_some() {
+            let Some(i) = self.ready.pop() else { break };
+            self.conns[i].in_ready = false;
+            self.fill(i, now);
+        }
+    }
+}
