@@ -4,7 +4,7 @@
 # series, and (4) two co-resident copies of the server measured in random-order slices (paired).
 # Prints each component as a coefficient of variation and what it implies for the block schedule's
 # slice length and launch count. Every figure comes from real runs of `bakeoff run` stored in one
-# results file; the raw file stays in bench/results/ (ignored by git), the summary beside it.
+# results file in bench/results/noise-components-<stamp>/; git keeps its summary.txt only.
 #
 #   bench/noise-components.sh                       # rust/actix hello, 2 s windows
 #   STACK=go/nethttp WINDOW=3s bench/noise-components.sh
@@ -12,6 +12,8 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/provenance.sh
+. "$ROOT/bench/provenance.sh"
 STACK=${STACK:-rust/actix}
 SCENARIO=${SCENARIO:-hello}
 WINDOW=${WINDOW:-2s}
@@ -40,6 +42,7 @@ run launches --schedule trials --trials "$N" --duration "$WINDOW"
 run series --schedule trials --trials 1 --duration 32s
 run paired --schedule blocks --trials "$N" --launches 1 --duration "$WINDOW" --aa "$STACK $SCENARIO"
 
-python3 "$ROOT/bench/noise_components.py" "$DB" "$OUT/runs.txt" "$WINDOW" | tee "$OUT/summary.txt"
-echo "machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1); commit $(git -C "$ROOT" rev-parse --short HEAD)" | tee -a "$OUT/summary.txt"
+provenance noise-components "$ROOT" > "$OUT/summary.txt"
+echo "# $STACK $SCENARIO, $N windows of $WINDOW per component" >> "$OUT/summary.txt"
+python3 "$ROOT/bench/noise_components.py" "$DB" "$OUT/runs.txt" "$WINDOW" | tee -a "$OUT/summary.txt"
 echo "results in $OUT"

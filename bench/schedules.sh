@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The two schedules side by side: the same A/A comparison (one stack's hello against its own twin)
+# measured with `--schedule blocks` and `--schedule trials`, alternating, ROUNDS times each. From
+# each run's JSON report it takes the paired A/A interval, the minutes the two arms took and the
+# figure of merit P = 95% half-width (%) x sqrt(minutes); prints each schedule's median P with its
+# range, the ratio of the medians, and how many A/A intervals exclude 1.0 (a calibration check: at
+# 95% coverage about one in twenty may).
+#
+#   bench/schedules.sh                            # rust/actix hello, 3 rounds, 6 blocks/trials of 2 s
+#   STACK=go/nethttp ROUNDS=5 bench/schedules.sh
+#   BAKEOFF=/path/bakeoff bench/schedules.sh      # skip the cargo build
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=bench/provenance.sh
+. "$ROOT/bench/provenance.sh"
+STACK=${STACK:-rust/actix}
+ROUNDS=${ROUNDS:-3}
+TRIALS=${TRIALS:-6}
+DURATION=${DURATION:-2s}
+OUT="$ROOT/bench/results/schedules-$(date -u +%Y%m%dT%H%M%SZ)"
+mkdir -p "$OUT"
+if [ -z "${BAKEOFF:-}" ]; then
+  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
+  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
+fi
+DB="$OUT/runs.db"
+provenance schedules "$ROOT" > "$OUT/summary.txt"
+echo "# $STACK hello against its A/A twin, $TRIALS trials or blocks of $DURATION, $ROUNDS rounds per schedule, alternating" >> "$OUT/summary.txt"
+
+: > "$OUT/runs.tsv"
+for round in $(seq 1 "$ROUNDS"); do
+  for schedule in blocks trials; do
+    name="$schedule-$round"
+    start=$(date +%s)
+    "$BAKEOFF" run --root "$ROOT" --stacks "$STACK" --scenarios hello --workers 1 --aa "$STACK hello" \
+      --trials "$TRIALS" --duration "$DURATION" --warmup 1s --no-ceiling --schedule "$schedule" --db "$DB" \
+      > "$OUT/$name.txt" 2> "$OUT/$name.log" || true
+    id=$(sed -n 's/^results: .* (run \(.*\))$/\1/p' "$OUT/$name.txt")
+    [ -n "$id" ] || { echo "$name stored no run; see $OUT/$name.log" >&2; exit 1; }
+    "$BAKEOFF" report "$id" --db "$DB" --format json > "$OUT/$name.json"
+    printf '%s\t%s\t%s\n' "$schedule" "$OUT/$name.json" "$(( $(date +%s) - start ))" >> "$OUT/runs.tsv"
+  done
+done
+
+python3 - "$OUT/runs.tsv" <<'PY' | tee -a "$OUT/summary.txt"
+import json, statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    schedule, path, seconds = line.rstrip("\n").split("\t")
+    floor = json.load(open(path))["noise"]["floor"]
+    p = floor["paired"]
+    half = 100 * (p["high"] - p["low"]) / 2 / p["ratio"]
+    rows.setdefault(schedule, []).append((p["merit"], half, p["minutes"], p["low"] <= 1.0 <= p["high"], int(seconds), p["ratio"]))
+for schedule, rs in rows.items():
+    merits = sorted(r[0] for r in rs)
+    print(f"{schedule:>6}: P median {statistics.median(merits):.2f} (range {merits[0]:.2f}-{merits[-1]:.2f}); "
+          f"A/A +-{statistics.median(r[1] for r in rs):.1f}% from {statistics.median(r[2] for r in rs):.1f} min of the two arms; "
+          f"ratios {', '.join(f'{r[5]:.3f}' for r in rs)}; {sum(not r[3] for r in rs)} of {len(rs)} intervals exclude 1.0; "
+          f"run wall time median {statistics.median(r[4] for r in rs)} s")
+if {"blocks", "trials"} <= rows.keys():
+    b = statistics.median(r[0] for r in rows["blocks"])
+    t = statistics.median(r[0] for r in rows["trials"])
+    print(f"P trials / P blocks: {t / b:.2f}x (same interval in {(t / b) ** 2:.1f}x less time with blocks)")
+PY
+echo "results in $OUT"
