@@ -4,7 +4,7 @@
 //! (one stack meets the objective nowhere) and a one-minute soak. Histograms are real HDR histograms, so every format reads
 //! realistic data.
 
-use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, StepReport, TimelinePoint, Warning};
+use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, Warning};
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use bakeoff_model::profile::{Component, ServerModel, StackProfile, WhatRan};
 use bakeoff_model::results::{
@@ -29,7 +29,7 @@ fn plan(steps: &[StepReport]) -> PlanSummary {
         method: "GET".into(),
         connections: 64,
         threads: 2,
-        schedule: if open { "ramp".into() } else { "closed".into() },
+        schedule: if open { ScheduleKind::Ramp } else { ScheduleKind::Closed },
         rate: None,
         duration_s: Some(10.0),
         requests: None,
