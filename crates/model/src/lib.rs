@@ -6,8 +6,10 @@
 pub mod comparison;
 pub mod duration;
 pub mod error;
+pub mod finding;
 pub mod goal;
 pub mod growth;
+pub mod lab_warning;
 pub mod noise;
 pub mod peers;
 pub mod profile;

@@ -1,8 +1,8 @@
-//! A deterministic synthetic run for tests, snapshots and demos (`bakeoff report --demo`): three HTTP
-//! stacks over two scenarios, a proxy study with a baseline, a failed verification, background noise,
-//! one leaking server, an A/A twin, per-trial noise records, an SLO capacity search per HTTP trial
-//! (one stack meets the objective nowhere) and a one-minute soak. Histograms are real HDR histograms, so every format reads
-//! realistic data.
+//! A deterministic synthetic run for tests and the format snapshots (the `test-support` feature; not
+//! in a release build): three HTTP stacks over two scenarios, a proxy study with a baseline, a failed
+//! verification, background noise, one leaking server, an A/A twin, per-trial noise records, an SLO
+//! capacity search per HTTP trial (one stack meets the objective nowhere) and a one-minute soak.
+//! Histograms are real HDR histograms, so every format reads realistic data.
 
 use bakeoff_load::{ClientUsage, ErrorCounts, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, Warning};
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
@@ -16,6 +16,7 @@ use bakeoff_model::slo::{search, SearchBudget, Slo, SloSearch, SloStep, StepMiss
 use bakeoff_model::RunStatus;
 use hdrhistogram::Histogram;
 
+/// The synthetic run's id.
 pub const RUN_ID: &str = "20240501T120000Z-demo";
 const MIB: f64 = 1024.0 * 1024.0;
 

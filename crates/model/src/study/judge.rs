@@ -13,8 +13,9 @@
 
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
+use crate::finding::Finding;
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
-use crate::results::{CellKey, DELIBERATE_BUG};
+use crate::results::CellKey;
 use crate::robust::covered_ratio;
 use crate::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
@@ -135,7 +136,8 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
     let one_stack = found.iter().all(|c| c.cell.stack == found[0].cell.stack);
     let excused = |c: &CellSummary| c.rankable() || (one_stack && only_a_reproduction(c));
     if let Some(broken) = found.iter().find(|c| !excused(c)) {
-        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
+        let reasons: Vec<String> = broken.unrankable.iter().map(Finding::tagged).collect();
+        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), reasons.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
     match &claim.check {
@@ -182,7 +184,7 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
 
 /// The cell is unranked only because its variant reproduces a bug on purpose.
 fn only_a_reproduction(c: &CellSummary) -> bool {
-    !c.unrankable.is_empty() && c.unrankable.iter().all(|r| r.starts_with(DELIBERATE_BUG))
+    !c.unrankable.is_empty() && c.unrankable.iter().all(Finding::is_deliberate_bug)
 }
 
 fn metric_of(check: &Check) -> Metric {

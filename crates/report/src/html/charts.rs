@@ -26,11 +26,6 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-pub fn colour_hex(i: usize) -> String {
-    let RGBColor(r, g, b) = colour(i);
-    format!("#{r:02x}{g:02x}{b:02x}")
-}
-
 /// How an axis maps values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scale {
