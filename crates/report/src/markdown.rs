@@ -1,18 +1,16 @@
 //! The Markdown report: the text report's tables as GitHub pipe tables, for pasting into an article
 //! or a README.
 
-use crate::section::Section;
+use crate::section::{self, Section};
 use crate::table::Table;
-use crate::tables;
+use crate::tables::{self, Heading};
 use crate::view::ReportView;
 use std::fmt::Write;
 
 /// The Markdown report: a title, then every section in `Section::ORDER`.
 pub(crate) fn render(view: &ReportView) -> String {
     let mut out = format!("# bakeoff run `{}`\n\n", view.data.run.id);
-    for s in Section::ORDER {
-        section(&mut out, view, s);
-    }
+    section::write_all(&mut out, view, section);
     out
 }
 
@@ -24,13 +22,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
                 let _ = writeln!(out, "| {k} | {} |", cell(&v));
             }
         }
-        Section::WhatRan => titled(out, "What ran", tables::what_ran(view)),
         Section::Article => article(out, view),
-        Section::Claims => titled(out, "The study's claims on this machine", tables::claims(view)),
-        Section::Verification => {
-            let (fails, warns) = view.verification_counts();
-            titled(out, &format!("Verification: {fails} failed, {warns} warned"), Some(tables::verification(view, false)));
-        }
         Section::Precision => {
             let Some(p) = &view.precision else { return };
             let _ = writeln!(out, "\n## Precision (ranked by {})\n", view.policy.primary.describe());
@@ -38,7 +30,8 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
         }
         Section::Noise => {
             let Some(t) = tables::noise(view) else { return };
-            titled(out, "The machine's noise", Some(t));
+            out.push_str("\n## The machine's noise\n\n");
+            table(out, &t);
             out.push('\n');
             bullets(out, &tables::noise_lines(view));
         }
@@ -49,25 +42,27 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push('\n');
             table(out, &s.table());
         }
-        Section::Scenarios => {
-            view.scenarios.iter().for_each(|sv| titled(out, &format!("Scenario `{}`", sv.scenario), Some(tables::scenario(view, sv))))
-        }
-        Section::Sweeps => view.sweeps.iter().for_each(|s| titled(out, &crate::sweep::title(s), Some(crate::sweep::table(s)))),
-        Section::Soaks => view.soaks.iter().for_each(|s| titled(out, &crate::soak::title(s), Some(crate::soak::table(s)))),
-        Section::Proxy => {
-            titled(out, "Proxy: latency overhead over the baseline (nginx direct)", tables::proxy_overhead(view));
-            titled(out, "Proxy: maximum throughput (closed model)", tables::proxy_max(view));
-        }
         // The settings are the provenance's last row here.
         Section::Settings => {}
+        // Every other section is titled tables alone (`tables::titled_tables` says which).
+        _ => {
+            for (heading, t) in tables::titled_tables(view, s) {
+                let _ = writeln!(out, "\n## {}\n", title(heading));
+                table(out, &t);
+            }
+        }
     }
 }
 
-/// "## title" and the table, when there is one.
-fn titled(out: &mut String, title: &str, t: Option<Table>) {
-    if let Some(t) = t {
-        let _ = writeln!(out, "\n## {title}\n");
-        table(out, &t);
+/// A heading in Markdown: a phrase capitalised, a scenario named in code.
+fn title(heading: Heading) -> String {
+    match heading {
+        Heading::Phrase(p) => {
+            let mut chars = p.chars();
+            chars.next().map_or(String::new(), |first| first.to_uppercase().chain(chars).collect())
+        }
+        Heading::Named(n) => n,
+        Heading::Scenario(s) => format!("Scenario `{s}`"),
     }
 }
 

@@ -1,6 +1,8 @@
 //! The report's sections in the one order every human-facing format prints them: text, Markdown
 //! and HTML each walk `Section::ORDER` and say how they lay out each (or that they leave one out).
 
+use crate::view::ReportView;
+
 /// One section of a report, empty in runs that have nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Section {
@@ -50,4 +52,11 @@ impl Section {
         Section::Proxy,
         Section::Settings,
     ];
+}
+
+/// Writes every section in `Section::ORDER` with a format's own `write`.
+pub(crate) fn write_all(out: &mut String, view: &ReportView, write: fn(&mut String, &ReportView, Section)) {
+    for s in Section::ORDER {
+        write(out, view, s);
+    }
 }

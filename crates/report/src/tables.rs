@@ -3,6 +3,7 @@
 
 use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3};
 use crate::overhead::STATS;
+use crate::section::Section;
 use crate::slo::SloView;
 use crate::table::{Cell, Table, Tone};
 use crate::view::{scenario_view, ReportView, ScenarioView};
@@ -11,6 +12,41 @@ use bakeoff_model::results::{LabWarning, Verdict};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::ClaimVerdict;
 use bakeoff_model::summary::{CellSummary, Metric};
+
+/// A table's heading as text and Markdown spell it.
+pub(crate) enum Heading {
+    /// A phrase: lowercase in text, its first letter capitalised in Markdown.
+    Phrase(String),
+    /// A title that starts with a name (a scenario, a cell): the same in both.
+    Named(String),
+    /// A scenario's table: "hello" in text, "Scenario `hello`" in Markdown.
+    Scenario(Scenario),
+}
+
+/// The titled tables of the sections that text and Markdown print as tables alone, in order; none
+/// for the other sections (each format lays those out itself) or when the run has nothing for one.
+pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Table)> {
+    let phrase = |p: &str, t: Option<Table>| t.map(|t| (Heading::Phrase(p.to_string()), t));
+    match s {
+        Section::WhatRan => phrase("what ran", what_ran(view)).into_iter().collect(),
+        Section::Claims => phrase("the study's claims on this machine", claims(view)).into_iter().collect(),
+        Section::Verification => {
+            let (fails, warns) = view.verification_counts();
+            phrase(&format!("verification: {fails} failed, {warns} warned"), Some(verification(view, false))).into_iter().collect()
+        }
+        Section::Scenarios => view.scenarios.iter().map(|sv| (Heading::Scenario(sv.scenario), scenario(view, sv))).collect(),
+        Section::Sweeps => view.sweeps.iter().map(|s| (Heading::Named(crate::sweep::title(s)), crate::sweep::table(s))).collect(),
+        Section::Soaks => view.soaks.iter().map(|s| (Heading::Named(crate::soak::title(s)), crate::soak::table(s))).collect(),
+        Section::Proxy => [
+            phrase("proxy: latency overhead over the baseline (nginx direct)", proxy_overhead(view)),
+            phrase("proxy: maximum throughput (closed model)", proxy_max(view)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        Section::Provenance | Section::Article | Section::Precision | Section::Noise | Section::Slo | Section::Settings => Vec::new(),
+    }
+}
 
 /// The run's identity, machine and services as (key, value) lines; `settings` last, as one line of JSON.
 pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {

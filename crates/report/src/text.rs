@@ -1,18 +1,16 @@
 //! The terminal report: each section as an aligned table with its warnings as numbered notes under
 //! it, in the order every format keeps (`Section::ORDER`).
 
-use crate::section::Section;
+use crate::section::{self, Section};
 use crate::table::{Cell, Table};
-use crate::tables;
+use crate::tables::{self, Heading};
 use crate::view::ReportView;
 use std::fmt::Write;
 
 /// The terminal report: every section in `Section::ORDER`.
 pub(crate) fn render(view: &ReportView) -> String {
     let mut out = String::new();
-    for s in Section::ORDER {
-        section(&mut out, view, s);
-    }
+    section::write_all(&mut out, view, section);
     out
 }
 
@@ -23,13 +21,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
                 let _ = writeln!(out, "{k:>10}: {v}");
             }
         }
-        Section::WhatRan => titled(out, "what ran", tables::what_ran(view)),
         Section::Article => article(out, view),
-        Section::Claims => titled(out, "the study's claims on this machine", tables::claims(view)),
-        Section::Verification => {
-            let (fails, warns) = view.verification_counts();
-            titled(out, &format!("verification: {fails} failed, {warns} warned"), Some(tables::verification(view, false)));
-        }
         Section::Precision => {
             let Some(p) = &view.precision else { return };
             let _ = writeln!(out, "\n== precision (ranked by {}) ==", view.policy.primary.describe());
@@ -46,23 +38,19 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
             layout(out, &s.table());
         }
-        Section::Scenarios => view.scenarios.iter().for_each(|sv| titled(out, &sv.scenario.to_string(), Some(tables::scenario(view, sv)))),
-        Section::Sweeps => view.sweeps.iter().for_each(|s| titled(out, &crate::sweep::title(s), Some(crate::sweep::table(s)))),
-        Section::Soaks => view.soaks.iter().for_each(|s| titled(out, &crate::soak::title(s), Some(crate::soak::table(s)))),
-        Section::Proxy => {
-            titled(out, "proxy: latency overhead over the baseline (nginx direct)", tables::proxy_overhead(view));
-            titled(out, "proxy: maximum throughput (closed model)", tables::proxy_max(view));
-        }
         // The settings are the provenance's last line here.
         Section::Settings => {}
-    }
-}
-
-/// "== title ==" and the table, when there is one.
-fn titled(out: &mut String, title: &str, table: Option<Table>) {
-    if let Some(t) = table {
-        let _ = writeln!(out, "\n== {title} ==");
-        layout(out, &t);
+        // Every other section is titled tables alone (`tables::titled_tables` says which).
+        _ => {
+            for (heading, t) in tables::titled_tables(view, s) {
+                let title = match heading {
+                    Heading::Phrase(p) | Heading::Named(p) => p,
+                    Heading::Scenario(s) => s.to_string(),
+                };
+                let _ = writeln!(out, "\n== {title} ==");
+                layout(out, &t);
+            }
+        }
     }
 }
 

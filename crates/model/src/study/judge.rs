@@ -237,21 +237,8 @@ fn composite(values: &[Vec<f64>], side: usize) -> Vec<f64> {
 fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>) -> Measurement {
     let metric = metric_of(check);
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
-    let trials_of =
-        |s: &CellSummary, m: Metric| -> Vec<f64> { (ev.trials)(&s.cell, s.step, m).into_iter().filter(|v| v.is_finite()).collect() };
-    // Each cell's values of the compared quantity: the metric, or a spread per trial.
-    let values: Vec<Vec<f64>> = found
-        .iter()
-        .map(|s| match check {
-            Check::Spread { measure: SpreadMeasure::TailRatio, .. } => {
-                let (tail, mid) = ((ev.trials)(&s.cell, s.step, Metric::P9999Us), (ev.trials)(&s.cell, s.step, Metric::P50Us));
-                tail.iter().zip(&mid).map(|(t, m)| t / m).filter(|v| v.is_finite()).collect()
-            }
-            _ => trials_of(s, metric),
-        })
-        .collect();
+    let values: Vec<Vec<f64>> = found.iter().map(|s| compared_values(check, metric, s, ev)).collect();
     let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
-    let vs = |i: usize, j: usize| format!("{} v {} trials", values[i].len(), values[j].len());
     // num / den of the first two cells, at the confidence a verdict aims for (95%).
     let two = |num: usize, den: usize| pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE);
     let of = |quantity: String, (value, low, high, confidence): (f64, f64, f64, f64), expected: String| Measured {
@@ -307,14 +294,31 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
         }
         Check::MemoryTrend { .. } | Check::ThroughputTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
     };
-    let trials = match check {
+    Measurement { measured, detail, decide, trials: trials_compared(check, &values), fewest }
+}
+
+/// One cell's values of the compared quantity, one per trial with a finite value: the metric, or
+/// for a tail-ratio spread each trial's p99.99 over its p50.
+fn compared_values(check: &Check, metric: Metric, s: &CellSummary, ev: &Evidence<'_>) -> Vec<f64> {
+    let of = |m: Metric| (ev.trials)(&s.cell, s.step, m);
+    let values = match check {
+        Check::Spread { measure: SpreadMeasure::TailRatio, .. } => {
+            of(Metric::P9999Us).iter().zip(&of(Metric::P50Us)).map(|(t, m)| t / m).collect()
+        }
+        _ => of(metric),
+    };
+    values.into_iter().filter(|v| v.is_finite()).collect()
+}
+
+/// The trials a comparison stood on: "3 v 3 trials", or a geomean's rounds.
+fn trials_compared(check: &Check, values: &[Vec<f64>]) -> String {
+    match check {
         Check::Geomean { scenarios, .. } => {
-            let (a, b) = (composite(&values, 0).len(), composite(&values, 1).len());
+            let (a, b) = (composite(values, 0).len(), composite(values, 1).len());
             format!("{a} v {b} trials, each the geometric mean of its round over {} scenarios", scenarios.len())
         }
-        _ => vs(0, 1),
-    };
-    Measurement { measured, detail, decide, trials, fewest }
+        _ => format!("{} v {} trials", values[0].len(), values[1].len()),
+    }
 }
 
 /// A memory trend: the least-squares slope of RSS over each trial with its 95% interval (from the

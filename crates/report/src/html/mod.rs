@@ -4,7 +4,7 @@
 mod charts;
 mod sections;
 
-use crate::section::Section;
+use crate::section::{self, Section};
 use crate::table::{Table, Tone};
 use crate::tables;
 use crate::view::ReportView;
@@ -41,9 +41,7 @@ pub(crate) fn render(view: &ReportView) -> String {
     if !view.data.is_finished() {
         let _ = writeln!(out, "<div class=\"banner\">This run {}.</div>", esc(&view.status_line()));
     }
-    for s in Section::ORDER {
-        section(&mut out, view, s);
-    }
+    section::write_all(&mut out, view, section);
     out.push_str(
         "<p class=\"how\">Numbers are medians over trials; ± is the half-width, relative to the median, of the \
          distribution-free 95% interval of the median (order statistics of the trials; with fewer than six trials \
@@ -58,25 +56,13 @@ pub(crate) fn render(view: &ReportView) -> String {
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Provenance => provenance(out, view),
-        Section::WhatRan => {
-            let Some(t) = tables::what_ran(view) else { return };
-            out.push_str("<section id=\"what-ran\"><h2>What ran</h2>\n");
-            out.push_str("<p class=\"how\">Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.</p>\n");
-            table(out, &t);
-            out.push_str("</section>\n");
-        }
+        Section::WhatRan => explained(out, ("what-ran", "What ran"), WHAT_RAN_HOW, tables::what_ran(view)),
         Section::Article => {
             if let Some(a) = &view.article {
                 article_section(out, a);
             }
         }
-        Section::Claims => {
-            let Some(t) = tables::claims(view) else { return };
-            out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
-            out.push_str("<p class=\"how\">Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.</p>\n");
-            table(out, &t);
-            out.push_str("</section>\n");
-        }
+        Section::Claims => explained(out, ("claims", "The study's claims on this machine"), CLAIMS_HOW, tables::claims(view)),
         Section::Verification => verification(out, view),
         Section::Precision => sections::precision(out, view),
         Section::Noise => sections::noise(out, view),
@@ -93,6 +79,18 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push_str("</table></section>\n");
         }
     }
+}
+
+const WHAT_RAN_HOW: &str = "Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.";
+
+const CLAIMS_HOW: &str = "Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.";
+
+/// A section of one table under a sentence on how to read it; nothing without the table.
+fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<Table>) {
+    let Some(t) = t else { return };
+    let _ = writeln!(out, "<section id=\"{id}\"><h2>{}</h2>\n<p class=\"how\">{}</p>", esc(title), esc(how));
+    table(out, &t);
+    out.push_str("</section>\n");
 }
 
 fn provenance(out: &mut String, view: &ReportView) {
