@@ -8,34 +8,71 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LabWarning {
-    /// The server process tree exited during measurement (`exit`: its exit status as printed).
-    ServerDied { exit: String },
-    /// CPU used by processes that are neither the server nor the client, percent of one core.
-    BackgroundNoise { cpu_percent: f64 },
+    /// The server process tree exited during measurement.
+    ServerDied {
+        /// Its exit status, as printed.
+        exit: String,
+    },
+    /// CPU used by processes that are neither the server nor the client.
+    BackgroundNoise {
+        /// Percent of one core.
+        cpu_percent: f64,
+    },
     /// Memory grew steadily during the measurement.
-    MemoryGrowth { mib_per_min: f64 },
-    /// The hypervisor took CPU time from the server's or the client's CPUs, percent of one core.
-    CpuSteal { cpu_percent: f64 },
+    MemoryGrowth {
+        /// The fitted RSS slope.
+        mib_per_min: f64,
+    },
+    /// The hypervisor took CPU time from the server's or the client's CPUs.
+    CpuSteal {
+        /// Percent of one core.
+        cpu_percent: f64,
+    },
     /// The server kept more cores busy than its workers while more server CPUs were available:
     /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
-    WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
+    WorkersExceeded {
+        /// The WORKERS it was given.
+        workers: u32,
+        /// The cores its tree kept busy, on average.
+        cores_used: f64,
+        /// The server CPUs it could use.
+        server_cpus: u32,
+    },
     /// Processes the server started were still running after its process group got SIGTERM and
-    /// SIGKILL (they left the group, e.g. with `setsid`); the lab killed them. Each is
-    /// "pid N (`command`)".
-    ProcessesLeftBehind { processes: Vec<String> },
+    /// SIGKILL (they left the group, e.g. with `setsid`); the lab killed them.
+    ProcessesLeftBehind {
+        /// Each as "pid N (`command`)".
+        processes: Vec<String>,
+    },
     /// The live-data probe, run again on the warm server right after the measurement, failed:
     /// the answers measured were (at least in part) cached.
-    StaleAfterLoad { scenario: Scenario, reason: String },
+    StaleAfterLoad {
+        /// The scenario probed.
+        scenario: Scenario,
+        /// What the probe found.
+        reason: String,
+    },
     /// The CPU-cost check, run again on the warm server right after the cell's first trial,
     /// failed: under the load the work stopped costing what verification measured (an answer
     /// cached after N requests, work done only while the verifier's light URL is seen).
-    CostAfterLoad { scenario: Scenario, reason: String },
+    CostAfterLoad {
+        /// The scenario checked.
+        scenario: Scenario,
+        /// What the check found.
+        reason: String,
+    },
     /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
-    /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
-    NotQuietBeforeTrial { cpu_percent: f64 },
-    /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
-    /// tell what the bug costs, never ranked, called fastest or compared with peers.
-    DeliberateBug { reproduces: String },
+    /// the trial.
+    NotQuietBeforeTrial {
+        /// Percent of one core, over the wait's last quarter second.
+        cpu_percent: f64,
+    },
+    /// The variant reproduces a bug on purpose: measured and shown to tell what the bug costs,
+    /// never ranked, called fastest or compared with peers.
+    DeliberateBug {
+        /// The bug, as its manifest's `reproduces` says.
+        reproduces: String,
+    },
 }
 
 /// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:

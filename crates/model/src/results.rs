@@ -13,10 +13,13 @@ use std::str::FromStr;
 /// One invocation of `bakeoff run`, with the provenance a reader needs to reproduce it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunInfo {
+    /// The run's id: its start time and a suffix, e.g. "20240501T120000Z-demo".
     pub id: String,
     /// RFC 3339 UTC.
     pub started_at: String,
+    /// The checkout's commit; None outside a git checkout.
     pub git_commit: Option<String>,
+    /// The machine it ran on.
     pub machine: MachineInfo,
     /// The study name, or "adhoc" for a run from flags.
     pub study: String,
@@ -26,22 +29,33 @@ pub struct RunInfo {
     pub services: Vec<String>,
 }
 
+/// The machine a run measured on, as reports print it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MachineInfo {
+    /// Its host name.
     pub hostname: String,
+    /// The CPU's model name.
     pub cpu_model: String,
+    /// Online CPU cores.
     pub cores: u32,
+    /// The kernel release.
     pub kernel: String,
+    /// Physical memory.
     pub memory_bytes: u64,
+    /// The operating system's name and version.
     pub os: String,
 }
 
 /// A cell is one stack x scenario x variant x worker count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct CellKey {
+    /// The stack, e.g. "rust-actix".
     pub stack: String,
+    /// The scenario served.
     pub scenario: Scenario,
+    /// The stack's variant ("default" unless its manifest has more).
     pub variant: String,
+    /// The WORKERS the server was given.
     pub workers: u32,
     /// The second arm of an A/A measurement: the same cell measured again in every round, so the
     /// two arms show what the machine alone changes between identical measurements.
@@ -71,6 +85,7 @@ impl PartialOrd for CellKey {
 }
 
 impl CellKey {
+    /// "rust-actix[postgres] products w2", " (A/A twin)" after a twin: how every report names a cell.
     pub fn label(&self) -> String {
         let variant = if self.variant == "default" { String::new() } else { format!("[{}]", self.variant) };
         let twin = if self.twin { " (A/A twin)" } else { "" };
@@ -83,11 +98,13 @@ impl CellKey {
 pub struct ProcessSample {
     /// Milliseconds since the measurement started (negative during warm-up).
     pub t_ms: i64,
+    /// Resident set size of the tree.
     pub rss_bytes: u64,
     /// Proportional set size; 0 where smaps_rollup cannot be read.
     pub pss_bytes: u64,
     /// Cumulative user+system CPU seconds of the tree (including reaped children).
     pub cpu_s: f64,
+    /// Processes in the tree; 0 once it is gone.
     pub processes: u32,
 }
 
@@ -105,13 +122,19 @@ pub const PROC_TICK_S: f64 = 0.01;
 /// What the server used during the measured part of one trial, derived from the samples.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerUsage {
+    /// User+system CPU seconds of the server tree over the measurement.
     pub cpu_s: f64,
     /// Percent of one core, averaged over the measurement.
     pub cpu_percent: f64,
+    /// CPU microseconds per completed request.
     pub cpu_us_per_request: f64,
+    /// Highest RSS of the tree.
     pub peak_rss_bytes: u64,
+    /// Mean RSS of the tree.
     pub mean_rss_bytes: u64,
+    /// Highest PSS of the tree (0 where it cannot be read).
     pub peak_pss_bytes: u64,
+    /// Mean PSS of the tree (0 where it cannot be read).
     pub mean_pss_bytes: u64,
     /// Fitted memory growth (RSS) over the measurement, MiB per minute.
     pub rss_slope_mib_per_min: f64,
@@ -120,12 +143,19 @@ pub struct ServerUsage {
 /// One measured repetition of a cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TrialRecord {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The cell measured.
     pub cell: CellKey,
+    /// Its round, from 1.
     pub trial: u32,
+    /// RFC 3339 UTC.
     pub started_at: String,
+    /// What the load generator measured.
     pub load: LoadReport,
+    /// What the server used.
     pub server: ServerUsage,
+    /// The server tree sampled over the trial, warm-up included.
     pub samples: Vec<ProcessSample>,
     /// Lab-level warnings (server died, background CPU noise...), beside the load generator's own.
     pub warnings: Vec<LabWarning>,
@@ -144,8 +174,11 @@ pub struct TrialRecord {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The check passed.
     Pass,
+    /// Passed with a reservation the reason states.
     Warn,
+    /// Failed: the scenario (or the stack) is not measured.
     Fail,
 }
 
@@ -154,7 +187,9 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum CheckScope {
+    /// The whole stack: a failure keeps every scenario from being measured.
     Stack,
+    /// One scenario.
     Scenario(Scenario),
 }
 
@@ -189,11 +224,16 @@ impl FromStr for CheckScope {
 
 crate::serde_as_text!(CheckScope);
 
+/// One verification check of a stack variant: what was checked, where, and how it went.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {
+    /// The scenario checked, or the whole stack.
     pub scenario: CheckScope,
+    /// Its outcome.
     pub verdict: Verdict,
+    /// What was checked, e.g. "body is Hello World!".
     pub what: String,
+    /// The URL requested.
     pub url: String,
     /// Why it failed or warned; on pass empty, or the figure a measuring check measured.
     pub reason: String,
@@ -202,12 +242,16 @@ pub struct Check {
 /// Every check of one stack variant, all at once.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct VerifyReport {
+    /// The stack verified.
     pub stack: String,
+    /// Its variant.
     pub variant: String,
+    /// Every check, passed or not.
     pub checks: Vec<Check>,
 }
 
 impl VerifyReport {
+    /// The worst verdict of any check (pass when there is none).
     pub fn verdict(&self) -> Verdict {
         self.checks.iter().map(|c| c.verdict).max().unwrap_or(Verdict::Pass)
     }
@@ -220,17 +264,25 @@ impl VerifyReport {
 /// One store ceiling measurement of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CeilingRecord {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The store measured.
     pub store: StoreKind,
     /// Products or document.
     pub scenario: Scenario,
     /// The native client, e.g. "pgbench 15.18", "rusqlite (in-process, SQLite 3.45.0)".
     pub client: String,
+    /// Connections the client used (the run's connection count).
     pub connections: u32,
+    /// How long it measured, seconds.
     pub duration_s: f64,
+    /// Queries completed.
     pub queries: u64,
+    /// Queries per second: the ceiling.
     pub queries_per_sec: f64,
+    /// Mean query latency, µs.
     pub mean_latency_us: f64,
+    /// 99th percentile latency, µs, where the client reports it.
     pub p99_latency_us: Option<f64>,
 }
 
@@ -238,12 +290,16 @@ pub struct CeilingRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreKind {
+    /// SQLite, in process.
     Sqlite,
+    /// PostgreSQL.
     Postgres,
+    /// The MongoDB-protocol document store.
     Docstore,
 }
 
 impl StoreKind {
+    /// Every store, in the order reports list them.
     pub const ALL: [StoreKind; 3] = [StoreKind::Sqlite, StoreKind::Postgres, StoreKind::Docstore];
 
     /// The serialized name, as stored and printed.
@@ -280,9 +336,13 @@ impl FromStr for StoreKind {
 /// Where results go as they are made; the store implements it. Called after every trial, so a crash
 /// loses at most the trial in flight.
 pub trait ResultSink {
+    /// A run starts: its provenance and settings.
     fn begin_run(&mut self, run: &RunInfo) -> anyhow::Result<()>;
+    /// A stack variant was verified.
     fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> anyhow::Result<()>;
+    /// A trial was measured.
     fn record_trial(&mut self, trial: &TrialRecord) -> anyhow::Result<()>;
+    /// The run ended, completely or not.
     fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> anyhow::Result<()>;
     /// A store ceiling measured for the run (products: sqlite/postgres; document: docstore). Sinks
     /// that do not keep ceilings ignore it.
@@ -299,11 +359,17 @@ pub trait ResultSink {
 /// A sink that keeps everything in memory: for library users and tests.
 #[derive(Debug, Default)]
 pub struct MemorySink {
+    /// Runs begun.
     pub runs: Vec<RunInfo>,
+    /// Verifications recorded.
     pub verifications: Vec<VerifyReport>,
+    /// Trials recorded.
     pub trials: Vec<TrialRecord>,
+    /// Runs finished, with their status.
     pub finished: Vec<(String, RunStatus)>,
+    /// Store ceilings recorded.
     pub ceilings: Vec<CeilingRecord>,
+    /// What ran, per stack variant.
     pub what_ran: Vec<crate::profile::WhatRan>,
 }
 

@@ -26,9 +26,11 @@ pub const TREND_MIN_MINUTES: f64 = 1.0;
 /// The least coverage an interval needs to decide held or failed (see the header for why 90%).
 pub const VERDICT_CONFIDENCE: f64 = 0.90;
 
+/// What a claim came to on this run.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ClaimVerdict {
+    /// The whole interval lies where the claim allows.
     Held,
     /// Contradicted: the whole interval lies outside what the claim allows.
     Failed,
@@ -41,6 +43,7 @@ pub enum ClaimVerdict {
 }
 
 impl ClaimVerdict {
+    /// The verdict as reports print it: "held", "not measured", ...
     pub fn label(self) -> &'static str {
         match self {
             ClaimVerdict::Held => "held",
@@ -58,8 +61,11 @@ impl ClaimVerdict {
 pub struct Measured {
     /// What the value is, e.g. "ratio of requests_per_sec", "MiB/min".
     pub quantity: String,
+    /// The measured value.
     pub value: f64,
+    /// The interval's lower end.
     pub low: f64,
+    /// The interval's upper end.
     pub high: f64,
     /// The probability that [low, high] covers the true value (0.9 for 3 v 3 trials): a verdict
     /// needs `VERDICT_CONFIDENCE`. For a memory trend the fit's nominal 95%, optimistic.
@@ -84,10 +90,14 @@ fn percent(c: f64) -> String {
     }
 }
 
+/// A claim judged: its verdict, what was measured for it, and why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ClaimResult {
+    /// The study's claim.
     pub claim: Claim,
+    /// What it came to.
     pub verdict: ClaimVerdict,
+    /// The value measured, when cells were found to measure it on.
     pub measured: Option<Measured>,
     /// The cells compared and why the verdict is what it is.
     pub detail: String,
@@ -106,15 +116,19 @@ type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
 /// What claims are judged on: the run's summaries (which cells, rankable or not), each cell's trial
 /// values, memory and requests/s series, and the number of server CPUs ("all" workers).
 pub struct Evidence<'a> {
+    /// Every cell-step's summary.
     pub summaries: &'a [CellSummary],
     /// Per cell and step, a metric's value in each trial: what comparisons are measured on.
     pub trials: TrialValues<'a>,
+    /// (minutes, RSS MiB) per trial of a cell.
     pub memory: MemorySeries<'a>,
     /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
     pub throughput: TrialSeries<'a>,
+    /// The run's server CPUs: what "all" workers means.
     pub server_cpus: u32,
 }
 
+/// Each claim judged on the evidence, in the claims' order.
 pub fn judge(claims: &[Claim], evidence: &Evidence<'_>) -> Vec<ClaimResult> {
     claims.iter().map(|c| judge_one(c, evidence)).collect()
 }

@@ -1,4 +1,4 @@
-//! The report's charts as inline SVG strings, drawn with plotters' SVG backend (text stays <text>, so
+//! The report's charts as inline SVG strings, drawn with plotters' SVG backend (text stays `<text>`, so
 //! no fonts are needed). Log axes are drawn as linear axes over log values with explicit ticks, which
 //! keeps tick placement exact (each major tick doubles on a log2 axis) and the output deterministic.
 //! Depends on plotters and std only; callers pass label formatters.
