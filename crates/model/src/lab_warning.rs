@@ -76,7 +76,7 @@ pub enum LabWarning {
 }
 
 /// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
-/// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
+/// a runtime's own threads (its timers, a front that only relays) use a little; a server that runs
 /// handlers on every CPU uses whole cores.
 pub const WORKERS_SLACK_CORES: f64 = 0.5;
 
