@@ -4,6 +4,7 @@ use bakeoff_model::goal::{parse_percent, AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::Slo;
 use bakeoff_model::study::RampSetting;
+use bakeoff_report::Format;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -242,9 +243,9 @@ pub struct CompareArgs {
     pub run_b: String,
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,
-    /// text, markdown, json or html
-    #[arg(long, short = 'f', default_value = "text")]
-    pub format: String,
+    /// The comparison's format (csv is for reports only)
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Exit 1 when any cell's primary metric got worse beyond noise by more than this, e.g. 5%
     #[arg(long, value_parser = parse_percent)]
     pub fail_if_slower: Option<f64>,
@@ -262,9 +263,9 @@ pub struct ReportArgs {
     pub run: Option<String>,
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,
-    /// text, markdown, csv, json or html
-    #[arg(long, short = 'f', default_value = "text")]
-    pub format: String,
+    /// The report's format
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Write to this file instead of standard output
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,

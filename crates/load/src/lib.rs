@@ -31,7 +31,9 @@ pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
 pub use plan::{Checks, LoadPlan, LoadPlanBuilder};
-pub use report::{ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, StepReport, TimelinePoint, SCHEMA_VERSION};
+pub use report::{
+    ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, SCHEMA_VERSION,
+};
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};

@@ -35,8 +35,8 @@ pub struct PlanSummary {
     pub connections: u32,
     /// Worker threads.
     pub threads: u32,
-    /// "closed", "rate" or "ramp".
-    pub schedule: String,
+    /// How requests were released; serialized "closed", "rate" or "ramp".
+    pub schedule: ScheduleKind,
     /// Requests per second of a constant-rate run.
     pub rate: Option<f64>,
     /// Seconds per step of a timed run.
@@ -63,6 +63,40 @@ pub struct PlanSummary {
     pub pin_cpus: Vec<usize>,
     /// True if the run was cancelled before its planned end.
     pub cancelled: bool,
+}
+
+/// The kind of schedule a plan ran, as the report records it (the plan's `Schedule` without its rates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScheduleKind {
+    /// As fast as the connections allow.
+    Closed,
+    /// One constant arrival rate.
+    Rate,
+    /// A ladder of constant rates.
+    Ramp,
+}
+
+impl ScheduleKind {
+    /// The serialized name: "closed", "rate" or "ramp".
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleKind::Closed => "closed",
+            ScheduleKind::Rate => "rate",
+            ScheduleKind::Ramp => "ramp",
+        }
+    }
+
+    /// An open model: requests leave on a schedule, so latency counts from their intended send time.
+    pub fn is_open(self) -> bool {
+        self != ScheduleKind::Closed
+    }
+}
+
+impl std::fmt::Display for ScheduleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// What one step measured in its measured window.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::plan::LoadPlan;
-use crate::report::{ClientUsage, LoadReport, PlanSummary, StepReport, SCHEMA_VERSION};
+use crate::report::{ClientUsage, LoadReport, PlanSummary, ScheduleKind, StepReport, SCHEMA_VERSION};
 use crate::schedule::{share, Schedule, StepSpec, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
 use crate::warnings::{self, Warning};
@@ -72,11 +72,10 @@ pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
         connections: plan.connections,
         threads: plan.threads,
         schedule: match plan.schedule {
-            Schedule::Closed => "closed",
-            Schedule::Rate(_) => "rate",
-            Schedule::Ramp(_) => "ramp",
-        }
-        .into(),
+            Schedule::Closed => ScheduleKind::Closed,
+            Schedule::Rate(_) => ScheduleKind::Rate,
+            Schedule::Ramp(_) => ScheduleKind::Ramp,
+        },
         rate: plan.schedule.constant_rate(),
         duration_s: if let Stop::Duration(d) = plan.stop { Some(d.as_secs_f64()) } else { None },
         requests: if let Stop::Requests(n) = plan.stop { Some(n) } else { None },

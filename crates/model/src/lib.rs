@@ -8,15 +8,15 @@
 pub mod comparison;
 pub mod duration;
 pub mod error;
+pub mod finding;
 pub mod goal;
 pub mod growth;
+pub mod lab_warning;
 pub mod metric;
 pub mod noise;
 pub mod paired;
 pub mod peers;
 pub mod profile;
-// results.rs, summary.rs and study/judge.rs are documented separately; this allow goes then.
-#[allow(missing_docs)]
 pub mod results;
 pub mod robust;
 pub mod run_data;

@@ -150,7 +150,8 @@ mod tests {
         cells.extend([cell("d", "hello", 1.0), cell("d", "json", 2.5)]);
         let out = cost_outliers(&cells);
         assert_eq!(out.iter().map(|o| o.cell.stack.as_str()).collect::<Vec<_>>(), ["a"]);
-        cells[1].unrankable.push("server_died: ...".into());
+        let died = crate::results::LabWarning::ServerDied { exit: "signal: 9".into() };
+        cells[1].unrankable.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(died)));
         assert!(cost_outliers(&cells).is_empty());
     }
 }

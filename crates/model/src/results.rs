@@ -2,6 +2,7 @@
 //! and what every report format reads. One source of truth for result fields.
 
 use crate::error::SinkError;
+pub use crate::lab_warning::{LabWarning, WORKERS_SLACK_CORES};
 use crate::scenario::Scenario;
 use crate::status::RunStatus;
 use bakeoff_load::LoadReport;
@@ -13,10 +14,13 @@ use std::str::FromStr;
 /// One invocation of `bakeoff run`, with the provenance a reader needs to reproduce it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunInfo {
+    /// The run's id: its start time and a suffix, e.g. "20240501T120000Z-demo".
     pub id: String,
     /// RFC 3339 UTC.
     pub started_at: String,
+    /// The checkout's commit; None outside a git checkout.
     pub git_commit: Option<String>,
+    /// The machine it ran on.
     pub machine: MachineInfo,
     /// The study name, or "adhoc" for a run from flags.
     pub study: String,
@@ -26,22 +30,33 @@ pub struct RunInfo {
     pub services: Vec<String>,
 }
 
+/// The machine a run measured on, as reports print it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MachineInfo {
+    /// Its host name.
     pub hostname: String,
+    /// The CPU's model name.
     pub cpu_model: String,
+    /// Online CPU cores.
     pub cores: u32,
+    /// The kernel release.
     pub kernel: String,
+    /// Physical memory.
     pub memory_bytes: u64,
+    /// The operating system's name and version.
     pub os: String,
 }
 
 /// A cell is one stack x scenario x variant x worker count.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct CellKey {
+    /// The stack, e.g. "rust-actix".
     pub stack: String,
+    /// The scenario served.
     pub scenario: Scenario,
+    /// The stack's variant ("default" unless its manifest has more).
     pub variant: String,
+    /// The WORKERS the server was given.
     pub workers: u32,
     /// The second arm of an A/A measurement: the same cell measured again in every round, so the
     /// two arms show what the machine alone changes between identical measurements.
@@ -71,6 +86,7 @@ impl PartialOrd for CellKey {
 }
 
 impl CellKey {
+    /// "rust-actix[postgres] products w2", " (A/A twin)" after a twin: how every report names a cell.
     pub fn label(&self) -> String {
         let variant = if self.variant == "default" { String::new() } else { format!("[{}]", self.variant) };
         let twin = if self.twin { " (A/A twin)" } else { "" };
@@ -83,11 +99,13 @@ impl CellKey {
 pub struct ProcessSample {
     /// Milliseconds since the measurement started (negative during warm-up).
     pub t_ms: i64,
+    /// Resident set size of the tree.
     pub rss_bytes: u64,
     /// Proportional set size; 0 where smaps_rollup cannot be read.
     pub pss_bytes: u64,
     /// Cumulative user+system CPU seconds of the tree (including reaped children).
     pub cpu_s: f64,
+    /// Processes in the tree; 0 once it is gone.
     pub processes: u32,
 }
 
@@ -105,13 +123,19 @@ pub const PROC_TICK_S: f64 = 0.01;
 /// What the server used during the measured part of one trial, derived from the samples.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerUsage {
+    /// User+system CPU seconds of the server tree over the measurement.
     pub cpu_s: f64,
     /// Percent of one core, averaged over the measurement.
     pub cpu_percent: f64,
+    /// CPU microseconds per completed request.
     pub cpu_us_per_request: f64,
+    /// Highest RSS of the tree.
     pub peak_rss_bytes: u64,
+    /// Mean RSS of the tree.
     pub mean_rss_bytes: u64,
+    /// Highest PSS of the tree (0 where it cannot be read).
     pub peak_pss_bytes: u64,
+    /// Mean PSS of the tree (0 where it cannot be read).
     pub mean_pss_bytes: u64,
     /// Fitted memory growth (RSS) over the measurement, MiB per minute.
     pub rss_slope_mib_per_min: f64,
@@ -120,12 +144,19 @@ pub struct ServerUsage {
 /// One measured repetition of a cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TrialRecord {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The cell measured.
     pub cell: CellKey,
+    /// Its round, from 1.
     pub trial: u32,
+    /// RFC 3339 UTC.
     pub started_at: String,
+    /// What the load generator measured.
     pub load: LoadReport,
+    /// What the server used.
     pub server: ServerUsage,
+    /// The server tree sampled over the trial, warm-up included.
     pub samples: Vec<ProcessSample>,
     /// Lab-level warnings (server died, background CPU noise...), beside the load generator's own.
     pub warnings: Vec<LabWarning>,
@@ -144,210 +175,15 @@ pub struct TrialRecord {
     pub launch: Option<u32>,
 }
 
-/// Measurement-quality problems the lab sees around the load generator.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum LabWarning {
-    /// The server process tree exited during measurement.
-    ServerDied { exit: String },
-    /// CPU used by processes that are neither the server nor the client.
-    BackgroundNoise { cpu_percent: f64 },
-    /// The trials of a cell disagree by more than the tolerance.
-    TrialsDisagree { metric: String, spread_percent: f64 },
-    /// Memory grew steadily during the measurement.
-    MemoryGrowth { mib_per_min: f64 },
-    /// The hypervisor took CPU time from the server's or the client's CPUs.
-    CpuSteal { cpu_percent: f64 },
-    /// A cell's interval on the primary metric stayed wider than the run's precision target.
-    PrecisionMissed { metric: String, achieved_percent: f64, target_percent: f64, trials: u32, confidence_percent: f64 },
-    /// The server kept more cores busy than its workers while more server CPUs were available:
-    /// it ignores WORKERS (or runs handlers outside them), so it had more parallelism than its peers.
-    WorkersExceeded { workers: u32, cores_used: f64, server_cpus: u32 },
-    /// Processes the server started were still running after its process group got SIGTERM and
-    /// SIGKILL (they left the group, e.g. with `setsid`); the lab killed them. Each is
-    /// "pid N (`command`)".
-    ProcessesLeftBehind { processes: Vec<String> },
-    /// The live-data probe, run again on the warm server right after the measurement, failed:
-    /// the answers measured were (at least in part) cached.
-    StaleAfterLoad { scenario: Scenario, reason: String },
-    /// The CPU-cost check, run again on the warm server right after the cell's first trial,
-    /// failed: under the load the work stopped costing what verification measured (an answer
-    /// cached after N requests, work done only while the verifier's light URL is seen).
-    CostAfterLoad { scenario: Scenario, reason: String },
-    /// Other processes kept using the trial's CPUs through the lab's bounded wait for quiet before
-    /// the trial (`cpu_percent` of one core, over the wait's last quarter second).
-    NotQuietBeforeTrial { cpu_percent: f64 },
-    /// The variant reproduces a bug on purpose (its manifest's `reproduces`): measured and shown to
-    /// tell what the bug costs, never ranked, called fastest or compared with peers.
-    DeliberateBug { reproduces: String },
-    /// Under the block schedule the server kept using CPU while the others were measured
-    /// (`cpu_percent` of one core while idle): a timer, a collector or a pool that would tax its
-    /// co-resident peers' slices.
-    BusyWhileIdle { cpu_percent: f64 },
-}
-
-/// The `kind` of `LabWarning::DeliberateBug`, which a cell's reasons for not being ranked start with.
-pub const DELIBERATE_BUG: &str = "deliberate_bug";
-
-/// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
-/// helper threads (a runtime's timers, a front that only relays) use a little; a server that runs
-/// handlers on every CPU uses whole cores.
-pub const WORKERS_SLACK_CORES: f64 = 0.5;
-
-impl LabWarning {
-    /// The worker check: a warning when the server tree kept more than WORKERS + `WORKERS_SLACK_CORES`
-    /// cores busy while more server CPUs than WORKERS were available (with no spare CPU it cannot
-    /// exceed its share, so nothing is measured).
-    pub fn workers_check(workers: u32, cores_used: f64, server_cpus: u32) -> Option<LabWarning> {
-        (server_cpus > workers && cores_used > workers as f64 + WORKERS_SLACK_CORES).then_some(LabWarning::WorkersExceeded {
-            workers,
-            cores_used,
-            server_cpus,
-        })
-    }
-
-    /// The serialized `kind` tag: what a report groups repeated warnings by.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            LabWarning::ServerDied { .. } => "server_died",
-            LabWarning::BackgroundNoise { .. } => "background_noise",
-            LabWarning::TrialsDisagree { .. } => "trials_disagree",
-            LabWarning::MemoryGrowth { .. } => "memory_growth",
-            LabWarning::CpuSteal { .. } => "cpu_steal",
-            LabWarning::PrecisionMissed { .. } => "precision_missed",
-            LabWarning::WorkersExceeded { .. } => "workers_exceeded",
-            LabWarning::ProcessesLeftBehind { .. } => "processes_left_behind",
-            LabWarning::StaleAfterLoad { .. } => "stale_after_load",
-            LabWarning::CostAfterLoad { .. } => "cost_after_load",
-            LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
-            LabWarning::BusyWhileIdle { .. } => "busy_while_idle",
-            LabWarning::DeliberateBug { .. } => DELIBERATE_BUG,
-        }
-    }
-
-    /// How bad this instance is, comparable only within one kind (see `Warning::severity`).
-    pub fn severity(&self) -> f64 {
-        match self {
-            LabWarning::ServerDied { .. } => 1.0,
-            LabWarning::BackgroundNoise { cpu_percent } => *cpu_percent,
-            LabWarning::TrialsDisagree { spread_percent, .. } => *spread_percent,
-            LabWarning::MemoryGrowth { mib_per_min } => *mib_per_min,
-            LabWarning::CpuSteal { cpu_percent } => *cpu_percent,
-            LabWarning::PrecisionMissed { achieved_percent, .. } => *achieved_percent,
-            LabWarning::WorkersExceeded { workers, cores_used, .. } => cores_used - *workers as f64,
-            LabWarning::ProcessesLeftBehind { processes } => processes.len() as f64,
-            LabWarning::StaleAfterLoad { .. } => 1.0,
-            LabWarning::CostAfterLoad { .. } => 1.0,
-            LabWarning::NotQuietBeforeTrial { cpu_percent } => *cpu_percent,
-            LabWarning::BusyWhileIdle { cpu_percent } => *cpu_percent,
-            LabWarning::DeliberateBug { .. } => 1.0,
-        }
-    }
-
-    pub fn message(&self) -> String {
-        match self {
-            LabWarning::ServerDied { exit } => format!("server died during measurement ({exit})"),
-            LabWarning::BackgroundNoise { cpu_percent } => {
-                format!("other processes used {cpu_percent:.0}% CPU during measurement")
-            }
-            LabWarning::TrialsDisagree { metric, spread_percent } => {
-                format!("trials disagree on {metric} by {spread_percent:.1}%")
-            }
-            LabWarning::MemoryGrowth { mib_per_min } => format!("memory grows {mib_per_min:.2} MiB/min"),
-            LabWarning::CpuSteal { cpu_percent } => format!("the hypervisor stole {cpu_percent:.0}% of a core during measurement"),
-            LabWarning::PrecisionMissed { metric, achieved_percent, target_percent, trials, confidence_percent } => {
-                if *confidence_percent < 95.0 {
-                    format!(
-                        "precision target missed: {trials} trials give {metric} an interval of only {confidence_percent:.0}% coverage (a 95% interval needs {} trials)",
-                        crate::robust::MIN_TRIALS_FOR_INTERVAL
-                    )
-                } else {
-                    format!(
-                        "precision target missed: ±{achieved_percent:.1}% on {metric} after {trials} trials (target ±{target_percent:.1}%)"
-                    )
-                }
-            }
-            LabWarning::WorkersExceeded { workers, cores_used, server_cpus } => {
-                format!("server used {cores_used:.2} cores with WORKERS={workers} ({server_cpus} server CPUs)")
-            }
-            LabWarning::ProcessesLeftBehind { processes } => {
-                format!("left running after its stop (SIGTERM + SIGKILL to its process group): {}", processes.join(", "))
-            }
-            LabWarning::StaleAfterLoad { scenario, reason } => format!("{scenario}: answer went stale under load: {reason}"),
-            LabWarning::CostAfterLoad { scenario, reason } => {
-                format!("{scenario}: the work stopped costing what it claims under load (CPU-cost check rerun after the trial): {reason}")
-            }
-            LabWarning::NotQuietBeforeTrial { cpu_percent } => {
-                format!(
-                    "other processes used {cpu_percent:.0}% of a core on the trial's CPUs when it started, after the lab's bounded wait for quiet"
-                )
-            }
-            LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
-            LabWarning::BusyWhileIdle { cpu_percent } => {
-                format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for")
-            }
-        }
-    }
-
-    pub fn advice(&self) -> &'static str {
-        match self {
-            LabWarning::ServerDied { .. } => "see the server log in the run directory; the cell's numbers are partial",
-            LabWarning::BackgroundNoise { .. } => "stop other work on the machine and rerun; noise hits cells unevenly",
-            LabWarning::TrialsDisagree { .. } => "run more trials or longer ones; check for thermal or background noise",
-            LabWarning::MemoryGrowth { .. } => "run `bakeoff run --soak 5m` on this cell to see whether it levels off",
-            LabWarning::CpuSteal { .. } => "a virtual machine shares its host: rerun when the host is quieter, or use dedicated cores",
-            LabWarning::PrecisionMissed { .. } => {
-                "give the run a larger --budget, or quiet the machine; compare this cell only beyond its interval"
-            }
-            LabWarning::WorkersExceeded { .. } => {
-                "the stack does not honour WORKERS (docs/stacks.md): fix its start command, or compare it on one server CPU"
-            }
-            LabWarning::ProcessesLeftBehind { .. } => {
-                "a process outside the server's group ran beside the measurement (and would beside the next cells): keep every process in the group and stop them all on SIGTERM"
-            }
-            LabWarning::StaleAfterLoad { .. } => {
-                "the stack caches what the contract says to read on every request (perhaps only once warm): read the store per request"
-            }
-            LabWarning::CostAfterLoad { .. } => {
-                "the stack skips the contract's work once it has served some requests (a cache, a memo, a formula): do the work on every request, as docs/scenarios.md says"
-            }
-            LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
-            LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
-            LabWarning::BusyWhileIdle { .. } => {
-                "measure this scenario with `--schedule trials` (a fresh server per trial, alone), or find what the idle server does (a timer, a GC, a pool's keep-alive)"
-            }
-        }
-    }
-
-    /// Whether a trial with this warning describes a broken or unfair server: its cell is shown
-    /// but never ranked, claimed about or called fastest.
-    pub fn disqualifies(&self) -> bool {
-        match self {
-            // More cores than WORKERS is more resources than its peers had: an unfair comparison.
-            LabWarning::ServerDied { .. }
-            | LabWarning::ProcessesLeftBehind { .. }
-            | LabWarning::StaleAfterLoad { .. }
-            | LabWarning::CostAfterLoad { .. }
-            | LabWarning::WorkersExceeded { .. }
-            // A deliberate reproduction is measured to show what its bug costs, not to compete.
-            | LabWarning::DeliberateBug { .. } => true,
-            LabWarning::BackgroundNoise { .. }
-            | LabWarning::CpuSteal { .. }
-            | LabWarning::PrecisionMissed { .. }
-            | LabWarning::TrialsDisagree { .. }
-            | LabWarning::MemoryGrowth { .. }
-            | LabWarning::NotQuietBeforeTrial { .. }
-            | LabWarning::BusyWhileIdle { .. } => false,
-        }
-    }
-}
-
 /// The verification outcome of one check.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
+    /// The check passed.
     Pass,
+    /// Passed with a reservation the reason states.
     Warn,
+    /// Failed: the scenario (or the stack) is not measured.
     Fail,
 }
 
@@ -356,7 +192,9 @@ pub enum Verdict {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(into = "String", try_from = "String")]
 pub enum CheckScope {
+    /// The whole stack: a failure keeps every scenario from being measured.
     Stack,
+    /// One scenario.
     Scenario(Scenario),
 }
 
@@ -391,11 +229,16 @@ impl FromStr for CheckScope {
 
 crate::serde_as_text!(CheckScope);
 
+/// One verification check of a stack variant: what was checked, where, and how it went.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {
+    /// The scenario checked, or the whole stack.
     pub scenario: CheckScope,
+    /// Its outcome.
     pub verdict: Verdict,
+    /// What was checked, e.g. "body is Hello World!".
     pub what: String,
+    /// The URL requested.
     pub url: String,
     /// Why it failed or warned; on pass empty, or the figure a measuring check measured.
     pub reason: String,
@@ -404,12 +247,16 @@ pub struct Check {
 /// Every check of one stack variant, all at once.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct VerifyReport {
+    /// The stack verified.
     pub stack: String,
+    /// Its variant.
     pub variant: String,
+    /// Every check, passed or not.
     pub checks: Vec<Check>,
 }
 
 impl VerifyReport {
+    /// The worst verdict of any check (pass when there is none).
     pub fn verdict(&self) -> Verdict {
         self.checks.iter().map(|c| c.verdict).max().unwrap_or(Verdict::Pass)
     }
@@ -422,17 +269,25 @@ impl VerifyReport {
 /// One store ceiling measurement of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CeilingRecord {
+    /// The run it belongs to.
     pub run_id: String,
+    /// The store measured.
     pub store: StoreKind,
     /// Products or document.
     pub scenario: Scenario,
     /// The native client, e.g. "pgbench 15.18", "rusqlite (in-process, SQLite 3.45.0)".
     pub client: String,
+    /// Connections the client used (the run's connection count).
     pub connections: u32,
+    /// How long it measured, seconds.
     pub duration_s: f64,
+    /// Queries completed.
     pub queries: u64,
+    /// Queries per second: the ceiling.
     pub queries_per_sec: f64,
+    /// Mean query latency, µs.
     pub mean_latency_us: f64,
+    /// 99th percentile latency, µs, where the client reports it.
     pub p99_latency_us: Option<f64>,
 }
 
@@ -440,12 +295,16 @@ pub struct CeilingRecord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreKind {
+    /// SQLite, in process.
     Sqlite,
+    /// PostgreSQL.
     Postgres,
+    /// The MongoDB-protocol document store.
     Docstore,
 }
 
 impl StoreKind {
+    /// Every store, in the order reports list them.
     pub const ALL: [StoreKind; 3] = [StoreKind::Sqlite, StoreKind::Postgres, StoreKind::Docstore];
 
     /// The serialized name, as stored and printed.
@@ -482,9 +341,13 @@ impl FromStr for StoreKind {
 /// Where results go as they are made; the store implements it. Called after every trial, so a crash
 /// loses at most the trial in flight. A write that fails says what it was saving (`SinkError`).
 pub trait ResultSink {
+    /// A run starts: its provenance and settings.
     fn begin_run(&mut self, run: &RunInfo) -> Result<(), SinkError>;
+    /// A stack variant was verified.
     fn record_verification(&mut self, run_id: &str, report: &VerifyReport) -> Result<(), SinkError>;
+    /// A trial was measured.
     fn record_trial(&mut self, trial: &TrialRecord) -> Result<(), SinkError>;
+    /// The run ended, completely or not.
     fn finish_run(&mut self, run_id: &str, status: &RunStatus) -> Result<(), SinkError>;
     /// A store ceiling measured for the run (products: sqlite/postgres; document: docstore). Sinks
     /// that do not keep ceilings ignore it.
@@ -501,11 +364,17 @@ pub trait ResultSink {
 /// A sink that keeps everything in memory: for library users and tests.
 #[derive(Debug, Default)]
 pub struct MemorySink {
+    /// Runs begun.
     pub runs: Vec<RunInfo>,
+    /// Verifications recorded.
     pub verifications: Vec<VerifyReport>,
+    /// Trials recorded.
     pub trials: Vec<TrialRecord>,
+    /// Runs finished, with their status.
     pub finished: Vec<(String, RunStatus)>,
+    /// Store ceilings recorded.
     pub ceilings: Vec<CeilingRecord>,
+    /// What ran, per stack variant.
     pub what_ran: Vec<crate::profile::WhatRan>,
 }
 
@@ -540,33 +409,6 @@ impl ResultSink for MemorySink {
 mod tests {
     use super::*;
 
-    /// `kind()` must be the serialized tag (what the JSON report and the store say), for every variant.
-    #[test]
-    fn lab_warning_kind_is_the_serialized_tag() {
-        let all = [
-            LabWarning::ServerDied { exit: "exit status: 1".into() },
-            LabWarning::BackgroundNoise { cpu_percent: 12.0 },
-            LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: 9.0 },
-            LabWarning::MemoryGrowth { mib_per_min: 3.0 },
-            LabWarning::CpuSteal { cpu_percent: 7.0 },
-            LabWarning::PrecisionMissed {
-                metric: "requests/s".into(),
-                achieved_percent: 7.5,
-                target_percent: 5.0,
-                trials: 9,
-                confidence_percent: 96.1,
-            },
-            LabWarning::WorkersExceeded { workers: 1, cores_used: 1.8, server_cpus: 2 },
-            LabWarning::ProcessesLeftBehind { processes: vec!["pid 7 (`sleep 9`)".into()] },
-            LabWarning::StaleAfterLoad { scenario: Scenario::Products, reason: "JSON differs".into() },
-            LabWarning::CostAfterLoad { scenario: Scenario::Json, reason: "/json?n=1000 costs the same as n=1".into() },
-            LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
-        ];
-        for w in &all {
-            assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
-        }
-    }
-
     #[test]
     fn names_as_stored_read_back_typed() {
         for k in StoreKind::ALL {
@@ -599,14 +441,5 @@ mod tests {
         assert!(key(Scenario::Hello) < twin && twin < key(Scenario::Json), "a twin right after its cell");
         let map: std::collections::BTreeMap<CellKey, u32> = [(key(Scenario::Hello), 1), (twin.clone(), 2)].into();
         assert_eq!((map.len(), map[&twin]), (2, 2), "a twin is a cell of its own in a map");
-    }
-
-    #[test]
-    fn the_worker_check_needs_spare_cpus_and_more_than_half_a_core_beyond_workers() {
-        assert!(LabWarning::workers_check(1, 1.9, 2).is_some());
-        assert!(LabWarning::workers_check(1, 1.4, 2).is_none(), "a relaying front or runtime threads");
-        assert!(LabWarning::workers_check(1, 1.9, 1).is_none(), "one CPU: no spare to spread over");
-        assert!(LabWarning::workers_check(2, 1.9, 2).is_none());
-        assert!(LabWarning::workers_check(2, 2.9, 4).is_some());
     }
 }

@@ -1,6 +1,8 @@
 //! Summaries of repeated trials: every metric of a cell as a median with a 95% confidence interval,
 //! computed on read from the stored trials (the trials are the source of truth, never the summary).
 
+use crate::finding::{self, Finding, FindingKind};
+use crate::goal::PrimaryMetric;
 use crate::results::{CellKey, TrialRecord};
 use bakeoff_load::Warning;
 use serde::{Deserialize, Serialize};
@@ -63,9 +65,13 @@ impl Metric {
 /// exists; the interval is then the range of the trials and `confidence` says what it covers.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
+    /// The median over trials (NaN without a finite value).
     pub median: f64,
+    /// The interval's lower end.
     pub ci_low: f64,
+    /// The interval's upper end.
     pub ci_high: f64,
+    /// Trials with a finite value.
     pub trials: u32,
     /// Coverage of [ci_low, ci_high]: 0.95 or more from six trials on; 0.75 with three.
     #[serde(default)]
@@ -73,8 +79,10 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// No value: every field NaN, no trial.
     pub const NONE: Estimate = Estimate { median: f64::NAN, ci_low: f64::NAN, ci_high: f64::NAN, trials: 0, confidence: 0.0 };
 
+    /// The median and interval of the finite values (NaN ones are left out); `NONE` without any.
     pub fn from_values(values: &[f64]) -> Estimate {
         let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
         match crate::robust::median_interval(&finite) {
@@ -101,7 +109,8 @@ impl Estimate {
 /// How a run's cells are judged: the metric it ranks by and, if set, the precision it aims for.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Policy {
-    pub primary: crate::goal::PrimaryMetric,
+    /// The metric cells are ranked by.
+    pub primary: PrimaryMetric,
     /// Target relative half-width of the primary metric's interval (0.05 = ±5%).
     pub precision: Option<f64>,
 }
@@ -109,10 +118,15 @@ pub struct Policy {
 /// The summary of one step of one cell over its trials.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CellSummary {
+    /// The cell summarized.
     pub cell: CellKey,
+    /// The step's index in the cell's load plan (0 for a single-step run).
     pub step: usize,
+    /// The step's label, as the load generator named it ("64 connections", "1000 req/s").
     pub step_label: String,
+    /// The step's target rate in an open model; None in a closed one.
     pub target_rate: Option<f64>,
+    /// Every metric's median and interval over the trials.
     pub metrics: BTreeMap<Metric, Estimate>,
     /// Spread of requests/s between the trials, (max - min) / median.
     pub rps_spread: f64,
@@ -120,12 +134,12 @@ pub struct CellSummary {
     /// target) requests/s spread more than `DISAGREEMENT_TOLERANCE`.
     pub disagree: bool,
     /// The trials' warnings, one per kind (the worst instance, with how many trials raised it),
-    /// then the cell's own (trials disagree), each with its advice.
-    pub warnings: Vec<(String, String)>,
+    /// then the cell's own (trials disagree, precision missed).
+    pub warnings: Vec<Finding>,
     /// Why this cell's numbers may not be ranked, claimed about or called fastest (a server that
-    /// died, hung, left processes behind or served stale answers); empty when they may.
+    /// died, hung, left processes behind or served stale answers), one per kind; empty when they may.
     #[serde(default)]
-    pub unrankable: Vec<String>,
+    pub unrankable: Vec<Finding>,
 }
 
 impl CellSummary {
@@ -134,6 +148,7 @@ impl CellSummary {
         self.unrankable.is_empty()
     }
 
+    /// The estimate of one metric (`Estimate::NONE` when it was not measured).
     pub fn get(&self, m: Metric) -> Estimate {
         self.metrics.get(&m).copied().unwrap_or(Estimate::NONE)
     }
@@ -163,123 +178,74 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
     let median = metrics[&Metric::RequestsPerSec].median;
     let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let rps_spread = if median > 0.0 && rps.len() > 1 { (hi - lo) / median } else { 0.0 };
-    let mut warnings = merge_trial_warnings(trials, step);
-    let primary = metrics[&policy.primary.metric()];
-    let (disagree, w) = match policy.precision {
-        Some(target) => {
-            let missed = !primary.meets(target);
-            let w = crate::results::LabWarning::PrecisionMissed {
-                metric: policy.primary.metric().heading().into(),
-                achieved_percent: 100.0 * primary.relative_half_width(),
-                target_percent: 100.0 * target,
-                trials: primary.trials,
-                confidence_percent: 100.0 * primary.confidence,
-            };
-            (missed, w)
-        }
-        None => {
-            let w = crate::results::LabWarning::TrialsDisagree { metric: "requests/s".into(), spread_percent: rps_spread * 100.0 };
-            (rps_spread > DISAGREEMENT_TOLERANCE, w)
-        }
-    };
+    let mut warnings = finding::merge(trials.iter().map(|t| trial_warnings(t, step)));
+    let (disagree, spread) = disagreement(&metrics[&policy.primary.metric()], rps_spread, policy);
     if disagree {
-        warnings.push((w.message(), w.advice().to_string()));
+        warnings.push(Finding::of_cell(spread));
     }
     let s = &trials[0].load.steps[step];
     let unrankable = unrankable(trials, step);
     CellSummary { cell, step, step_label: s.label.clone(), target_rate: s.target_rate, metrics, rps_spread, disagree, warnings, unrankable }
 }
 
+/// Whether the trials disagree, and the finding that says how: with a precision target, the primary
+/// metric's interval against it; without, the spread of requests/s against `DISAGREEMENT_TOLERANCE`.
+fn disagreement(primary: &Estimate, rps_spread: f64, policy: &Policy) -> (bool, FindingKind) {
+    match policy.precision {
+        Some(target) => {
+            let missed = FindingKind::PrecisionMissed {
+                metric: policy.primary,
+                achieved_percent: 100.0 * primary.relative_half_width(),
+                target_percent: 100.0 * target,
+                trials: primary.trials,
+                confidence_percent: 100.0 * primary.confidence,
+            };
+            (!primary.meets(target), missed)
+        }
+        None => (rps_spread > DISAGREEMENT_TOLERANCE, FindingKind::TrialsDisagree { spread_percent: rps_spread * 100.0 }),
+    }
+}
+
+/// What one trial warned of in this step: the load generator's run-wide warnings and the step's own,
+/// then the lab's. The run-wide list also repeats every step's warnings: only its run-wide ones are
+/// taken, so a ramp's later step cannot lend its warnings (or a worse instance) to this one.
+fn trial_warnings(t: &TrialRecord, step: usize) -> Vec<FindingKind> {
+    let run_wide = t.load.warnings.iter().filter(|w| w.step().is_none());
+    let load = run_wide.chain(&t.load.steps[step].warnings).cloned().map(FindingKind::Load);
+    load.chain(t.warnings.iter().cloned().map(FindingKind::Lab)).collect()
+}
+
 /// The reasons, one per kind, that any trial of this step disqualifies the cell: a lab warning
 /// that says so, a server that stopped answering or answered nothing, requests left unanswered,
 /// errors over `UNRANKABLE_ERROR_PERCENT`, or connections of a closed-model step never answered
 /// (the server did not serve the load it was given: the rest of its numbers measure less).
-fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<String> {
-    let mut reasons: Vec<String> = Vec::new();
-    let mut add = |kind: &str, message: String| {
-        if !reasons.iter().any(|r| r.starts_with(kind)) {
-            reasons.push(format!("{kind}: {message}"));
-        }
-    };
-    for t in trials {
-        for w in t.warnings.iter().filter(|w| w.disqualifies()) {
-            add(w.kind(), w.message());
-        }
-        let s = &t.load.steps[step];
-        for w in s.warnings.iter().filter(|w| matches!(w, Warning::StoppedAnswering { .. } | Warning::NoResponses { .. })) {
-            add(w.kind(), w.message());
-        }
-        if s.errors.unanswered > 0 {
-            add("unanswered", format!("{} requests never got a response (trial {})", s.errors.unanswered, t.trial));
-        }
-        // The load generator flags starved connections only in a closed model, where every
-        // connection should be answered (an open model's idle connection was merely not needed).
-        for w in s.warnings.iter().filter(|w| matches!(w, Warning::StarvedConnections { .. })) {
-            add(w.kind(), format!("{} (trial {})", w.message(), t.trial));
-        }
-    }
+fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<Finding> {
+    let mut reasons = finding::merge(trials.iter().map(|t| trial_disqualifiers(t, step)));
     let failing: Vec<(u32, f64)> =
         trials.iter().map(|t| (t.trial, Metric::ErrorPercent.of(t, step))).filter(|(_, e)| *e > UNRANKABLE_ERROR_PERCENT).collect();
     if let Some((trial, worst)) = failing.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        let of = format!("{} of {} trials", failing.len(), trials.len());
-        add(
-            "errors",
-            format!("{worst:.2}% of requests failed in trial {trial} ({of} over the {UNRANKABLE_ERROR_PERCENT}% a ranked cell may have)"),
-        );
+        reasons.push(Finding::of_cell(FindingKind::Errors {
+            worst_percent: worst,
+            worst_trial: trial,
+            failing_trials: failing.len() as u32,
+            trials: trials.len() as u32,
+            limit_percent: UNRANKABLE_ERROR_PERCENT,
+        }));
     }
     reasons
 }
 
-/// The worst instance of one kind of warning over a cell's trials.
-struct WorstOfKind {
-    kind: &'static str,
-    severity: f64,
-    message: String,
-    advice: &'static str,
-    trials: usize,
-}
-
-/// One line per kind of warning, in order of first appearance: three trials that each starved a
-/// few connections make one note ("... (3 of 3 trials; the worst shown)"), not three.
-fn merge_trial_warnings(trials: &[&TrialRecord], step: usize) -> Vec<(String, String)> {
-    let mut kinds: Vec<WorstOfKind> = Vec::new();
-    for t in trials {
-        // The run-wide list also repeats every step's warnings: take only its run-wide ones, so a
-        // ramp's later step cannot lend its warnings (or a worse instance) to this one.
-        let run_wide = t.load.warnings.iter().filter(|w| w.step().is_none());
-        let load = run_wide.chain(t.load.steps[step].warnings.iter());
-        let found = load
-            .map(|w| (w.kind(), w.severity(), w.message(), w.advice()))
-            .chain(t.warnings.iter().map(|w| (w.kind(), w.severity(), w.message(), w.advice())));
-        let mut seen_in_trial: Vec<&'static str> = Vec::new();
-        for (kind, severity, message, advice) in found {
-            let counted = seen_in_trial.contains(&kind);
-            if !counted {
-                seen_in_trial.push(kind);
-            }
-            match kinds.iter_mut().find(|k| k.kind == kind) {
-                Some(k) => {
-                    if severity > k.severity {
-                        (k.severity, k.message) = (severity, message);
-                    }
-                    k.trials += usize::from(!counted);
-                }
-                None => kinds.push(WorstOfKind { kind, severity, message, advice, trials: 1 }),
-            }
-        }
-    }
-    let n = trials.len();
-    kinds
-        .into_iter()
-        .map(|k| {
-            let message = match (n, k.trials) {
-                (1, _) => k.message,
-                (_, 1) => format!("{} (1 of {n} trials)", k.message),
-                (_, m) => format!("{} ({m} of {n} trials; the worst shown)", k.message),
-            };
-            (message, k.advice.to_string())
-        })
-        .collect()
+/// What in one trial's step disqualifies the cell. The load generator flags starved connections
+/// only in a closed model, where every connection should be answered (an open model's idle
+/// connection was merely not needed).
+fn trial_disqualifiers(t: &TrialRecord, step: usize) -> Vec<FindingKind> {
+    let s = &t.load.steps[step];
+    let lab = t.warnings.iter().filter(|w| w.disqualifies()).cloned().map(FindingKind::Lab);
+    let broken = |w: &&Warning| matches!(w, Warning::StoppedAnswering { .. } | Warning::NoResponses { .. });
+    let load = s.warnings.iter().filter(broken).cloned().map(FindingKind::Load);
+    let unanswered = (s.errors.unanswered > 0).then_some(FindingKind::Unanswered { requests: s.errors.unanswered });
+    let starved = s.warnings.iter().filter(|w| matches!(w, Warning::StarvedConnections { .. })).cloned().map(FindingKind::Load);
+    lab.chain(load).chain(unanswered).chain(starved).collect()
 }
 
 /// An open-model step holds its target rate when its median achieved requests/s reach this share of

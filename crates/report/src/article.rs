@@ -3,7 +3,7 @@
 //! rows are decided here once; text, Markdown and HTML only lay them out.
 
 use crate::numbers::{grouped, sig3};
-use crate::tables::Table;
+use crate::table::Table;
 use bakeoff_model::study::{ArticleComparison, FigureComparison, TableComparison, Unit};
 
 /// One article table in its three readings.
@@ -33,7 +33,9 @@ fn layout(t: &TableComparison, cell: impl Fn(Unit, &FigureComparison) -> String)
     let rows = t
         .rows
         .iter()
-        .map(|r| std::iter::once(r.label.clone()).chain(r.cells.iter().zip(&t.columns).map(|(f, (_, u))| cell(*u, f))).collect())
+        .map(|r| {
+            std::iter::once(r.label.clone()).chain(r.cells.iter().zip(&t.columns).map(|(f, (_, u))| cell(*u, f))).map(Into::into).collect()
+        })
         .collect();
     Table { headers, rows, notes: vec![] }
 }

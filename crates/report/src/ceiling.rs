@@ -4,6 +4,7 @@
 //! bars), and says when a stack reaches more than `LIMIT_SHARE` of its store's ceiling.
 
 use crate::numbers::{grouped, latency};
+use crate::table::{Cell, Table};
 use crate::view::{ReportView, ScenarioView};
 use bakeoff_model::results::{CeilingRecord, StoreKind};
 use bakeoff_model::scenario::Scenario;
@@ -74,18 +75,17 @@ pub fn limited<'a>(view: &'a ReportView, sv: &'a ScenarioView) -> Vec<Limited<'a
 
 /// Appends the scenario's ceilings to its table (one row each, named "store ceiling (...)", with the
 /// columns a native client has: queries/s, p99) and a note per stack limited by its store.
-pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioView) {
+pub fn add_rows(t: &mut Table, view: &ReportView, sv: &ScenarioView) {
     let ceilings = for_scenario(view, sv.scenario);
     if ceilings.is_empty() {
         return;
     }
     let limited = limited(view, sv);
     for c in ceilings {
-        let notes: Vec<(String, String)> =
-            limited.iter().filter(|l| std::ptr::eq(l.ceiling, c)).map(|l| (l.sentence(), LIMIT_ADVICE.to_string())).collect();
-        let refs = t.note_refs(&notes, "");
+        let notes = limited.iter().filter(|l| std::ptr::eq(l.ceiling, c)).map(|l| (l.sentence(), LIMIT_ADVICE.to_string()));
+        let refs = t.note_refs(notes, "");
         let dash = || "–".to_string();
-        let mut row = vec![
+        let mut row: Vec<Cell> = [
             label(c),
             "native client".into(),
             dash(),
@@ -95,8 +95,10 @@ pub fn add_rows(t: &mut crate::tables::Table, view: &ReportView, sv: &ScenarioVi
             dash(),
             dash(),
             c.p99_latency_us.map(latency).unwrap_or_else(dash),
-        ];
-        row.resize(t.headers.len() - 1, dash());
+        ]
+        .map(Cell::from)
+        .into();
+        row.resize(t.headers.len() - 1, Cell::from(dash()));
         row.push(refs);
         t.rows.push(row);
     }

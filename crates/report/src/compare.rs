@@ -3,7 +3,7 @@
 
 use crate::format::Format;
 use crate::numbers::metric_value;
-use crate::tables::Table;
+use crate::table::{Cell, Table, Tone};
 use bakeoff_model::comparison::{CellChange, Change, Comparison, MetricChange};
 use std::fmt::Write;
 
@@ -31,7 +31,7 @@ fn verdict_mark(v: Change) -> &'static str {
 }
 
 /// One row per shared cell: the three compared metrics, the primary verdict and agreement.
-pub fn table(c: &Comparison) -> Table {
+pub(crate) fn table(c: &Comparison) -> Table {
     let mut headers: Vec<&str> = vec!["cell", "trials A/B"];
     headers.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| m.heading()));
     headers.extend(["verdict", "within precision"]);
@@ -40,24 +40,25 @@ pub fn table(c: &Comparison) -> Table {
         let mut row = vec![cell.cell.label(), format!("{}/{}", cell.trials_a, cell.trials_b)];
         row.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| change_cell(cell.changes.iter().find(|x| x.metric == *m))));
         row.push(format!("{}{}", cell.verdict.name(), if cell.regressed { " ✗ beyond threshold" } else { "" }));
-        row.push(agreement(cell));
-        t.rows.push(row);
+        t.push(row.into_iter().map(Cell::from).chain([agreement(cell)]));
     }
     t
 }
 
-fn agreement(cell: &CellChange) -> String {
+/// Whether the two runs agree within their stated precision; a warning when they do not.
+fn agreement(cell: &CellChange) -> Cell {
     let p = cell.precision;
+    let apart = format!("({:.1}% apart, ±{:.1}%)", 100.0 * p.difference, 100.0 * p.stated);
     if p.agrees {
-        format!("yes ({:.1}% apart, ±{:.1}%)", 100.0 * p.difference, 100.0 * p.stated)
+        Cell::from(format!("yes {apart}"))
     } else {
-        format!("⚠ no ({:.1}% apart, ±{:.1}%)", 100.0 * p.difference, 100.0 * p.stated)
+        Cell::new(format!("⚠ no {apart}"), Tone::Warn)
     }
 }
 
 /// The lines under the table: what was compared, the gate, the agreement count, and what only
 /// one run has.
-pub fn summary_lines(c: &Comparison) -> Vec<String> {
+pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = vec![format!(
         "A = run {}, B = run {}; ratios are B/A (Hodges-Lehmann, 95% Mann-Whitney interval); verdicts on {}",
         c.run_a,
@@ -82,6 +83,8 @@ pub fn summary_lines(c: &Comparison) -> Vec<String> {
     out
 }
 
+/// The comparison in `format`: its table and the lines under it (JSON: the comparison itself).
+/// CSV has no layout of its own and is written as text.
 pub fn render(c: &Comparison, format: Format) -> String {
     let t = table(c);
     let lines = summary_lines(c);

@@ -7,7 +7,8 @@ use crate::view::ReportView;
 use bakeoff_model::results::{CeilingRecord, CellKey};
 use bakeoff_model::summary::{CellSummary, Metric};
 
-pub fn render(view: &ReportView) -> String {
+/// The CSV report: cell rows, ceiling rows, then soak series rows.
+pub(crate) fn render(view: &ReportView) -> String {
     let mut out = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
     let mut line = |cells: &[String]| out.write_record(cells).expect("writing CSV to memory cannot fail");
     line(&header());
@@ -91,7 +92,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(mem.is_some_and(|m| m.growing()).to_string());
     row.push(c.disagree.to_string());
     row.push(c.rankable().to_string());
-    row.push(c.warnings.iter().map(|(m, _)| m.as_str()).collect::<Vec<_>>().join("; "));
+    row.push(view.warnings_of(c).map(|w| w.message()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));

@@ -1,20 +1,31 @@
-//! The output formats by name, as the CLI's `--format` takes them.
+//! The output formats by name, as the CLI's `--format` takes them (a clap `ValueEnum` with the
+//! `clap` feature, so the names, aliases and `--help` list live here once).
 
 use std::fmt;
-use std::str::FromStr;
 
+/// A report format: what `render` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Format {
+    /// Aligned tables for a terminal.
+    #[cfg_attr(feature = "clap", value(alias = "txt", alias = "terminal"))]
     Text,
+    /// GitHub pipe tables, for pasting into an article.
+    #[cfg_attr(feature = "clap", value(alias = "md"))]
     Markdown,
+    /// One row per cell-step, every metric as median and interval.
     Csv,
+    /// The whole report as one JSON document (docs/reports.md).
     Json,
+    /// One self-contained HTML file with charts.
     Html,
 }
 
 impl Format {
+    /// Every format, in the order `--help` lists them.
     pub const ALL: [Format; 5] = [Format::Text, Format::Markdown, Format::Csv, Format::Json, Format::Html];
 
+    /// The format's name, as `--format` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Format::Text => "text",
@@ -43,40 +54,19 @@ impl fmt::Display for Format {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownFormat(pub String);
-
-impl fmt::Display for UnknownFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "unknown report format {:?}; use one of text, markdown, csv, json, html", self.0)
-    }
-}
-
-impl std::error::Error for UnknownFormat {}
-
-impl FromStr for Format {
-    type Err = UnknownFormat;
-    fn from_str(s: &str) -> Result<Format, UnknownFormat> {
-        match s.to_ascii_lowercase().as_str() {
-            "text" | "txt" | "terminal" => Ok(Format::Text),
-            "markdown" | "md" => Ok(Format::Markdown),
-            "csv" => Ok(Format::Csv),
-            "json" => Ok(Format::Json),
-            "html" => Ok(Format::Html),
-            _ => Err(UnknownFormat(s.to_string())),
-        }
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "clap"))]
 mod tests {
     use super::*;
+    use clap::ValueEnum;
 
+    /// `--format` takes each format by the name it prints, and the short aliases.
     #[test]
     fn names_parse_back() {
         for f in Format::ALL {
-            assert_eq!(f.name().parse::<Format>().unwrap(), f);
+            assert_eq!(Format::from_str(f.name(), false).unwrap(), f);
         }
-        assert!("pdf".parse::<Format>().unwrap_err().to_string().contains("markdown"));
+        assert_eq!(Format::from_str("md", false).unwrap(), Format::Markdown);
+        assert_eq!(Format::from_str("txt", false).unwrap(), Format::Text);
+        assert!(Format::from_str("pdf", false).is_err());
     }
 }

@@ -10,7 +10,8 @@ use bakeoff_model::RunStatus;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-pub const JSON_VERSION: u32 = 2;
+/// The document's version: fields are only ever added within one.
+const JSON_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -77,16 +78,20 @@ struct Cell<'a> {
     metrics: BTreeMap<&'static str, &'a Estimate>,
     rps_spread: f64,
     disagree: bool,
-    /// Empty when the cell may be ranked; else why it is shown but not ranked or claimed about.
-    unrankable: &'a [String],
-    warnings: Vec<Warning<'a>>,
+    /// Empty when the cell may be ranked; else why it is shown but not ranked or claimed about,
+    /// each "kind: message".
+    unrankable: Vec<String>,
+    warnings: Vec<Warning>,
     memory: Option<Memory>,
 }
 
 #[derive(Serialize)]
-struct Warning<'a> {
-    message: &'a str,
-    advice: &'a str,
+struct Warning {
+    /// The warning's kind: the load generator's or the lab's `kind` tag, `trials_disagree`,
+    /// `precision_missed` or `cost_outlier`.
+    kind: &'static str,
+    message: String,
+    advice: &'static str,
 }
 
 #[derive(Serialize)]
@@ -182,7 +187,8 @@ fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
     })
 }
 
-pub fn render(view: &ReportView) -> String {
+/// The JSON report document, pretty-printed.
+pub(crate) fn render(view: &ReportView) -> String {
     let d = view.data;
     let cells = view
         .cells
@@ -195,8 +201,8 @@ pub fn render(view: &ReportView) -> String {
             metrics: c.metrics.iter().map(|(m, e)| (m.id(), e)).collect(),
             rps_spread: c.rps_spread,
             disagree: c.disagree,
-            unrankable: &c.unrankable,
-            warnings: c.warnings.iter().map(|(m, a)| Warning { message: m, advice: a }).collect(),
+            unrankable: c.unrankable.iter().map(bakeoff_model::finding::Finding::tagged).collect(),
+            warnings: view.warnings_of(c).map(|w| Warning { kind: w.kind(), message: w.message(), advice: w.advice() }).collect(),
             memory: view
                 .memory_of(&c.cell)
                 .and_then(|m| m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })),

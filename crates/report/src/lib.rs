@@ -1,30 +1,40 @@
 //! bakeoff's reports: one stored run rendered as a terminal table, Markdown, CSV, JSON or a single
 //! self-contained HTML file. Every format reads the same derived view (`view::ReportView`), built once
-//! from the store's `RunData` and the lab's trial summaries.
+//! from the store's `RunData` and the model's trial summaries, and walks the same sections in the same
+//! order (`section::Section`).
+//!
+//! The public surface: `render` and `Format`, the view, `compare` (two runs), the proxy study's
+//! arithmetic, and with the `test-support` feature a synthetic run for tests.
 
-pub mod article;
-pub mod ceiling;
+#![warn(missing_docs)]
+
+mod article;
+mod ceiling;
 pub mod compare;
-pub mod csv;
-pub mod format;
-pub mod html;
-pub mod json;
-pub mod markdown;
-pub mod memory;
-pub mod noise;
-pub mod numbers;
+mod csv;
+mod format;
+mod html;
+mod json;
+mod markdown;
+mod memory;
+mod noise;
+mod numbers;
 pub mod overhead;
-pub mod precision;
+mod precision;
 pub mod proxy;
-pub mod slo;
-pub mod soak;
-pub mod sweep;
+mod section;
+mod slo;
+mod soak;
+mod sweep;
+#[cfg(any(test, feature = "test-support"))]
 pub mod synthetic;
-pub mod tables;
-pub mod text;
+mod table;
+mod tables;
+mod text;
 pub mod view;
 
 pub use format::Format;
+pub use numbers::sig3;
 pub use view::ReportView;
 
 use bakeoff_model::run_data::RunData;

@@ -5,7 +5,7 @@
 use bakeoff_model::results::{CellKey, TrialRecord};
 use std::collections::BTreeMap;
 
-pub use bakeoff_model::growth::{least_squares, Fit, GROWTH_MIB_PER_MIN, GROWTH_MIN_R2};
+use bakeoff_model::growth::{least_squares, Fit};
 
 /// The memory line of one cell: the trial whose slope is the median of the cell's trials, so one
 /// odd trial neither hides nor invents growth.
@@ -97,7 +97,7 @@ mod tests {
         // ±3 MiB of noise around 50 MiB: the slope can come out steep over 30 s, the fit is poor.
         let p: Vec<_> = times().map(|(i, m)| (m, 50.0 + 3.0 * noise(i))).collect();
         let f = least_squares(&p).unwrap();
-        assert!(f.r2 < GROWTH_MIN_R2, "{f:?}");
+        assert!(f.r2 < bakeoff_model::growth::GROWTH_MIN_R2, "{f:?}");
         assert!(!f.is_growth(), "{f:?}");
     }
 }

@@ -13,17 +13,25 @@ use hdrhistogram::Histogram;
 /// The statistics compared, in table order.
 pub const STATS: [Stat; 6] = [Stat::P50, Stat::P90, Stat::P99, Stat::P999, Stat::P9999, Stat::Max];
 
+/// A latency statistic the proxy study compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stat {
+    /// The median.
     P50,
+    /// The 90th percentile.
     P90,
+    /// The 99th percentile.
     P99,
+    /// The 99.9th percentile.
     P999,
+    /// The 99.99th percentile.
     P9999,
+    /// The maximum.
     Max,
 }
 
 impl Stat {
+    /// The heading tables and charts give it: "p50", "p99.9", "max".
     pub fn label(self) -> &'static str {
         match self {
             Stat::P50 => "p50",
@@ -78,12 +86,16 @@ pub enum Source {
 /// Latency percentiles of one cell-step, µs, in `STATS` order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Percentiles {
+    /// Each statistic's value, µs, in `STATS` order.
     pub values_us: [f64; 6],
+    /// Latencies the values stand on.
     pub count: u64,
+    /// Whether they come from merged histograms or trial medians.
     pub source: Source,
 }
 
 impl Percentiles {
+    /// The value of one statistic, µs.
     pub fn get(&self, s: Stat) -> f64 {
         self.values_us[STATS.iter().position(|x| *x == s).unwrap_or(0)]
     }
@@ -127,8 +139,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// A proxy's cost over the baseline for one statistic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Overhead {
+    /// The statistic compared.
     pub stat: Stat,
+    /// The baseline's value, µs.
     pub baseline_us: f64,
+    /// The proxy's value, µs.
     pub proxy_us: f64,
     /// proxy - baseline.
     pub delta_us: f64,
@@ -136,6 +151,7 @@ pub struct Overhead {
     pub delta_percent: f64,
 }
 
+/// The proxy's overhead over the baseline for every statistic, in `STATS` order.
 pub fn overhead(proxy: &Percentiles, baseline: &Percentiles) -> Vec<Overhead> {
     STATS
         .iter()

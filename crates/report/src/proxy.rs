@@ -13,8 +13,10 @@ use bakeoff_model::study::ProxyPlacement;
 use bakeoff_model::summary::{CellSummary, Estimate, Metric, RATE_HELD};
 use std::collections::BTreeMap;
 
+/// The stack every proxy is compared with: nginx served directly.
 pub const BASELINE_STACK: &str = "c/baseline";
 
+/// The proxy study of a run: each cell's latencies by rate, the overheads and maximum throughputs.
 pub struct ProxyView {
     /// Baseline first, then proxies by name.
     pub lines: Vec<RampLine>,
@@ -32,8 +34,11 @@ pub struct ProxyView {
 /// The run's proxy placement and the CPU sets it resolved to.
 #[derive(serde::Serialize)]
 pub struct Placement {
+    /// Whether the proxy shared nginx's CPU or had one of its own.
     pub placement: ProxyPlacement,
+    /// The CPUs the server side (proxy and nginx) ran on.
     pub server_cpus: Vec<usize>,
+    /// The CPUs the load generator ran on.
     pub client_cpus: Vec<usize>,
 }
 
@@ -46,6 +51,7 @@ impl Placement {
         Some(Placement { placement, server_cpus: cpus("server_cpus")?, client_cpus: cpus("client_cpus")? })
     }
 
+    /// Where each process ran, as a sentence under the proxy tables.
     pub fn sentence(&self) -> String {
         let list = |c: &[usize]| c.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         self.placement.sentence(&list(&self.server_cpus), &list(&self.client_cpus))
@@ -62,32 +68,48 @@ pub fn placement_advice(p: ProxyPlacement) -> &'static str {
 
 /// Pooled percentiles of one cell at each open-model step.
 pub struct RampLine {
+    /// The proxy (or baseline) cell.
     pub cell: CellKey,
+    /// One point per open-model step.
     pub points: Vec<RampPoint>,
 }
 
+/// One open-model step of a cell: its rate and its pooled percentiles.
 pub struct RampPoint {
+    /// The step's index.
     pub step: usize,
+    /// The rate the step offered, req/s.
     pub target_rate: f64,
+    /// The rate it achieved, mean over trials.
     pub achieved_rps: f64,
+    /// Latency percentiles pooled over the trials.
     pub percentiles: Percentiles,
 }
 
+/// A proxy's overhead over the baseline at one rate both held.
 pub struct OverheadRow {
+    /// The proxy cell.
     pub cell: CellKey,
+    /// The proxy's step.
     pub step: usize,
+    /// The rate both ran, req/s.
     pub target_rate: f64,
+    /// The overhead of each statistic, in `STATS` order.
     pub overheads: Vec<Overhead>,
 }
 
 /// A ramp step whose achieved rate fell short of its target (`RATE_HELD`).
 pub struct ShortStep {
+    /// The cell that fell short.
     pub cell: CellKey,
+    /// The rate it was offered, req/s.
     pub target_rate: f64,
+    /// The rate it achieved, req/s.
     pub achieved_rps: f64,
 }
 
 impl ShortStep {
+    /// What fell short, as a note under the overheads.
     pub fn sentence(&self) -> String {
         format!("{} achieved {:.0} of {:.0} req/s: left out of the overheads", self.cell.label(), self.achieved_rps, self.target_rate)
     }
@@ -99,8 +121,11 @@ impl RampPoint {
     }
 }
 
+/// A cell's maximum throughput: its best closed-model step.
 pub struct MaxThroughput {
+    /// The proxy (or baseline) cell.
     pub cell: CellKey,
+    /// Requests/s of that step, median and interval.
     pub rps: Estimate,
     /// 100 * rps / baseline rps.
     pub percent_of_baseline: Option<f64>,
@@ -112,6 +137,7 @@ fn same_rate(a: f64, b: f64) -> bool {
     (a - b).abs() <= 0.005 * a.abs().max(b.abs())
 }
 
+/// The proxy study of a run's trials and summaries; None when it has no proxy cells.
 pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary], settings: &serde_json::Value) -> Option<ProxyView> {
     let mut by_cell: BTreeMap<&CellKey, Vec<&TrialRecord>> = BTreeMap::new();
     for t in trials.iter().filter(|t| t.cell.scenario == Scenario::Proxy) {

@@ -2,6 +2,7 @@
 //! and interval), how it compares with the cell's closed-model maximum, and the search's cost.
 
 use crate::numbers::{estimate, grouped};
+use crate::table::Table;
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::slo::{summarize_slo, CellSlo, SearchBudget, Slo};
 use bakeoff_model::summary::Metric;
@@ -74,33 +75,14 @@ impl SloView {
     }
 
     /// Each cell's capacity beside the closed-model maximum its searches started from.
-    pub fn table(&self) -> crate::tables::Table {
+    pub fn table(&self) -> Table {
         let heading = self.heading();
-        let mut t = crate::tables::Table::new(&["cell", &heading, "closed-model max (median)", "share of max", "steps (median trial)"]);
+        let mut t = Table::new(&["cell", &heading, "closed-model max (median)", "share of max", "steps (median trial)"]);
         for c in &self.cells {
             let share =
                 if c.start_rps > 0.0 && c.met() { format!("{:.0}%", 100.0 * c.capacity.median / c.start_rps) } else { "–".into() };
-            t.rows.push(vec![c.cell.label(), Self::capacity_text(c), grouped(c.start_rps), share, c.steps.len().to_string()]);
+            t.push(vec![c.cell.label(), Self::capacity_text(c), grouped(c.start_rps), share, c.steps.len().to_string()]);
         }
         t
-    }
-}
-
-/// Adds the SLO capacity column beside requests/s to a scenario table built by
-/// `tables::scenario`, whose first rows are `sv.rows` in order (store ceilings follow them). The
-/// value stands on each cell's headline row, as the relative speed does.
-pub fn add_column(t: &mut crate::tables::Table, view: &crate::view::ReportView, sv: &crate::view::ScenarioView) {
-    let Some(slo) = &view.slo else { return };
-    let at = t.headers.iter().position(|h| h == crate::tables::RPS_HEADING).map_or(t.headers.len(), |i| i + 1);
-    t.headers.insert(at, slo.heading());
-    for (i, row) in t.rows.iter_mut().enumerate() {
-        let value = match sv.rows.get(i) {
-            Some(c) if sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step) => {
-                slo.of(&c.cell).map_or_else(|| "–".to_string(), SloView::capacity_text)
-            }
-            Some(_) => String::new(),
-            None => "–".into(),
-        };
-        row.insert(at, value);
     }
 }

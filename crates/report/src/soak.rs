@@ -3,7 +3,7 @@
 //! where a one-number summary hides them. One chart per cell (HTML), a short table otherwise.
 
 use crate::numbers::{grouped, sig3};
-use crate::tables::Table;
+use crate::table::Table;
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::study::TREND_MIN_MINUTES;
 use bakeoff_model::timeline::{over_time_rows, rps_points};
@@ -101,7 +101,7 @@ pub fn table(s: &SoakCell) -> Table {
             row.push(r.and_then(|r| r.1).map_or("–".into(), sig3));
             row.push(r.and_then(|r| r.2).map_or("–".into(), grouped));
         }
-        table.rows.push(row);
+        table.push(row);
     }
     table
 }
@@ -140,8 +140,9 @@ mod tests {
         assert_eq!(t.headers, ["time", "trial 1 RSS MiB", "trial 1 req/s", "trial 2 RSS MiB", "trial 2 req/s"]);
         assert_eq!(t.rows.len(), 6);
         // At 20 s: RSS 42 MiB; requests/s over the first 20 seconds average 1,200 - 5 x 9.5.
-        assert_eq!(t.rows[0][..3], ["20s".to_string(), "42.0".into(), "1,153".into()]);
+        let texts = |row: usize, n: usize| -> Vec<&str> { t.rows[row][..n].iter().map(|c| c.text.as_str()).collect() };
+        assert_eq!(texts(0, 3), ["20s", "42.0", "1,153"]);
         // At the end of the samples (120 s): RSS 52 MiB.
-        assert_eq!(t.rows[5][..2], ["120s".to_string(), "52.0".into()]);
+        assert_eq!(texts(5, 2), ["120s", "52.0"]);
     }
 }

@@ -4,7 +4,7 @@
 //! 3" published that figure). Decided here once; every format lays it out.
 
 use crate::numbers::{estimate, grouped, latency};
-use crate::tables::Table;
+use crate::table::Table;
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::{CellSummary, Estimate, Metric};
@@ -99,7 +99,7 @@ pub fn table(s: &SweepView) -> Table {
             if !l.rankable {
                 rps.push_str(" (not ranked)");
             }
-            t.rows.push(vec![
+            t.push(vec![
                 series.cell.stack.clone(),
                 series.cell.variant.clone(),
                 series.cell.workers.to_string(),
@@ -118,30 +118,4 @@ pub fn table(s: &SweepView) -> Table {
 /// The sweep's heading in every format.
 pub fn title(s: &SweepView) -> String {
     format!("{}: concurrency sweep (each level's median over trials, and the best trial)", s.scenario)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::synthetic::run_data;
-    use crate::view::ReportView;
-
-    #[test]
-    fn a_ladder_is_a_series_per_cell_and_a_single_step_is_none() {
-        let data = run_data();
-        let view = ReportView::new(&data);
-        let laddered: Vec<&SweepSeries> = view.sweeps.iter().flat_map(|s| &s.series).collect();
-        assert!(!laddered.is_empty(), "the demo run has a concurrency ladder");
-        for s in &laddered {
-            assert!(s.levels.len() >= 2);
-            assert!(s.levels.windows(2).all(|w| w[0].connections < w[1].connections), "levels rise: {:?}", s.cell);
-            for l in &s.levels {
-                assert!(l.best_requests_per_sec >= l.requests_per_sec.median, "the best trial is at least the median");
-            }
-        }
-        // A cell measured at one connection count only is no sweep.
-        let single = view.scenarios.iter().flat_map(|s| &s.headline).find(|c| view.cells.iter().filter(|d| d.cell == c.cell).count() == 1);
-        let single = single.expect("the demo run has single-step cells");
-        assert!(!laddered.iter().any(|s| s.cell == single.cell));
-    }
 }

@@ -3,47 +3,52 @@
 
 use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3};
 use crate::overhead::STATS;
-use crate::view::{ReportView, ScenarioView};
-use bakeoff_model::results::Verdict;
+use crate::section::Section;
+use crate::slo::SloView;
+use crate::table::{Cell, Table, Tone};
+use crate::view::{scenario_view, ReportView, ScenarioView};
+use bakeoff_model::finding::{Finding, FindingKind};
+use bakeoff_model::results::{LabWarning, Verdict};
+use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::ClaimVerdict;
 use bakeoff_model::summary::{CellSummary, Metric};
 
-pub struct Table {
-    pub headers: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    /// Footnotes referenced from the rows as [n]: (message, advice).
-    pub notes: Vec<(String, String)>,
+/// A table's heading as text and Markdown spell it.
+pub(crate) enum Heading {
+    /// A phrase: lowercase in text, its first letter capitalised in Markdown.
+    Phrase(String),
+    /// A title that starts with a name (a scenario, a cell): the same in both.
+    Named(String),
+    /// A scenario's table: "hello" in text, "Scenario `hello`" in Markdown.
+    Scenario(Scenario),
 }
 
-impl Table {
-    pub(crate) fn new(headers: &[&str]) -> Table {
-        Table { headers: headers.iter().map(|h| h.to_string()).collect(), rows: Vec::new(), notes: Vec::new() }
-    }
-
-    /// Numbers the warnings of a row, reusing the number of a message already noted.
-    pub(crate) fn note_refs(&mut self, warnings: &[(String, String)], prefix: &str) -> String {
-        let refs: Vec<String> = warnings
-            .iter()
-            .map(|(msg, advice)| {
-                let full = format!("{prefix}{msg}");
-                let i = match self.notes.iter().position(|(m, _)| *m == full) {
-                    Some(i) => i,
-                    None => {
-                        self.notes.push((full, advice.clone()));
-                        self.notes.len() - 1
-                    }
-                };
-                format!("[{}]", i + 1)
-            })
-            .collect();
-        if refs.is_empty() {
-            String::new()
-        } else {
-            format!("⚠ {}", refs.join(""))
+/// The titled tables of the sections that text and Markdown print as tables alone, in order; none
+/// for the other sections (each format lays those out itself) or when the run has nothing for one.
+pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Table)> {
+    let phrase = |p: &str, t: Option<Table>| t.map(|t| (Heading::Phrase(p.to_string()), t));
+    match s {
+        Section::WhatRan => phrase("what ran", what_ran(view)).into_iter().collect(),
+        Section::Claims => phrase("the study's claims on this machine", claims(view)).into_iter().collect(),
+        Section::Verification => {
+            let (fails, warns) = view.verification_counts();
+            phrase(&format!("verification: {fails} failed, {warns} warned"), Some(verification(view, false))).into_iter().collect()
         }
+        Section::Scenarios => view.scenarios.iter().map(|sv| (Heading::Scenario(sv.scenario), scenario(view, sv))).collect(),
+        Section::Sweeps => view.sweeps.iter().map(|s| (Heading::Named(crate::sweep::title(s)), crate::sweep::table(s))).collect(),
+        Section::Soaks => view.soaks.iter().map(|s| (Heading::Named(crate::soak::title(s)), crate::soak::table(s))).collect(),
+        Section::Proxy => [
+            phrase("proxy: latency overhead over the baseline (nginx direct)", proxy_overhead(view)),
+            phrase("proxy: maximum throughput (closed model)", proxy_max(view)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        Section::Provenance | Section::Article | Section::Precision | Section::Noise | Section::Slo | Section::Settings => Vec::new(),
     }
 }
 
+/// The run's identity, machine and services as (key, value) lines; `settings` last, as one line of JSON.
 pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
     let r = &view.data.run;
     let m = &r.machine;
@@ -93,13 +98,10 @@ fn step_name(c: &CellSummary) -> String {
 }
 
 /// The scenario tables' throughput column (the SLO capacity column goes beside it).
-pub const RPS_HEADING: &str = "req/s ± 95% CI";
+const RPS_HEADING: &str = "req/s ± 95% CI";
 
-/// What a reader does about a cell that is shown but not ranked.
-const NOT_RANKED_ADVICE: &str =
-    "a server that died, hung, left processes behind, served stale answers or used more cores than its WORKERS is not compared: fix the stack and rerun";
-
-/// Every step of every cell of a scenario, with the relative speed of the headline rows.
+/// Every step of every cell of a scenario, with the relative speed of the headline rows, then the
+/// store ceilings and the SLO capacity column.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
     let vs = format!("vs best ({})", view.policy.primary.id());
     let mut t = Table::new(&[
@@ -120,44 +122,90 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         "warnings",
     ]);
     for c in &sv.rows {
-        let rel = sv
-            .relative
-            .iter()
-            .find(|r| r.cell == c.cell && sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step))
-            .map(|r| if r.fastest { "best".to_string() } else { format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high) })
-            .unwrap_or_else(|| if c.rankable() { String::new() } else { "not ranked".to_string() });
-        let mem = view.memory_of(&c.cell);
-        let slope = mem
-            .and_then(|m| m.fit.map(|f| format!("{:+.2}{}", f.slope, if m.growing() { " ⚠ growing" } else { "" })))
-            .unwrap_or_else(|| "–".into());
-        let mut warnings = c.warnings.clone();
-        warnings.extend(c.unrankable.iter().map(|r| (format!("not ranked: {r}"), NOT_RANKED_ADVICE.to_string())));
-        if mem.is_some_and(|m| m.growing()) && !warnings.iter().any(|(m, _)| m.starts_with("memory grows")) {
-            let w = bakeoff_model::results::LabWarning::MemoryGrowth { mib_per_min: mem.and_then(|m| m.fit).map_or(0.0, |f| f.slope) };
-            warnings.push((w.message(), w.advice().to_string()));
-        }
-        let refs = t.note_refs(&warnings, &format!("{}: ", c.cell.label()));
-        t.rows.push(vec![
+        let mut row: Vec<Cell> = [
             if c.cell.twin { format!("{} (A/A twin)", c.cell.stack) } else { c.cell.stack.clone() },
             c.cell.variant.clone(),
             c.cell.workers.to_string(),
             step_name(c),
             estimate(Metric::RequestsPerSec, &c.get(Metric::RequestsPerSec)),
             estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest)),
-            rel,
-            metric_value(Metric::P50Us, c.get(Metric::P50Us).median),
-            metric_value(Metric::P99Us, c.get(Metric::P99Us).median),
-            metric_value(Metric::P999Us, c.get(Metric::P999Us).median),
-            metric_value(Metric::MaxUs, c.get(Metric::MaxUs).median),
-            metric_value(Metric::ErrorPercent, c.get(Metric::ErrorPercent).median),
-            metric_value(Metric::PeakRssMib, c.get(Metric::PeakRssMib).median),
-            slope,
-            refs,
-        ]);
+        ]
+        .map(Cell::from)
+        .into();
+        row.push(relative_cell(sv, c));
+        let medians = [Metric::P50Us, Metric::P99Us, Metric::P999Us, Metric::MaxUs, Metric::ErrorPercent, Metric::PeakRssMib];
+        row.extend(medians.map(|m| Cell::from(metric_value(m, c.get(m).median))));
+        row.push(slope_cell(view, c));
+        row.push(t.note_refs(row_notes(view, c), &format!("{}: ", c.cell.label())));
+        t.rows.push(row);
     }
     crate::ceiling::add_rows(&mut t, view, sv);
-    crate::slo::add_column(&mut t, view, sv);
+    add_slo_column(&mut t, view, sv);
     t
+}
+
+/// The speed relative to the scenario's best, on a cell's headline row: "best", "0.52 (0.49–0.55)",
+/// or "not ranked" for a cell that is shown but never compared.
+fn relative_cell(sv: &ScenarioView, c: &CellSummary) -> Cell {
+    let headline = sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step);
+    match sv.relative.iter().find(|r| r.cell == c.cell && headline) {
+        Some(r) if r.fastest => Cell::new("best", Tone::Good),
+        Some(r) => Cell::from(format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high)),
+        None if c.rankable() => Cell::default(),
+        None => Cell::from("not ranked"),
+    }
+}
+
+/// The fitted RSS slope, a warning when memory grows.
+fn slope_cell(view: &ReportView, c: &CellSummary) -> Cell {
+    match view.memory_of(&c.cell).and_then(|m| m.fit.map(|f| (f.slope, m.growing()))) {
+        Some((slope, true)) => Cell::new(format!("{slope:+.2} ⚠ growing"), Tone::Warn),
+        Some((slope, false)) => Cell::from(format!("{slope:+.2}")),
+        None => Cell::from("–"),
+    }
+}
+
+/// What a reader does about a cell that is shown but not ranked.
+const NOT_RANKED_ADVICE: &str =
+    "a server that died, hung, left processes behind, served stale answers or used more cores than its WORKERS is not compared: fix the stack and rerun";
+
+/// A row's notes: the cell's warnings, why it is not ranked, and memory growth its fit found where
+/// no trial warned of it.
+fn row_notes(view: &ReportView, c: &CellSummary) -> Vec<(String, String)> {
+    let mut notes: Vec<(String, String)> = view.warnings_of(c).map(|w| (w.message(), w.advice().to_string())).collect();
+    notes.extend(c.unrankable.iter().map(|r| (format!("not ranked: {}", r.tagged()), NOT_RANKED_ADVICE.to_string())));
+    let grows = |f: &Finding| matches!(f.kind, FindingKind::Lab(LabWarning::MemoryGrowth { .. }));
+    let fit = view.memory_of(&c.cell).filter(|m| m.growing()).and_then(|m| m.fit);
+    if let Some(fit) = fit.filter(|_| !c.warnings.iter().any(grows)) {
+        let w = LabWarning::MemoryGrowth { mib_per_min: fit.slope };
+        notes.push((w.message(), w.advice().to_string()));
+    }
+    notes
+}
+
+/// Adds the SLO capacity column beside requests/s to a scenario table, whose first rows are
+/// `sv.rows` in order (store ceilings follow them). The value stands on each cell's headline row,
+/// as the relative speed does.
+fn add_slo_column(t: &mut Table, view: &ReportView, sv: &ScenarioView) {
+    let Some(slo) = &view.slo else { return };
+    let at = t.headers.iter().position(|h| h == RPS_HEADING).map_or(t.headers.len(), |i| i + 1);
+    t.headers.insert(at, slo.heading());
+    for (i, row) in t.rows.iter_mut().enumerate() {
+        let value = match sv.rows.get(i) {
+            Some(c) if sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step) => {
+                slo.of(&c.cell).map_or_else(|| "–".to_string(), SloView::capacity_text)
+            }
+            Some(_) => String::new(),
+            None => "–".into(),
+        };
+        row.insert(at, Cell::from(value));
+    }
+}
+
+/// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
+pub fn proxy_scenario(view: &ReportView) -> Option<Table> {
+    view.proxy.as_ref()?;
+    Some(scenario(view, &scenario_view(Scenario::Proxy, &view.cells, view.policy.primary)))
 }
 
 /// Every check that did not pass, plus one line per stack that passed everything.
@@ -165,26 +213,26 @@ pub fn verification(view: &ReportView, all_checks: bool) -> Table {
     let mut t = Table::new(&["stack", "variant", "scenario", "verdict", "check", "url", "reason"]);
     for v in &view.data.verifications {
         if !all_checks && v.verdict() == Verdict::Pass {
-            t.rows.push(vec![
-                v.stack.clone(),
-                v.variant.clone(),
-                "*".into(),
-                "pass".into(),
-                format!("all {} checks", v.checks.len()),
-                String::new(),
-                String::new(),
+            t.push([
+                Cell::from(v.stack.clone()),
+                Cell::from(v.variant.clone()),
+                Cell::from("*"),
+                verdict_cell(Verdict::Pass),
+                Cell::from(format!("all {} checks", v.checks.len())),
+                Cell::default(),
+                Cell::default(),
             ]);
             continue;
         }
         for c in v.checks.iter().filter(|c| all_checks || c.verdict != Verdict::Pass) {
-            t.rows.push(vec![
-                v.stack.clone(),
-                v.variant.clone(),
-                c.scenario.to_string(),
-                verdict_name(c.verdict).into(),
-                c.what.clone(),
-                c.url.clone(),
-                c.reason.clone(),
+            t.push([
+                Cell::from(v.stack.clone()),
+                Cell::from(v.variant.clone()),
+                Cell::from(c.scenario.to_string()),
+                verdict_cell(c.verdict),
+                Cell::from(c.what.clone()),
+                Cell::from(c.url.clone()),
+                Cell::from(c.reason.clone()),
             ]);
         }
     }
@@ -213,16 +261,17 @@ pub fn claims(view: &ReportView) -> Option<Table> {
             }
             None => ("–".into(), "–".into()),
         };
-        t.rows.push(vec![c.claim.statement.clone(), verdict.into(), measured, allows, c.detail.clone()]);
+        t.push([c.claim.statement.clone(), verdict.into(), measured, allows, c.detail.clone()]);
     }
     Some(t)
 }
 
-pub fn verdict_name(v: Verdict) -> &'static str {
+/// A check's verdict as a table shows it: "pass", "WARN" or "FAIL", in its tone.
+fn verdict_cell(v: Verdict) -> Cell {
     match v {
-        Verdict::Pass => "pass",
-        Verdict::Warn => "WARN",
-        Verdict::Fail => "FAIL",
+        Verdict::Pass => Cell::new("pass", Tone::Good),
+        Verdict::Warn => Cell::new("WARN", Tone::Warn),
+        Verdict::Fail => Cell::new("FAIL", Tone::Bad),
     }
 }
 
@@ -238,7 +287,7 @@ pub fn proxy_overhead(view: &ReportView) -> Option<Table> {
             let pct = if o.delta_percent.is_finite() { format!(" ({:+.0}%)", o.delta_percent) } else { String::new() };
             format!("{}{}{pct}", if o.delta_us >= 0.0 { "+" } else { "-" }, latency(o.delta_us.abs()))
         }));
-        t.rows.push(r);
+        t.push(r);
     }
     // Said, not silently dropped: the steps whose latencies measured a queue.
     t.notes.extend(p.fell_short.iter().map(|s| (s.sentence(), SHORT_ADVICE.to_string())));
@@ -252,7 +301,7 @@ pub fn proxy_max(view: &ReportView) -> Option<Table> {
     let p = view.proxy.as_ref()?;
     let mut t = Table::new(&["stack", "max req/s (95% CI)", "% of baseline"]);
     for m in &p.max {
-        t.rows.push(vec![
+        t.push([
             m.cell.label(),
             estimate(Metric::RequestsPerSec, &m.rps),
             m.percent_of_baseline.map(|p| format!("{p:.0}%")).unwrap_or_else(|| "–".into()),
@@ -271,7 +320,7 @@ pub fn noise(view: &ReportView) -> Option<Table> {
         let Some(s) = side else { continue };
         let cpus = s.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         let pct = |v: f64| format!("{v:.1}%");
-        t.rows.push(vec![
+        t.push([
             cpus,
             role.into(),
             pct(s.other_median_percent),
@@ -320,7 +369,7 @@ pub fn what_ran(view: &ReportView) -> Option<Table> {
         let p = w.profile.as_ref();
         let text = |f: fn(&bakeoff_model::profile::StackProfile) -> &str| p.map(f).filter(|s| !s.is_empty()).unwrap_or("–").to_string();
         let workers: Vec<String> = w.workers.iter().map(u32::to_string).collect();
-        t.rows.push(vec![
+        t.push([
             w.stack.clone(),
             w.variant.clone(),
             p.map(|p| p.server_model.id().to_string()).unwrap_or_else(|| "–".into()),

@@ -1,77 +1,74 @@
-//! The terminal report: provenance, then per scenario an aligned table with warnings as numbered
-//! notes under it, the proxy study, and verification problems.
+//! The terminal report: each section as an aligned table with its warnings as numbered notes under
+//! it, in the order every format keeps (`Section::ORDER`).
 
-use crate::article;
-use crate::tables::{self, Table};
+use crate::section::{self, Section};
+use crate::table::{Cell, Table};
+use crate::tables::{self, Heading};
 use crate::view::ReportView;
 use std::fmt::Write;
 
-pub fn render(view: &ReportView) -> String {
+/// The terminal report: every section in `Section::ORDER`.
+pub(crate) fn render(view: &ReportView) -> String {
     let mut out = String::new();
-    for (k, v) in tables::provenance(view) {
-        let _ = writeln!(out, "{k:>10}: {v}");
-    }
-    if let Some(a) = &view.article {
-        let _ = writeln!(out, "\n== the article vs this machine: {} ==", a.title);
-        let _ = writeln!(out, "the article: {}", a.setup);
-        for n in &a.notes {
-            let _ = writeln!(out, "  differs here: {n}");
-        }
-        for t in article::tables(a) {
-            let _ = writeln!(out, "\n-- {}: the article --", t.title);
-            layout(&mut out, &t.article);
-            let _ = writeln!(out, "\n-- {}: this machine, median (95% interval) --", t.title);
-            layout(&mut out, &t.here);
-            let _ = writeln!(out, "\n-- {}: normalised to {}, article → here --", t.title, a.reference);
-            layout(&mut out, &t.normalised);
-        }
-    }
-    if let Some(t) = tables::claims(view) {
-        let _ = writeln!(out, "\n== the study's claims on this machine ==");
-        layout(&mut out, &t);
-    }
-    if let Some(p) = &view.precision {
-        let _ = writeln!(out, "\n== precision (ranked by {}) ==", view.policy.primary.describe());
-        for l in p.lines() {
-            let _ = writeln!(out, "{l}");
-        }
-    }
-    noise(&mut out, view);
-    if let Some(t) = tables::what_ran(view) {
-        let _ = writeln!(out, "\n== what ran ==");
-        layout(&mut out, &t);
-    }
-    if let Some(s) = &view.slo {
-        let _ = writeln!(out, "\n== {} ==", s.heading());
-        for l in s.lines() {
-            let _ = writeln!(out, "{l}");
-        }
-        layout(&mut out, &s.table());
-    }
-    for sv in &view.scenarios {
-        let _ = writeln!(out, "\n== {} ==", sv.scenario);
-        layout(&mut out, &tables::scenario(view, sv));
-    }
-    for s in &view.sweeps {
-        let _ = writeln!(out, "\n== {} ==", crate::sweep::title(s));
-        layout(&mut out, &crate::sweep::table(s));
-    }
-    for s in &view.soaks {
-        let _ = writeln!(out, "\n== {} ==", crate::soak::title(s));
-        layout(&mut out, &crate::soak::table(s));
-    }
-    if let Some(t) = tables::proxy_overhead(view) {
-        let _ = writeln!(out, "\n== proxy: latency overhead over the baseline (nginx direct) ==");
-        layout(&mut out, &t);
-    }
-    if let Some(t) = tables::proxy_max(view) {
-        let _ = writeln!(out, "\n== proxy: maximum throughput (closed model) ==");
-        layout(&mut out, &t);
-    }
-    let (fails, warns) = view.verification_counts();
-    let _ = writeln!(out, "\n== verification: {fails} failed, {warns} warned ==");
-    layout(&mut out, &tables::verification(view, false));
+    section::write_all(&mut out, view, section);
     out
+}
+
+fn section(out: &mut String, view: &ReportView, s: Section) {
+    match s {
+        Section::Provenance => {
+            for (k, v) in tables::provenance(view) {
+                let _ = writeln!(out, "{k:>10}: {v}");
+            }
+        }
+        Section::Article => article(out, view),
+        Section::Precision => {
+            let Some(p) = &view.precision else { return };
+            let _ = writeln!(out, "\n== precision (ranked by {}) ==", view.policy.primary.describe());
+            for l in p.lines() {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+        Section::Noise => noise(out, view),
+        Section::Slo => {
+            let Some(s) = &view.slo else { return };
+            let _ = writeln!(out, "\n== {} ==", s.heading());
+            for l in s.lines() {
+                let _ = writeln!(out, "{l}");
+            }
+            layout(out, &s.table());
+        }
+        // The settings are the provenance's last line here.
+        Section::Settings => {}
+        // Every other section is titled tables alone (`tables::titled_tables` says which).
+        _ => {
+            for (heading, t) in tables::titled_tables(view, s) {
+                let title = match heading {
+                    Heading::Phrase(p) | Heading::Named(p) => p,
+                    Heading::Scenario(s) => s.to_string(),
+                };
+                let _ = writeln!(out, "\n== {title} ==");
+                layout(out, &t);
+            }
+        }
+    }
+}
+
+fn article(out: &mut String, view: &ReportView) {
+    let Some(a) = &view.article else { return };
+    let _ = writeln!(out, "\n== the article vs this machine: {} ==", a.title);
+    let _ = writeln!(out, "the article: {}", a.setup);
+    for n in &a.notes {
+        let _ = writeln!(out, "  differs here: {n}");
+    }
+    for t in crate::article::tables(a) {
+        let _ = writeln!(out, "\n-- {}: the article --", t.title);
+        layout(out, &t.article);
+        let _ = writeln!(out, "\n-- {}: this machine, median (95% interval) --", t.title);
+        layout(out, &t.here);
+        let _ = writeln!(out, "\n-- {}: normalised to {}, article → here --", t.title, a.reference);
+        layout(out, &t.normalised);
+    }
 }
 
 fn noise(out: &mut String, view: &ReportView) {
@@ -94,19 +91,18 @@ fn width(s: &str) -> usize {
 }
 
 /// Left-aligned text columns, right-aligned numbers, two spaces apart; notes below.
-pub fn layout(out: &mut String, t: &Table) {
+pub(crate) fn layout(out: &mut String, t: &Table) {
     let n = t.headers.len();
     let mut w: Vec<usize> = t.headers.iter().map(|h| width(h)).collect();
     for r in &t.rows {
         for (i, c) in r.iter().enumerate().take(n) {
-            w[i] = w[i].max(width(c));
+            w[i] = w[i].max(width(&c.text));
         }
     }
-    let numeric: Vec<bool> =
-        (0..n).map(|i| t.rows.iter().all(|r| r[i].chars().next().is_none_or(|c| c.is_ascii_digit() || "+-–".contains(c)))).collect();
-    let line = |out: &mut String, cells: &[String]| {
+    let numeric: Vec<bool> = (0..n).map(|i| t.rows.iter().all(|r| r[i].text.is_empty() || r[i].is_number())).collect();
+    let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
         let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
+        for (i, c) in cells.enumerate() {
             let pad = " ".repeat(w[i] - width(c));
             if numeric[i] {
                 s.push_str(&format!("{pad}{c}"))
@@ -117,11 +113,11 @@ pub fn layout(out: &mut String, t: &Table) {
         }
         let _ = writeln!(out, "{}", s.trim_end());
     };
-    line(out, &t.headers);
+    line(out, &mut t.headers.iter().map(String::as_str));
     let rule: Vec<String> = w.iter().map(|&x| "-".repeat(x)).collect();
-    line(out, &rule);
+    line(out, &mut rule.iter().map(String::as_str));
     for r in &t.rows {
-        line(out, r);
+        line(out, &mut r.iter().map(|c: &Cell| c.text.as_str()));
     }
     for (i, (msg, advice)) in t.notes.iter().enumerate() {
         let _ = writeln!(out, "  [{}] {msg}: {advice}", i + 1);

@@ -1,25 +1,31 @@
 //! The derived view every format renders: trial summaries per cell-step, scenarios with their
-//! headline rows and relative speeds, memory lines, and the proxy study. Built once per report.
+//! headline rows and relative speeds, memory lines, and the proxy study. Built once per report,
+//! first: the tables and every format read it, and it reads none of them.
 
 use crate::memory::{memory_series, MemorySeries};
 use crate::noise::{noise_view, NoiseView};
 use crate::precision::{precision_view, PrecisionView};
 use crate::proxy::{self, ProxyView};
 use crate::slo::{slo_view, SloView};
+use bakeoff_model::finding::Finding;
 use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::peers::CostOutlier;
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{claims_from_stored, compare, judge, Article, ArticleComparison, ClaimResult, Evidence};
 use bakeoff_model::summary::{summarize_with, CellSummary, Policy};
 
+/// A stored run as every format reads it: its summaries, scenarios, claims and studies, derived once.
 pub struct ReportView<'a> {
+    /// The run as stored.
     pub data: &'a RunData,
     /// Every cell-step, in cell order then step order.
     pub cells: Vec<CellSummary>,
     /// Scenarios other than the proxy study's, sorted by id.
     pub scenarios: Vec<ScenarioView>,
-    pub memory: Vec<MemorySeries>,
+    /// Each cell's server RSS over its measurement, with the fitted growth.
+    pub(crate) memory: Vec<MemorySeries>,
     /// Present when the run has proxy cells.
     pub proxy: Option<ProxyView>,
     /// Sorted stack names, so a stack has the same colour in every chart.
@@ -30,14 +36,48 @@ pub struct ReportView<'a> {
     pub article: Option<ArticleComparison>,
     /// The primary metric cells are ranked by, and the precision target if any.
     pub policy: Policy,
-    pub noise: NoiseView,
-    pub precision: Option<PrecisionView>,
+    /// Cells whose CPU per request over their stack's hello is an outlier among their peers.
+    pub(crate) outliers: Vec<CostOutlier>,
+    pub(crate) noise: NoiseView,
+    pub(crate) precision: Option<PrecisionView>,
     /// Each cell's SLO capacity, when the run searched for it.
-    pub slo: Option<SloView>,
+    pub(crate) slo: Option<SloView>,
     /// Cells measured for minutes, over time.
-    pub soaks: Vec<crate::soak::SoakCell>,
+    pub(crate) soaks: Vec<crate::soak::SoakCell>,
     /// Cells measured at rising connection counts, per scenario.
-    pub sweeps: Vec<crate::sweep::SweepView>,
+    pub(crate) sweeps: Vec<crate::sweep::SweepView>,
+}
+
+/// A warning a report shows beside a cell's numbers: one of the summary's findings, or the peer
+/// cost lint's (which compares cells, so the report adds it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CellWarning<'a> {
+    Finding(&'a Finding),
+    CostOutlier(&'a CostOutlier),
+}
+
+impl CellWarning<'_> {
+    /// The kind's name, as JSON prints it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CellWarning::Finding(f) => f.id(),
+            CellWarning::CostOutlier(_) => "cost_outlier",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            CellWarning::Finding(f) => f.message(),
+            CellWarning::CostOutlier(o) => o.message(),
+        }
+    }
+
+    pub fn advice(&self) -> &'static str {
+        match self {
+            CellWarning::Finding(f) => f.advice(),
+            CellWarning::CostOutlier(o) => o.advice(),
+        }
+    }
 }
 
 /// The run's ranking and precision, from its stored settings (capacity, no target when absent).
@@ -46,7 +86,9 @@ pub fn policy(settings: &serde_json::Value) -> Policy {
     Policy { primary, precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()) }
 }
 
+/// One scenario's cells: every step, the headline row of each cell and their relative speeds.
 pub struct ScenarioView {
+    /// The scenario.
     pub scenario: Scenario,
     /// Every step of every cell of the scenario.
     pub rows: Vec<CellSummary>,
@@ -59,20 +101,24 @@ pub struct ScenarioView {
 /// A cell's throughput relative to the scenario's fastest cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Relative {
+    /// The cell compared.
     pub cell: CellKey,
+    /// Its speed over the fastest's (1 for the fastest).
     pub ratio: f64,
     /// 95% interval of the ratio: both cells' relative half-widths added in quadrature (first-order
     /// propagation for a quotient). The fastest cell is the reference: ratio 1, no interval.
     pub low: f64,
+    /// The interval's upper end.
     pub high: f64,
+    /// Whether this is the fastest cell (the reference).
     pub fastest: bool,
 }
 
 impl<'a> ReportView<'a> {
+    /// Derives everything the formats print from the stored run.
     pub fn new(data: &'a RunData) -> ReportView<'a> {
         let policy = policy(&data.run.settings);
-        let mut cells = summarize_with(&data.trials, &policy);
-        add_cost_outliers(&mut cells);
+        let cells = summarize_with(&data.trials, &policy);
         let min_trials = data.run.settings.pointer("/load/trials").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
         // Scenarios in the order of their ids as text, as reports have always listed them.
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
@@ -97,6 +143,7 @@ impl<'a> ReportView<'a> {
         let article: Option<Article> = settings.pointer("/study/article").and_then(|a| serde_json::from_value(a.clone()).ok());
         let article = article.map(|a| compare(&a, &cells, server_cpus, claims.clone()));
         ReportView {
+            outliers: bakeoff_model::peers::cost_outliers(&cells),
             noise: noise_view(&data.trials),
             precision: precision_view(&policy, min_trials, &cells, &data.trials),
             slo: slo_view(settings, &data.trials),
@@ -114,17 +161,24 @@ impl<'a> ReportView<'a> {
         }
     }
 
+    /// A cell's warnings: the summary's findings, then the peer cost lint's.
+    pub(crate) fn warnings_of<'v>(&'v self, c: &'v CellSummary) -> impl Iterator<Item = CellWarning<'v>> {
+        let outliers = self.outliers.iter().filter(move |o| o.cell == c.cell).map(CellWarning::CostOutlier);
+        c.warnings.iter().map(CellWarning::Finding).chain(outliers)
+    }
+
     /// Index of a stack in the sorted list (the colour index of charts).
-    pub fn stack_index(&self, stack: &str) -> usize {
+    pub(crate) fn stack_index(&self, stack: &str) -> usize {
         self.stacks.iter().position(|s| s == stack).unwrap_or(0)
     }
 
-    pub fn memory_of(&self, cell: &CellKey) -> Option<&MemorySeries> {
+    /// The memory series of a cell, when its samples were kept.
+    pub(crate) fn memory_of(&self, cell: &CellKey) -> Option<&MemorySeries> {
         self.memory.iter().find(|m| &m.cell == cell)
     }
 
     /// "complete", or a warning that the run never finished.
-    pub fn status_line(&self) -> String {
+    pub(crate) fn status_line(&self) -> String {
         if self.data.is_finished() {
             self.data.status.to_string()
         } else {
@@ -132,31 +186,16 @@ impl<'a> ReportView<'a> {
         }
     }
 
-    /// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
-    pub fn scenario_table_for_proxy(&self) -> Option<crate::tables::Table> {
-        self.proxy.as_ref()?;
-        Some(crate::tables::scenario(self, &scenario_view(Scenario::Proxy, &self.cells, self.policy.primary)))
-    }
-
     /// Number of failing checks, and of warning ones.
-    pub fn verification_counts(&self) -> (usize, usize) {
+    pub(crate) fn verification_counts(&self) -> (usize, usize) {
         let all = self.data.verifications.iter().flat_map(|v| &v.checks);
         let fails = all.clone().filter(|c| c.verdict == Verdict::Fail).count();
         (fails, all.filter(|c| c.verdict == Verdict::Warn).count())
     }
 }
 
-/// The peer cost lint's outliers as warnings on their cells (every step of the cell), so every
-/// format shows them where it shows the cell's other warnings.
-fn add_cost_outliers(cells: &mut [CellSummary]) {
-    for o in bakeoff_model::peers::cost_outliers(cells) {
-        for c in cells.iter_mut().filter(|c| c.cell == o.cell) {
-            c.warnings.push((o.message(), o.advice().to_string()));
-        }
-    }
-}
-
-fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetric) -> ScenarioView {
+/// A scenario's rows, headline rows and relative speeds, ranked by `primary`.
+pub(crate) fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetric) -> ScenarioView {
     let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
     let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
     let relative = relative_speeds(&headline, primary);
@@ -168,7 +207,7 @@ fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetr
 /// (0.5 = twice the CPU per request). Open-model rows run at a set rate, so their throughput says
 /// nothing about speed; A/A twins are the same cell again, not a competitor; a broken or unfair
 /// cell is shown, but never compared or called best.
-pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric) -> Vec<Relative> {
+pub(crate) fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric) -> Vec<Relative> {
     let metric = primary.metric();
     let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
     let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable()).collect();
@@ -188,4 +227,29 @@ pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric) -> Vec<Rela
         .collect();
     out.sort_by(|x, y| y.ratio.total_cmp(&x.ratio).then(x.cell.cmp(&y.cell)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synthetic::run_data;
+
+    #[test]
+    fn a_ladder_is_a_sweep_series_per_cell_and_a_single_step_is_none() {
+        let data = run_data();
+        let view = ReportView::new(&data);
+        let laddered: Vec<&crate::sweep::SweepSeries> = view.sweeps.iter().flat_map(|s| &s.series).collect();
+        assert!(!laddered.is_empty(), "the demo run has a concurrency ladder");
+        for s in &laddered {
+            assert!(s.levels.len() >= 2);
+            assert!(s.levels.windows(2).all(|w| w[0].connections < w[1].connections), "levels rise: {:?}", s.cell);
+            for l in &s.levels {
+                assert!(l.best_requests_per_sec >= l.requests_per_sec.median, "the best trial is at least the median");
+            }
+        }
+        // A cell measured at one connection count only is no sweep.
+        let single = view.scenarios.iter().flat_map(|s| &s.headline).find(|c| view.cells.iter().filter(|d| d.cell == c.cell).count() == 1);
+        let single = single.expect("the demo run has single-step cells");
+        assert!(!laddered.iter().any(|s| s.cell == single.cell));
+    }
 }

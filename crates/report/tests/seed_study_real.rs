@@ -4,7 +4,8 @@
 //! recomputed here without the model: its value, interval, coverage and verdict.
 
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
-use bakeoff_model::results::{CellKey, TrialRecord, DELIBERATE_BUG};
+use bakeoff_model::finding::Finding;
+use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::study::{CellRef, Check, ClaimResult, ClaimVerdict};
 use bakeoff_model::summary::Metric;
 use bakeoff_report::{render, Format, ReportView};
@@ -79,7 +80,7 @@ fn check_claim(c: &ClaimResult, trials: &[TrialRecord], view: &ReportView) -> Cl
     let unranked = refs.iter().find_map(|r| {
         view.cells.iter().find(|s| {
             !s.rankable()
-                && !s.unrankable.iter().all(|u| u.starts_with(DELIBERATE_BUG))
+                && !s.unrankable.iter().all(Finding::is_deliberate_bug)
                 && s.cell.stack == r.stack
                 && Some(s.cell.scenario) == r.scenario
                 && r.variant.as_ref().is_none_or(|v| &s.cell.variant == v)
@@ -148,7 +149,7 @@ fn seed_001_runs_for_real_and_its_claims_are_the_stored_numbers() {
     // The reproduction is shown, never ranked: unranked for its bug, absent from every "vs best".
     let buggy: Vec<_> = view.cells.iter().filter(|c| c.cell.variant == "regex-per-request").collect();
     assert_eq!(buggy.len(), 2);
-    assert!(buggy.iter().all(|c| c.unrankable.iter().any(|r| r.starts_with(DELIBERATE_BUG))), "{buggy:?}");
+    assert!(buggy.iter().all(|c| c.unrankable.iter().any(Finding::is_deliberate_bug)), "{buggy:?}");
     assert!(view.scenarios.iter().flat_map(|s| &s.relative).all(|r| r.cell.variant != "regex-per-request"));
     // ...and never compared with another stack.
     let vs_go = view.claims.iter().find(|c| c.claim.statement.contains("lose to Go")).unwrap();
@@ -159,7 +160,7 @@ fn seed_001_runs_for_real_and_its_claims_are_the_stored_numbers() {
     assert_eq!(node.verdict, ClaimVerdict::NotMeasured);
 
     // Every format labels the reproduction and shows the bug's claim with the same value and coverage.
-    let ratio = format!("{} (", bakeoff_report::numbers::sig3(measured.value));
+    let ratio = format!("{} (", bakeoff_report::sig3(measured.value));
     let coverage = format!(", {})", measured.coverage());
     for format in [Format::Text, Format::Markdown, Format::Html, Format::Json, Format::Csv] {
         let out = render(&data, format);

@@ -2,6 +2,7 @@
 //! errors over 1% of its requests, or a closed-model step whose connections were never answered.
 
 use bakeoff_load::Warning;
+use bakeoff_model::finding::{Finding, FindingKind};
 use bakeoff_model::summary::{summarize, UNRANKABLE_ERROR_PERCENT};
 use bakeoff_report::synthetic;
 use hdrhistogram::Histogram;
@@ -24,7 +25,8 @@ fn errors_over_one_percent_in_any_trial_make_the_cell_unrankable() {
     // pekko-http in seed 001: 2-3% of requests failed in every trial.
     let cells = summarize(&[trial(1, 240), trial(2, 50), trial(3, 340)]);
     assert!(!cells[0].rankable());
-    assert_eq!(cells[0].unrankable, ["errors: 3.29% of requests failed in trial 3 (2 of 3 trials over the 1% a ranked cell may have)"]);
+    let reasons: Vec<String> = cells[0].unrankable.iter().map(Finding::tagged).collect();
+    assert_eq!(reasons, ["errors: 3.29% of requests failed in trial 3 (2 of 3 trials over the 1% a ranked cell may have)"]);
 }
 
 #[test]
@@ -32,8 +34,10 @@ fn connections_never_answered_make_the_cell_unrankable_with_the_reason() {
     let mut t = trial(2, 0);
     t.load.steps[0].warnings.push(Warning::StarvedConnections { step: "main".into(), starved: 97, connections: 256 });
     let cells = summarize(&[trial(1, 0), t, trial(3, 0)]);
+    let reasons: Vec<String> = cells[0].unrankable.iter().map(Finding::tagged).collect();
     assert_eq!(
-        cells[0].unrankable,
-        ["starved_connections: [main] 97 of 256 connections got no response: their waits are in no percentile (trial 2)"]
+        reasons,
+        ["starved_connections: [main] 97 of 256 connections got no response: their waits are in no percentile (1 of 3 trials)"]
     );
+    assert!(matches!(cells[0].unrankable[0].kind, FindingKind::Load(Warning::StarvedConnections { starved: 97, .. })));
 }

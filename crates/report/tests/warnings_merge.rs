@@ -2,6 +2,7 @@
 //! many trials raised it (the lab's summary, as every report format reads it).
 
 use bakeoff_load::Warning;
+use bakeoff_model::finding::Finding;
 use bakeoff_model::results::LabWarning;
 use bakeoff_model::summary::summarize;
 use bakeoff_report::synthetic;
@@ -24,7 +25,7 @@ fn same_kind_from_every_trial_is_one_note_with_the_worst_numbers() {
     let trials = vec![starved(1, 60), starved(2, 63), starved(3, 61)];
     let cells = summarize(&trials);
     assert_eq!(cells.len(), 1);
-    let messages: Vec<&str> = cells[0].warnings.iter().map(|(m, _)| m.as_str()).collect();
+    let messages: Vec<String> = cells[0].warnings.iter().map(Finding::message).collect();
     assert_eq!(
         messages,
         ["[main] 63 of 64 connections got no response: their waits are in no percentile (3 of 3 trials; the worst shown)"]
@@ -37,7 +38,9 @@ fn kinds_stay_apart_and_a_single_trial_says_so() {
     trials[1].warnings.push(LabWarning::BackgroundNoise { cpu_percent: 14.0 });
     trials[1].load.warnings.push(Warning::ClientSaturated { cpu_percent: 95.0, threads: 1 });
     let cells = summarize(&trials);
-    let messages: Vec<&str> = cells[0].warnings.iter().map(|(m, _)| m.as_str()).collect();
+    let messages: Vec<String> = cells[0].warnings.iter().map(Finding::message).collect();
+    let kinds: Vec<&str> = cells[0].warnings.iter().map(Finding::id).collect();
+    assert_eq!(kinds, ["starved_connections", "client_saturated", "background_noise"]);
     assert_eq!(
         messages,
         [
@@ -51,7 +54,7 @@ fn kinds_stay_apart_and_a_single_trial_says_so() {
 #[test]
 fn one_trial_keeps_the_plain_message() {
     let cells = summarize(&[starved(1, 5)]);
-    assert_eq!(cells[0].warnings[0].0, "[main] 5 of 64 connections got no response: their waits are in no percentile");
+    assert_eq!(cells[0].warnings[0].message(), "[main] 5 of 64 connections got no response: their waits are in no percentile");
 }
 
 #[test]
@@ -64,7 +67,7 @@ fn a_step_keeps_its_own_warnings_and_the_run_wide_ones_only() {
     t.load.warnings = vec![saturated.clone(), late.clone()];
     let cells = summarize(&[t]);
     let messages =
-        |step: usize| -> Vec<String> { cells.iter().find(|c| c.step == step).unwrap().warnings.iter().map(|(m, _)| m.clone()).collect() };
+        |step: usize| -> Vec<String> { cells.iter().find(|c| c.step == step).unwrap().warnings.iter().map(Finding::message).collect() };
     assert_eq!(messages(0), [saturated.message()], "the second step's shortfall is not the first step's");
     assert_eq!(messages(1), [saturated.message(), late.message()]);
 }

@@ -79,7 +79,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
                 method: "GET".into(),
                 connections: 64,
                 threads: 2,
-                schedule: "closed".into(),
+                schedule: ScheduleKind::Closed,
                 rate: None,
                 duration_s: Some(10.0),
                 requests: None,

@@ -5,7 +5,6 @@ use anyhow::{Context, Result};
 use std::process::ExitCode;
 
 pub fn run(args: &ReportArgs) -> Result<ExitCode> {
-    let format: bakeoff_report::Format = args.format.parse().map_err(|e| anyhow::anyhow!("--format: {e}"))?;
     let store = crate::context::open_results(&args.db)?;
     let id = match &args.run {
         Some(id) => id.clone(),
@@ -17,7 +16,7 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
         }
     };
     let data = store.load_run(&id)?;
-    let out = bakeoff_report::render(&data, format);
+    let out = bakeoff_report::render(&data, args.format);
     match &args.out {
         Some(path) => {
             std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?;

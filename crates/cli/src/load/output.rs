@@ -105,7 +105,7 @@ pub(crate) fn human_summary(r: &LoadReport) -> String {
         p.rate.map(|r| format!(" at {r} req/s")).unwrap_or_default(),
         if p.pipeline > 1 { format!(", pipeline {}", p.pipeline) } else { String::new() }
     );
-    let open = p.schedule != "closed";
+    let open = p.schedule.is_open();
     for s in &r.steps {
         step_block(&mut out, s, open);
     }

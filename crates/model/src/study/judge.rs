@@ -13,8 +13,9 @@
 
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
+use crate::finding::Finding;
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
-use crate::results::{CellKey, DELIBERATE_BUG};
+use crate::results::CellKey;
 use crate::robust::covered_ratio;
 use crate::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
@@ -25,9 +26,11 @@ pub const TREND_MIN_MINUTES: f64 = 1.0;
 /// The least coverage an interval needs to decide held or failed (see the header for why 90%).
 pub const VERDICT_CONFIDENCE: f64 = 0.90;
 
+/// What a claim came to on this run.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ClaimVerdict {
+    /// The whole interval lies where the claim allows.
     Held,
     /// Contradicted: the whole interval lies outside what the claim allows.
     Failed,
@@ -40,6 +43,7 @@ pub enum ClaimVerdict {
 }
 
 impl ClaimVerdict {
+    /// The verdict as reports print it: "held", "not measured", ...
     pub fn label(self) -> &'static str {
         match self {
             ClaimVerdict::Held => "held",
@@ -57,8 +61,11 @@ impl ClaimVerdict {
 pub struct Measured {
     /// What the value is, e.g. "ratio of requests_per_sec", "MiB/min".
     pub quantity: String,
+    /// The measured value.
     pub value: f64,
+    /// The interval's lower end.
     pub low: f64,
+    /// The interval's upper end.
     pub high: f64,
     /// The probability that [low, high] covers the true value (0.9 for 3 v 3 trials): a verdict
     /// needs `VERDICT_CONFIDENCE`. For a memory trend the fit's nominal 95%, optimistic.
@@ -83,10 +90,14 @@ fn percent(c: f64) -> String {
     }
 }
 
+/// A claim judged: its verdict, what was measured for it, and why.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ClaimResult {
+    /// The study's claim.
     pub claim: Claim,
+    /// What it came to.
     pub verdict: ClaimVerdict,
+    /// The value measured, when cells were found to measure it on.
     pub measured: Option<Measured>,
     /// The cells compared and why the verdict is what it is.
     pub detail: String,
@@ -105,15 +116,19 @@ type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
 /// What claims are judged on: the run's summaries (which cells, rankable or not), each cell's trial
 /// values, memory and requests/s series, and the number of server CPUs ("all" workers).
 pub struct Evidence<'a> {
+    /// Every cell-step's summary.
     pub summaries: &'a [CellSummary],
     /// Per cell and step, a metric's value in each trial: what comparisons are measured on.
     pub trials: TrialValues<'a>,
+    /// (minutes, RSS MiB) per trial of a cell.
     pub memory: MemorySeries<'a>,
     /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
     pub throughput: TrialSeries<'a>,
+    /// The run's server CPUs: what "all" workers means.
     pub server_cpus: u32,
 }
 
+/// Each claim judged on the evidence, in the claims' order.
 pub fn judge(claims: &[Claim], evidence: &Evidence<'_>) -> Vec<ClaimResult> {
     claims.iter().map(|c| judge_one(c, evidence)).collect()
 }
@@ -135,7 +150,8 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
     let one_stack = found.iter().all(|c| c.cell.stack == found[0].cell.stack);
     let excused = |c: &CellSummary| c.rankable() || (one_stack && only_a_reproduction(c));
     if let Some(broken) = found.iter().find(|c| !excused(c)) {
-        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), broken.unrankable.join("; "));
+        let reasons: Vec<String> = broken.unrankable.iter().map(Finding::tagged).collect();
+        let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), reasons.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
     match &claim.check {
@@ -182,7 +198,7 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
 
 /// The cell is unranked only because its variant reproduces a bug on purpose.
 fn only_a_reproduction(c: &CellSummary) -> bool {
-    !c.unrankable.is_empty() && c.unrankable.iter().all(|r| r.starts_with(DELIBERATE_BUG))
+    !c.unrankable.is_empty() && c.unrankable.iter().all(Finding::is_deliberate_bug)
 }
 
 fn metric_of(check: &Check) -> Metric {
@@ -235,21 +251,8 @@ fn composite(values: &[Vec<f64>], side: usize) -> Vec<f64> {
 fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>) -> Measurement {
     let metric = metric_of(check);
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
-    let trials_of =
-        |s: &CellSummary, m: Metric| -> Vec<f64> { (ev.trials)(&s.cell, s.step, m).into_iter().filter(|v| v.is_finite()).collect() };
-    // Each cell's values of the compared quantity: the metric, or a spread per trial.
-    let values: Vec<Vec<f64>> = found
-        .iter()
-        .map(|s| match check {
-            Check::Spread { measure: SpreadMeasure::TailRatio, .. } => {
-                let (tail, mid) = ((ev.trials)(&s.cell, s.step, Metric::P9999Us), (ev.trials)(&s.cell, s.step, Metric::P50Us));
-                tail.iter().zip(&mid).map(|(t, m)| t / m).filter(|v| v.is_finite()).collect()
-            }
-            _ => trials_of(s, metric),
-        })
-        .collect();
+    let values: Vec<Vec<f64>> = found.iter().map(|s| compared_values(check, metric, s, ev)).collect();
     let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
-    let vs = |i: usize, j: usize| format!("{} v {} trials", values[i].len(), values[j].len());
     // num / den of the first two cells, at the confidence a verdict aims for (95%).
     let two = |num: usize, den: usize| pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE);
     let of = |quantity: String, (value, low, high, confidence): (f64, f64, f64, f64), expected: String| Measured {
@@ -305,14 +308,31 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
         }
         Check::MemoryTrend { .. } | Check::ThroughputTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
     };
-    let trials = match check {
+    Measurement { measured, detail, decide, trials: trials_compared(check, &values), fewest }
+}
+
+/// One cell's values of the compared quantity, one per trial with a finite value: the metric, or
+/// for a tail-ratio spread each trial's p99.99 over its p50.
+fn compared_values(check: &Check, metric: Metric, s: &CellSummary, ev: &Evidence<'_>) -> Vec<f64> {
+    let of = |m: Metric| (ev.trials)(&s.cell, s.step, m);
+    let values = match check {
+        Check::Spread { measure: SpreadMeasure::TailRatio, .. } => {
+            of(Metric::P9999Us).iter().zip(&of(Metric::P50Us)).map(|(t, m)| t / m).collect()
+        }
+        _ => of(metric),
+    };
+    values.into_iter().filter(|v| v.is_finite()).collect()
+}
+
+/// The trials a comparison stood on: "3 v 3 trials", or a geomean's rounds.
+fn trials_compared(check: &Check, values: &[Vec<f64>]) -> String {
+    match check {
         Check::Geomean { scenarios, .. } => {
-            let (a, b) = (composite(&values, 0).len(), composite(&values, 1).len());
+            let (a, b) = (composite(values, 0).len(), composite(values, 1).len());
             format!("{a} v {b} trials, each the geometric mean of its round over {} scenarios", scenarios.len())
         }
-        _ => vs(0, 1),
-    };
-    Measurement { measured, detail, decide, trials, fewest }
+        _ => format!("{} v {} trials", values[0].len(), values[1].len()),
+    }
 }
 
 /// A memory trend: the least-squares slope of RSS over each trial with its 95% interval (from the

@@ -340,7 +340,8 @@ fn a_reproduction_of_a_bug_is_judged_against_its_own_stack_only() {
         let mut c = rps(stack, "greeting", v, 1.0, 3);
         c.cell.variant = variant.into();
         if variant == "buggy" {
-            c.unrankable.push(format!("{}: deliberate reproduction of a bug: regex per request", crate::results::DELIBERATE_BUG));
+            let bug = crate::results::LabWarning::DeliberateBug { reproduces: "regex per request".into() };
+            c.unrankable.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(bug)));
         }
         c
     };

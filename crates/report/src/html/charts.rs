@@ -1,4 +1,4 @@
-//! The report's charts as inline SVG strings, drawn with plotters' SVG backend (text stays <text>, so
+//! The report's charts as inline SVG strings, drawn with plotters' SVG backend (text stays `<text>`, so
 //! no fonts are needed). Log axes are drawn as linear axes over log values with explicit ticks, which
 //! keeps tick placement exact (each major tick doubles on a log2 axis) and the output deterministic.
 //! Depends on plotters and std only; callers pass label formatters.
@@ -24,11 +24,6 @@ const PALETTE: [RGBColor; 7] = [
 
 pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
-}
-
-pub fn colour_hex(i: usize) -> String {
-    let RGBColor(r, g, b) = colour(i);
-    format!("#{r:02x}{g:02x}{b:02x}")
 }
 
 /// How an axis maps values.

@@ -1,10 +1,12 @@
 //! The single-file HTML report: inline CSS and inline SVG charts, no scripts, fonts or links to load,
-//! so it opens offline and can be mailed or attached to an issue as one file.
+//! so it opens offline and can be mailed or attached to a bug report as one file.
 
-pub mod charts;
+mod charts;
 mod sections;
 
-use crate::tables::{self, Table};
+use crate::section::{self, Section};
+use crate::table::{Table, Tone};
+use crate::tables;
 use crate::view::ReportView;
 use std::fmt::Write;
 
@@ -24,7 +26,8 @@ p.how{font-size:13px;color:#57606a;max-width:900px}
 details summary{cursor:pointer;font-size:13px;color:#57606a;margin:4px 0}
 ";
 
-pub fn render(view: &ReportView) -> String {
+/// The HTML report: head and title, every section in `Section::ORDER`, then how to read it.
+pub(crate) fn render(view: &ReportView) -> String {
     let r = &view.data.run;
     let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
@@ -38,53 +41,7 @@ pub fn render(view: &ReportView) -> String {
     if !view.data.is_finished() {
         let _ = writeln!(out, "<div class=\"banner\">This run {}.</div>", esc(&view.status_line()));
     }
-    out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
-    // The settings get a table of their own below, not one line of JSON.
-    for (k, v) in tables::provenance(view).into_iter().filter(|(k, _)| *k != "settings") {
-        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
-    }
-    out.push_str("</table></section>\n");
-    if let Some(t) = tables::what_ran(view) {
-        out.push_str("<section id=\"what-ran\"><h2>What ran</h2>\n");
-        out.push_str("<p class=\"how\">Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.</p>\n");
-        table(&mut out, &t);
-        out.push_str("</section>\n");
-    }
-
-    if let Some(a) = &view.article {
-        article_section(&mut out, a);
-    }
-    if let Some(t) = tables::claims(view) {
-        out.push_str("<section id=\"claims\"><h2>The study's claims on this machine</h2>\n");
-        out.push_str("<p class=\"how\">Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.</p>\n");
-        table(&mut out, &t);
-        out.push_str("</section>\n");
-    }
-    let (fails, warns) = view.verification_counts();
-    let _ = writeln!(out, "<section id=\"verification\"><h2>Verification: {fails} failed, {warns} warned</h2>");
-    out.push_str("<p class=\"how\">A stack whose check fails is not measured in that scenario.</p>\n");
-    // Problems first, one line per stack that passed everything; the full evidence (every check
-    // with its URL) stays in the page, folded, since a study checks hundreds of things.
-    table(&mut out, &tables::verification(view, false));
-    let checks: usize = view.data.verifications.iter().map(|v| v.checks.len()).sum();
-    let _ = writeln!(out, "<details><summary>All {checks} checks, with their URLs</summary>");
-    table(&mut out, &tables::verification(view, true));
-    out.push_str("</details></section>\n");
-    sections::precision_and_noise(&mut out, view);
-    sections::slo(&mut out, view);
-    for sv in &view.scenarios {
-        sections::scenario(&mut out, view, sv);
-    }
-    sections::sweeps(&mut out, view);
-    sections::soaks(&mut out, view);
-    if view.proxy.is_some() {
-        sections::proxy(&mut out, view);
-    }
-    out.push_str("<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">\n");
-    for (k, v) in tables::settings(view) {
-        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
-    }
-    out.push_str("</table></section>\n");
+    section::write_all(&mut out, view, section);
     out.push_str(
         "<p class=\"how\">Numbers are medians over trials; ± is the half-width, relative to the median, of the \
          distribution-free 95% interval of the median (order statistics of the trials; with fewer than six trials \
@@ -94,6 +51,68 @@ pub fn render(view: &ReportView) -> String {
     );
     out.push_str("</body></html>\n");
     out
+}
+
+fn section(out: &mut String, view: &ReportView, s: Section) {
+    match s {
+        Section::Provenance => provenance(out, view),
+        Section::WhatRan => explained(out, ("what-ran", "What ran"), WHAT_RAN_HOW, tables::what_ran(view)),
+        Section::Article => {
+            if let Some(a) = &view.article {
+                article_section(out, a);
+            }
+        }
+        Section::Claims => explained(out, ("claims", "The study's claims on this machine"), CLAIMS_HOW, tables::claims(view)),
+        Section::Verification => verification(out, view),
+        Section::Precision => sections::precision(out, view),
+        Section::Noise => sections::noise(out, view),
+        Section::Slo => sections::slo(out, view),
+        Section::Scenarios => view.scenarios.iter().for_each(|sv| sections::scenario(out, view, sv)),
+        Section::Sweeps => sections::sweeps(out, view),
+        Section::Soaks => sections::soaks(out, view),
+        Section::Proxy => sections::proxy(out, view),
+        Section::Settings => {
+            out.push_str("<section id=\"settings\"><h2>Run settings</h2><table class=\"kv\">\n");
+            for (k, v) in tables::settings(view) {
+                let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(&k), esc(&v));
+            }
+            out.push_str("</table></section>\n");
+        }
+    }
+}
+
+const WHAT_RAN_HOW: &str = "Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.";
+
+const CLAIMS_HOW: &str = "Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.";
+
+/// A section of one table under a sentence on how to read it; nothing without the table.
+fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<Table>) {
+    let Some(t) = t else { return };
+    let _ = writeln!(out, "<section id=\"{id}\"><h2>{}</h2>\n<p class=\"how\">{}</p>", esc(title), esc(how));
+    table(out, &t);
+    out.push_str("</section>\n");
+}
+
+fn provenance(out: &mut String, view: &ReportView) {
+    out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
+    // The settings get a section of their own, not one line of JSON.
+    for (k, v) in tables::provenance(view).into_iter().filter(|(k, _)| *k != "settings") {
+        let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
+    }
+    out.push_str("</table></section>\n");
+}
+
+/// Problems first, one line per stack that passed everything; the full evidence (every check with
+/// its URL) stays in the page, folded, since a study checks hundreds of things.
+fn verification(out: &mut String, view: &ReportView) {
+    let (fails, warns) = view.verification_counts();
+    let _ = writeln!(out, "<section id=\"verification\"><h2>Verification: {fails} failed, {warns} warned</h2>");
+    out.push_str("<p class=\"how\">A stack whose check fails is not measured in that scenario.</p>\n");
+    table(out, &tables::verification(view, false));
+    let checks: usize = view.data.verifications.iter().map(|v| v.checks.len()).sum();
+    let _ = writeln!(out, "<details><summary>All {checks} checks, with their URLs</summary>");
+    table(out, &tables::verification(view, true));
+    out.push_str("</details></section>\n");
 }
 
 /// The article's tables beside this machine's, and where the setups differ.
@@ -119,7 +138,8 @@ fn article_section(out: &mut String, a: &bakeoff_model::study::ArticleComparison
     out.push_str("</section>\n");
 }
 
-pub fn esc(s: &str) -> String {
+/// Text escaped for HTML content and attribute values.
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -133,19 +153,19 @@ pub fn esc(s: &str) -> String {
     o
 }
 
-fn cell_class(c: &str) -> &'static str {
-    match c {
-        "pass" | "best" => " class=\"pass\"",
-        "WARN" => " class=\"warn\"",
-        "FAIL" => " class=\"fail\"",
-        _ if c.starts_with('⚠') || c.contains("⚠ growing") => " class=\"warn\"",
-        _ if c.starts_with(|ch: char| ch.is_ascii_digit() || ch == '+' || ch == '-' || ch == '–') => " class=\"num\"",
-        _ => "",
+/// A cell's class: its tone, else a number's.
+fn cell_class(c: &crate::table::Cell) -> &'static str {
+    match c.tone {
+        Tone::Good => " class=\"pass\"",
+        Tone::Warn => " class=\"warn\"",
+        Tone::Bad => " class=\"fail\"",
+        Tone::Plain if c.is_number() => " class=\"num\"",
+        Tone::Plain => "",
     }
 }
 
 /// A shared table as HTML, warnings as a numbered list right under it.
-pub fn table(out: &mut String, t: &Table) {
+pub(crate) fn table(out: &mut String, t: &Table) {
     out.push_str("<table><tr>");
     for h in &t.headers {
         let _ = write!(out, "<th>{}</th>", esc(h));
@@ -154,7 +174,7 @@ pub fn table(out: &mut String, t: &Table) {
     for r in &t.rows {
         out.push_str("<tr>");
         for c in r {
-            let _ = write!(out, "<td{}>{}</td>", cell_class(c), esc(c));
+            let _ = write!(out, "<td{}>{}</td>", cell_class(c), esc(&c.text));
         }
         out.push_str("</tr>\n");
     }

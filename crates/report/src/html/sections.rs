@@ -35,7 +35,7 @@ fn latency_label(v: f64) -> String {
     latency(v).replace(' ', "")
 }
 
-pub fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
+pub(super) fn scenario(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let _ = writeln!(out, "<section class=\"scenario\" id=\"scenario-{0}\"><h2>Scenario <code>{0}</code></h2>", esc(sv.scenario.id()));
     for l in crate::ceiling::limited(view, sv) {
         let _ = writeln!(out, "<p class=\"warn\">{}: {}.</p>", esc(&l.sentence()), crate::ceiling::LIMIT_ADVICE);
@@ -219,7 +219,7 @@ fn latency_vs_rate(title: &str, series: &[Series]) -> String {
     charts::lines(&axes, series)
 }
 
-pub fn proxy(out: &mut String, view: &ReportView) {
+pub(super) fn proxy(out: &mut String, view: &ReportView) {
     let Some(p) = &view.proxy else { return };
     out.push_str("<section id=\"proxy\"><h2>Proxy study</h2>\n<p class=\"how\">Each proxy relays to nginx; <code>baseline</code> is nginx served directly. \
         Percentiles are pooled over trials from the merged HDR histograms. Overhead is the proxy's percentile minus the baseline's at the same target rate.</p>\n<div class=\"charts\">");
@@ -276,7 +276,7 @@ pub fn proxy(out: &mut String, view: &ReportView) {
     if let Some(t) = tables::proxy_max(view) {
         table(out, &t);
     }
-    if let Some(t) = view.scenario_table_for_proxy() {
+    if let Some(t) = tables::proxy_scenario(view) {
         out.push_str("<h3>All numbers</h3>\n");
         table(out, &t);
     }
@@ -284,7 +284,7 @@ pub fn proxy(out: &mut String, view: &ReportView) {
 }
 
 /// SLO capacity: what it is, and each cell's beside its closed-model maximum.
-pub fn slo(out: &mut String, view: &ReportView) {
+pub(super) fn slo(out: &mut String, view: &ReportView) {
     let Some(s) = &view.slo else { return };
     let _ = writeln!(out, "<section id=\"slo\"><h2>{}</h2>\n<ul>", esc(&s.heading()));
     for l in s.lines() {
@@ -295,15 +295,18 @@ pub fn slo(out: &mut String, view: &ReportView) {
     out.push_str("</section>\n");
 }
 
-/// The precision goal's outcome and the machine's noise, with the A/A noise floor.
-pub fn precision_and_noise(out: &mut String, view: &ReportView) {
-    if let Some(p) = &view.precision {
-        let _ = writeln!(out, "<section id=\"precision\"><h2>Precision (ranked by {})</h2><ul>", esc(&view.policy.primary.describe()));
-        for l in p.lines() {
-            let _ = writeln!(out, "<li>{}</li>", esc(&l));
-        }
-        out.push_str("</ul></section>\n");
+/// The precision goal's outcome.
+pub(super) fn precision(out: &mut String, view: &ReportView) {
+    let Some(p) = &view.precision else { return };
+    let _ = writeln!(out, "<section id=\"precision\"><h2>Precision (ranked by {})</h2><ul>", esc(&view.policy.primary.describe()));
+    for l in p.lines() {
+        let _ = writeln!(out, "<li>{}</li>", esc(&l));
     }
+    out.push_str("</ul></section>\n");
+}
+
+/// The machine's noise, with the busiest other process and the A/A noise floor.
+pub(super) fn noise(out: &mut String, view: &ReportView) {
     let Some(t) = crate::tables::noise(view) else { return };
     out.push_str("<section id=\"noise\"><h2>The machine's noise</h2>\n");
     table(out, &t);
@@ -316,7 +319,7 @@ pub fn precision_and_noise(out: &mut String, view: &ReportView) {
 
 /// One chart per soaked cell: each trial's RSS (solid, left axis) and requests/s (dashed, right
 /// axis) over the measurement, and the same as a short table.
-pub fn soaks(out: &mut String, view: &ReportView) {
+pub(super) fn soaks(out: &mut String, view: &ReportView) {
     if view.soaks.is_empty() {
         return;
     }
@@ -356,7 +359,7 @@ pub fn soaks(out: &mut String, view: &ReportView) {
 
 /// Concurrency sweeps: throughput, mean latency and its spread against the connections, one line
 /// per cell (the article's charts of ab at rising -c), then the levels' table with the best trial.
-pub fn sweeps(out: &mut String, view: &ReportView) {
+pub(super) fn sweeps(out: &mut String, view: &ReportView) {
     if view.sweeps.is_empty() {
         return;
     }
