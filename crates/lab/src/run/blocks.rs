@@ -48,13 +48,6 @@ impl LaunchPlan {
     }
 }
 
-/// Whether a cell can share its server's CPUs with its scenario's other cells between its slices:
-/// not a soak (its own length), not a per-cell ladder, and no schedule whose steps need a server
-/// of their own (a rate ramp, a concurrency sweep, an SLO search, a closed maximum after it).
-pub(crate) fn can_pair(cell: &Cell<'_>, s: &LoadSettings) -> bool {
-    cell.soak.is_none() && cell.ramp.is_none() && s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput
-}
-
 /// One server of a launch and what the launch has measured of it.
 struct Resident<'c, 'a> {
     cell: &'c Cell<'a>,

@@ -35,6 +35,14 @@ pub struct SoakPlan {
 }
 
 impl Cell<'_> {
+    /// Whether the cell can share the server CPUs with its scenario's other cells between its
+    /// slices (the block schedule): not a soak (its own length), not a per-cell ladder, and no
+    /// schedule whose steps need a server of their own (a rate ramp, a concurrency sweep, an SLO
+    /// search, a closed maximum after it).
+    pub(crate) fn can_pair(&self, s: &crate::run::settings::LoadSettings) -> bool {
+        self.soak.is_none() && self.ramp.is_none() && s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput
+    }
+
     /// The cell's identity in results: stack, scenario, variant, workers and A/A arm.
     pub fn key(&self) -> CellKey {
         CellKey {
