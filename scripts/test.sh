@@ -8,6 +8,8 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/bakeoff/workspace-targ
 # Style first: one formatting (rustfmt.toml) and no lint warnings, in every crate and test.
 cargo fmt --all --check
 cargo clippy --release --locked --workspace --all-targets -j 2 -- -D warnings
+# Every public item of every library crate says what it is.
+RUSTDOCFLAGS="-D missing_docs -D rustdoc::broken_intra_doc_links" cargo doc --no-deps --workspace --lib --locked -j 2 -q
 cargo build --release --locked -p bakeoff -j 2
 # Every stack is built (cached) and must pass its contracts; BAKEOFF_VERIFY_STACKS=0 skips this.
 if [[ "${BAKEOFF_VERIFY_STACKS:-1}" == 1 ]]; then

@@ -177,7 +177,7 @@ impl Finding {
     }
 
     /// The message after the kind's name, as a reason a cell is not ranked reads:
-    /// "stopped_answering: [main] server stopped answering at ...".
+    /// `"stopped_answering: [main] server stopped answering at ..."`.
     pub fn tagged(&self) -> String {
         format!("{}: {}", self.id(), self.message())
     }

@@ -25,7 +25,6 @@ pub mod schedule;
 pub mod slo;
 pub mod status;
 pub mod study;
-#[allow(missing_docs)]
 pub mod summary;
 pub mod time;
 pub mod timeline;

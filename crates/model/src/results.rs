@@ -86,7 +86,7 @@ impl PartialOrd for CellKey {
 }
 
 impl CellKey {
-    /// "rust-actix[postgres] products w2", " (A/A twin)" after a twin: how every report names a cell.
+    /// `"rust-actix[postgres] products w2"`, `" (A/A twin)"` after a twin: how every report names a cell.
     pub fn label(&self) -> String {
         let variant = if self.variant == "default" { String::new() } else { format!("[{}]", self.variant) };
         let twin = if self.twin { " (A/A twin)" } else { "" };

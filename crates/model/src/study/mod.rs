@@ -5,7 +5,6 @@ mod article;
 mod cells;
 mod claims;
 mod compare;
-#[allow(missing_docs)]
 mod judge;
 mod placement;
 mod ramp;
