@@ -115,6 +115,7 @@ mod tests {
             disagree: false,
             warnings: Vec::new(),
             unrankable: Vec::new(),
+            client_bound: false,
         }
     }
 

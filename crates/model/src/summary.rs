@@ -140,6 +140,11 @@ pub struct CellSummary {
     /// died, hung, left processes behind or served stale answers), one per kind; empty when they may.
     #[serde(default)]
     pub unrankable: Vec<Finding>,
+    /// The load generator ran at its ceiling in most trials (`client_saturated`): the cell's
+    /// requests/s is a lower bound on the server's, never ranked, claimed about or chased by
+    /// precision rounds; its CPU per request still stands.
+    #[serde(default)]
+    pub client_bound: bool,
 }
 
 impl CellSummary {
@@ -179,13 +184,32 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
     let (lo, hi) = rps.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| (lo.min(x), hi.max(x)));
     let rps_spread = if median > 0.0 && rps.len() > 1 { (hi - lo) / median } else { 0.0 };
     let mut warnings = finding::merge(trials.iter().map(|t| trial_warnings(t, step)));
-    let (disagree, spread) = disagreement(&metrics[&policy.primary.metric()], rps_spread, policy);
+    let client_bound = 2 * trials.iter().filter(|t| saturated_client(t)).count() > trials.len();
+    let (mut disagree, spread) = disagreement(&metrics[&policy.primary.metric()], rps_spread, policy);
+    // A lower bound cannot miss a precision target: more trials would not tighten it.
+    disagree &= !(client_bound && policy.primary.metric() == Metric::RequestsPerSec);
     if disagree {
         warnings.push(Finding::of_cell(spread));
     }
     let s = &trials[0].load.steps[step];
     let unrankable = unrankable(trials, step);
-    CellSummary { cell, step, step_label: s.label.clone(), target_rate: s.target_rate, metrics, rps_spread, disagree, warnings, unrankable }
+    CellSummary {
+        cell,
+        step,
+        step_label: s.label.clone(),
+        target_rate: s.target_rate,
+        metrics,
+        rps_spread,
+        disagree,
+        warnings,
+        unrankable,
+        client_bound,
+    }
+}
+
+/// The load generator flagged itself as the bottleneck of this trial.
+fn saturated_client(t: &TrialRecord) -> bool {
+    t.load.warnings.iter().any(|w| matches!(w, Warning::ClientSaturated { .. }))
 }
 
 /// Whether the trials disagree, and the finding that says how: with a precision target, the primary

@@ -110,6 +110,15 @@ struct Relative<'a> {
     low: f64,
     high: f64,
     fastest: bool,
+    /// Blocks and launches the ratio was paired over; null for a quotient of medians.
+    paired: Option<Paired>,
+    within_noise: bool,
+}
+
+#[derive(Serialize)]
+struct Paired {
+    blocks: u32,
+    launches: u32,
 }
 
 #[derive(Serialize)]
@@ -215,7 +224,15 @@ pub(crate) fn render(view: &ReportView) -> String {
             let rows = s
                 .relative
                 .iter()
-                .map(|r| Relative { cell: &r.cell, ratio: r.ratio, low: r.low, high: r.high, fastest: r.fastest })
+                .map(|r| Relative {
+                    cell: &r.cell,
+                    ratio: r.ratio,
+                    low: r.low,
+                    high: r.high,
+                    fastest: r.fastest,
+                    paired: r.paired.map(|(blocks, launches)| Paired { blocks, launches }),
+                    within_noise: r.within_noise(),
+                })
                 .collect();
             (s.scenario.id(), rows)
         })

@@ -34,7 +34,23 @@ pub struct NoiseFloor {
     /// Half-width of the 95% interval of the arms' ratio, as a fraction; None below four trials a
     /// side, where no 95% interval exists.
     pub requests_per_sec: Option<f64>,
+    /// The same for CPU µs per request.
     pub cpu_us_per_request: Option<f64>,
+    /// The A/A ratio on requests/s paired block by block (arms measured in the same block or
+    /// round), with what it cost: the floor a paired comparison of two cells has on this machine.
+    pub paired: Option<PairedFloor>,
+}
+
+/// The paired A/A comparison: the twin's requests/s over its cell's, per block.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PairedFloor {
+    /// The ratio with its interval and the blocks and launches behind it.
+    #[serde(flatten)]
+    pub ratio: bakeoff_model::paired::PairedRatio,
+    /// Minutes the two arms took, starts, warm-ups and checks included.
+    pub minutes: f64,
+    /// The figure of merit: half-width (%) × √minutes.
+    pub merit: f64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -94,11 +110,18 @@ fn floor(trials: &[TrialRecord]) -> Option<NoiseFloor> {
         Some((hi - lo) / 2.0)
     };
     let n = arm(&main, Metric::RequestsPerSec).len().min(arm(&twin, Metric::RequestsPerSec).len());
+    let last_step = trials.iter().find(|t| t.cell == main).map_or(0, |t| t.load.steps.len().saturating_sub(1));
+    let pairs = bakeoff_model::paired::pairs_between(trials, &twin, &main, Metric::RequestsPerSec, last_step);
+    let paired = (pairs.len() >= 2).then(|| bakeoff_model::paired::paired_ratio(&pairs)).flatten().map(|ratio| {
+        let minutes = bakeoff_model::paired::minutes_spent(trials, &[&main, &twin]);
+        PairedFloor { ratio, minutes, merit: ratio.merit(minutes) }
+    });
     Some(NoiseFloor {
         cell: main.clone(),
         trials: n,
         requests_per_sec: half(Metric::RequestsPerSec),
         cpu_us_per_request: half(Metric::CpuUsPerRequest),
+        paired,
     })
 }
 
@@ -106,12 +129,40 @@ impl NoiseFloor {
     /// The sentence every human-facing format prints.
     pub fn sentence(&self) -> String {
         let pct = |v: Option<f64>| v.map_or("– (needs 4 trials per arm)".to_string(), |v| format!("±{:.1}%", 100.0 * v));
-        format!(
-            "the noise floor on this machine: {} on requests/s, {} on CPU µs/request (A/A: {} alternated with itself, {} trials per arm)",
+        let unpaired = format!(
+            "the noise floor on this machine: {} on requests/s, {} on CPU µs/request (A/A: {} measured twice, {} trials per arm)",
             pct(self.requests_per_sec),
             pct(self.cpu_us_per_request),
             self.cell.label(),
             self.trials
+        );
+        match &self.paired {
+            Some(p) => format!("{unpaired}; paired block by block: {}", p.sentence()),
+            None => unpaired,
+        }
+    }
+}
+
+impl PairedFloor {
+    /// "±1.3% (the twin at 1.004, 0.991–1.017; 6 blocks in 3 launches, 1.6 min, P = 1.6)".
+    pub fn sentence(&self) -> String {
+        let r = &self.ratio;
+        let coverage = if r.confidence < bakeoff_model::paired::PAIRED_CONFIDENCE {
+            format!(" ({:.0}% coverage: a 95% interval needs 6 blocks)", 100.0 * r.confidence)
+        } else {
+            String::new()
+        };
+        format!(
+            "±{:.1}%{coverage} (the twin at {:.3}, {:.3}–{:.3}; {} blocks in {} launch{}, {:.1} min, P = {:.1})",
+            100.0 * r.relative_half_width(),
+            r.ratio,
+            r.low,
+            r.high,
+            r.blocks,
+            r.launches,
+            if r.launches == 1 { "" } else { "es" },
+            self.minutes,
+            self.merit
         )
     }
 }

@@ -103,7 +103,12 @@ const RPS_HEADING: &str = "req/s ± 95% CI";
 /// Every step of every cell of a scenario, with the relative speed of the headline rows, then the
 /// store ceilings and the SLO capacity column.
 pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
-    let vs = format!("vs best ({})", view.policy.primary.id());
+    let vs = if sv.ranked_by == view.policy.primary {
+        format!("vs best ({})", sv.ranked_by.id())
+    } else {
+        // The client capped a cell's requests/s: the scenario is ranked by what it cannot bias.
+        format!("vs best ({}: the client capped req/s)", sv.ranked_by.id())
+    };
     let mut t = Table::new(&[
         "stack",
         "variant",
@@ -127,11 +132,11 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
             c.cell.variant.clone(),
             c.cell.workers.to_string(),
             step_name(c),
-            estimate(Metric::RequestsPerSec, &c.get(Metric::RequestsPerSec)),
-            estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest)),
         ]
         .map(Cell::from)
         .into();
+        row.push(throughput_cell(c));
+        row.push(Cell::from(estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest))));
         row.push(relative_cell(sv, c));
         let medians = [Metric::P50Us, Metric::P99Us, Metric::P999Us, Metric::MaxUs, Metric::ErrorPercent, Metric::PeakRssMib];
         row.extend(medians.map(|m| Cell::from(metric_value(m, c.get(m).median))));
@@ -144,16 +149,39 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
     t
 }
 
-/// The speed relative to the scenario's best, on a cell's headline row: "best", "0.52 (0.49–0.55)",
-/// or "not ranked" for a cell that is shown but never compared.
+/// Requests/s with its interval, or "≥ N" where the load generator was the ceiling: a lower bound.
+fn throughput_cell(c: &CellSummary) -> Cell {
+    let e = c.get(Metric::RequestsPerSec);
+    if c.client_bound {
+        Cell::new(format!("≥ {} (client-bound)", metric_value(Metric::RequestsPerSec, e.median)), Tone::Warn)
+    } else {
+        Cell::from(estimate(Metric::RequestsPerSec, &e))
+    }
+}
+
+/// The speed relative to the scenario's best, on a cell's headline row: "best", "0.52 (0.49–0.55)"
+/// ("paired" when measured block by block), "within noise" when the interval holds 1, or "not
+/// ranked" for a cell that is shown but never compared.
 fn relative_cell(sv: &ScenarioView, c: &CellSummary) -> Cell {
     let headline = sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step);
     match sv.relative.iter().find(|r| r.cell == c.cell && headline) {
         Some(r) if r.fastest => Cell::new("best", Tone::Good),
-        Some(r) => Cell::from(format!("{:.2} ({:.2}–{:.2})", r.ratio, r.low, r.high)),
-        None if c.rankable() => Cell::default(),
+        Some(r) => Cell::from(relative_text(r)),
+        None if c.rankable() && !c.client_bound => Cell::default(),
+        None if c.rankable() => Cell::new("not ranked (client-bound)", Tone::Warn),
         None => Cell::from("not ranked"),
     }
+}
+
+/// "0.52 (0.49–0.55, paired)" or "0.99 (0.97–1.02, paired): within noise".
+pub(crate) fn relative_text(r: &crate::view::Relative) -> String {
+    let how = match (r.paired, r.short_coverage) {
+        (Some(_), Some(c)) => format!(", paired, {:.0}%", 100.0 * c),
+        (Some(_), None) => ", paired".to_string(),
+        (None, _) => String::new(),
+    };
+    let noise = if r.within_noise() { ": within noise" } else { "" };
+    format!("{:.2} ({:.2}–{:.2}{how}){noise}", r.ratio, r.low, r.high)
 }
 
 /// The fitted RSS slope, a warning when memory grows.
@@ -205,7 +233,7 @@ fn add_slo_column(t: &mut Table, view: &ReportView, sv: &ScenarioView) {
 /// The full table of the proxy scenario's cells (the proxy study shows it under its charts).
 pub fn proxy_scenario(view: &ReportView) -> Option<Table> {
     view.proxy.as_ref()?;
-    Some(scenario(view, &scenario_view(Scenario::Proxy, &view.cells, view.policy.primary)))
+    Some(scenario(view, &scenario_view(Scenario::Proxy, &view.cells, view.policy.primary, &view.data.trials)))
 }
 
 /// Every check that did not pass, plus one line per stack that passed everything.

@@ -91,6 +91,18 @@ fn check_claim(c: &ClaimResult, trials: &[TrialRecord], view: &ReportView) -> Cl
         assert!(c.detail.contains("not ranked"), "{name}: {}", c.detail);
         return c.verdict;
     }
+    // A cell whose requests/s is the load generator's ceiling is a lower bound: no throughput claim.
+    let metric = match &c.claim.check {
+        Check::Ratio { metric, .. } | Check::Faster { metric, .. } => metric.unwrap_or(Metric::RequestsPerSec),
+        other => panic!("{name}: seed 001 has no {} claim", other.kind()),
+    };
+    let capped =
+        refs.iter().any(|r| view.cells.iter().any(|s| s.client_bound && s.cell.stack == r.stack && Some(s.cell.scenario) == r.scenario));
+    if capped && metric == Metric::RequestsPerSec {
+        assert_eq!(c.verdict, ClaimVerdict::Inconclusive, "{name}");
+        assert!(c.detail.contains("load generator's ceiling"), "{name}: {}", c.detail);
+        return c.verdict;
+    }
     let ((value, low, high, coverage), allowed) = match &c.claim.check {
         Check::Ratio { metric, range, .. } => {
             let m = metric.unwrap_or(Metric::RequestsPerSec);

@@ -30,11 +30,12 @@ const SLICE_WARMUP: Duration = Duration::from_millis(250);
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
 
 /// How the run's blocks are spread over launches: enough launches to sample start-to-start
-/// variation (three from six blocks on), the blocks shared evenly among them.
+/// variation (three from six blocks on), exactly the run's blocks shared among them as evenly as
+/// they divide (7 blocks: 3, 2, 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LaunchPlan {
     pub launches: u32,
-    pub blocks_per_launch: u32,
+    pub blocks: u32,
 }
 
 impl LaunchPlan {
@@ -44,7 +45,18 @@ impl LaunchPlan {
             2..=5 => 2,
             _ => 3,
         });
-        LaunchPlan { launches, blocks_per_launch: blocks.max(1).div_ceil(launches) }
+        let blocks = blocks.max(1);
+        LaunchPlan { launches: launches.clamp(1, blocks), blocks }
+    }
+
+    /// Blocks of launch `i` (0-based): the first launches take the remainder.
+    pub(crate) fn blocks_in(&self, i: u32) -> u32 {
+        self.blocks / self.launches + u32::from(i < self.blocks % self.launches)
+    }
+
+    /// Blocks of a launch added for precision: as many as the largest planned launch.
+    pub(crate) fn extra_blocks(&self) -> u32 {
+        self.blocks.div_ceil(self.launches)
     }
 }
 
@@ -85,7 +97,7 @@ impl Lab<'_> {
         let mut rng = SplitMix64(seed_of(&run.id));
         for launch in 0..plan.launches {
             for group in groups.values() {
-                if !self.launch(run, group, launch, plan.blocks_per_launch, &mut rng, &mut tally, outcome)? {
+                if !self.launch(run, group, launch, plan.blocks_in(launch), &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
@@ -97,19 +109,19 @@ impl Lab<'_> {
             let pending: Vec<&Vec<&Cell<'_>>> =
                 groups.values().filter(|g| g.iter().any(|c| tally.pending(&c.key(), target, self.settings.rank_by.metric()))).collect();
             let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
-            if pending.is_empty() || most + plan.blocks_per_launch > MAX_TRIALS {
+            if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());
             }
             // Another launch of the pending scenarios must fit in what is left of the budget.
             let per_slice = started.elapsed().as_secs_f64() / tally.trials_done.max(1) as f64;
-            let slices: usize = pending.iter().map(|g| g.len()).sum::<usize>() * plan.blocks_per_launch as usize;
+            let slices: usize = pending.iter().map(|g| g.len()).sum::<usize>() * plan.extra_blocks() as usize;
             if started.elapsed().as_secs_f64() + per_slice * slices as f64 > budget.as_secs_f64() {
                 (self.events)(Event::BudgetSpent { pending: pending.iter().map(|g| g.len()).sum() });
                 return Ok(());
             }
             (self.events)(Event::PrecisionRound { round: launch + 1, cells: pending.iter().map(|g| g.len()).sum() });
             for group in pending {
-                if !self.launch(run, group, launch, plan.blocks_per_launch, &mut rng, &mut tally, outcome)? {
+                if !self.launch(run, group, launch, plan.extra_blocks(), &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
@@ -348,11 +360,14 @@ mod tests {
 
     #[test]
     fn blocks_spread_over_launches() {
-        assert_eq!(LaunchPlan::for_blocks(1, None), LaunchPlan { launches: 1, blocks_per_launch: 1 });
-        assert_eq!(LaunchPlan::for_blocks(3, None), LaunchPlan { launches: 2, blocks_per_launch: 2 });
-        assert_eq!(LaunchPlan::for_blocks(6, None), LaunchPlan { launches: 3, blocks_per_launch: 2 });
-        assert_eq!(LaunchPlan::for_blocks(10, None), LaunchPlan { launches: 3, blocks_per_launch: 4 });
-        assert_eq!(LaunchPlan::for_blocks(20, Some(1)), LaunchPlan { launches: 1, blocks_per_launch: 20 });
+        let per_launch = |p: LaunchPlan| (0..p.launches).map(|i| p.blocks_in(i)).collect::<Vec<_>>();
+        assert_eq!(per_launch(LaunchPlan::for_blocks(1, None)), [1]);
+        assert_eq!(per_launch(LaunchPlan::for_blocks(3, None)), [2, 1]);
+        assert_eq!(per_launch(LaunchPlan::for_blocks(6, None)), [2, 2, 2]);
+        assert_eq!(per_launch(LaunchPlan::for_blocks(10, None)), [4, 3, 3]);
+        assert_eq!(per_launch(LaunchPlan::for_blocks(20, Some(1))), [20]);
+        assert_eq!(per_launch(LaunchPlan::for_blocks(2, Some(5))), [1, 1], "never a launch without a block");
+        assert_eq!(LaunchPlan::for_blocks(10, None).extra_blocks(), 4);
     }
 
     #[test]

@@ -32,6 +32,7 @@ fn summary(stack: &str, scenario: &str, workers: u32, rps: f64) -> CellSummary {
         disagree: false,
         warnings: vec![],
         unrankable: vec![],
+        client_bound: false,
     }
 }
 

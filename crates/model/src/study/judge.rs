@@ -154,6 +154,16 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
         let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), reasons.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
+    // A client-bound cell's requests/s is the load generator's ceiling, a lower bound.
+    if let Some(bound) = found.iter().find(|c| c.client_bound && metric_of(&claim.check) == Metric::RequestsPerSec) {
+        let why = format!(
+            "{}'s requests/s ({:.0}) is the load generator's ceiling, a lower bound on the server's: nothing is claimed from it \
+             (compare CPU µs per request, or give the client more CPUs)",
+            bound.cell.label(),
+            bound.get(Metric::RequestsPerSec).median
+        );
+        return result(ClaimVerdict::Inconclusive, None, why);
+    }
     match &claim.check {
         Check::Scaling { from, to, .. } if from.resolve(ev.server_cpus) == to.resolve(ev.server_cpus) => {
             let n = to.resolve(ev.server_cpus);

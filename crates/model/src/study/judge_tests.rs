@@ -31,6 +31,7 @@ fn cell(stack: &str, scenario: &str, workers: u32, step_label: &str, values: &[(
         disagree: false,
         warnings: vec![],
         unrankable: vec![],
+        client_bound: false,
     }
 }
 
@@ -357,4 +358,19 @@ fn a_reproduction_of_a_bug_is_judged_against_its_own_stack_only() {
     // Unnamed, rust's variant is the ranked one, though "buggy" sorts first.
     let unnamed = claim(r#"{ kind = "ratio", a = "rust", b = "go", scenario = "greeting", range = [1.4, 1.6] }"#);
     assert_eq!(verdict_of(&unnamed, &s).verdict, ClaimVerdict::Held);
+}
+
+#[test]
+fn a_client_bound_cell_is_not_claimed_about_on_throughput_but_is_on_cpu() {
+    let mut rust = rps("rust", "hello", 166_000.0, 1000.0, 6);
+    rust.client_bound = true;
+    rust.metrics.insert(Metric::CpuUsPerRequest, Estimate { median: 6.0, ci_low: 5.9, ci_high: 6.1, trials: 6, confidence: 0.97 });
+    let mut go = rps("go", "hello", 140_000.0, 1000.0, 6);
+    go.metrics.insert(Metric::CpuUsPerRequest, Estimate { median: 7.0, ci_low: 6.9, ci_high: 7.1, trials: 6, confidence: 0.97 });
+    let cells = [rust, go];
+    let throughput = verdict_of(&claim(r#"{ kind = "faster", faster = "rust", slower = "go", scenario = "hello" }"#), &cells);
+    assert_eq!(throughput.verdict, ClaimVerdict::Inconclusive);
+    assert!(throughput.detail.contains("load generator's ceiling"), "{}", throughput.detail);
+    let cpu = claim(r#"{ kind = "faster", faster = "rust", slower = "go", scenario = "hello", metric = "cpu_us_per_request" }"#);
+    assert_eq!(verdict_of(&cpu, &cells).verdict, ClaimVerdict::Held);
 }

@@ -186,12 +186,19 @@ fn memory_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
 
 fn relative_table(out: &mut String, sv: &ScenarioView) {
     if !sv.relative.is_empty() {
-        out.push_str("<h3>Relative speed (requests/s over the fastest, 95% interval)</h3><table><tr><th>cell</th><th>relative</th><th>interval</th></tr>\n");
+        let over = match sv.ranked_by {
+            bakeoff_model::goal::PrimaryMetric::Capacity => "requests/s over the fastest's",
+            bakeoff_model::goal::PrimaryMetric::Efficiency => "the most efficient's CPU µs per request over the cell's",
+        };
+        let _ =
+            writeln!(out, "<h3>Relative speed ({over}, 95% interval)</h3><table><tr><th>cell</th><th>relative</th><th>interval</th></tr>");
         for r in &sv.relative {
             let (rel, int) = if r.fastest {
                 ("1.00 (fastest)".to_string(), "reference".to_string())
             } else {
-                (format!("{:.2}", r.ratio), format!("{:.2}–{:.2}", r.low, r.high))
+                let how = if r.paired.is_some() { ", paired" } else { "" };
+                let noise = if r.within_noise() { " (within noise)" } else { "" };
+                (format!("{:.2}{noise}", r.ratio), format!("{:.2}–{:.2}{how}", r.low, r.high))
             };
             let _ = writeln!(
                 out,

@@ -1,0 +1,83 @@
+//! Comparisons the report prints: paired block by block where cells share blocks, "within noise"
+//! where the interval holds 1, and a client-bound cell shown as a lower bound that is never
+//! ranked, the scenario then ranked by CPU per request.
+
+use bakeoff_load::Warning;
+use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::results::TrialRecord;
+use bakeoff_report::synthetic;
+use bakeoff_report::{render, Format, ReportView};
+use hdrhistogram::Histogram;
+
+/// A hello trial of `stack` in block `block` whose requests/s is about `rps` (its latency set so).
+fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
+    h.record_n(500, 10_000).unwrap();
+    let mut t = synthetic::trial(stack, "hello", block, &[(None, h)]);
+    t.load.steps[0].requests_per_sec = rps;
+    t.server.cpu_us_per_request = 1e6 / rps;
+    t.launch = Some((block - 1) / 2);
+    t
+}
+
+fn data(trials: Vec<TrialRecord>) -> bakeoff_model::run_data::RunData {
+    let mut d = synthetic::run_data();
+    d.trials = trials;
+    d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6 } });
+    d.what_ran.clear();
+    d
+}
+
+#[test]
+fn a_shared_slow_block_cancels_in_the_paired_ratio() {
+    // Block 3 is slow for everyone; "b" is 20% slower than "a" in every block.
+    let machine = [100_000.0, 101_000.0, 60_000.0, 99_000.0, 100_500.0, 98_500.0];
+    let mut trials = Vec::new();
+    for (i, m) in machine.iter().enumerate() {
+        let block = i as u32 + 1;
+        trials.push(slice("a", block, *m));
+        trials.push(slice("b", block, m * 0.8));
+        trials.push(slice("c", block, m * (if i % 2 == 0 { 1.004 } else { 0.997 })));
+    }
+    let d = data(trials);
+    let view = ReportView::new(&d);
+    let hello = &view.scenarios[0];
+    let b = hello.relative.iter().find(|r| r.cell.stack == "b").unwrap();
+    assert_eq!(b.paired, Some((6, 3)), "{b:?}");
+    // Against the best (a or c, within 0.4% of each other per block) every block says about 0.8,
+    // though block 3 ran at 60% of the others: unpaired, that block alone would widen it to ±20%.
+    assert!((b.ratio - 0.8).abs() < 0.005 && b.high - b.low < 0.01, "{b:?}");
+    let best_or_c: Vec<_> = hello.relative.iter().filter(|r| r.cell.stack != "b").collect();
+    assert!(best_or_c.iter().any(|r| r.within_noise()), "a and c differ by ±0.4% per block: {best_or_c:?}");
+    let text = render(&d, Format::Text);
+    assert!(text.contains("0.80 (0.80–0.80, paired)"), "{text}");
+    assert!(text.contains("paired): within noise"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let rel = &json["relative"]["hello"];
+    assert!(rel.as_array().unwrap().iter().any(|r| r["paired"]["blocks"] == 6 && r["within_noise"] == false), "{rel}");
+}
+
+#[test]
+fn a_client_bound_cell_is_a_lower_bound_and_the_scenario_ranks_by_cpu() {
+    let mut trials = Vec::new();
+    for block in 1..=6 {
+        let mut fast = slice("fast", block, 166_000.0);
+        fast.server.cpu_us_per_request = 6.0;
+        fast.load.warnings.push(Warning::ClientSaturated { cpu_percent: 95.0, threads: 1 });
+        let mut slow = slice("slow", block, 140_000.0);
+        slow.server.cpu_us_per_request = 7.0;
+        trials.extend([fast, slow]);
+    }
+    let d = data(trials);
+    let view = ReportView::new(&d);
+    let hello = &view.scenarios[0];
+    assert_eq!(hello.ranked_by, PrimaryMetric::Efficiency);
+    let fast = hello.relative.iter().find(|r| r.cell.stack == "fast").unwrap();
+    assert!(fast.fastest, "ranked by CPU per request, the client-bound cell can still be best: {:?}", hello.relative);
+    let text = render(&d, Format::Text);
+    assert!(text.contains("≥ 166,000 (client-bound)"), "{text}");
+    assert!(text.contains("vs best (efficiency: the client capped req/s)"), "{text}");
+    // Ranked by capacity it would be out of the ranking: only its lower bound is known.
+    let by_capacity = bakeoff_report::view::relative_speeds(&hello.headline, PrimaryMetric::Capacity, &d.trials);
+    assert!(by_capacity.iter().all(|r| r.cell.stack != "fast"), "{by_capacity:?}");
+}
