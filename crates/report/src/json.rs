@@ -81,6 +81,8 @@ struct Cell<'a> {
     /// Empty when the cell may be ranked; else why it is shown but not ranked or claimed about,
     /// each "kind: message".
     unrankable: Vec<String>,
+    /// The load generator was the ceiling in most trials: requests/s is a lower bound, not ranked.
+    client_bound: bool,
     warnings: Vec<Warning>,
     memory: Option<Memory>,
 }
@@ -211,6 +213,7 @@ pub(crate) fn render(view: &ReportView) -> String {
             rps_spread: c.rps_spread,
             disagree: c.disagree,
             unrankable: c.unrankable.iter().map(bakeoff_model::finding::Finding::tagged).collect(),
+            client_bound: c.client_bound,
             warnings: view.warnings_of(c).map(|w| Warning { kind: w.kind(), message: w.message(), advice: w.advice() }).collect(),
             memory: view
                 .memory_of(&c.cell)
