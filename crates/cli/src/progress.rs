@@ -43,7 +43,8 @@ pub fn print_event(event: Event<'_>) {
         }
         Event::TrialStarting { cell, trial, trials } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
         Event::TrialDone(t) => {
-            for s in &t.load.steps {
+            for (i, s) in t.load.steps.iter().enumerate() {
+                // A ramp's or a ladder's steps each have their own CPU (the trial's when one step).
                 eprintln!(
                     "  {}: {:.0} req/s, p50 {:.0} us, p99 {:.0} us, errors {}, server CPU {:.0}%, peak RSS {:.1} MiB",
                     s.label,
@@ -51,7 +52,7 @@ pub fn print_event(event: Event<'_>) {
                     s.latency.p50_us,
                     s.latency.p99_us,
                     s.errors.total(),
-                    t.server.cpu_percent,
+                    bakeoff_model::summary::Metric::ServerCpuPercent.of(t, i),
                     t.server.peak_rss_bytes as f64 / 1048576.0
                 );
             }

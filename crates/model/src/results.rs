@@ -173,6 +173,20 @@ pub struct TrialRecord {
     /// trial number is then the block. None for a trial that started its own server.
     #[serde(default)]
     pub launch: Option<u32>,
+    /// The server tree's CPU in each step of a multi-step plan (a rate ramp, a concurrency
+    /// ladder, a closed maximum after an open schedule), from the samples inside the step's
+    /// window; empty for a single step, whose figures are the trial's.
+    #[serde(default)]
+    pub step_usage: Vec<StepUsage>,
+}
+
+/// The server's CPU during one step of a trial.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepUsage {
+    /// Percent of one core over the step.
+    pub cpu_percent: f64,
+    /// CPU microseconds per request completed in the step.
+    pub cpu_us_per_request: f64,
 }
 
 /// The verification outcome of one check.

@@ -46,8 +46,8 @@ impl Metric {
                     100.0 * s.errors.total() as f64 / attempts as f64
                 }
             }
-            Metric::ServerCpuPercent => trial.server.cpu_percent,
-            Metric::CpuUsPerRequest => trial.server.cpu_us_per_request,
+            Metric::ServerCpuPercent => trial.step_usage.get(step).map_or(trial.server.cpu_percent, |u| u.cpu_percent),
+            Metric::CpuUsPerRequest => trial.step_usage.get(step).map_or(trial.server.cpu_us_per_request, |u| u.cpu_us_per_request),
             Metric::PeakRssMib => trial.server.peak_rss_bytes as f64 / MIB,
             Metric::MeanRssMib => trial.server.mean_rss_bytes as f64 / MIB,
             Metric::PeakPssMib => trial.server.peak_pss_bytes as f64 / MIB,

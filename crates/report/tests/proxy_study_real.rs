@@ -34,31 +34,18 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     let scratch = std::env::temp_dir().join(format!("bakeoff-test-proxy-{}", std::process::id()));
     let data = scratch.join("data");
     bakeoff_lab::contract::fixtures::write_all(&data).unwrap();
-    let (server_cpus, client_cpus) = bakeoff_lab::host::machine::default_cpu_split();
     let settings = LoadSettings {
         duration: Duration::from_secs(1),
         warmup: Duration::from_millis(300),
         connections: 8,
-        client_threads: 1,
-        rate: None,
         ramp: Some("400:400:1s:800".parse().unwrap()),
         max_throughput: true,
         ceiling: false,
-        conn_ladder: None,
         requests_per_conn: Some(50),
         timeout: Duration::from_secs(5),
         trials: 1,
         schedule: bakeoff_model::schedule::Schedule::Trials,
-        launches: None,
-        server_cpus,
-        client_cpus,
-        proxy_placement: Default::default(),
-        rank_by: Default::default(),
-        precision: None,
-        budget: None,
-        pool_size: bakeoff_lab::run::DEFAULT_POOL_SIZE,
-        slo: None,
-        slo_budget: Default::default(),
+        ..Default::default()
     };
     let mut sink = MemorySink::default();
     let mut events = |_: bakeoff_lab::run::Event<'_>| {};

@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -129,6 +129,10 @@ const MIGRATIONS: &[&str] = &[
     // 5 -> 6: the launch a block-schedule slice ran in (NULL for a trial with its own server).
     r#"
     ALTER TABLE trials ADD COLUMN launch INTEGER;
+    "#,
+    // 6 -> 7: the server's CPU per step of a multi-step trial (a ramp, a ladder).
+    r#"
+    ALTER TABLE trials ADD COLUMN step_usage_json TEXT;
     "#,
 ];
 

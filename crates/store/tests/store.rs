@@ -121,6 +121,11 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         elapsed_s: 9.75,
         slo: (!n.is_multiple_of(2)).then(|| slo_search(n)),
         launch: n.is_multiple_of(3).then_some(n / 3),
+        step_usage: if n.is_multiple_of(2) {
+            vec![StepUsage { cpu_percent: 45.5, cpu_us_per_request: 7.25 }, StepUsage { cpu_percent: 0.1 + 0.2, cpu_us_per_request: 9.0 }]
+        } else {
+            Vec::new()
+        },
     }
 }
 
@@ -379,14 +384,14 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 6 file without the ceilings table (2), the trials' twin,
-    // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5) and
-    // their launch (6).
+    // A version 1 file is a version 7 file without the ceilings table (2), the trials' twin,
+    // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5),
+    // their launch (6) and their step_usage_json (7).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
          ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json;
-         ALTER TABLE trials DROP COLUMN launch; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+         ALTER TABLE trials DROP COLUMN launch; ALTER TABLE trials DROP COLUMN step_usage_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
@@ -399,6 +404,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert!(old.noise.is_none() && old.elapsed_s.is_nan() && !old.cell.twin, "an old trial has no noise record: {:?}", old.noise);
     assert!(old.slo.is_none(), "an old trial has no SLO search");
     assert_eq!(old.launch, None, "an old trial started its own server");
+    assert!(old.step_usage.is_empty(), "an old trial has the trial's CPU only");
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
     s.record_what_ran("old", &what_ran()).unwrap();

@@ -1,7 +1,7 @@
 //! Samples a server's whole process tree (RSS, PSS, CPU time) every interval on its own thread, so
 //! memory is seen over time, not once; the rest of the machine is `noise`'s.
 
-use bakeoff_model::results::{ProcessSample, ServerUsage};
+use bakeoff_model::results::{ProcessSample, ServerUsage, StepUsage};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -212,9 +212,55 @@ pub(crate) fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
     }
 }
 
+/// The tree's CPU in each step of a multi-step load, the steps taken back to back from the end of
+/// the warm-up (`t_ms` 0), each as long as it measured; the cumulative CPU is interpolated between
+/// samples at the steps' edges. Empty for a single step (the trial's figures are its own).
+pub(crate) fn step_usage(samples: &[ProcessSample], steps: &[(f64, u64)]) -> Vec<StepUsage> {
+    if steps.len() < 2 || samples.len() < 2 {
+        return Vec::new();
+    }
+    let cpu_at = |t_s: f64| -> f64 {
+        let t_ms = t_s * 1000.0;
+        let after = samples.iter().position(|s| s.t_ms as f64 >= t_ms).unwrap_or(samples.len() - 1).max(1);
+        let (a, b) = (&samples[after - 1], &samples[after]);
+        let span = (b.t_ms - a.t_ms) as f64;
+        let f = if span > 0.0 { ((t_ms - a.t_ms as f64) / span).clamp(0.0, 1.0) } else { 1.0 };
+        a.cpu_s + f * (b.cpu_s - a.cpu_s)
+    };
+    let mut start = 0.0;
+    steps
+        .iter()
+        .map(|&(duration_s, requests)| {
+            let cpu_s = (cpu_at(start + duration_s) - cpu_at(start)).max(0.0);
+            start += duration_s;
+            StepUsage {
+                cpu_percent: if duration_s > 0.0 { 100.0 * cpu_s / duration_s } else { 0.0 },
+                cpu_us_per_request: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_step_gets_the_cpu_inside_its_window() {
+        // 45% of a core for 4 s, then 90% for 4 s: a ramp's two steps, sampled every 250 ms.
+        let samples: Vec<ProcessSample> = (0..=32)
+            .map(|i| {
+                let t = i as f64 * 0.25;
+                let cpu_s = if t <= 4.0 { 0.45 * t } else { 1.8 + 0.9 * (t - 4.0) };
+                ProcessSample { t_ms: (t * 1000.0) as i64, rss_bytes: 1, pss_bytes: 0, cpu_s, processes: 1 }
+            })
+            .collect();
+        let usage = step_usage(&samples, &[(4.0, 40_000), (4.0, 80_000)]);
+        assert_eq!(usage.len(), 2);
+        assert!((usage[0].cpu_percent - 45.0).abs() < 0.5 && (usage[1].cpu_percent - 90.0).abs() < 0.5, "{usage:?}");
+        assert!((usage[0].cpu_us_per_request - 45.0).abs() < 0.5 && (usage[1].cpu_us_per_request - 45.0).abs() < 0.5, "{usage:?}");
+        assert!(step_usage(&samples, &[(8.0, 1)]).is_empty(), "one step: the trial's own figures");
+    }
 
     #[test]
     fn samples_a_real_process_tree_with_children() {

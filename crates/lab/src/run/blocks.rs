@@ -292,6 +292,7 @@ impl Lab<'_> {
             elapsed_s: begun.elapsed().as_secs_f64(),
             slo: None,
             launch: Some(launch),
+            step_usage: Vec::new(),
         })
     }
 

@@ -73,6 +73,8 @@ impl Lab<'_> {
         })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server_usage = sampler::usage(&samples, requests);
+        let steps: Vec<(f64, u64)> = load.steps.iter().map(|s| (s.duration_s, s.requests)).collect();
+        let step_usage = sampler::step_usage(&samples, &steps);
         let mut warnings: Vec<LabWarning> = died.map(|status| LabWarning::ServerDied { exit: status.to_string() }).into_iter().collect();
         warnings.extend(noise_warnings(&noise));
         warnings.extend(after);
@@ -94,6 +96,7 @@ impl Lab<'_> {
             elapsed_s,
             slo,
             launch: None,
+            step_usage,
         })
     }
 

@@ -3,7 +3,6 @@
 //! front end asks with a `RunRequest` and gets the same `RunPlan`.
 
 use crate::error::LabError;
-use crate::host::machine::default_cpu_split;
 use crate::run::cells::{self, Cell};
 use crate::run::LoadSettings;
 use crate::stacks::catalog;
@@ -121,32 +120,7 @@ pub struct RunPlan {
 
 /// The settings of a run that no study or flag changed.
 pub(crate) fn default_settings() -> LoadSettings {
-    let (server_cpus, client_cpus) = default_cpu_split();
-    LoadSettings {
-        duration: Duration::from_secs(10),
-        warmup: Duration::from_secs(3),
-        connections: 64,
-        client_threads: 1,
-        rate: None,
-        ramp: None,
-        max_throughput: false,
-        ceiling: true,
-        conn_ladder: None,
-        requests_per_conn: None,
-        timeout: Duration::from_secs(10),
-        trials: 3,
-        schedule: Default::default(),
-        launches: None,
-        server_cpus,
-        client_cpus,
-        proxy_placement: Default::default(),
-        rank_by: PrimaryMetric::default(),
-        precision: None,
-        budget: None,
-        pool_size: crate::run::DEFAULT_POOL_SIZE,
-        slo: None,
-        slo_budget: Default::default(),
-    }
+    LoadSettings::default()
 }
 
 /// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and

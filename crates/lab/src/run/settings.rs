@@ -75,3 +75,36 @@ fn opt_secs<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
+
+/// The settings of a run that no study or flag changed: 10 s trials after 3 s of warm-up, 64
+/// connections, 3 trials in blocks, the server and the client on the two halves of the CPUs.
+impl Default for LoadSettings {
+    fn default() -> LoadSettings {
+        let (server_cpus, client_cpus) = crate::host::machine::default_cpu_split();
+        LoadSettings {
+            duration: Duration::from_secs(10),
+            warmup: Duration::from_secs(3),
+            connections: 64,
+            client_threads: 1,
+            rate: None,
+            ramp: None,
+            max_throughput: false,
+            ceiling: true,
+            conn_ladder: None,
+            requests_per_conn: None,
+            timeout: Duration::from_secs(10),
+            trials: 3,
+            schedule: Default::default(),
+            launches: None,
+            server_cpus,
+            client_cpus,
+            proxy_placement: Default::default(),
+            rank_by: PrimaryMetric::default(),
+            precision: None,
+            budget: None,
+            pool_size: DEFAULT_POOL_SIZE,
+            slo: None,
+            slo_budget: Default::default(),
+        }
+    }
+}

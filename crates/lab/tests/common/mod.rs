@@ -53,31 +53,15 @@ pub fn services(kinds: &[ServiceKind], scratch: &Scratch, cpus: &[usize]) -> Ser
 }
 
 pub fn quick_settings() -> LoadSettings {
-    let (server_cpus, client_cpus) = bakeoff_lab::host::machine::default_cpu_split();
     LoadSettings {
         duration: Duration::from_secs(2),
         warmup: Duration::from_millis(500),
         connections: 8,
-        client_threads: 1,
-        rate: None,
-        ramp: None,
-        max_throughput: false,
         ceiling: false,
-        conn_ladder: None,
-        requests_per_conn: None,
         timeout: Duration::from_secs(5),
         trials: 1,
         schedule: bakeoff_model::schedule::Schedule::Trials,
-        launches: None,
-        server_cpus,
-        client_cpus,
-        proxy_placement: Default::default(),
-        rank_by: Default::default(),
-        precision: None,
-        budget: None,
-        pool_size: bakeoff_lab::run::DEFAULT_POOL_SIZE,
-        slo: None,
-        slo_budget: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -115,6 +115,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         elapsed_s: 16.0,
         slo: None,
         launch: None,
+        step_usage: Vec::new(),
     }
 }
 
