@@ -37,12 +37,12 @@ run() { # name, flags...
 }
 
 : > "$OUT/runs.txt"
+provenance noise-components "$ROOT" > "$OUT/summary.txt"
+echo "# $STACK $SCENARIO, $N windows of $WINDOW per component" >> "$OUT/summary.txt"
 run windows --schedule blocks --trials "$N" --launches 1 --duration "$WINDOW"
 run launches --schedule trials --trials "$N" --duration "$WINDOW"
 run series --schedule trials --trials 1 --duration 32s
 run paired --schedule blocks --trials "$N" --launches 1 --duration "$WINDOW" --aa "$STACK $SCENARIO"
 
-provenance noise-components "$ROOT" > "$OUT/summary.txt"
-echo "# $STACK $SCENARIO, $N windows of $WINDOW per component" >> "$OUT/summary.txt"
 python3 "$ROOT/bench/noise_components.py" "$DB" "$OUT/runs.txt" "$WINDOW" | tee -a "$OUT/summary.txt"
 echo "results in $OUT"
