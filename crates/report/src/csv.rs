@@ -38,7 +38,7 @@ fn header() -> Vec<String> {
     for m in Metric::ALL {
         header.extend([m.id().to_string(), format!("{}_ci_low", m.id()), format!("{}_ci_high", m.id())]);
     }
-    header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "warnings"].map(String::from));
+    header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "client_bound", "warnings"].map(String::from));
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header.extend(SLO_COLUMNS.map(String::from));
     header.extend(SERIES_COLUMNS.map(String::from));
@@ -92,6 +92,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(mem.is_some_and(|m| m.growing()).to_string());
     row.push(c.disagree.to_string());
     row.push(c.rankable().to_string());
+    row.push(c.client_bound.to_string());
     row.push(view.warnings_of(c).map(|w| w.message()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
@@ -121,7 +122,8 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
         };
         row.extend([num(v), num(v), num(v)]);
     }
-    row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new()]);
+    // slope, growth, disagree, rankable, client_bound, warnings: a store is no cell.
+    row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new(), String::new()]);
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row.extend(SLO_COLUMNS.map(|_| String::new()));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));

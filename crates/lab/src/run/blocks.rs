@@ -95,9 +95,18 @@ impl Lab<'_> {
         let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches);
         let mut tally = Tally::default();
         let mut rng = SplitMix64(seed_of(&run.id));
+        // A block's number is the scenario's own count, whoever missed it: cells pair by block, so
+        // a server that died and skipped the rest of its launch must not shift its later blocks.
+        let mut next_block: BTreeMap<Scenario, u32> = groups.keys().map(|&s| (s, 1)).collect();
+        let mut blocks_of = |scenario: Scenario, n: u32| {
+            let first = next_block.get(&scenario).copied().unwrap_or(1);
+            next_block.insert(scenario, first + n);
+            first..first + n
+        };
         for launch in 0..plan.launches {
-            for group in groups.values() {
-                if !self.launch(run, group, launch, plan.blocks_in(launch), &mut rng, &mut tally, outcome)? {
+            for (&scenario, group) in &groups {
+                let blocks = blocks_of(scenario, plan.blocks_in(launch));
+                if !self.launch(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
@@ -106,22 +115,25 @@ impl Lab<'_> {
         let budget = self.settings.budget.unwrap_or(Duration::MAX);
         let mut launch = plan.launches;
         loop {
-            let pending: Vec<&Vec<&Cell<'_>>> =
-                groups.values().filter(|g| g.iter().any(|c| tally.pending(&c.key(), target, self.settings.rank_by.metric()))).collect();
+            let metric = self.settings.rank_by.metric();
+            let pending: Vec<(Scenario, &Vec<&Cell<'_>>)> =
+                groups.iter().filter(|(_, g)| g.iter().any(|c| tally.pending(&c.key(), target, metric))).map(|(&s, g)| (s, g)).collect();
             let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
             if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());
             }
             // Another launch of the pending scenarios must fit in what is left of the budget.
             let per_slice = started.elapsed().as_secs_f64() / tally.trials_done.max(1) as f64;
-            let slices: usize = pending.iter().map(|g| g.len()).sum::<usize>() * plan.extra_blocks() as usize;
+            let cells: usize = pending.iter().map(|(_, g)| g.len()).sum();
+            let slices = cells * plan.extra_blocks() as usize;
             if started.elapsed().as_secs_f64() + per_slice * slices as f64 > budget.as_secs_f64() {
-                (self.events)(Event::BudgetSpent { pending: pending.iter().map(|g| g.len()).sum() });
+                (self.events)(Event::BudgetSpent { pending: cells });
                 return Ok(());
             }
-            (self.events)(Event::PrecisionRound { round: launch + 1, cells: pending.iter().map(|g| g.len()).sum() });
-            for group in pending {
-                if !self.launch(run, group, launch, plan.extra_blocks(), &mut rng, &mut tally, outcome)? {
+            (self.events)(Event::PrecisionRound { round: launch + 1, cells });
+            for (scenario, group) in pending {
+                let blocks = blocks_of(scenario, plan.extra_blocks());
+                if !self.launch(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
@@ -129,15 +141,16 @@ impl Lab<'_> {
         }
     }
 
-    /// One launch of one scenario's cells: start all, warm each, `blocks` blocks of slices in a
-    /// fresh random order each, then the checks and the stops. False when the run was cancelled.
+    /// One launch of one scenario's cells: start all, warm each, the `blocks` (their numbers) of
+    /// slices in a fresh random order each, then the checks and the stops. False when the run was
+    /// cancelled.
     #[allow(clippy::too_many_arguments)]
     fn launch(
         &mut self,
         run: &RunInfo,
         cells: &[&Cell<'_>],
         launch: u32,
-        blocks: u32,
+        blocks: std::ops::Range<u32>,
         rng: &mut SplitMix64,
         tally: &mut Tally,
         outcome: &mut RunOutcome,
@@ -152,9 +165,9 @@ impl Lab<'_> {
         }
         let idle_from: Vec<f64> = residents.iter().map(|r| sampler::tree_cpu_seconds(r.pid)).collect();
         let idle_clock = Instant::now();
-        let first_block = |tally: &Tally, r: &Resident<'_, '_>| tally.values.get(&r.cell.key()).map_or(0, Vec::len) as u32 + 1;
+        let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
-        'blocks: for b in 0..blocks {
+        'blocks: for block in blocks {
             for i in rng.permutation(residents.len()) {
                 if self.cancel.load(Ordering::Relaxed) {
                     cancelled = true;
@@ -163,7 +176,6 @@ impl Lab<'_> {
                 if residents[i].failed {
                     continue;
                 }
-                let block = first_block(tally, &residents[i]);
                 let others: Vec<u32> = residents.iter().filter(|o| o.pid != residents[i].pid).map(|o| o.pid).collect();
                 let key = residents[i].cell.key();
                 (self.events)(Event::TrialStarting { cell: &key, trial: block, trials: self.settings.trials.max(block) });
@@ -171,7 +183,7 @@ impl Lab<'_> {
                     Ok(mut record) => {
                         record.run_id = run.id.clone();
                         tally.record(&key, &record, self.settings.rank_by.metric());
-                        if b + 1 == blocks {
+                        if block == last {
                             residents[i].held = Some(record);
                         } else {
                             self.store(record, outcome)?;

@@ -119,7 +119,7 @@ mod tests {
     use super::*;
 
     fn settings() -> LoadSettings {
-        let mut s = crate::run::plan::default_settings();
+        let mut s = crate::run::LoadSettings::default();
         (s.duration, s.warmup, s.trials, s.max_throughput) = (Duration::from_secs(5), Duration::from_secs(2), 3, false);
         s
     }

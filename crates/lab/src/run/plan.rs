@@ -118,11 +118,6 @@ pub struct RunPlan {
     pub(crate) soak: Option<bakeoff_model::study::Soak>,
 }
 
-/// The settings of a run that no study or flag changed.
-pub(crate) fn default_settings() -> LoadSettings {
-    LoadSettings::default()
-}
-
 /// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and
 /// selects the stacks, and checks that the selection makes at least one cell.
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
@@ -206,7 +201,7 @@ fn resolve_study(req: &RunRequest) -> Result<Study, LabError> {
 
 /// Embedded defaults < study < flags.
 fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError> {
-    let mut s = default_settings();
+    let mut s = LoadSettings::default();
     s.duration = o.duration.or(study.duration()).unwrap_or(s.duration);
     s.warmup = o.warmup.or(study.warmup()).unwrap_or(s.warmup);
     s.connections = o.connections.or(study.connections).unwrap_or(s.connections);

@@ -5,7 +5,7 @@
 
 use crate::error::LabError;
 use crate::run::execute::{new_run, setup_stacks, Workspace};
-use crate::run::plan::default_settings;
+use crate::run::LoadSettings;
 use crate::run::{Event, Lab};
 use crate::stacks::catalog::{self, Catalog};
 use crate::stacks::manifest::{Stack, Variant};
@@ -78,7 +78,7 @@ pub fn verify(
     let run = new_run(&plan.root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     sink.begin_run(&run)?;
-    let mut lab = ws.lab(&plan.root, plan.docstore, default_settings(), sink, events, cancel);
+    let mut lab = ws.lab(&plan.root, plan.docstore, LoadSettings::default(), sink, events, cancel);
     let reports = lab.verify_selection(&run.id, &stacks, &plan.filter, each)?;
     lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
     drop(lab);
