@@ -105,18 +105,8 @@ mod tests {
 
     fn cell(stack: &str, scenario: &str, cpu_us: f64) -> CellSummary {
         let e = Estimate { median: cpu_us, ci_low: cpu_us, ci_high: cpu_us, trials: 1, confidence: 0.0 };
-        CellSummary {
-            cell: CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "sqlite".into(), workers: 1, twin: false },
-            step: 0,
-            step_label: "main".into(),
-            target_rate: None,
-            metrics: BTreeMap::from([(Metric::CpuUsPerRequest, e)]),
-            rps_spread: 0.0,
-            disagree: false,
-            warnings: Vec::new(),
-            unrankable: Vec::new(),
-            client_bound: false,
-        }
+        let key = CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "sqlite".into(), workers: 1, twin: false };
+        CellSummary::plain(key, 0, "main", None, BTreeMap::from([(Metric::CpuUsPerRequest, e)]))
     }
 
     /// Seed 001's case: a regex compiled per request makes greeting 12x hello; peers are ~1.1x.

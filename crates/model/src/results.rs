@@ -30,6 +30,21 @@ pub struct RunInfo {
     pub services: Vec<String>,
 }
 
+impl RunInfo {
+    /// A run starting now on `machine`, outside any checkout and with no services yet.
+    pub fn starting_now(id: &str, study: &str, machine: MachineInfo, settings: serde_json::Value) -> Self {
+        RunInfo {
+            id: id.into(),
+            started_at: crate::now_rfc3339(),
+            git_commit: None,
+            machine,
+            study: study.into(),
+            settings,
+            services: vec![],
+        }
+    }
+}
+
 /// The machine a run measured on, as reports print it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct MachineInfo {

@@ -148,6 +148,22 @@ pub struct CellSummary {
 }
 
 impl CellSummary {
+    /// A step's metrics with nothing found about them: no spread, warnings or reasons not to rank.
+    pub fn plain(cell: CellKey, step: usize, step_label: &str, target_rate: Option<f64>, metrics: BTreeMap<Metric, Estimate>) -> Self {
+        CellSummary {
+            cell,
+            step,
+            step_label: step_label.into(),
+            target_rate,
+            metrics,
+            rps_spread: 0.0,
+            disagree: false,
+            warnings: Vec::new(),
+            unrankable: Vec::new(),
+            client_bound: false,
+        }
+    }
+
     /// Whether the cell takes part in rankings and claims; it is shown either way.
     pub fn rankable(&self) -> bool {
         self.unrankable.is_empty()
@@ -194,16 +210,12 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
     let s = &trials[0].load.steps[step];
     let unrankable = unrankable(trials, step);
     CellSummary {
-        cell,
-        step,
-        step_label: s.label.clone(),
-        target_rate: s.target_rate,
-        metrics,
         rps_spread,
         disagree,
         warnings,
         unrankable,
         client_bound,
+        ..CellSummary::plain(cell, step, &s.label, s.target_rate, metrics)
     }
 }
 

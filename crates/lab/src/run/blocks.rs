@@ -81,13 +81,8 @@ struct Resident<'c, 'a> {
 impl Lab<'_> {
     /// Measures `cells` block by block, relaunching their servers per `LaunchPlan`, then, with a
     /// precision goal, more launches of the scenarios whose cells are still wider than the target.
-    pub(crate) fn measure_blocks(
-        &mut self,
-        run: &RunInfo,
-        cells: &[&Cell<'_>],
-        started: Instant,
-        outcome: &mut RunOutcome,
-    ) -> anyhow::Result<()> {
+    pub(crate) fn measure_blocks(&mut self, run: &RunInfo, cells: &[&Cell<'_>], outcome: &mut RunOutcome) -> anyhow::Result<()> {
+        let started = self.run_started;
         let mut groups: BTreeMap<Scenario, Vec<&Cell<'_>>> = BTreeMap::new();
         for &cell in cells {
             groups.entry(cell.scenario).or_default().push(cell);

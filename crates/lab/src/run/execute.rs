@@ -68,17 +68,11 @@ pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path
 
 /// A new run's provenance: a unique id from the clock and the process, the git commit, the machine.
 pub(crate) fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
-    let started_at = bakeoff_model::now_rfc3339();
-    let compact: String = started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    RunInfo {
-        id: format!("{compact}-{}", std::process::id()),
-        started_at,
-        git_commit: git_commit(root),
-        machine: machine_info(),
-        study: study.into(),
-        settings,
-        services: vec![],
-    }
+    let mut run = RunInfo::starting_now("", study, machine_info(), settings);
+    let compact: String = run.started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    run.id = format!("{compact}-{}", std::process::id());
+    run.git_commit = git_commit(root);
+    run
 }
 
 /// The services the run's cells will start, named for the run's provenance before they start.

@@ -10,7 +10,7 @@ use bakeoff_model::results::{CellKey, RunInfo, TrialRecord};
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// No cell gets more trials than this, whatever the budget.
 pub(crate) const MAX_TRIALS: u32 = 30;
@@ -52,13 +52,8 @@ impl Tally {
 
 impl Lab<'_> {
     /// Measures `cells` round by round and stores every trial as it is made.
-    pub(crate) fn measure_rounds(
-        &mut self,
-        run: &RunInfo,
-        cells: &[&Cell<'_>],
-        started: Instant,
-        outcome: &mut RunOutcome,
-    ) -> anyhow::Result<()> {
+    pub(crate) fn measure_rounds(&mut self, run: &RunInfo, cells: &[&Cell<'_>], outcome: &mut RunOutcome) -> anyhow::Result<()> {
+        let started = self.run_started;
         let mut tally = Tally::default();
         let metric = self.settings.rank_by.metric();
         let trials = self.settings.trials;

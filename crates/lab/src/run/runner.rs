@@ -40,6 +40,8 @@ pub struct Lab<'a> {
     pub(crate) events: &'a mut dyn FnMut(Event<'_>),
     pub(crate) cancel: &'a AtomicBool,
     pub(crate) services: Services,
+    /// When the run began: the clock its budget counts from.
+    pub(crate) run_started: Instant,
 }
 
 impl<'a> Lab<'a> {
@@ -53,7 +55,18 @@ impl<'a> Lab<'a> {
         cancel: &'a AtomicBool,
     ) -> Lab<'a> {
         let LabDirs { project_root, run_dir, data_dir } = dirs;
-        Lab { project_root, run_dir, data_dir, external_docstore: None, settings, sink, events, cancel, services: Services::default() }
+        Lab {
+            project_root,
+            run_dir,
+            data_dir,
+            external_docstore: None,
+            settings,
+            sink,
+            events,
+            cancel,
+            services: Services::default(),
+            run_started: Instant::now(),
+        }
     }
 
     /// Uses the document store at `url` (`--docstore mongodb://...`) instead of starting one.
@@ -93,7 +106,7 @@ impl Lab<'_> {
     /// Verifies every stack variant of `cells`, then measures the passing cells `trials` times,
     /// interleaving cells within each trial round; stores every trial as soon as it is measured.
     pub fn run(&mut self, run: &RunInfo, cells: &[Cell<'_>]) -> anyhow::Result<RunOutcome> {
-        let started = Instant::now();
+        self.run_started = Instant::now();
         self.sink.begin_run(run)?;
         self.sink.record_what_ran(&run.id, &crate::run::what_ran::what_ran(&self.project_root, cells, self.settings.pool_size))?;
         let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
@@ -132,10 +145,10 @@ impl Lab<'_> {
             Schedule::Trials => (Vec::new(), measurable),
         };
         if !single.is_empty() {
-            self.measure_rounds(run, &single, started, &mut outcome)?;
+            self.measure_rounds(run, &single, &mut outcome)?;
         }
         if !paired.is_empty() && !self.cancel.load(Ordering::Relaxed) {
-            self.measure_blocks(run, &paired, started, &mut outcome)?;
+            self.measure_blocks(run, &paired, &mut outcome)?;
         }
         outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
         let status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Complete };

@@ -76,13 +76,5 @@ pub fn ignore(_: Event<'_>) {}
 
 /// A run record for a test run named `id`, on this machine.
 pub fn run_info(id: &str) -> RunInfo {
-    RunInfo {
-        id: id.into(),
-        started_at: bakeoff_model::now_rfc3339(),
-        git_commit: None,
-        machine: bakeoff_lab::host::machine::machine_info(),
-        study: "test".into(),
-        settings: serde_json::json!({}),
-        services: vec![],
-    }
+    RunInfo::starting_now(id, "test", bakeoff_lab::host::machine::machine_info(), serde_json::json!({}))
 }

@@ -22,18 +22,7 @@ fn summary(stack: &str, scenario: &str, workers: u32, rps: f64) -> CellSummary {
         .map(|&m| (m, Estimate { median: rps, ci_low: rps * 0.9, ci_high: rps * 1.1, trials: 3, confidence: 0.95 }))
         .collect();
     let cell = CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "default".into(), workers, twin: false };
-    CellSummary {
-        cell,
-        step: 0,
-        step_label: "main".into(),
-        target_rate: None,
-        metrics,
-        rps_spread: 0.0,
-        disagree: false,
-        warnings: vec![],
-        unrankable: vec![],
-        client_bound: false,
-    }
+    CellSummary::plain(cell, 0, "main", None, metrics)
 }
 
 #[test]

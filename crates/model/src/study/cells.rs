@@ -90,16 +90,16 @@ pub struct CellRef {
     /// The stack, e.g. `go/fasthttp`.
     pub stack: String,
     /// Its variant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
     /// Its worker count.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub workers: Option<WorkerCount>,
     /// The scenario.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<Scenario>,
     /// The load step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub step: Option<StepRef>,
 }
 

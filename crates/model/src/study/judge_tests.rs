@@ -21,18 +21,7 @@ fn cell(stack: &str, scenario: &str, workers: u32, step_label: &str, values: &[(
         })
         .collect();
     let key = CellKey { stack: stack.into(), scenario: scenario.parse().unwrap(), variant: "default".into(), workers, twin: false };
-    CellSummary {
-        cell: key,
-        step: 0,
-        step_label: step_label.into(),
-        target_rate: None,
-        metrics,
-        rps_spread: 0.0,
-        disagree: false,
-        warnings: vec![],
-        unrankable: vec![],
-        client_bound: false,
-    }
+    CellSummary::plain(key, 0, step_label, None, metrics)
 }
 
 /// A summary's trials: `trials` values evenly spread over its interval (the median for one trial).
@@ -52,6 +41,16 @@ fn claim(toml_check: &str) -> Claim {
     toml::from_str(&format!("statement = \"s\"\ncheck = {toml_check}\n")).unwrap()
 }
 
+/// "go serves 3 to 8 times py's requests/s on hello".
+fn go_py_3_to_8() -> Claim {
+    claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#)
+}
+
+/// A claim judged on go against py on hello, each given as (requests/s, half-width, trials).
+fn go_v_py(c: &Claim, go: (f64, f64, u32), py: (f64, f64, u32)) -> ClaimResult {
+    verdict_of(c, &[rps("go", "hello", go.0, go.1, go.2), rps("py", "hello", py.0, py.1, py.2)])
+}
+
 fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let none = |_: &CellKey| vec![];
     let trials = trial_values(summaries);
@@ -60,37 +59,37 @@ fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
 
 #[test]
 fn ratio_held_failed_and_inconclusive_by_where_the_interval_lies() {
-    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#);
-    let held = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 3)]);
+    let c = go_py_3_to_8();
+    let held = go_v_py(&c, (5000.0, 100.0, 3), (1000.0, 50.0, 3));
     assert_eq!(held.verdict, ClaimVerdict::Held, "{held:?}");
     let m = held.measured.unwrap();
     // 3 v 3 trials: the Hodges-Lehmann ratio within the smallest and largest of the nine trial ratios.
     assert!((m.value - 5.0).abs() < 1e-9 && (m.low - 4900.0 / 1050.0).abs() < 1e-9 && (m.high - 5100.0 / 950.0).abs() < 1e-9);
     assert!((m.confidence - 0.9).abs() < 1e-12 && m.coverage() == "90%", "{m:?}");
-    let failed = verdict_of(&c, &[rps("go", "hello", 10000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 3)]);
+    let failed = go_v_py(&c, (10000.0, 100.0, 3), (1000.0, 50.0, 3));
     assert_eq!(failed.verdict, ClaimVerdict::Failed);
     // 7.6 to 8.4 straddles the upper bound.
-    let open = verdict_of(&c, &[rps("go", "hello", 8000.0, 200.0, 3), rps("py", "hello", 1000.0, 25.0, 3)]);
+    let open = go_v_py(&c, (8000.0, 200.0, 3), (1000.0, 25.0, 3));
     assert_eq!(open.verdict, ClaimVerdict::Inconclusive);
 }
 
 #[test]
 fn a_verdict_needs_90_percent_coverage_from_the_trials() {
-    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#);
+    let c = go_py_3_to_8();
     // Disjoint and well inside the range: 3 v 3 trials decide (90%), 4 v 4 too (97.1%).
-    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 3)]);
+    let r = go_v_py(&c, (5000.0, 100.0, 3), (1000.0, 50.0, 3));
     assert_eq!(r.verdict, ClaimVerdict::Held);
     assert!(r.detail.ends_with("3 v 3 trials"), "{}", r.detail);
-    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 4), rps("py", "hello", 1000.0, 50.0, 4)]);
+    let r = go_v_py(&c, (5000.0, 100.0, 4), (1000.0, 50.0, 4));
     assert_eq!((r.verdict, r.measured.unwrap().coverage()), (ClaimVerdict::Held, "97.1%".to_string()));
     // The same values from 2 v 2 trials (66.7%) or 3 v 2 (80%) cover too little to decide.
-    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 2), rps("py", "hello", 1000.0, 50.0, 2)]);
+    let r = go_v_py(&c, (5000.0, 100.0, 2), (1000.0, 50.0, 2));
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
     assert!(r.detail.contains("2 v 2 trials: 66.7% coverage, under the 90% a verdict needs"), "{}", r.detail);
-    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 100.0, 3), rps("py", "hello", 1000.0, 50.0, 2)]);
+    let r = go_v_py(&c, (5000.0, 100.0, 3), (1000.0, 50.0, 2));
     assert!(r.detail.contains("3 v 2 trials: 80% coverage"), "{}", r.detail);
     // Clearly contradicted, but from 2 v 2 trials: still no verdict.
-    let r = verdict_of(&c, &[rps("go", "hello", 20000.0, 100.0, 2), rps("py", "hello", 1000.0, 50.0, 2)]);
+    let r = go_v_py(&c, (20000.0, 100.0, 2), (1000.0, 50.0, 2));
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
     // Overlapping trials, 3 v 3: the trial ratios 0.96 to 1.04 straddle the bound of a "faster".
     let f = claim(r#"{ kind = "faster", faster = "a", slower = "b", scenario = "hello" }"#);
@@ -102,8 +101,8 @@ fn a_verdict_needs_90_percent_coverage_from_the_trials() {
 
 #[test]
 fn a_single_trial_never_decides() {
-    let c = claim(r#"{ kind = "ratio", a = "go", b = "py", scenario = "hello", range = [3.0, 8.0] }"#);
-    let r = verdict_of(&c, &[rps("go", "hello", 5000.0, 0.0, 1), rps("py", "hello", 1000.0, 0.0, 1)]);
+    let c = go_py_3_to_8();
+    let r = go_v_py(&c, (5000.0, 0.0, 1), (1000.0, 0.0, 1));
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
     assert!(r.detail.contains("1 trial"), "{}", r.detail);
     let f = claim(r#"{ kind = "faster", faster = "rust", slower = "py", scenario = "proxy" }"#);
