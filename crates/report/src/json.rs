@@ -141,7 +141,19 @@ struct OverheadRow<'a> {
     /// stat label -> (delta µs, delta %)
     delta_us: BTreeMap<&'static str, f64>,
     delta_percent: BTreeMap<&'static str, f64>,
+    /// stat label -> the paired interval of delta µs, absent from fewer than two paired rounds
+    delta_interval_us: BTreeMap<&'static str, DeltaInterval>,
+    /// the stats whose interval holds zero (or that have none): no overhead told from noise
+    within_noise: Vec<&'static str>,
     from_histograms: bool,
+}
+
+#[derive(Serialize)]
+struct DeltaInterval {
+    low: f64,
+    high: f64,
+    confidence: f64,
+    pairs: u32,
 }
 
 #[derive(Serialize)]
@@ -181,6 +193,15 @@ fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
                 target_rate: o.target_rate,
                 delta_us: o.overheads.iter().map(|x| (x.stat.label(), x.delta_us)).collect(),
                 delta_percent: o.overheads.iter().map(|x| (x.stat.label(), x.delta_percent)).collect(),
+                delta_interval_us: o
+                    .overheads
+                    .iter()
+                    .filter_map(|x| {
+                        let i = x.interval?;
+                        Some((x.stat.label(), DeltaInterval { low: i.low_us, high: i.high_us, confidence: i.confidence, pairs: i.pairs }))
+                    })
+                    .collect(),
+                within_noise: o.overheads.iter().filter(|x| x.within_noise()).map(|x| x.stat.label()).collect(),
                 from_histograms: p
                     .lines
                     .iter()

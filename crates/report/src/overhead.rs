@@ -141,29 +141,90 @@ fn median(mut v: Vec<f64>) -> f64 {
 pub struct Overhead {
     /// The statistic compared.
     pub stat: Stat,
-    /// The baseline's value, µs.
+    /// The baseline's value, µs (pooled over its trials).
     pub baseline_us: f64,
-    /// The proxy's value, µs.
+    /// The proxy's value, µs (pooled over its trials).
     pub proxy_us: f64,
-    /// proxy - baseline.
+    /// The overhead, µs: the Hodges-Lehmann estimate of the trial-by-trial differences where
+    /// trials pair, else the difference of the pooled values.
     pub delta_us: f64,
     /// 100 * delta / baseline; NaN when the baseline is 0.
     pub delta_percent: f64,
+    /// The interval of `delta_us` from the paired trials; None from fewer than two pairs.
+    pub interval: Option<DeltaInterval>,
 }
 
-/// The proxy's overhead over the baseline for every statistic, in `STATS` order.
-pub fn overhead(proxy: &Percentiles, baseline: &Percentiles) -> Vec<Overhead> {
+/// The signed-rank interval of a paired difference, µs, and what it rests on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeltaInterval {
+    /// Lower end, µs.
+    pub low_us: f64,
+    /// Upper end, µs.
+    pub high_us: f64,
+    /// Its coverage: 95%, or less when too few pairs allow no such interval.
+    pub confidence: f64,
+    /// Trials paired (a proxy trial and the baseline's trial of the same round).
+    pub pairs: u32,
+}
+
+impl Overhead {
+    /// No overhead can be told from noise: the interval holds zero, or there is none.
+    pub fn within_noise(&self) -> bool {
+        self.interval.is_none_or(|i| i.low_us <= 0.0 && 0.0 <= i.high_us)
+    }
+}
+
+/// One statistic of a proxy step and the baseline's step at the same rate, trial by trial: the
+/// trials of a round ran back to back, so their difference cancels what that round's machine did.
+pub struct TrialPairs {
+    /// (proxy, baseline) per round both measured, µs.
+    pub per_stat: Vec<Vec<(f64, f64)>>,
+}
+
+impl TrialPairs {
+    /// The rounds in which both the proxy (at `proxy_step`) and the baseline (at `base_step`) ran.
+    pub fn of(proxy: &[&TrialRecord], proxy_step: usize, baseline: &[&TrialRecord], base_step: usize) -> TrialPairs {
+        let per_stat = STATS
+            .iter()
+            .map(|s| {
+                proxy
+                    .iter()
+                    .filter_map(|p| {
+                        let b = baseline.iter().find(|b| b.trial == p.trial)?;
+                        Some((s.of_stats(&p.load.steps.get(proxy_step)?.latency), s.of_stats(&b.load.steps.get(base_step)?.latency)))
+                    })
+                    .collect()
+            })
+            .collect();
+        TrialPairs { per_stat }
+    }
+}
+
+/// The proxy's overhead over the baseline for every statistic, in `STATS` order: pooled values
+/// beside the paired estimate of their difference and its interval.
+pub fn overhead(proxy: &Percentiles, baseline: &Percentiles, pairs: &TrialPairs) -> Vec<Overhead> {
     STATS
         .iter()
-        .map(|&stat| {
+        .enumerate()
+        .map(|(i, &stat)| {
             let (p, b) = (proxy.get(stat), baseline.get(stat));
-            let delta = p - b;
+            let diffs: Vec<f64> = pairs.per_stat.get(i).map(|v| v.iter().map(|(p, b)| p - b).collect()).unwrap_or_default();
+            let delta = match diffs.len() {
+                0 | 1 => p - b,
+                _ => bakeoff_model::paired::hodges_lehmann(&diffs).unwrap_or(p - b),
+            };
+            let interval = (diffs.len() >= 2).then(|| {
+                let (low_us, high_us, confidence) =
+                    bakeoff_model::paired::signed_rank_interval(&diffs, bakeoff_model::paired::PAIRED_CONFIDENCE);
+                DeltaInterval { low_us, high_us, confidence, pairs: diffs.len() as u32 }
+            });
             Overhead {
                 stat,
                 baseline_us: b,
                 proxy_us: p,
                 delta_us: delta,
                 delta_percent: if b == 0.0 { f64::NAN } else { 100.0 * delta / b },
+                interval,
             }
         })
         .collect()
@@ -197,7 +258,7 @@ mod tests {
         let p = pooled(&[&trial_with(&prox, "p", 1)], 0);
         assert_eq!(b.source, Source::Histograms);
         assert_eq!(b.values_us, [100.0, 100.0, 200.0, 400.0, 1000.0, 1000.0]);
-        let o = overhead(&p, &b);
+        let o = overhead(&p, &b, &TrialPairs { per_stat: vec![] });
         // Values below 2048 are exact in a 3-digit histogram, so the deltas are exact too.
         for x in &o {
             assert_eq!(x.delta_us, 50.0, "{x:?}");
@@ -231,6 +292,24 @@ mod tests {
     fn zero_baseline_gives_no_percentage() {
         let z = Percentiles { values_us: [0.0; 6], count: 1, source: Source::Histograms };
         let one = Percentiles { values_us: [1.0; 6], count: 1, source: Source::Histograms };
-        assert!(overhead(&one, &z)[0].delta_percent.is_nan());
+        assert!(overhead(&one, &z, &TrialPairs { per_stat: vec![] })[0].delta_percent.is_nan());
+    }
+
+    #[test]
+    fn a_paired_difference_whose_interval_holds_zero_is_within_noise() {
+        let flat = Percentiles { values_us: [100.0; 6], count: 1, source: Source::Histograms };
+        // Six rounds: the proxy 20-30 µs above its round's baseline in every one, while the
+        // baselines themselves wander from 80 to 160 µs (what pairing cancels).
+        let steady: Vec<(f64, f64)> = [80.0, 160.0, 95.0, 140.0, 110.0, 120.0].iter().zip([20.0, 30.0, 25.0, 22.0, 28.0, 24.0]).map(|(b, d)| (b + d, *b)).collect();
+        // Six rounds whose differences change sign: no overhead can be told from noise.
+        let noisy: Vec<(f64, f64)> = [(150.0, 100.0), (60.0, 110.0), (130.0, 100.0), (70.0, 120.0), (140.0, 90.0), (80.0, 100.0)].to_vec();
+        let o = overhead(&flat, &flat, &TrialPairs { per_stat: vec![steady, noisy] });
+        let i = o[0].interval.unwrap();
+        assert!((20.0..=30.0).contains(&o[0].delta_us) && i.low_us > 0.0 && i.pairs == 6, "{:?}", o[0]);
+        assert!((i.confidence - 0.96875).abs() < 1e-9, "six pairs: the range of the Walsh averages covers 1 - 2/64");
+        assert!(!o[0].within_noise());
+        assert!(o[1].within_noise() && o[1].interval.unwrap().low_us < 0.0, "{:?}", o[1]);
+        // No pairs: the pooled difference, no interval, never a finding.
+        assert!(o[2].interval.is_none() && o[2].within_noise() && o[2].delta_us == 0.0);
     }
 }

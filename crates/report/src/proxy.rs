@@ -6,7 +6,7 @@
 //! can serve; its maximum is the best median req/s among them. The lab has one "proxy" scenario, and
 //! a variant names a stack's build, so neither a "proxy-max" scenario nor a "max" variant is needed.
 
-use crate::overhead::{overhead, pooled, Overhead, Percentiles};
+use crate::overhead::{overhead, pooled, Overhead, Percentiles, TrialPairs};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::ProxyPlacement;
@@ -159,12 +159,14 @@ pub fn proxy_view(trials: &[TrialRecord], cells: &[CellSummary], settings: &serd
         })
         .collect();
     let baseline = lines.iter().find(|l| l.cell.stack == BASELINE_STACK);
-    let overheads = baseline.map(|b| overhead_rows(&lines, b)).unwrap_or_default();
+    let overheads = baseline.map(|b| overhead_rows(&lines, b, &by_cell)).unwrap_or_default();
     Some(ProxyView { lines, overheads, fell_short, max: max_throughput(cells), placement: Placement::of(settings) })
 }
 
-/// Each proxy's overhead over the baseline at every rate both ran and both held.
-fn overhead_rows(lines: &[RampLine], baseline: &RampLine) -> Vec<OverheadRow> {
+/// Each proxy's overhead over the baseline at every rate both ran and both held, paired round by
+/// round over the cells' trials.
+fn overhead_rows(lines: &[RampLine], baseline: &RampLine, trials: &BTreeMap<&CellKey, Vec<&TrialRecord>>) -> Vec<OverheadRow> {
+    let of = |cell: &CellKey| trials.get(cell).map(Vec::as_slice).unwrap_or_default();
     let proxies = lines.iter().filter(|l| l.cell.stack != BASELINE_STACK);
     proxies
         .flat_map(|l| {
@@ -174,7 +176,11 @@ fn overhead_rows(lines: &[RampLine], baseline: &RampLine) -> Vec<OverheadRow> {
                     cell: l.cell.clone(),
                     step: p.step,
                     target_rate: p.target_rate,
-                    overheads: overhead(&p.percentiles, &bp.percentiles),
+                    overheads: overhead(
+                        &p.percentiles,
+                        &bp.percentiles,
+                        &TrialPairs::of(of(&l.cell), p.step, of(&baseline.cell), bp.step),
+                    ),
                 })
             })
         })
@@ -248,7 +254,7 @@ mod tests {
     fn a_step_that_fell_short_for_the_proxy_or_the_baseline_has_no_overhead_row() {
         let base = line(BASELINE_STACK, &[(1000.0, 1000.0, 100.0), (2000.0, 1999.0, 110.0), (3000.0, 2500.0, 900.0)]);
         let proxy = line("go/iocopy", &[(1000.0, 999.0, 150.0), (2000.0, 1500.0, 5000.0), (3000.0, 2990.0, 200.0)]);
-        let rows = overhead_rows(std::slice::from_ref(&proxy), &base);
+        let rows = overhead_rows(std::slice::from_ref(&proxy), &base, &BTreeMap::new());
         let rates: Vec<f64> = rows.iter().map(|r| r.target_rate).collect();
         // 2000: the proxy reached 75%; 3000: the baseline reached 83%. Only 1000 is compared.
         assert_eq!(rates, [1000.0]);

@@ -311,16 +311,36 @@ pub fn proxy_overhead(view: &ReportView) -> Option<Table> {
     let mut t = Table::new(&headers);
     for row in &p.overheads {
         let mut r = vec![row.cell.label(), format!("{} req/s", grouped(row.target_rate))];
-        r.extend(row.overheads.iter().map(|o| {
-            let pct = if o.delta_percent.is_finite() { format!(" ({:+.0}%)", o.delta_percent) } else { String::new() };
-            format!("{}{}{pct}", if o.delta_us >= 0.0 { "+" } else { "-" }, latency(o.delta_us.abs()))
-        }));
+        r.extend(row.overheads.iter().map(overhead_text));
         t.push(r);
+    }
+    let coverages: Vec<f64> = p.overheads.iter().flat_map(|r| &r.overheads).filter_map(|o| o.interval.map(|i| i.confidence)).collect();
+    if let Some(lowest) = coverages.iter().copied().reduce(f64::min) {
+        t.notes.push((
+            format!("±: half the Wilcoxon signed-rank interval of the round-by-round differences, in % of the baseline (lowest coverage here {:.1}%)", 100.0 * lowest),
+            "\"within noise\": the interval holds zero, so no overhead is told from noise; more trials narrow it".to_string(),
+        ));
     }
     // Said, not silently dropped: the steps whose latencies measured a queue.
     t.notes.extend(p.fell_short.iter().map(|s| (s.sentence(), SHORT_ADVICE.to_string())));
     t.notes.extend(p.placement.iter().map(|pl| (pl.sentence(), crate::proxy::placement_advice(pl.placement).to_string())));
     Some(t)
+}
+
+/// "+25.0 µs (+31 ±9%)": the paired estimate, its share of the baseline and half its interval's
+/// width in points of the baseline; "within noise (-5 ±20%)" when the interval holds zero; "+50.0 µs
+/// (+50%, 1 round)" without an interval. The exact ends are in the JSON report.
+fn overhead_text(o: &crate::overhead::Overhead) -> String {
+    let points = |us: f64| 100.0 * us / o.baseline_us;
+    let Some(i) = o.interval.filter(|_| o.baseline_us > 0.0) else {
+        let pct = if o.delta_percent.is_finite() { format!(" ({:+.0}%, 1 round)", o.delta_percent) } else { String::new() };
+        return format!("{}{}{pct}", if o.delta_us >= 0.0 { "+" } else { "-" }, latency(o.delta_us.abs()));
+    };
+    let half = (points(i.high_us) - points(i.low_us)) / 2.0;
+    if o.within_noise() {
+        return format!("within noise ({:+.0} ±{half:.0}%)", o.delta_percent);
+    }
+    format!("{}{} ({:+.0} ±{half:.0}%)", if o.delta_us >= 0.0 { "+" } else { "-" }, latency(o.delta_us.abs()), o.delta_percent)
 }
 
 const SHORT_ADVICE: &str = "the rate was above what it sustains; its own maximum is in the throughput table";
