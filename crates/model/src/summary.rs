@@ -113,6 +113,8 @@ pub struct Policy {
     pub primary: PrimaryMetric,
     /// Target relative half-width of the primary metric's interval (0.05 = ±5%).
     pub precision: Option<f64>,
+    /// The run measured block by block: its precision target is on the paired ratios it ranks.
+    pub paired: bool,
 }
 
 /// The summary of one step of one cell over its trials.
@@ -204,6 +206,9 @@ fn summarize_group(cell: CellKey, step: usize, trials: &[&TrialRecord], policy: 
     let (mut disagree, spread) = disagreement(&metrics[&policy.primary.metric()], rps_spread, policy);
     // A lower bound cannot miss a precision target: more trials would not tighten it.
     disagree &= !(client_bound && policy.primary.metric() == Metric::RequestsPerSec);
+    // Measured block by block, a cell's precision is that of its paired ratios, which the report's
+    // precision section judges; its own interval also holds the machine's drift between blocks.
+    disagree &= !(policy.paired && policy.precision.is_some() && trials.iter().all(|t| t.launch.is_some()));
     if disagree {
         warnings.push(Finding::of_cell(spread));
     }

@@ -1,6 +1,9 @@
-//! What the run's precision goal achieved: the target, the cells that met it and those that did
-//! not (with the precision they reached), and what the extra rounds cost in trials and time.
+//! What the run's precision goal achieved: the target, the comparisons that met it and those that
+//! did not (with the precision they reached), and what the extra rounds cost in trials and time.
+//! Where cells were measured block by block, the goal is on the ratios the ranking prints (each
+//! cell against the scenario's best, paired); elsewhere on each cell's own interval.
 
+use crate::view::ScenarioView;
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::summary::{CellSummary, Policy};
 use serde::Serialize;
@@ -8,8 +11,12 @@ use serde::Serialize;
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Missed {
     pub cell: CellKey,
+    /// The cell the ratio is against, when the goal was judged on a paired ratio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against: Option<CellKey>,
     /// Relative half-width reached, as a fraction.
     pub achieved: f64,
+    /// Trials (or paired blocks) it rests on.
     pub trials: u32,
     /// Coverage of the interval (below 0.95 with fewer than six trials).
     pub confidence: f64,
@@ -23,6 +30,8 @@ pub struct PrecisionView {
     pub min_trials: u32,
     pub met: usize,
     pub missed: Vec<Missed>,
+    /// Whether some comparison was judged on a paired ratio (cells measured block by block).
+    pub paired: bool,
     /// Trials beyond the first `min_trials` rounds, and their wall time in seconds.
     pub extra_trials: usize,
     pub extra_seconds: f64,
@@ -30,20 +39,57 @@ pub struct PrecisionView {
 }
 
 /// None when the run set no precision target.
-pub fn precision_view(policy: &Policy, min_trials: u32, cells: &[CellSummary], trials: &[TrialRecord]) -> Option<PrecisionView> {
+pub fn precision_view(
+    policy: &Policy,
+    min_trials: u32,
+    cells: &[CellSummary],
+    scenarios: &[ScenarioView],
+    trials: &[TrialRecord],
+) -> Option<PrecisionView> {
     let target = policy.precision?;
-    let metric = policy.primary.metric();
-    // Judged on each cell's headline step (its last), as the ranking is.
-    let headline = cells.iter().filter(|c| !cells.iter().any(|d| d.cell == c.cell && d.step > c.step));
-    let (mut met, mut missed) = (0, Vec::new());
-    for c in headline {
-        let e = c.get(metric);
+    let (mut met, mut missed, mut any_paired) = (0, Vec::new(), false);
+    for sv in scenarios {
+        let ratios: Vec<&crate::view::Relative> =
+            sv.relative.iter().filter(|r| policy.paired && r.paired.is_some() && !r.fastest).collect();
+        let best = sv.relative.iter().find(|r| r.fastest).map(|r| &r.cell);
+        for r in &ratios {
+            let achieved = (r.high - r.low) / 2.0 / r.ratio;
+            if achieved <= target {
+                met += 1;
+            } else {
+                let (blocks, _) = r.paired.unwrap_or_default();
+                let confidence = r.short_coverage.unwrap_or(bakeoff_model::paired::PAIRED_CONFIDENCE);
+                missed.push(Missed { cell: r.cell.clone(), against: best.cloned(), achieved, trials: blocks, confidence });
+            }
+        }
+        // Cells no paired ratio speaks for (the trial schedule, a scenario of one cell): their own
+        // interval. The best of a paired scenario is the others' reference; a twin is the noise floor.
+        let paired = !ratios.is_empty();
+        any_paired |= paired;
+        let metric = sv.ranked_by.metric();
+        for c in sv.headline.iter().filter(|c| !(paired && (c.cell.twin || best == Some(&c.cell) || ratios.iter().any(|r| r.cell == c.cell)))) {
+            if c.client_bound && metric == bakeoff_model::summary::Metric::RequestsPerSec {
+                continue;
+            }
+            let e = c.get(metric);
+            if e.meets(target) {
+                met += 1;
+            } else {
+                missed.push(Missed { cell: c.cell.clone(), against: None, achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence });
+            }
+        }
+    }
+    // Cells of no ranked scenario (the proxy study's maxima): their own interval, as before.
+    let unranked = cells.iter().filter(|c| !scenarios.iter().any(|sv| sv.scenario == c.cell.scenario));
+    for c in unranked.filter(|c| !cells.iter().any(|d| d.cell == c.cell && d.step > c.step)) {
+        let e = c.get(policy.primary.metric());
         if e.meets(target) {
             met += 1;
         } else {
-            missed.push(Missed { cell: c.cell.clone(), achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence });
+            missed.push(Missed { cell: c.cell.clone(), against: None, achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence });
         }
     }
+    missed.sort_by(|a, b| a.cell.cmp(&b.cell));
     let extra: Vec<&TrialRecord> = trials.iter().filter(|t| t.trial > min_trials).collect();
     let secs = |ts: &mut dyn Iterator<Item = &TrialRecord>| ts.map(|t| t.elapsed_s).filter(|s| s.is_finite()).fold(0.0, |a, b| a + b);
     Some(PrecisionView {
@@ -51,6 +97,7 @@ pub fn precision_view(policy: &Policy, min_trials: u32, cells: &[CellSummary], t
         min_trials,
         met,
         missed,
+        paired: any_paired,
         extra_trials: extra.len(),
         extra_seconds: secs(&mut extra.iter().copied()),
         total_seconds: secs(&mut trials.iter()),
@@ -60,8 +107,10 @@ pub fn precision_view(policy: &Policy, min_trials: u32, cells: &[CellSummary], t
 impl PrecisionView {
     /// The lines every human-facing format prints.
     pub fn lines(&self) -> Vec<String> {
+        let ratios = self.missed.iter().any(|m| m.against.is_some()) || self.paired;
+        let on = if ratios { "every ranked ratio (paired) and unpaired cell" } else { "every cell's primary metric" };
         let mut out = vec![format!(
-            "target ±{:.1}% on every cell's primary metric: {} cells met it, {} missed; precision rounds cost {} extra trials, {:.0} s of {:.0} s measuring",
+            "target ±{:.1}% on {on}: {} met it, {} missed; precision rounds cost {} extra trials, {:.0} s of {:.0} s measuring",
             100.0 * self.target,
             self.met,
             self.missed.len(),
@@ -70,15 +119,15 @@ impl PrecisionView {
             self.total_seconds
         )];
         for m in &self.missed {
+            let what = match &m.against {
+                Some(best) => format!("{} / {}", m.cell.label(), best.label()),
+                None => m.cell.label(),
+            };
+            let unit = if m.against.is_some() { "paired blocks" } else { "trials" };
             out.push(if m.confidence < bakeoff_model::robust::CONFIDENCE {
-                format!(
-                    "missed: {} has {} trials, too few for a 95% interval (its range covers {:.0}%)",
-                    m.cell.label(),
-                    m.trials,
-                    100.0 * m.confidence
-                )
+                format!("missed: {what} has {} {unit}, too few for a 95% interval (its range covers {:.0}%)", m.trials, 100.0 * m.confidence)
             } else {
-                format!("missed: {} reached ±{:.1}% after {} trials", m.cell.label(), 100.0 * m.achieved, m.trials)
+                format!("missed: {what} reached ±{:.1}% after {} {unit}", 100.0 * m.achieved, m.trials)
             });
         }
         out

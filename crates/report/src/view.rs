@@ -81,10 +81,17 @@ impl CellWarning<'_> {
     }
 }
 
-/// The run's ranking and precision, from its stored settings (capacity, no target when absent).
+/// The run's ranking, precision and schedule, from its stored settings (capacity, no target and
+/// the trial schedule when absent).
 pub fn policy(settings: &serde_json::Value) -> Policy {
     let primary = settings.pointer("/load/rank_by").and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
-    Policy { primary, precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()) }
+    // Runs stored before the block schedule existed measured trial by trial.
+    let schedule = settings.pointer("/load/schedule").and_then(|v| serde_json::from_value(v.clone()).ok());
+    Policy {
+        primary,
+        precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()),
+        paired: schedule == Some(bakeoff_model::schedule::Schedule::Blocks),
+    }
 }
 
 /// One scenario's cells: every step, the headline row of each cell and their relative speeds.
@@ -141,7 +148,7 @@ impl<'a> ReportView<'a> {
         names.sort_by_key(|s| s.id());
         names.dedup();
         let sweeps = crate::sweep::sweeps(&names, &cells, &data.trials);
-        let scenarios =
+        let scenarios: Vec<ScenarioView> =
             names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells, policy.primary, &data.trials)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
         stacks.sort();
@@ -162,7 +169,7 @@ impl<'a> ReportView<'a> {
         ReportView {
             outliers: bakeoff_model::peers::cost_outliers(&cells),
             noise: noise_view(&data.trials),
-            precision: precision_view(&policy, min_trials, &cells, &data.trials),
+            precision: precision_view(&policy, min_trials, &cells, &scenarios, &data.trials),
             slo: slo_view(settings, &data.trials),
             policy,
             claims,

@@ -81,3 +81,32 @@ fn a_client_bound_cell_is_a_lower_bound_and_the_scenario_ranks_by_cpu() {
     let by_capacity = bakeoff_report::view::relative_speeds(&hello.headline, PrimaryMetric::Capacity, &d.trials);
     assert!(by_capacity.iter().all(|r| r.cell.stack != "fast"), "{by_capacity:?}");
 }
+
+#[test]
+fn a_precision_target_is_judged_on_the_paired_ratios_of_a_block_run() {
+    // The machine swings ±20% from block to block; "b" is 0.8 of "a" in every block.
+    let machine = [100_000.0, 120_000.0, 80_000.0, 115_000.0, 85_000.0, 110_000.0];
+    let mut trials = Vec::new();
+    for (i, m) in machine.iter().enumerate() {
+        trials.push(slice("a", i as u32 + 1, *m));
+        trials.push(slice("b", i as u32 + 1, m * 0.8));
+    }
+    let mut d = data(trials.clone());
+    d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6, "precision": 0.05, "schedule": "blocks" } });
+    let text = render(&d, Format::Text);
+    assert!(text.contains("target ±5.0% on every ranked ratio (paired) and unpaired cell: 1 met it, 0 missed"), "{text}");
+    assert!(!text.contains("precision missed"), "no cell is flagged for its own (drifting) interval: {text}");
+    // The same values from the trial schedule: each cell's own interval, which the swing widens.
+    d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6, "precision": 0.05, "schedule": "trials" } });
+    let text = render(&d, Format::Text);
+    assert!(text.contains("target ±5.0% on every cell's primary metric: 0 met it, 2 missed"), "{text}");
+    // A ratio that wanders from block to block misses, named against the best.
+    let mut wander = trials;
+    for (i, t) in wander.iter_mut().filter(|t| t.cell.stack == "b").enumerate() {
+        t.load.steps[0].requests_per_sec *= [1.0, 1.2, 0.85, 1.15, 0.9, 1.1][i];
+    }
+    let mut d = data(wander);
+    d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6, "precision": 0.05, "schedule": "blocks" } });
+    let text = render(&d, Format::Text);
+    assert!(text.contains("missed: b hello w2 / a hello w2 reached ±"), "{text}");
+}

@@ -4,7 +4,8 @@
 //! ratios. The servers are relaunched a few times per run, so start-to-start variation is sampled
 //! too. Each slice is stored as the cell's trial (its number is the block, its launch recorded)
 //! as soon as it is measured; the checks after the load run once per launch, before the launch's
-//! last slices are stored, so their findings travel with the cell's results.
+//! last slices are stored, so their findings travel with the cell's results. A precision goal is
+//! met on the ratios a scenario ranks, paired block by block, not on each cell's own interval.
 
 use crate::error::LabError;
 use crate::host::noise::NoiseProbe;
@@ -13,7 +14,8 @@ use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
 use crate::run::cells::Cell;
 use crate::run::events::Event;
 use crate::run::measure::noise_warnings;
-use crate::run::rounds::{Tally, MAX_TRIALS};
+use crate::run::rounds::MAX_TRIALS;
+use crate::run::tally::Tally;
 use crate::run::runner::{Lab, RunOutcome};
 use crate::run::settings::LoadSettings;
 use bakeoff_model::paired::SplitMix64;
@@ -80,7 +82,8 @@ struct Resident<'c, 'a> {
 
 impl Lab<'_> {
     /// Measures `cells` block by block, relaunching their servers per `LaunchPlan`, then, with a
-    /// precision goal, more launches of the scenarios whose cells are still wider than the target.
+    /// precision goal, more launches of the scenarios whose paired ratios (each cell against the
+    /// best, a twin against its original) are still wider than the target.
     pub(crate) fn measure_blocks(&mut self, run: &RunInfo, cells: &[&Cell<'_>], outcome: &mut RunOutcome) -> anyhow::Result<()> {
         let started = self.run_started;
         let mut groups: BTreeMap<Scenario, Vec<&Cell<'_>>> = BTreeMap::new();
@@ -111,8 +114,10 @@ impl Lab<'_> {
         let mut launch = plan.launches;
         loop {
             let metric = self.settings.rank_by.metric();
+            // The precision asked is on the ratios a scenario ranks, paired block by block.
+            let keys = |g: &[&Cell<'_>]| g.iter().map(|c| c.key()).collect::<Vec<_>>();
             let pending: Vec<(Scenario, &Vec<&Cell<'_>>)> =
-                groups.iter().filter(|(_, g)| g.iter().any(|c| tally.pending(&c.key(), target, metric))).map(|(&s, g)| (s, g)).collect();
+                groups.iter().filter(|(_, g)| tally.ratios_pending(&keys(g), target, metric)).map(|(&s, g)| (s, g)).collect();
             let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
             if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());

@@ -6,49 +6,14 @@
 
 use crate::run::cells::Cell;
 use crate::run::{Event, Lab, RunOutcome};
-use bakeoff_model::results::{CellKey, RunInfo, TrialRecord};
-use bakeoff_model::summary::{Estimate, Metric};
-use std::collections::{BTreeMap, BTreeSet};
+use crate::run::tally::Tally;
+use bakeoff_model::results::RunInfo;
+use bakeoff_model::summary::Metric;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// No cell gets more trials than this, whatever the budget.
 pub(crate) const MAX_TRIALS: u32 = 30;
-
-/// The primary metric's values of every cell so far, and the cells that failed (never retried).
-#[derive(Default)]
-pub(crate) struct Tally {
-    pub(crate) values: BTreeMap<CellKey, Vec<f64>>,
-    pub(crate) failed: BTreeSet<CellKey>,
-    /// Cells whose load generator ran at its ceiling: their requests/s is a lower bound that more
-    /// trials cannot tighten, so precision rounds do not chase them.
-    pub(crate) client_bound: BTreeSet<CellKey>,
-    pub(crate) trials_done: u32,
-}
-
-impl Tally {
-    pub(crate) fn meets(&self, key: &CellKey, target: f64) -> bool {
-        self.values.get(key).is_some_and(|v| Estimate::from_values(v).meets(target))
-    }
-
-    /// Whether another trial of the cell could help it reach `target`: it has not failed, has not
-    /// met it, and its throughput is not the client's ceiling (when that is what is ranked).
-    pub(crate) fn pending(&self, key: &CellKey, target: f64, metric: Metric) -> bool {
-        let capped = metric == Metric::RequestsPerSec && self.client_bound.contains(key);
-        !self.failed.contains(key) && !capped && !self.meets(key, target)
-    }
-
-    /// Counts a stored trial and keeps its value of `metric` (its last step's).
-    pub(crate) fn record(&mut self, key: &CellKey, record: &TrialRecord, metric: Metric) {
-        self.trials_done += 1;
-        if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::ClientSaturated { .. })) {
-            self.client_bound.insert(key.clone());
-        }
-        if let Some(step) = record.load.steps.len().checked_sub(1) {
-            self.values.entry(key.clone()).or_default().push(metric.of(record, step));
-        }
-    }
-}
 
 impl Lab<'_> {
     /// Measures `cells` round by round and stores every trial as it is made.
