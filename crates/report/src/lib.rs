@@ -10,6 +10,7 @@
 
 mod article;
 mod ceiling;
+mod components;
 pub mod compare;
 mod csv;
 mod format;

@@ -61,6 +61,8 @@ pub struct NoiseView {
     pub client: Option<SideNoise>,
     pub busiest: Option<Busiest>,
     pub floor: Option<NoiseFloor>,
+    /// Where a block-scheduled run's noise lives: slices, launches, pairs.
+    pub components: Option<crate::components::Components>,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -95,6 +97,7 @@ pub fn noise_view(trials: &[TrialRecord]) -> NoiseView {
         client: side(&with, |t| t.noise.as_ref().map(|n| &n.client)),
         busiest,
         floor: floor(trials),
+        components: crate::components::components(trials),
     }
 }
 

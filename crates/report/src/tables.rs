@@ -403,6 +403,9 @@ pub fn noise_lines(view: &ReportView) -> Vec<String> {
     if let Some(f) = &n.floor {
         out.push(f.sentence());
     }
+    if let Some(c) = &n.components {
+        out.push(c.sentence());
+    }
     out
 }
 /// What ran, one row per stack variant: server model, WORKERS, pool, libraries and the versions

@@ -52,6 +52,8 @@ fn a_shared_slow_block_cancels_in_the_paired_ratio() {
     let text = render(&d, Format::Text);
     assert!(text.contains("0.80 (0.80–0.80, paired)"), "{text}");
     assert!(text.contains("paired): within noise"), "{text}");
+    // Block 3's slump is slice-to-slice noise within launch 2; the launches' means differ less.
+    assert!(text.contains("variance components of requests/s (sd, median over 3 cells): slice to slice within a launch"), "{text}");
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     let rel = &json["relative"]["hello"];
     assert!(rel.as_array().unwrap().iter().any(|r| r["paired"]["blocks"] == 6 && r["within_noise"] == false), "{rel}");
