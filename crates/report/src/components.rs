@@ -26,7 +26,8 @@ pub struct Components {
 impl Components {
     /// The sentence every human-facing format prints.
     pub fn sentence(&self) -> String {
-        let paired = self.paired.map_or(String::new(), |p| format!("; the A/A twin against its original, block by block: {:.1}%", 100.0 * p));
+        let paired =
+            self.paired.map_or(String::new(), |p| format!("; the A/A twin against its original, block by block: {:.1}%", 100.0 * p));
         format!(
             "variance components of requests/s (sd, median over {} cells): slice to slice within a launch {:.1}%, launch to launch {:.1}%{paired}",
             self.cells,
@@ -84,7 +85,11 @@ fn sum_of_squares(v: &[f64]) -> f64 {
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 #[cfg(test)]

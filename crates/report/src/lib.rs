@@ -10,8 +10,8 @@
 
 mod article;
 mod ceiling;
-mod components;
 pub mod compare;
+mod components;
 mod csv;
 mod format;
 mod html;

@@ -300,7 +300,8 @@ mod tests {
         let flat = Percentiles { values_us: [100.0; 6], count: 1, source: Source::Histograms };
         // Six rounds: the proxy 20-30 µs above its round's baseline in every one, while the
         // baselines themselves wander from 80 to 160 µs (what pairing cancels).
-        let steady: Vec<(f64, f64)> = [80.0, 160.0, 95.0, 140.0, 110.0, 120.0].iter().zip([20.0, 30.0, 25.0, 22.0, 28.0, 24.0]).map(|(b, d)| (b + d, *b)).collect();
+        let steady: Vec<(f64, f64)> =
+            [80.0, 160.0, 95.0, 140.0, 110.0, 120.0].iter().zip([20.0, 30.0, 25.0, 22.0, 28.0, 24.0]).map(|(b, d)| (b + d, *b)).collect();
         // Six rounds whose differences change sign: no overhead can be told from noise.
         let noisy: Vec<(f64, f64)> = [(150.0, 100.0), (60.0, 110.0), (130.0, 100.0), (70.0, 120.0), (140.0, 90.0), (80.0, 100.0)].to_vec();
         let o = overhead(&flat, &flat, &TrialPairs { per_stat: vec![steady, noisy] });

@@ -67,7 +67,9 @@ pub fn precision_view(
         let paired = !ratios.is_empty();
         any_paired |= paired;
         let metric = sv.ranked_by.metric();
-        for c in sv.headline.iter().filter(|c| !(paired && (c.cell.twin || best == Some(&c.cell) || ratios.iter().any(|r| r.cell == c.cell)))) {
+        for c in
+            sv.headline.iter().filter(|c| !(paired && (c.cell.twin || best == Some(&c.cell) || ratios.iter().any(|r| r.cell == c.cell))))
+        {
             if c.client_bound && metric == bakeoff_model::summary::Metric::RequestsPerSec {
                 continue;
             }
@@ -75,7 +77,13 @@ pub fn precision_view(
             if e.meets(target) {
                 met += 1;
             } else {
-                missed.push(Missed { cell: c.cell.clone(), against: None, achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence });
+                missed.push(Missed {
+                    cell: c.cell.clone(),
+                    against: None,
+                    achieved: e.relative_half_width(),
+                    trials: e.trials,
+                    confidence: e.confidence,
+                });
             }
         }
     }
@@ -86,7 +94,13 @@ pub fn precision_view(
         if e.meets(target) {
             met += 1;
         } else {
-            missed.push(Missed { cell: c.cell.clone(), against: None, achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence });
+            missed.push(Missed {
+                cell: c.cell.clone(),
+                against: None,
+                achieved: e.relative_half_width(),
+                trials: e.trials,
+                confidence: e.confidence,
+            });
         }
     }
     missed.sort_by(|a, b| a.cell.cmp(&b.cell));
@@ -125,7 +139,11 @@ impl PrecisionView {
             };
             let unit = if m.against.is_some() { "paired blocks" } else { "trials" };
             out.push(if m.confidence < bakeoff_model::robust::CONFIDENCE {
-                format!("missed: {what} has {} {unit}, too few for a 95% interval (its range covers {:.0}%)", m.trials, 100.0 * m.confidence)
+                format!(
+                    "missed: {what} has {} {unit}, too few for a 95% interval (its range covers {:.0}%)",
+                    m.trials,
+                    100.0 * m.confidence
+                )
             } else {
                 format!("missed: {what} reached ±{:.1}% after {} {unit}", 100.0 * m.achieved, m.trials)
             });

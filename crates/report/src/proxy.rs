@@ -176,11 +176,7 @@ fn overhead_rows(lines: &[RampLine], baseline: &RampLine, trials: &BTreeMap<&Cel
                     cell: l.cell.clone(),
                     step: p.step,
                     target_rate: p.target_rate,
-                    overheads: overhead(
-                        &p.percentiles,
-                        &bp.percentiles,
-                        &TrialPairs::of(of(&l.cell), p.step, of(&baseline.cell), bp.step),
-                    ),
+                    overheads: overhead(&p.percentiles, &bp.percentiles, &TrialPairs::of(of(&l.cell), p.step, of(&baseline.cell), bp.step)),
                 })
             })
         })

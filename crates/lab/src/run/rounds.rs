@@ -5,8 +5,8 @@
 //! get their own number of trials, in the first rounds.
 
 use crate::run::cells::Cell;
-use crate::run::{Event, Lab, RunOutcome};
 use crate::run::tally::Tally;
+use crate::run::{Event, Lab, RunOutcome};
 use bakeoff_model::results::RunInfo;
 use bakeoff_model::summary::Metric;
 use std::sync::atomic::Ordering;

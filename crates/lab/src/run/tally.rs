@@ -57,7 +57,11 @@ impl Tally {
         let chased: Vec<&CellKey> = keys.iter().filter(|k| self.chased(k, metric)).collect();
         let speed = |k: &CellKey| {
             let m = self.estimate(k).map_or(f64::NAN, |e| e.median);
-            if metric.higher_is_better() { m } else { 1.0 / m }
+            if metric.higher_is_better() {
+                m
+            } else {
+                1.0 / m
+            }
         };
         let originals: Vec<&CellKey> = chased.iter().copied().filter(|k| !k.twin).collect();
         let Some(best) = originals.iter().copied().max_by(|a, b| speed(a).total_cmp(&speed(b))) else { return false };
@@ -142,7 +146,11 @@ mod tests {
     #[test]
     fn a_lone_cell_is_judged_on_its_own_interval() {
         let a = key("a", false);
-        assert!(tally(&[(&a, &[100.0, 130.0, 90.0, 125.0, 95.0, 120.0])]).ratios_pending(std::slice::from_ref(&a), 0.05, Metric::RequestsPerSec));
+        assert!(tally(&[(&a, &[100.0, 130.0, 90.0, 125.0, 95.0, 120.0])]).ratios_pending(
+            std::slice::from_ref(&a),
+            0.05,
+            Metric::RequestsPerSec
+        ));
         assert!(!tally(&[(&a, &[100.0, 100.5, 99.8, 100.2, 99.9, 100.1])]).ratios_pending(&[a], 0.05, Metric::RequestsPerSec));
     }
 }
