@@ -23,6 +23,7 @@ pub mod overhead;
 mod precision;
 pub mod proxy;
 mod section;
+mod settings;
 mod slo;
 mod soak;
 mod sweep;

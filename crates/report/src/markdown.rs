@@ -18,7 +18,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Provenance => {
             out.push_str("| | |\n|---|---|\n");
-            for (k, v) in tables::provenance(view) {
+            for (k, v) in tables::provenance(view).into_iter().chain(crate::settings::readable(view)) {
                 let _ = writeln!(out, "| {k} | {} |", cell(&v));
             }
         }
@@ -42,7 +42,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push('\n');
             table(out, &s.table());
         }
-        // The settings are the provenance's last row here.
+        // The settings are the provenance's last rows here (`settings::readable`).
         Section::Settings => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).
         _ => {

@@ -30,7 +30,7 @@ pub(crate) enum Section {
     Soaks,
     /// The proxy study: overheads over the baseline and maximum throughput.
     Proxy,
-    /// The run's settings as rows (HTML; text and Markdown print them as a provenance line).
+    /// The run's settings as rows (HTML; text and Markdown print a short list of them in the provenance).
     Settings,
 }
 

@@ -17,7 +17,7 @@ pub(crate) fn render(view: &ReportView) -> String {
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Provenance => {
-            for (k, v) in tables::provenance(view) {
+            for (k, v) in tables::provenance(view).into_iter().chain(crate::settings::readable(view)) {
                 let _ = writeln!(out, "{k:>10}: {v}");
             }
         }
@@ -38,7 +38,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
             layout(out, &s.table());
         }
-        // The settings are the provenance's last line here.
+        // The settings are the provenance's last lines here (`settings::readable`).
         Section::Settings => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).
         _ => {

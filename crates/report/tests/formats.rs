@@ -329,9 +329,15 @@ fn what_ran_is_in_every_format() {
     assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>load.trials</th>"), "settings as rows");
     assert!(html.contains("<section id=\"claims\">") && !html.contains("<th>study.claims."), "claims once, in their section");
     assert!(html.contains("<section id=\"article\">") && !html.contains("<th>study.article."), "the article once, in its section");
-    let text = render(&d, Format::Text);
-    let settings_line = text.lines().find(|l| l.trim_start().starts_with("settings:")).unwrap();
-    assert!(settings_line.contains("\"connections\"") && !settings_line.contains("\"claims\""), "{settings_line}");
+    // Text and Markdown list the settings in words, no line of raw JSON (the JSON report keeps them all).
+    for f in [Format::Text, Format::Markdown] {
+        let out = render(&d, f);
+        assert!(!out.contains("\"connections\"") && !out.contains("settings:") && !out.contains("| settings |"), "{f}");
+        for (key, value) in [("load", "closed model, 64 connections"), ("CPUs", "server 0-1, client 2-3"), ("precision", "±5% on capacity")] {
+            assert!(out.lines().any(|l| l.contains(key) && l.contains(value)), "{f}: {key} {value}");
+        }
+    }
+    assert_eq!(json["run"]["settings"]["load"]["precision"].as_f64(), Some(0.05), "JSON keeps every setting");
     assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
 }
 

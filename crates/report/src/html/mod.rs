@@ -95,8 +95,7 @@ fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<T
 
 fn provenance(out: &mut String, view: &ReportView) {
     out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
-    // The settings get a section of their own, not one line of JSON.
-    for (k, v) in tables::provenance(view).into_iter().filter(|(k, _)| *k != "settings") {
+    for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
     out.push_str("</table></section>\n");
