@@ -26,6 +26,7 @@ mod section;
 mod settings;
 mod slo;
 mod soak;
+mod summary;
 mod sweep;
 #[cfg(any(test, feature = "test-support"))]
 pub mod synthetic;

@@ -43,7 +43,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             table(out, &s.table());
         }
         // The settings are the provenance's last rows here (`settings::readable`).
-        Section::Settings => {}
+        Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).
         _ => {
             for (heading, t) in tables::titled_tables(view, s) {

@@ -6,6 +6,9 @@ use crate::view::ReportView;
 /// One section of a report, empty in runs that have nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Section {
+    /// The answer, the claims and what to distrust, on one screen (HTML; text and Markdown open
+    /// with the provenance and keep the claims in their section).
+    Summary,
     /// The run, study, status, commit, machine and services (in text and Markdown also the settings).
     Provenance,
     /// Per stack variant: server model, WORKERS, pool, libraries and versions.
@@ -35,9 +38,10 @@ pub(crate) enum Section {
 }
 
 impl Section {
-    /// What a reader needs first comes first: what ran and what the study claims, which checks
+    /// What a reader needs first comes first: the summary, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 13] = [
+    pub const ORDER: [Section; 14] = [
+        Section::Summary,
         Section::Provenance,
         Section::WhatRan,
         Section::Article,

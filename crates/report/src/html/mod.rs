@@ -3,6 +3,7 @@
 
 mod charts;
 mod sections;
+mod summary;
 
 use crate::section::{self, Section};
 use crate::table::{Table, Tone};
@@ -24,6 +25,9 @@ ol.notes{font-size:13px;color:#57606a}ol.notes b{color:#9a6700}
 .kv th{width:110px}code{font-size:12px}
 p.how{font-size:13px;color:#57606a;max-width:900px}
 details summary{cursor:pointer;font-size:13px;color:#57606a;margin:4px 0}
+.summary{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:12px}
+.summary>div{background:#fff;border:1px solid #ddd;padding:0 12px 8px;font-size:13px}.summary ul{margin:4px 0;padding-left:18px}
+.summary h3{font-size:14px}.summary .pass{color:#1a7f37}.summary .fail{color:#cf222e;font-weight:700}
 ";
 
 /// The HTML report: head and title, every section in `Section::ORDER`, then how to read it.
@@ -55,6 +59,7 @@ pub(crate) fn render(view: &ReportView) -> String {
 
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
+        Section::Summary => summary::render(out, view),
         Section::Provenance => provenance(out, view),
         Section::WhatRan => explained(out, ("what-ran", "What ran"), WHAT_RAN_HOW, tables::what_ran(view)),
         Section::Article => {
