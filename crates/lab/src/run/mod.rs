@@ -13,6 +13,7 @@ pub(crate) mod runner;
 pub(crate) mod settings;
 pub(crate) mod slo;
 mod start;
+mod under_load;
 pub(crate) mod verification;
 mod verify_cell;
 pub(crate) mod what_ran;
