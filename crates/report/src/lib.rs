@@ -33,6 +33,7 @@ pub mod synthetic;
 mod table;
 mod tables;
 mod text;
+mod under_load;
 pub mod view;
 
 pub use format::Format;

@@ -42,6 +42,13 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push('\n');
             table(out, &s.table());
         }
+        Section::UnderLoad => {
+            let Some(u) = &view.under_load else { return };
+            out.push_str("\n## Latency under load\n\n");
+            bullets(out, &u.lines());
+            out.push('\n');
+            table(out, &u.table());
+        }
         // The settings are the provenance's last rows here (`settings::readable`).
         Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).

@@ -25,6 +25,8 @@ pub(crate) enum Section {
     Noise,
     /// Each cell's SLO capacity.
     Slo,
+    /// Each cell's latency at fractions of its capacity, with the knee.
+    UnderLoad,
     /// One table (HTML: charts and a table) per scenario.
     Scenarios,
     /// Concurrency sweeps.
@@ -40,7 +42,7 @@ pub(crate) enum Section {
 impl Section {
     /// What a reader needs first comes first: the summary, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 14] = [
+    pub const ORDER: [Section; 15] = [
         Section::Summary,
         Section::Provenance,
         Section::WhatRan,
@@ -50,6 +52,7 @@ impl Section {
         Section::Precision,
         Section::Noise,
         Section::Slo,
+        Section::UnderLoad,
         Section::Scenarios,
         Section::Sweeps,
         Section::Soaks,

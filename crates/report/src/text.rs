@@ -38,6 +38,14 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
             layout(out, &s.table());
         }
+        Section::UnderLoad => {
+            let Some(u) = &view.under_load else { return };
+            let _ = writeln!(out, "\n== latency under load ==");
+            for l in u.lines() {
+                let _ = writeln!(out, "{l}");
+            }
+            layout(out, &u.table());
+        }
         // The settings are the provenance's last lines here (`settings::readable`).
         Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).

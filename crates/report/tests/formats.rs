@@ -151,9 +151,14 @@ fn reports_say_what_matters() {
     let width = rows[0].split(',').count();
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("valid RFC 4180")).collect();
-    // One row per cell-step, then one per store ceiling, then one per point of the soak's two series.
+    // One row per cell-step, then one per store ceiling, then one per point of the soak's two
+    // series, then one per point of each latency-under-load curve.
     let soak_points = 13 + 60;
-    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points);
+    let curve_points: usize = json["under_load"]["cells"].as_array().unwrap().iter().map(|c| c["points"].as_array().unwrap().len()).sum();
+    assert_eq!(curve_points, 6 * 5, "three stacks x two scenarios x five fractions");
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points + curve_points);
+    let knee_rows: Vec<&&str> = rows.iter().filter(|r| r.contains(" (knee),")).collect();
+    assert_eq!(knee_rows.len(), 6, "one knee per curve: {knee_rows:?}");
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,aa_twin,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");

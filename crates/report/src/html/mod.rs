@@ -4,6 +4,7 @@
 mod charts;
 mod sections;
 mod summary;
+mod under_load;
 
 use crate::section::{self, Section};
 use crate::table::{Table, Tone};
@@ -72,6 +73,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
         Section::Precision => sections::precision(out, view),
         Section::Noise => sections::noise(out, view),
         Section::Slo => sections::slo(out, view),
+        Section::UnderLoad => under_load::render(out, view),
         Section::Scenarios => view.scenarios.iter().for_each(|sv| sections::scenario(out, view, sv)),
         Section::Sweeps => sections::sweeps(out, view),
         Section::Soaks => sections::soaks(out, view),
