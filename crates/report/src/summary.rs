@@ -20,7 +20,8 @@ pub(crate) struct Summary {
 
 /// The summary of a view.
 pub(crate) fn summary(view: &ReportView) -> Summary {
-    let order = [ClaimVerdict::Held, ClaimVerdict::Failed, ClaimVerdict::Inconclusive, ClaimVerdict::NotMeasured, ClaimVerdict::NotTestable];
+    let order =
+        [ClaimVerdict::Held, ClaimVerdict::Failed, ClaimVerdict::Inconclusive, ClaimVerdict::NotMeasured, ClaimVerdict::NotTestable];
     let verdicts = order.iter().map(|&v| (v, view.claims.iter().filter(|c| c.verdict == v).count())).filter(|(_, n)| *n > 0).collect();
     Summary {
         answer: view.scenarios.iter().map(answer).collect(),

@@ -44,9 +44,14 @@ pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Tabl
         .into_iter()
         .flatten()
         .collect(),
-        Section::Summary | Section::Provenance | Section::Article | Section::Precision | Section::Noise | Section::Slo | Section::UnderLoad | Section::Settings => {
-            Vec::new()
-        }
+        Section::Summary
+        | Section::Provenance
+        | Section::Article
+        | Section::Precision
+        | Section::Noise
+        | Section::Slo
+        | Section::UnderLoad
+        | Section::Settings => Vec::new(),
     }
 }
 

@@ -403,7 +403,8 @@ fn what_ran_is_in_every_format() {
     for f in [Format::Text, Format::Markdown] {
         let out = render(&d, f);
         assert!(!out.contains("\"connections\"") && !out.contains("settings:") && !out.contains("| settings |"), "{f}");
-        for (key, value) in [("load", "closed model, 64 connections"), ("CPUs", "server 0-1, client 2-3"), ("precision", "±5% on capacity")] {
+        for (key, value) in [("load", "closed model, 64 connections"), ("CPUs", "server 0-1, client 2-3"), ("precision", "±5% on capacity")]
+        {
             assert!(out.lines().any(|l| l.contains(key) && l.contains(value)), "{f}: {key} {value}");
         }
     }

@@ -3,9 +3,9 @@
 
 use bakeoff_load::*;
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
-use bakeoff_model::slo::{LoadCurve, LoadPoint};
 use bakeoff_model::results::*;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::slo::{LoadCurve, LoadPoint};
 use bakeoff_model::RunStatus;
 use bakeoff_store::{Store, StoreError, SCHEMA_VERSION};
 use std::collections::BTreeMap;

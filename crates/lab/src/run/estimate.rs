@@ -80,7 +80,9 @@ impl RunPlan {
         };
         // Latency under load: the first rounds' regular cells, not the A/A twin, a step per fraction.
         let under_load: Duration = match &s.latency_under_load {
-            Some(u) => under_load_time(u) * (cells.iter().filter(|c| c.soak.is_none() && !c.key().twin).count() as u32 * u.trials.min(s.trials)),
+            Some(u) => {
+                under_load_time(u) * (cells.iter().filter(|c| c.soak.is_none() && !c.key().twin).count() as u32 * u.trials.min(s.trials))
+            }
             None => Duration::ZERO,
         };
         Ok(regular + verify + soaked + calibration + under_load)

@@ -261,13 +261,8 @@ mod tests {
             LoadCurve { capacity_rps: 1000.0, points: vec![point(0.5, 120.0), point(1.0, 1000.0)] },
             LoadCurve { capacity_rps: 1100.0, points: vec![point(0.5, 110.0), point(1.0, 900.0)] },
         ];
-        let cell = CellKey {
-            stack: "s".into(),
-            variant: "default".into(),
-            workers: 1,
-            scenario: crate::scenario::Scenario::Hello,
-            twin: false,
-        };
+        let cell =
+            CellKey { stack: "s".into(), variant: "default".into(), workers: 1, scenario: crate::scenario::Scenario::Hello, twin: false };
         let c = summarize_cell(&cell, &curves.iter().collect::<Vec<_>>());
         assert_eq!((c.trials, c.capacity_rps), (3, 1000.0));
         assert_eq!(c.points.iter().map(|p| p.p99_us).collect::<Vec<_>>(), [110.0, 900.0]);

@@ -197,7 +197,9 @@ impl Study {
             }
         }
         if let Some(u) = &self.latency_under_load {
-            u.resolve().map_err(|e| (format!("`latency_under_load`: {e}"), "write e.g. latency_under_load = { percent = [25, 50, 75, 90, 100], step = \"1s\" }"))?;
+            u.resolve().map_err(|e| {
+                (format!("`latency_under_load`: {e}"), "write e.g. latency_under_load = { percent = [25, 50, 75, 90, 100], step = \"1s\" }")
+            })?;
         }
         self.check_soak()?;
         self.check_claims()?;

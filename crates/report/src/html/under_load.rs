@@ -55,7 +55,13 @@ fn curve_series(view: &ReportView, c: &CellCurve) -> Vec<Series> {
         line(String::new(), |p| p.p999_us, true, false),
     ];
     if let Some(p) = c.knee.and_then(|k| c.points.iter().find(|p| p.fraction == k)) {
-        out.push(Series { name: String::new(), colour, points: vec![(p.fraction, p.p50_us), (p.fraction, p.p999_us)], dashed: false, in_legend: false });
+        out.push(Series {
+            name: String::new(),
+            colour,
+            points: vec![(p.fraction, p.p50_us), (p.fraction, p.p999_us)],
+            dashed: false,
+            in_legend: false,
+        });
     }
     out
 }
