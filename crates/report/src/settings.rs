@@ -30,7 +30,7 @@ struct Stored {
     precision: Option<f64>,
     budget: Option<f64>,
     slo: Option<Slo>,
-    latency_under_load: Option<Vec<f64>>,
+    latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
 }
 
 /// The settings as (key, value) rows, keys short enough to align with the provenance's.
@@ -58,9 +58,13 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
     if let Some(slo) = &s.slo {
         rows.push(("SLO", format!("{slo}: capacity searched after every trial")));
     }
-    if let Some(f) = s.latency_under_load.as_ref().filter(|f| !f.is_empty()) {
-        let shown: Vec<String> = f.iter().map(|x| format!("{}%", short(x * 100.0))).collect();
-        rows.push(("under load", format!("open model at {} of each cell's capacity", shown.join(", "))));
+    if let Some(u) = &s.latency_under_load {
+        let shown: Vec<String> = u.fractions.iter().map(|x| format!("{}%", short(x * 100.0))).collect();
+        let rounds = if u.trials == 1 { "the first round".to_string() } else { format!("the first {} rounds", u.trials) };
+        rows.push((
+            "under load",
+            format!("{} s open-model steps at {} of each cell's capacity, in {rounds}", short(u.step.as_secs_f64()), shown.join(", ")),
+        ));
     }
     rows
 }
@@ -165,6 +169,11 @@ mod tests {
         assert_eq!(rows["budget"], "9 min");
         assert_eq!(rows["precision"], "±5% on capacity (req/s)");
         assert!(rows["schedule"].starts_with("blocks"));
-        assert!(!rows.contains_key("SLO"));
+        assert!(!rows.contains_key("SLO") && !rows.contains_key("under load"));
+        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 100.0], std::time::Duration::from_secs(1), 1).unwrap();
+        data.run.settings["load"]["latency_under_load"] = serde_json::to_value(u).unwrap();
+        let view = ReportView::new(&data);
+        let rows: std::collections::HashMap<_, _> = readable(&view).into_iter().collect();
+        assert_eq!(rows["under load"], "1 s open-model steps at 25%, 100% of each cell's capacity, in the first round");
     }
 }

@@ -241,7 +241,8 @@ fn run_info() -> RunInfo {
         settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
                                               "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
-                                              "slo_budget": bakeoff_model::slo::SearchBudget::default()},
+                                              "slo_budget": bakeoff_model::slo::SearchBudget::default(),
+                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1}},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [
                                          {"statement": "Rust serves hello faster than Python", "scenario": "hello",
