@@ -193,6 +193,9 @@ pub struct TrialRecord {
     /// window; empty for a single step, whose figures are the trial's.
     #[serde(default)]
     pub step_usage: Vec<StepUsage>,
+    /// Latency at fixed fractions of the capacity this trial measured, when the run asked for it.
+    #[serde(default)]
+    pub under_load: Option<crate::slo::LoadCurve>,
 }
 
 /// The server's CPU during one step of a trial.

@@ -1,7 +1,7 @@
 //! CSV: one row per cell-step, every metric as three columns (median, 95% CI low, high), raw numbers
 //! in the metric's unit (ids end in _us, _mib, _percent). Wide rather than one row per metric so a
 //! spreadsheet or pandas reads a cell as one record; the column set is fixed by `Metric::ALL`. After
-//! the cells, store ceilings, then soak series (one row per point).
+//! the cells, store ceilings, then soak series and latency-under-load points (one row per point).
 
 use crate::view::ReportView;
 use bakeoff_model::results::{CeilingRecord, CellKey};
@@ -24,6 +24,12 @@ pub(crate) fn render(view: &ReportView) -> String {
     // Soaks: one row per point of each trial's series, the cell's key filled, `step_label`
     // "soak", the `series*` columns set and every metric column empty.
     for row in soak_rows(view) {
+        line(&row);
+    }
+    // Latency under load: one row per point of each cell's curve, `step_label` "under load 25%"
+    // ("... (knee)" on the knee's row), `target_rate` the offered rate, requests_per_sec the rate
+    // served and p50/p99/p99.9 and CPU per request its medians over trials (no interval).
+    for row in under_load_rows(view) {
         line(&row);
     }
     String::from_utf8(out.into_inner().expect("an in-memory CSV writer flushes")).expect("every field is UTF-8")
@@ -64,6 +70,34 @@ fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
                     rows.push(row);
                 }
             }
+        }
+    }
+    rows
+}
+
+fn under_load_rows(view: &ReportView) -> Vec<Vec<String>> {
+    let Some(u) = &view.under_load else { return Vec::new() };
+    let rest = header().len() - 10 - 3 * Metric::ALL.len();
+    let mut rows = Vec::new();
+    for c in &u.cells {
+        for p in &c.points {
+            let mut row = key_fields(view, &c.cell);
+            let knee = if c.knee == Some(p.fraction) { " (knee)" } else { "" };
+            row.extend([String::new(), format!("under load {}{knee}", crate::under_load::percent(p.fraction)), num(p.offered_rps)]);
+            row.push(c.trials.to_string());
+            for m in Metric::ALL {
+                let v = match m {
+                    Metric::RequestsPerSec => p.achieved_rps,
+                    Metric::P50Us => p.p50_us,
+                    Metric::P99Us => p.p99_us,
+                    Metric::P999Us => p.p999_us,
+                    Metric::CpuUsPerRequest => p.cpu_us_per_request().unwrap_or(f64::NAN),
+                    _ => f64::NAN,
+                };
+                row.extend([num(v), String::new(), String::new()]);
+            }
+            row.extend(std::iter::repeat_n(String::new(), rest));
+            rows.push(row);
         }
     }
     rows

@@ -51,6 +51,10 @@ struct Document<'a> {
     /// SLO capacity per cell (the objective, the search budget, each cell's capacity over trials and
     /// the steps of its median trial); null when the run set no objective.
     slo: Option<&'a crate::slo::SloView>,
+    /// Latency under load per cell: `{knee_factor, cells: [{stack, scenario, variant, workers,
+    /// twin, trials, capacity_rps, points: [{fraction, offered_rps, achieved_rps, p50_us, p99_us,
+    /// p999_us, errors, cpu_cores}], knee}]}`, medians over trials; null when the run did not measure it.
+    under_load: Option<&'a crate::under_load::UnderLoadView>,
 }
 
 #[derive(Serialize)]
@@ -281,6 +285,7 @@ pub(crate) fn render(view: &ReportView) -> String {
         noise: &view.noise,
         what_ran: &view.data.what_ran,
         slo: view.slo.as_ref(),
+        under_load: view.under_load.as_ref(),
         soaks: &view.soaks,
         sweeps: &view.sweeps,
     };

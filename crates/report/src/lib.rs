@@ -24,14 +24,17 @@ pub mod overhead;
 mod precision;
 pub mod proxy;
 mod section;
+mod settings;
 mod slo;
 mod soak;
+mod summary;
 mod sweep;
 #[cfg(any(test, feature = "test-support"))]
 pub mod synthetic;
 mod table;
 mod tables;
 mod text;
+mod under_load;
 pub mod view;
 
 pub use format::Format;

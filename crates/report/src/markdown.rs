@@ -18,7 +18,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Provenance => {
             out.push_str("| | |\n|---|---|\n");
-            for (k, v) in tables::provenance(view) {
+            for (k, v) in tables::provenance(view).into_iter().chain(crate::settings::readable(view)) {
                 let _ = writeln!(out, "| {k} | {} |", cell(&v));
             }
         }
@@ -42,8 +42,15 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push('\n');
             table(out, &s.table());
         }
-        // The settings are the provenance's last row here.
-        Section::Settings => {}
+        Section::UnderLoad => {
+            let Some(u) = &view.under_load else { return };
+            out.push_str("\n## Latency under load\n\n");
+            bullets(out, &u.lines());
+            out.push('\n');
+            table(out, &u.table());
+        }
+        // The settings are the provenance's last rows here (`settings::readable`).
+        Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).
         _ => {
             for (heading, t) in tables::titled_tables(view, s) {

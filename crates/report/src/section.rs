@@ -6,6 +6,9 @@ use crate::view::ReportView;
 /// One section of a report, empty in runs that have nothing for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Section {
+    /// The answer, the claims and what to distrust, on one screen (HTML; text and Markdown open
+    /// with the provenance and keep the claims in their section).
+    Summary,
     /// The run, study, status, commit, machine and services (in text and Markdown also the settings).
     Provenance,
     /// Per stack variant: server model, WORKERS, pool, libraries and versions.
@@ -22,6 +25,8 @@ pub(crate) enum Section {
     Noise,
     /// Each cell's SLO capacity.
     Slo,
+    /// Each cell's latency at fractions of its capacity, with the knee.
+    UnderLoad,
     /// One table (HTML: charts and a table) per scenario.
     Scenarios,
     /// Concurrency sweeps.
@@ -30,14 +35,15 @@ pub(crate) enum Section {
     Soaks,
     /// The proxy study: overheads over the baseline and maximum throughput.
     Proxy,
-    /// The run's settings as rows (HTML; text and Markdown print them as a provenance line).
+    /// The run's settings as rows (HTML; text and Markdown print a short list of them in the provenance).
     Settings,
 }
 
 impl Section {
-    /// What a reader needs first comes first: what ran and what the study claims, which checks
+    /// What a reader needs first comes first: the summary, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 13] = [
+    pub const ORDER: [Section; 15] = [
+        Section::Summary,
         Section::Provenance,
         Section::WhatRan,
         Section::Article,
@@ -46,6 +52,7 @@ impl Section {
         Section::Precision,
         Section::Noise,
         Section::Slo,
+        Section::UnderLoad,
         Section::Scenarios,
         Section::Sweeps,
         Section::Soaks,

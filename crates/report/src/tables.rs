@@ -44,11 +44,19 @@ pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Tabl
         .into_iter()
         .flatten()
         .collect(),
-        Section::Provenance | Section::Article | Section::Precision | Section::Noise | Section::Slo | Section::Settings => Vec::new(),
+        Section::Summary
+        | Section::Provenance
+        | Section::Article
+        | Section::Precision
+        | Section::Noise
+        | Section::Slo
+        | Section::UnderLoad
+        | Section::Settings => Vec::new(),
     }
 }
 
-/// The run's identity, machine and services as (key, value) lines; `settings` last, as one line of JSON.
+/// The run's identity, machine and services as (key, value) lines (text and Markdown follow them with
+/// `settings::readable`, HTML with a section of every setting).
 pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
     let r = &view.data.run;
     let m = &r.machine;
@@ -62,7 +70,6 @@ pub fn provenance(view: &ReportView) -> Vec<(&'static str, String)> {
         ("machine", format!("{} ({} cores, {}, {} memory)", m.hostname, m.cores, m.cpu_model, mib_or_gib(m.memory_bytes))),
         ("os", format!("{}, kernel {}", m.os, m.kernel)),
         ("services", if r.services.is_empty() { "none".into() } else { r.services.join("; ") }),
-        ("settings", serde_json::to_string(&shown_settings(view)).unwrap_or_default()),
     ]
 }
 

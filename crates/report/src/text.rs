@@ -17,7 +17,7 @@ pub(crate) fn render(view: &ReportView) -> String {
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Provenance => {
-            for (k, v) in tables::provenance(view) {
+            for (k, v) in tables::provenance(view).into_iter().chain(crate::settings::readable(view)) {
                 let _ = writeln!(out, "{k:>10}: {v}");
             }
         }
@@ -38,8 +38,16 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
             layout(out, &s.table());
         }
-        // The settings are the provenance's last line here.
-        Section::Settings => {}
+        Section::UnderLoad => {
+            let Some(u) = &view.under_load else { return };
+            let _ = writeln!(out, "\n== latency under load ==");
+            for l in u.lines() {
+                let _ = writeln!(out, "{l}");
+            }
+            layout(out, &u.table());
+        }
+        // The settings are the provenance's last lines here (`settings::readable`).
+        Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).
         _ => {
             for (heading, t) in tables::titled_tables(view, s) {

@@ -43,6 +43,8 @@ pub struct ReportView<'a> {
     pub(crate) precision: Option<PrecisionView>,
     /// Each cell's SLO capacity, when the run searched for it.
     pub(crate) slo: Option<SloView>,
+    /// Each cell's latency at fractions of its capacity, when the run measured it.
+    pub(crate) under_load: Option<crate::under_load::UnderLoadView>,
     /// Cells measured for minutes, over time.
     pub(crate) soaks: Vec<crate::soak::SoakCell>,
     /// Cells measured at rising connection counts, per scenario.
@@ -171,6 +173,7 @@ impl<'a> ReportView<'a> {
             noise: noise_view(&data.trials),
             precision: precision_view(&policy, min_trials, &cells, &scenarios, &data.trials),
             slo: slo_view(settings, &data.trials),
+            under_load: crate::under_load::under_load_view(&data.trials),
             policy,
             claims,
             article,

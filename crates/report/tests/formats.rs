@@ -151,9 +151,14 @@ fn reports_say_what_matters() {
     let width = rows[0].split(',').count();
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("valid RFC 4180")).collect();
-    // One row per cell-step, then one per store ceiling, then one per point of the soak's two series.
+    // One row per cell-step, then one per store ceiling, then one per point of the soak's two
+    // series, then one per point of each latency-under-load curve.
     let soak_points = 13 + 60;
-    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points);
+    let curve_points: usize = json["under_load"]["cells"].as_array().unwrap().iter().map(|c| c["points"].as_array().unwrap().len()).sum();
+    assert_eq!(curve_points, 6 * 5, "three stacks x two scenarios x five fractions");
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points + curve_points);
+    let knee_rows: Vec<&&str> = rows.iter().filter(|r| r.contains(" (knee),")).collect();
+    assert_eq!(knee_rows.len(), 6, "one knee per curve: {knee_rows:?}");
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
     assert!(rows[0].starts_with("run_id,stack,scenario,variant,workers,aa_twin,step"));
     assert!(records.iter().all(|r| r.len() == width), "every row has the header's {width} fields");
@@ -255,24 +260,8 @@ fn html_renders_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("report.html");
     std::fs::write(&file, render(&d, Format::Html)).unwrap();
-    let profile = dir.path().join("profile");
     let shot = std::env::var("BAKEOFF_SCREENSHOT").ok();
-    let mut args: Vec<String> = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--enable-logging=stderr",
-        "--v=0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.push(format!("--user-data-dir={}", profile.display()));
+    let mut args = headless_args(&dir.path().join("profile"));
     args.push("--dump-dom".into());
     args.push(format!("file://{}", file.display()));
     let out = Command::new(&chromium).args(&args).output().expect("chromium runs");
@@ -290,6 +279,87 @@ fn html_renders_in_headless_chromium() {
         a.insert(a.len() - 1, "--window-size=1600,4000".into());
         Command::new(&chromium).args(&a).output().unwrap();
     }
+}
+
+/// Headless Chromium without network, GPU, sandbox or a profile of its own, logging to stderr.
+fn headless_args(profile: &Path) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--hide-scrollbars",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("--user-data-dir={}", profile.display()));
+    args
+}
+
+/// The first screen a reader sees, in pixels.
+const SCREEN: (u32, u32) = (1280, 800);
+
+/// The HTML report opens with its summary: the answer for every scenario, the claims' counts and
+/// what to distrust come before every other section; Chromium takes a screenshot of the first
+/// screen at the size asked (read from the PNG's header), and in a window of that size the summary
+/// ends within it (measured by a script added to a copy for the test: the report itself has none).
+#[test]
+fn html_summary_is_the_first_screen() {
+    let d = synthetic::run_data();
+    let html = render(&d, Format::Html);
+    let summary = html.find("<section id=\"summary\">").expect("a summary section");
+    assert_eq!(html.find("<section"), Some(summary), "the summary comes before every other section");
+    let first = &html[summary..summary + html[summary..].find("</section>").unwrap()];
+    let view = ReportView::new(&d);
+    for sv in &view.scenarios {
+        assert!(first.contains(&format!("<li>{}: ", sv.scenario)), "the answer for {}", sv.scenario);
+    }
+    assert!(first.contains("leads by") && first.contains("paired"), "margins with paired intervals: {first}");
+    let held = view.claims.iter().filter(|c| c.verdict == bakeoff_model::study::ClaimVerdict::Held).count();
+    assert!(first.contains(&format!("The claims: {held} held")), "{first}");
+    let bound = view.scenarios.iter().flat_map(|s| &s.headline).any(|c| c.client_bound && c.target_rate.is_none());
+    assert_eq!(first.contains("client-bound"), bound, "client-bound cells are named when there are some: {first}");
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let missed = json["precision"]["missed"].as_array().map_or(0, Vec::len);
+    assert!(missed > 0 && first.contains(&format!("<li>{missed} of ")), "missed precision is counted: {first}");
+    assert!(first.contains("What to distrust") && first.contains("background noise (3)"), "{first}");
+    let Some(chromium) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (file, measured, png) = (dir.path().join("report.html"), dir.path().join("measured.html"), dir.path().join("first.png"));
+    std::fs::write(&file, &html).unwrap();
+    let window = format!("--window-size={},{}", SCREEN.0, SCREEN.1);
+    let mut args = headless_args(&dir.path().join("profile"));
+    args.extend([format!("--screenshot={}", png.display()), window.clone(), format!("file://{}", file.display())]);
+    let out = Command::new(&chromium).args(&args).output().expect("chromium runs");
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    let bytes = std::fs::read(&png).expect("chromium wrote the screenshot");
+    assert!(bytes.len() > 24 && bytes.starts_with(b"\x89PNG\r\n\x1a\n") && &bytes[12..16] == b"IHDR", "a PNG");
+    let size = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    assert_eq!((size(16), size(20)), SCREEN, "the screenshot has the size asked for");
+    let probe = "<script>const r=document.getElementById('summary').getBoundingClientRect();\
+                 document.body.dataset.bottom=Math.ceil(r.bottom+window.scrollY);document.body.dataset.width=window.innerWidth;</script>";
+    std::fs::write(&measured, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let mut args = headless_args(&dir.path().join("profile2"));
+    args.extend(["--dump-dom".to_string(), window, format!("file://{}", measured.display())]);
+    let dom = String::from_utf8_lossy(&Command::new(&chromium).args(&args).output().expect("chromium runs").stdout).to_string();
+    let attr = |name: &str| -> u32 {
+        let at = dom.find(&format!("data-{name}=\"")).unwrap_or_else(|| panic!("no data-{name} in the DOM: the probe did not run"));
+        let rest = &dom[at + name.len() + 7..];
+        rest[..rest.find('"').unwrap()].parse().unwrap()
+    };
+    // The page is laid out as wide as the screenshot (so it wraps the same); its height is the
+    // screenshot's, whatever the window's frame takes in this mode.
+    let (bottom, width) = (attr("bottom"), attr("width"));
+    assert_eq!(width, SCREEN.0, "the page is laid out as wide as the screen asked for");
+    assert!(bottom <= SCREEN.1, "the summary ends at {bottom} px, below the first screen of {} px", SCREEN.1);
+    let _ = writeln!(std::io::stderr(), "the summary ends at {bottom} px of a {}x{} screen", SCREEN.0, SCREEN.1);
 }
 
 /// What the browser must have built from `d`: charts with lines, the run's id, every stack, each
@@ -329,9 +399,16 @@ fn what_ran_is_in_every_format() {
     assert!(html.contains("<section id=\"what-ran\">") && html.contains("<th>load.trials</th>"), "settings as rows");
     assert!(html.contains("<section id=\"claims\">") && !html.contains("<th>study.claims."), "claims once, in their section");
     assert!(html.contains("<section id=\"article\">") && !html.contains("<th>study.article."), "the article once, in its section");
-    let text = render(&d, Format::Text);
-    let settings_line = text.lines().find(|l| l.trim_start().starts_with("settings:")).unwrap();
-    assert!(settings_line.contains("\"connections\"") && !settings_line.contains("\"claims\""), "{settings_line}");
+    // Text and Markdown list the settings in words, no line of raw JSON (the JSON report keeps them all).
+    for f in [Format::Text, Format::Markdown] {
+        let out = render(&d, f);
+        assert!(!out.contains("\"connections\"") && !out.contains("settings:") && !out.contains("| settings |"), "{f}");
+        for (key, value) in [("load", "closed model, 64 connections"), ("CPUs", "server 0-1, client 2-3"), ("precision", "±5% on capacity")]
+        {
+            assert!(out.lines().any(|l| l.contains(key) && l.contains(value)), "{f}: {key} {value}");
+        }
+    }
+    assert_eq!(json["run"]["settings"]["load"]["precision"].as_f64(), Some(0.05), "JSON keeps every setting");
     assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
 }
 

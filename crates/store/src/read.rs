@@ -192,7 +192,7 @@ impl Store {
             "SELECT id, run_id, stack, scenario, variant, workers, trial, started_at, load_json,
                     server_cpu_s, server_cpu_percent, server_cpu_us_per_request, server_peak_rss_bytes,
                     server_mean_rss_bytes, server_peak_pss_bytes, server_mean_pss_bytes,
-                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json, launch, step_usage_json
+                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json, launch, step_usage_json, under_load_json
              FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
@@ -227,6 +227,7 @@ impl Store {
                 slo: t.slo_json.as_deref().map(serde_json::from_str).transpose()?,
                 launch: t.launch,
                 step_usage: t.step_usage_json.as_deref().map(serde_json::from_str).transpose()?.unwrap_or_default(),
+                under_load: t.under_load_json.as_deref().map(serde_json::from_str).transpose()?,
             });
         }
         Ok(out)
@@ -272,6 +273,7 @@ struct StoredTrial {
     slo_json: Option<String>,
     launch: Option<u32>,
     step_usage_json: Option<String>,
+    under_load_json: Option<String>,
 }
 
 fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
@@ -299,6 +301,7 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
             slo_json: r.get(21)?,
             launch: r.get(22)?,
             step_usage_json: r.get(23)?,
+            under_load_json: r.get(24)?,
         },
     ))
 }

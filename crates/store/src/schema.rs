@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -133,6 +133,10 @@ const MIGRATIONS: &[&str] = &[
     // 6 -> 7: the server's CPU per step of a multi-step trial (a ramp, a ladder).
     r#"
     ALTER TABLE trials ADD COLUMN step_usage_json TEXT;
+    "#,
+    // 7 -> 8: latency at fixed fractions of the trial's capacity (`latency_under_load`).
+    r#"
+    ALTER TABLE trials ADD COLUMN under_load_json TEXT;
     "#,
 ];
 

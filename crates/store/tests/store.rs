@@ -5,6 +5,7 @@ use bakeoff_load::*;
 use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use bakeoff_model::results::*;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::slo::{LoadCurve, LoadPoint};
 use bakeoff_model::RunStatus;
 use bakeoff_store::{Store, StoreError, SCHEMA_VERSION};
 use std::collections::BTreeMap;
@@ -126,6 +127,19 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         } else {
             Vec::new()
         },
+        under_load: n.is_multiple_of(2).then(|| LoadCurve {
+            capacity_rps: 1000.0 + 1.0 / 3.0,
+            points: vec![LoadPoint {
+                fraction: 0.25,
+                offered_rps: 250.0 + 1.0 / 12.0,
+                achieved_rps: 249.5,
+                p50_us: 101.5,
+                p99_us: 0.1 + 0.2,
+                p999_us: 812.5,
+                errors: 1,
+                cpu_cores: Some(1.0 / 3.0),
+            }],
+        }),
     }
 }
 
@@ -384,14 +398,15 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     s.record_trial(&trial("old", "a", 1)).unwrap();
     s.finish_run("old", &RunStatus::Complete).unwrap();
     drop(s);
-    // A version 1 file is a version 7 file without the ceilings table (2), the trials' twin,
+    // A version 1 file is a version 8 file without the ceilings table (2), the trials' twin,
     // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5),
-    // their launch (6) and their step_usage_json (7).
+    // their launch (6), their step_usage_json (7) and their under_load_json (8).
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
          ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json;
-         ALTER TABLE trials DROP COLUMN launch; ALTER TABLE trials DROP COLUMN step_usage_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+         ALTER TABLE trials DROP COLUMN launch; ALTER TABLE trials DROP COLUMN step_usage_json;
+         ALTER TABLE trials DROP COLUMN under_load_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     )
     .unwrap();
     drop(conn);
@@ -405,6 +420,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert!(old.slo.is_none(), "an old trial has no SLO search");
     assert_eq!(old.launch, None, "an old trial started its own server");
     assert!(old.step_usage.is_empty(), "an old trial has the trial's CPU only");
+    assert!(old.under_load.is_none(), "an old trial has no latency under load");
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
     s.record_what_ran("old", &what_ran()).unwrap();

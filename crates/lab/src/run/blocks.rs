@@ -276,6 +276,8 @@ impl Lab<'_> {
         let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
         let samples = sampler.finish();
         let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);
+        // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
+        let under_load = self.measure_under_load(cell, r.addr, r.pid, block, &load)?;
         r.busy_cpu_s += sampler::tree_cpu_seconds(r.pid) - cpu_before;
         r.busy_wall_s += begun.elapsed().as_secs_f64();
         let load = load.map_err(|e| LabError::Input {
@@ -303,6 +305,7 @@ impl Lab<'_> {
             noise: Some(noise),
             elapsed_s: begun.elapsed().as_secs_f64(),
             slo: None,
+            under_load,
             launch: Some(launch),
             step_usage: Vec::new(),
         })

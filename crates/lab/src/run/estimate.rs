@@ -78,7 +78,14 @@ impl RunPlan {
                 .sum(),
             _ => Duration::ZERO,
         };
-        Ok(regular + verify + soaked + calibration)
+        // Latency under load: the first rounds' regular cells, not the A/A twin, a step per fraction.
+        let under_load: Duration = match &s.latency_under_load {
+            Some(u) => {
+                under_load_time(u) * (cells.iter().filter(|c| c.soak.is_none() && !c.key().twin).count() as u32 * u.trials.min(s.trials))
+            }
+            None => Duration::ZERO,
+        };
+        Ok(regular + verify + soaked + calibration + under_load)
     }
 }
 
@@ -87,6 +94,11 @@ fn trial_time(s: &LoadSettings, warmup: Duration) -> Duration {
     let b = &s.slo_budget;
     let slo = if s.slo.is_some() { (b.step_warmup + b.step_duration) * b.max_steps } else { Duration::ZERO };
     warmup + measured(s) + slo + START_STOP
+}
+
+/// One cell's curve: a step and its warm-up per fraction.
+fn under_load_time(u: &bakeoff_model::slo::UnderLoad) -> Duration {
+    (u.step + u.warmup()) * u.fractions.len() as u32
 }
 
 /// cells x trials x a trial at the study's warm-up, plus verifying each stack variant (without a
@@ -132,6 +144,9 @@ mod tests {
         assert_eq!(estimate(&ladder, 1, 0), Duration::from_secs(3 * (2 + 4 * 5 + 1)));
         let auto = LoadSettings { ramp: Some(RampSetting::Auto), max_throughput: true, ..settings() };
         assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 7 * 5 + 1)));
+        // Five fractions of 1 s after 0.25 s each.
+        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 50.0, 75.0, 90.0, 100.0], Duration::from_secs(1), 1).unwrap();
+        assert_eq!(under_load_time(&u), Duration::from_millis(6250));
         // An SLO search may take its whole budget: 8 steps of 0.5 s warm-up + 2 s.
         let slo = LoadSettings { slo: "p99<=10ms".parse().ok(), ..settings() };
         assert_eq!(estimate(&slo, 1, 0), Duration::from_secs(3 * (2 + 5 + 20 + 1)));

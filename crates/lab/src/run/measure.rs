@@ -49,8 +49,9 @@ impl Lab<'_> {
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
         let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
-        // An SLO search starts from the closed-model maximum, so an open schedule measures it too.
-        let wants_max = self.settings.max_throughput || self.settings.slo.is_some();
+        // An SLO search and latency under load start from the closed-model maximum, so an open
+        // schedule measures it too.
+        let wants_max = self.settings.max_throughput || self.settings.slo.is_some() || self.settings.latency_under_load.is_some();
         if let (Ok(report), true) = (&mut load, wants_max && plan.is_open()) {
             self.append_closed_max(report, cell, addr)?;
         }
@@ -61,6 +62,7 @@ impl Lab<'_> {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
             _ => None,
         };
+        let under_load = self.measure_under_load(cell, addr, measured_pid, trial, &load)?;
         let died = server.as_mut().and_then(|s| s.exited());
         let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
         if !rechecked.is_empty() {
@@ -95,6 +97,7 @@ impl Lab<'_> {
             noise: Some(noise),
             elapsed_s,
             slo,
+            under_load,
             launch: None,
             step_usage,
         })

@@ -14,6 +14,7 @@ pub(crate) mod settings;
 pub(crate) mod slo;
 mod start;
 mod tally;
+mod under_load;
 pub(crate) mod verification;
 mod verify_cell;
 pub(crate) mod what_ran;

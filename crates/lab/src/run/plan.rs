@@ -232,6 +232,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.precision = o.precision.or(study.precision());
     s.budget = o.budget.or(study.budget());
     s.slo = o.slo.or(study.slo());
+    s.latency_under_load = study.latency_under_load();
     let bad = |what: &str, problem: String, hint: &str| LabError::Input { what: what.into(), problem, hint: hint.into() };
     if s.budget.is_some() && s.precision.is_none() {
         return Err(bad(

@@ -59,6 +59,8 @@ pub struct LoadSettings {
     pub slo: Option<bakeoff_model::slo::Slo>,
     /// What one trial's SLO capacity search may cost.
     pub slo_budget: bakeoff_model::slo::SearchBudget,
+    /// Latency at fixed fractions of each trial's closed-model capacity, after its measurement.
+    pub latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
 }
 
 /// POOL_SIZE when neither a study nor a flag sets it.
@@ -105,6 +107,7 @@ impl Default for LoadSettings {
             pool_size: DEFAULT_POOL_SIZE,
             slo: None,
             slo_budget: Default::default(),
+            latency_under_load: None,
         }
     }
 }

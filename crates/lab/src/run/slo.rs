@@ -67,7 +67,7 @@ impl Lab<'_> {
 
 /// The highest closed-model throughput of the trial's steps (the "max" step after an open
 /// schedule, the top of a concurrency sweep), req/s.
-fn closed_max(report: &LoadReport) -> Option<f64> {
+pub(crate) fn closed_max(report: &LoadReport) -> Option<f64> {
     let max = report.steps.iter().filter(|s| s.target_rate.is_none()).map(|s| s.requests_per_sec).fold(0.0, f64::max);
     (max > 0.0).then_some(max)
 }

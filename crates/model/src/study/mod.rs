@@ -96,6 +96,10 @@ pub struct Study {
     /// Find each cell's SLO capacity for this objective, e.g. "p99<=10ms" (errors below 0.1%).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
+    /// Latency at fixed fractions of each cell's measured capacity, in the open model, e.g.
+    /// `{ percent = [25, 50, 75, 90, 100], step = "1s" }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_under_load: Option<crate::slo::UnderLoadOption>,
     /// A few cells measured far longer than the others, for memory and throughput over time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<Soak>,
@@ -137,6 +141,7 @@ impl Study {
             budget: None,
             aa: None,
             slo: None,
+            latency_under_load: None,
             soak: None,
             article: None,
             claims: vec![],
@@ -190,6 +195,11 @@ impl Study {
                     "write e.g. conn_ladder = [1, 16, 64, 256]",
                 ));
             }
+        }
+        if let Some(u) = &self.latency_under_load {
+            u.resolve().map_err(|e| {
+                (format!("`latency_under_load`: {e}"), "write e.g. latency_under_load = { percent = [25, 50, 75, 90, 100], step = \"1s\" }")
+            })?;
         }
         self.check_soak()?;
         self.check_claims()?;
@@ -285,6 +295,11 @@ impl Study {
     /// The SLO objective (checked by `load`).
     pub fn slo(&self) -> Option<crate::slo::Slo> {
         self.slo.as_deref().and_then(|s| s.parse().ok())
+    }
+
+    /// Latency under load (checked by `load`).
+    pub fn latency_under_load(&self) -> Option<crate::slo::UnderLoad> {
+        self.latency_under_load.as_ref().and_then(|u| u.resolve().ok())
     }
 
     /// The A/A cell (checked by `load`).

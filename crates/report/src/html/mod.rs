@@ -3,6 +3,8 @@
 
 mod charts;
 mod sections;
+mod summary;
+mod under_load;
 
 use crate::section::{self, Section};
 use crate::table::{Table, Tone};
@@ -24,6 +26,9 @@ ol.notes{font-size:13px;color:#57606a}ol.notes b{color:#9a6700}
 .kv th{width:110px}code{font-size:12px}
 p.how{font-size:13px;color:#57606a;max-width:900px}
 details summary{cursor:pointer;font-size:13px;color:#57606a;margin:4px 0}
+.summary{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:12px}
+.summary>div{background:#fff;border:1px solid #ddd;padding:0 12px 8px;font-size:13px}.summary ul{margin:4px 0;padding-left:18px}
+.summary h3{font-size:14px}.summary .pass{color:#1a7f37}.summary .fail{color:#cf222e;font-weight:700}
 ";
 
 /// The HTML report: head and title, every section in `Section::ORDER`, then how to read it.
@@ -55,6 +60,7 @@ pub(crate) fn render(view: &ReportView) -> String {
 
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
+        Section::Summary => summary::render(out, view),
         Section::Provenance => provenance(out, view),
         Section::WhatRan => explained(out, ("what-ran", "What ran"), WHAT_RAN_HOW, tables::what_ran(view)),
         Section::Article => {
@@ -67,6 +73,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
         Section::Precision => sections::precision(out, view),
         Section::Noise => sections::noise(out, view),
         Section::Slo => sections::slo(out, view),
+        Section::UnderLoad => under_load::render(out, view),
         Section::Scenarios => view.scenarios.iter().for_each(|sv| sections::scenario(out, view, sv)),
         Section::Sweeps => sections::sweeps(out, view),
         Section::Soaks => sections::soaks(out, view),
@@ -95,8 +102,7 @@ fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<T
 
 fn provenance(out: &mut String, view: &ReportView) {
     out.push_str("<section id=\"provenance\"><h2>Machine and provenance</h2><table class=\"kv\">\n");
-    // The settings get a section of their own, not one line of JSON.
-    for (k, v) in tables::provenance(view).into_iter().filter(|(k, _)| *k != "settings") {
+    for (k, v) in tables::provenance(view) {
         let _ = writeln!(out, "<tr><th>{}</th><td>{}</td></tr>", esc(k), esc(&v));
     }
     out.push_str("</table></section>\n");

@@ -45,6 +45,10 @@ pub fn run_data() -> RunData {
                 let leak = if *stack == "go-fasthttp" && *scenario == "json" { 6.0 } else { 0.0 };
                 let mut t = with_usage(trial(stack, scenario, n, &[(None, h)]), seed, *rss, leak, 0.6);
                 t.slo = Some(slo_search(mean_us * (3.0 + tail), t.load.steps[0].requests_per_sec));
+                // Latency under load in the first round only, as a study asks by default.
+                if n == 1 && *scenario != "products" {
+                    t.under_load = Some(under_load_curve(mean_us * (3.0 + tail), t.load.steps[0].requests_per_sec, 0.4 * tail * tail));
+                }
                 if leak > 0.0 {
                     t.warnings.push(LabWarning::MemoryGrowth { mib_per_min: leak });
                 }
@@ -65,6 +69,7 @@ pub fn run_data() -> RunData {
                 if *stack == "rust-actix" && *scenario == "hello" {
                     let mut twin = t.clone();
                     twin.cell.twin = true;
+                    twin.under_load = None;
                     twin.server.cpu_us_per_request *= 1.0 + 0.01 * noise(seed + 7);
                     for s in &mut twin.load.steps {
                         s.requests_per_sec *= 1.0 + 0.02 * noise(seed + 11);
@@ -106,6 +111,28 @@ fn slo_search(light_p99_us: f64, max_rps: f64) -> SloSearch {
         Ok::<_, ()>(SloStep { offered_rps: rate, achieved_rps: rate, latency_us: p99, p99_us: p99, requests, errors: 0, miss })
     };
     search(&slo_objective(), max_rps, &SearchBudget::default(), step).expect("the synthetic step never fails")
+}
+
+/// A queueing server's latency at 25, 50, 75, 90 and 100% of its capacity: p99 is `light_p99_us`
+/// at no load and grows by `k` x load / (1.02 - load), so a larger `k` puts the knee lower.
+fn under_load_curve(light_p99_us: f64, capacity_rps: f64, k: f64) -> bakeoff_model::slo::LoadCurve {
+    let points = [0.25, 0.5, 0.75, 0.9, 1.0]
+        .iter()
+        .map(|&f| {
+            let p99 = light_p99_us * (1.0 + k * f / (1.02 - f));
+            bakeoff_model::slo::LoadPoint {
+                fraction: f,
+                offered_rps: f * capacity_rps,
+                achieved_rps: f * capacity_rps * if f == 1.0 { 0.97 } else { 1.0 },
+                p50_us: p99 / 4.0,
+                p99_us: p99,
+                p999_us: p99 * 2.5,
+                errors: 0,
+                cpu_cores: Some(0.9 * f),
+            }
+        })
+        .collect();
+    bakeoff_model::slo::LoadCurve { capacity_rps, points }
 }
 
 /// A stack that hangs in its second trial: shown, but not ranked and not claimed about.
@@ -214,7 +241,8 @@ fn run_info() -> RunInfo {
         settings: serde_json::json!({"duration_s": 10, "warmup_s": 5, "trials": 3, "connections": 64,
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
                                               "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
-                                              "slo_budget": bakeoff_model::slo::SearchBudget::default()},
+                                              "slo_budget": bakeoff_model::slo::SearchBudget::default(),
+                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1}},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [
                                          {"statement": "Rust serves hello faster than Python", "scenario": "hello",

@@ -114,6 +114,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         noise: None,
         elapsed_s: 16.0,
         slo: None,
+        under_load: None,
         launch: None,
         step_usage: Vec::new(),
     }

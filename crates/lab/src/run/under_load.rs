@@ -1,0 +1,77 @@
+//! Latency under load, measured: after a trial's measurement (or a block's slice), on the same warm
+//! server, one short open-model step at each fraction of the closed-model requests/s that trial
+//! just measured — the capacity is reused, not searched for — with the server tree's CPU per step.
+
+use crate::error::LabError;
+use crate::host::sampler;
+use crate::run::cells::Cell;
+use crate::run::slo::closed_max;
+use crate::run::Lab;
+use bakeoff_load::{LoadError, LoadReport};
+use bakeoff_model::slo::{LoadCurve, LoadPoint, UnderLoad};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+impl Lab<'_> {
+    /// The trial's curve, when the run asks for one in this round; None for an A/A twin (the same
+    /// stack again), a trial that measured no closed-model maximum, or a cancelled run.
+    pub(crate) fn measure_under_load(
+        &self,
+        cell: &Cell<'_>,
+        addr: SocketAddr,
+        pid: u32,
+        trial: u32,
+        load: &Result<LoadReport, LoadError>,
+    ) -> Result<Option<LoadCurve>, LabError> {
+        let Some(u) = self.settings.latency_under_load.as_ref().filter(|u| u.measures(trial) && !cell.key().twin) else {
+            return Ok(None);
+        };
+        let Some(capacity) = load.as_ref().ok().and_then(closed_max) else { return Ok(None) };
+        let mut points = Vec::with_capacity(u.fractions.len());
+        for &fraction in &u.fractions {
+            match self.under_load_step(u, cell, addr, pid, fraction, capacity)? {
+                Some(p) => points.push(p),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(LoadCurve { capacity_rps: capacity, points }))
+    }
+
+    /// One open-model step at `fraction` of `capacity` with the trial's connections; None when the
+    /// run was cancelled.
+    fn under_load_step(
+        &self,
+        u: &UnderLoad,
+        cell: &Cell<'_>,
+        addr: SocketAddr,
+        pid: u32,
+        fraction: f64,
+        capacity: f64,
+    ) -> Result<Option<LoadPoint>, LabError> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let rate = fraction * capacity;
+        let mut open = self.settings.clone();
+        (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, u.step);
+        let plan = self.plan_with(&open, cell, addr, u.warmup())?;
+        let (cpu_before, begun) = (sampler::tree_cpu_seconds(pid), Instant::now());
+        let report = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| LabError::Input {
+            what: cell.key().label(),
+            problem: format!("load generator under load at {rate:.0} req/s: {e}"),
+            hint: "check the load flags".into(),
+        })?;
+        let (cpu, wall) = (sampler::tree_cpu_seconds(pid) - cpu_before, begun.elapsed().as_secs_f64());
+        if report.plan.cancelled || self.cancel.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let step = report.steps.first().ok_or_else(|| LabError::Input {
+            what: cell.key().label(),
+            problem: "a latency-under-load step measured nothing".into(),
+            hint: "this is a bug; the step had a duration".into(),
+        })?;
+        // A server tree whose CPU cannot be read (it exited) reads 0: no CPU rather than a wrong one.
+        Ok(Some(LoadPoint::of(fraction, rate, step, (cpu > 0.0).then_some(cpu), wall)))
+    }
+}

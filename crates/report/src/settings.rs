@@ -1,0 +1,179 @@
+//! The run's settings as the text and Markdown reports print them: a short readable list (load
+//! model, connections, duration, trials, schedule, CPUs, budget, precision) read from the stored
+//! settings; the JSON report keeps every setting, the HTML report every one as rows.
+
+use crate::view::ReportView;
+use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::schedule::Schedule;
+use bakeoff_model::slo::Slo;
+use serde::Deserialize;
+
+/// The stored load settings the list reads; any field may be missing from a run stored before it
+/// existed (or from a synthetic run), so each is optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Stored {
+    duration: Option<f64>,
+    warmup: Option<f64>,
+    connections: Option<u32>,
+    client_threads: Option<u32>,
+    rate: Option<f64>,
+    ramp: Option<String>,
+    conn_ladder: Option<Vec<u32>>,
+    requests_per_conn: Option<u64>,
+    trials: Option<u32>,
+    schedule: Option<Schedule>,
+    launches: Option<u32>,
+    server_cpus: Option<Vec<usize>>,
+    client_cpus: Option<Vec<usize>>,
+    rank_by: Option<PrimaryMetric>,
+    precision: Option<f64>,
+    budget: Option<f64>,
+    slo: Option<Slo>,
+    latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
+}
+
+/// The settings as (key, value) rows, keys short enough to align with the provenance's.
+pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
+    let all = &view.data.run.settings;
+    let s: Stored = all.get("load").and_then(|l| serde_json::from_value(l.clone()).ok()).unwrap_or_default();
+    // Runs stored before the settings were grouped under `load` kept some at the top level.
+    let top = |k: &str| all.get(k).and_then(|v| v.as_f64());
+    let duration = s.duration.or(top("duration_s"));
+    let warmup = s.warmup.or(top("warmup_s"));
+    let connections = s.connections.or(top("connections").map(|c| c as u32));
+    let cpus = |list: &Option<Vec<usize>>, key: &str| match list {
+        Some(l) => cpu_list(l),
+        None => all.get(key).and_then(|v| v.as_str()).unwrap_or("?").to_string(),
+    };
+    let mut rows = vec![
+        ("load", load_model(&s, connections)),
+        ("duration", format!("{} per trial after {} of warm-up", secs(duration), secs(warmup))),
+        ("trials", trials(&s)),
+        ("schedule", schedule(&s)),
+        ("CPUs", format!("server {}, client {}", cpus(&s.server_cpus, "server_cpus"), cpus(&s.client_cpus, "client_cpus"))),
+        ("budget", s.budget.map_or("none".to_string(), secs_long)),
+        ("precision", precision(&s)),
+    ];
+    if let Some(slo) = &s.slo {
+        rows.push(("SLO", format!("{slo}: capacity searched after every trial")));
+    }
+    if let Some(u) = &s.latency_under_load {
+        let shown: Vec<String> = u.fractions.iter().map(|x| format!("{}%", short(x * 100.0))).collect();
+        let rounds = if u.trials == 1 { "the first round".to_string() } else { format!("the first {} rounds", u.trials) };
+        rows.push((
+            "under load",
+            format!("{} s open-model steps at {} of each cell's capacity, in {rounds}", short(u.step.as_secs_f64()), shown.join(", ")),
+        ));
+    }
+    rows
+}
+
+fn load_model(s: &Stored, connections: Option<u32>) -> String {
+    let model = match (s.rate, &s.ramp, &s.conn_ladder) {
+        (Some(r), _, _) => format!("open model at {} req/s", crate::numbers::grouped(r)),
+        (None, Some(ramp), _) => format!("open model, rate ramp {ramp}"),
+        (None, None, Some(ladder)) => {
+            let l: Vec<String> = ladder.iter().map(u32::to_string).collect();
+            format!("closed model, connection ladder {}", l.join(", "))
+        }
+        (None, None, None) => "closed model".to_string(),
+    };
+    let threads = s.client_threads.filter(|&t| t > 1).map(|t| format!(", {t} client threads")).unwrap_or_default();
+    let reconnect = s.requests_per_conn.map(|n| format!(", reconnecting every {n} requests")).unwrap_or_default();
+    match connections {
+        Some(c) if s.conn_ladder.is_none() => format!("{model}, {c} connections{threads}{reconnect}"),
+        _ => format!("{model}{threads}{reconnect}"),
+    }
+}
+
+fn trials(s: &Stored) -> String {
+    match (s.trials, s.precision) {
+        (Some(t), Some(_)) => format!("{t} at least, more for cells short of the precision"),
+        (Some(t), None) => t.to_string(),
+        (None, _) => "?".into(),
+    }
+}
+
+fn schedule(s: &Stored) -> String {
+    match (s.schedule, s.launches) {
+        (Some(Schedule::Blocks), Some(l)) => format!("blocks (every cell once per round, random order), {l} launches"),
+        (Some(Schedule::Blocks), None) => "blocks (every cell once per round, random order)".into(),
+        (Some(Schedule::Trials), _) => "trials (a server started per trial)".into(),
+        (None, _) => "not recorded".into(),
+    }
+}
+
+fn precision(s: &Stored) -> String {
+    let metric = s.rank_by.unwrap_or_default().describe();
+    match s.precision {
+        Some(p) => format!("±{}% on {metric}", short(p * 100.0)),
+        None => format!("no target (fixed trials), ranked by {metric}"),
+    }
+}
+
+/// "0-3" for a run of CPUs, "0,2,4" otherwise.
+fn cpu_list(cpus: &[usize]) -> String {
+    let contiguous = cpus.windows(2).all(|w| w[1] == w[0] + 1);
+    match (cpus.first(), cpus.last()) {
+        (Some(a), Some(b)) if contiguous && a != b => format!("{a}-{b}"),
+        _ => cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+    }
+}
+
+fn secs(s: Option<f64>) -> String {
+    s.map_or("?".to_string(), |s| format!("{} s", short(s)))
+}
+
+/// Three significant figures without trailing zeros: "3", "2.5", "0.25".
+fn short(x: f64) -> String {
+    let s = crate::numbers::sig3(x);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// A budget: minutes when it is some.
+fn secs_long(s: f64) -> String {
+    if s >= 120.0 {
+        format!("{} min", short(s / 60.0))
+    } else {
+        format!("{} s", short(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_read_as_ranges_when_contiguous() {
+        assert_eq!(cpu_list(&[0, 1, 2, 3]), "0-3");
+        assert_eq!(cpu_list(&[0, 2]), "0,2");
+        assert_eq!(cpu_list(&[1]), "1");
+    }
+
+    #[test]
+    fn the_list_reads_every_setting_and_spells_the_load_model() {
+        let mut data = crate::synthetic::run_data();
+        data.run.settings = serde_json::json!({"load": {"duration": 3.0, "warmup": 1.0, "connections": 64, "client_threads": 1,
+            "trials": 6, "schedule": "blocks", "server_cpus": [0], "client_cpus": [1], "rank_by": "capacity",
+            "precision": 0.05, "budget": 540.0, "rate": null}});
+        let view = ReportView::new(&data);
+        let rows: std::collections::HashMap<_, _> = readable(&view).into_iter().collect();
+        assert_eq!(rows["load"], "closed model, 64 connections");
+        assert_eq!(rows["duration"], "3 s per trial after 1 s of warm-up");
+        assert_eq!(rows["CPUs"], "server 0, client 1");
+        assert_eq!(rows["budget"], "9 min");
+        assert_eq!(rows["precision"], "±5% on capacity (req/s)");
+        assert!(rows["schedule"].starts_with("blocks"));
+        assert!(!rows.contains_key("SLO") && !rows.contains_key("under load"));
+        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 100.0], std::time::Duration::from_secs(1), 1).unwrap();
+        data.run.settings["load"]["latency_under_load"] = serde_json::to_value(u).unwrap();
+        let view = ReportView::new(&data);
+        let rows: std::collections::HashMap<_, _> = readable(&view).into_iter().collect();
+        assert_eq!(rows["under load"], "1 s open-model steps at 25%, 100% of each cell's capacity, in the first round");
+    }
+}
