@@ -65,7 +65,7 @@ pub enum Command {
     /// Compare two stored runs cell by cell: changes with 95% intervals and verdicts
     Compare(CompareArgs),
     /// Check this machine: cores, governor, steal, other processes, cgroups, io_uring, and its
-    /// noise floor from a 20-second A/A measurement, with the precision a study can expect here
+    /// noise floor from a 25-second A/A measurement, with the precision a study can expect here
     Doctor(DoctorArgs),
 }
 

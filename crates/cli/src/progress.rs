@@ -26,8 +26,12 @@ pub fn print_event(event: &Event<'_>) {
             eprintln!("planned: {trials} trials, about {} with verification (before any precision rounds)", minutes(*estimate))
         }
         Event::NoiseFloor { floor, reused } => print_noise_floor(floor, *reused),
+        Event::NoiseProbeStarting { expected } => eprintln!(
+            "measuring this machine's noise floor first (an A/A pair, about {} s; `bakeoff doctor` measures it too, and a run reuses it for 6 h)",
+            expected.as_secs()
+        ),
         Event::NoiseProbeSkipped(why) => eprintln!("note: noise floor not measured: {why}"),
-        Event::PrecisionOutlook(o) => eprintln!("{}", outlook_line(o)),
+        Event::PrecisionOutlook(o) => eprintln!("precision: {}", outlook_line(o)),
         Event::SetupFinished { stack, outcome } => print_setup(stack, outcome),
         Event::RunStarting { run, cells, trials, scratch } => {
             eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
@@ -139,10 +143,10 @@ pub fn outlook_line(o: &Outlook) -> String {
         None => format!("it plans {}", minutes(o.planned)),
     };
     if o.fits() {
-        format!("precision: the study's {target} target needs {needs} here; {has}: expected to reach it")
+        format!("the study's {target} target needs {needs} here; {has}: expected to reach it")
     } else {
         format!(
-            "precision: the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \
+            "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \
              (a longer --budget, or --precision {:.0}%, fits this machine)",
             100.0 * o.reaches,
             o.trials_possible,

@@ -24,6 +24,8 @@ enum Phase {
     Idle,
     /// A stack's setup: since when, its phase, its build's last line.
     Setup { stack: String, since: Duration, step: String, last: String },
+    /// The noise floor's A/A measurement before a run: since when, how long it usually takes.
+    Probe { since: Duration, expected: Duration },
     /// The run's measurements.
     Run(RunProgress),
 }
@@ -109,7 +111,8 @@ impl Status {
                     }
                 }
             }
-            Event::SetupFinished { .. } => self.phase = Phase::Idle,
+            Event::SetupFinished { .. } | Event::NoiseFloor { .. } | Event::NoiseProbeSkipped(_) => self.phase = Phase::Idle,
+            Event::NoiseProbeStarting { expected } => self.phase = Phase::Probe { since: now, expected: *expected },
             Event::Planned { trials, estimate } => {
                 self.phase = Phase::Run(RunProgress { since: now, estimate: *estimate, total: *trials, ..RunProgress::default() })
             }
@@ -146,6 +149,9 @@ impl Status {
                     s.push_str(&format!(": {last}"));
                 }
                 Some(s)
+            }
+            Phase::Probe { since, expected } => {
+                Some(format!("noise floor: A/A pair, {} of about {}", clock(now.saturating_sub(*since)), clock(*expected)))
             }
             Phase::Run(r) if r.trials == 0 => {
                 Some(format!("verifying, {} elapsed, ~{} left (estimated)", clock(now.saturating_sub(r.since)), clock(r.remaining(now))))
@@ -272,7 +278,7 @@ impl Shown {
         let Ok(mut s) = self.status.lock() else { return };
         let live = matches!(s.out, Out::Live(_));
         // The live line shows these; off a terminal the trial's own line still says where the run is.
-        let silent = matches!(event, Event::SetupProgress { .. } | Event::Planned { .. }) || (live && matches!(event, Event::TrialStarting { .. }));
+        let silent = matches!(event, Event::SetupProgress { .. }) || (live && matches!(event, Event::TrialStarting { .. }));
         if !silent {
             s.above(|| crate::progress::print_event(&event));
         }

@@ -24,13 +24,13 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
     } else {
         let cancel = context::cancel_on_ctrl_c();
         let plan = bakeoff_lab::run::plan_run(bakeoff_lab::run::RunRequest { root: root.clone(), ..Default::default() })?;
-        println!("noise     measuring an A/A pair for about 20 s ...");
+        println!("noise     measuring an A/A pair for about 25 s ...");
         match noise_probe::probe(&root, plan.settings(), cancel) {
             Ok(floor) => {
                 noise_probe::remember(&root, &floor);
                 print_floor(&floor);
                 if let Some(o) = noise_probe::outlook(&plan, &floor)? {
-                    println!("study     default ({}): {}", plan.study_name(), crate::progress::outlook_line(&o));
+                    println!("study     {} (the default): {}", plan.study_name(), crate::progress::outlook_line(&o));
                 }
             }
             Err(e) => println!("noise     not measured: {e}"),

@@ -28,6 +28,11 @@ pub enum Event<'a> {
         /// It was measured earlier (within hours) and kept, not measured for this run.
         reused: bool,
     },
+    /// The noise floor's A/A measurement is starting; it takes about `expected`.
+    NoiseProbeStarting {
+        /// How long it usually takes.
+        expected: std::time::Duration,
+    },
     /// The noise floor could not be measured; the run goes on without an outlook.
     NoiseProbeSkipped(String),
     /// What the run's precision target needs on this machine, and what its budget reaches.

@@ -58,24 +58,30 @@ pub fn execute(
 }
 
 /// Before a run with a precision target: this machine's noise floor (a recent one kept by `bakeoff
-/// doctor`, else measured now, about 20 s) and what the target needs here, so a run that cannot
+/// doctor`, else measured now, about 25 s) and what the target needs here, so a run that cannot
 /// reach it says so at its start, not at its end.
 fn precision_outlook(plan: &RunPlan, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
-    let (floor, reused) = match crate::run::noise_probe::recent(&plan.root) {
-        Some(f) => (f, true),
-        None => match crate::run::noise_probe::probe(&plan.root, &plan.settings, cancel) {
-            Ok(f) => {
-                crate::run::noise_probe::remember(&plan.root, &f);
-                (f, false)
+    use crate::run::noise_probe;
+    let kept = noise_probe::recent(&plan.root);
+    let reused = kept.is_some();
+    let floor = match kept {
+        Some(f) => f,
+        None => {
+            (events)(Event::NoiseProbeStarting { expected: noise_probe::EXPECTED });
+            match noise_probe::probe(&plan.root, &plan.settings, cancel) {
+                Ok(f) => {
+                    noise_probe::remember(&plan.root, &f);
+                    f
+                }
+                Err(e) => {
+                    (events)(Event::NoiseProbeSkipped(e.to_string()));
+                    return Ok(());
+                }
             }
-            Err(e) => {
-                (events)(Event::NoiseProbeSkipped(e.to_string()));
-                return Ok(());
-            }
-        },
+        }
     };
     (events)(Event::NoiseFloor { floor: &floor, reused });
-    if let Some(o) = crate::run::noise_probe::outlook(plan, &floor)? {
+    if let Some(o) = noise_probe::outlook(plan, &floor)? {
         (events)(Event::PrecisionOutlook(&o));
     }
     Ok(())

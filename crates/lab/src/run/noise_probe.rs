@@ -1,4 +1,4 @@
-//! This machine's noise floor in about twenty seconds: an A/A measurement of one small server
+//! This machine's noise floor in about 25 seconds: an A/A measurement of one small server
 //! already set up (two launches of it side by side, measured in short slices in a fresh random
 //! order per block, as the block schedule measures a study), and what it implies for a study: the
 //! precision its cells can expect, the time a precision target needs, what a budget reaches.
@@ -30,6 +30,8 @@ const WARMUP: Duration = Duration::from_millis(500);
 /// z(0.975) times the median's asymptotic standard error over the standard deviation (√(π/2)):
 /// a median interval's half-width is about this many σ / √n.
 const MEDIAN_HALF_WIDTH_SIGMAS: f64 = 1.96 * 1.2533;
+/// How long a probe usually takes: its slices, each arm's warm-up and two starts.
+pub const EXPECTED: Duration = Duration::from_secs(25);
 /// A probe this recent is reused by a run instead of measuring again.
 const FRESH: Duration = Duration::from_secs(6 * 3600);
 
@@ -121,7 +123,7 @@ fn probe_stack<'s>(stacks: &'s [Stack], root: &Path) -> Option<&'s Stack> {
     })
 }
 
-/// Measures the noise floor with the server and client CPUs of `settings` (about 20 s); stops
+/// Measures the noise floor with the server and client CPUs of `settings` (about 25 s); stops
 /// early when `cancel` is set.
 pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Result<NoiseFloor, LabError> {
     let catalog = crate::stacks::catalog::discover(&root.join("stacks"));
