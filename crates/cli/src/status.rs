@@ -88,7 +88,9 @@ impl Status {
     fn live(clock: Box<dyn Fn() -> Duration + Send>) -> Status {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        bar.set_style(indicatif::ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()));
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
         Status { phase: Phase::Idle, out: Out::Live(bar), clock }
     }
 
@@ -331,7 +333,10 @@ mod tests {
     #[test]
     fn off_a_terminal_setup_shows_plain_lines_at_most_once_per_interval() {
         let (mut status, out, now) = fake();
-        status.on_event(&Event::SetupProgress { stack: "rust/actix", progress: SetupProgress::Running { index: 1, count: 1, command: "cargo build --release" } });
+        status.on_event(&Event::SetupProgress {
+            stack: "rust/actix",
+            progress: SetupProgress::Running { index: 1, count: 1, command: "cargo build --release" },
+        });
         // A build printing a line every 100 ms (with cargo's redraws and colour codes) for 12 s.
         for i in 0..120u64 {
             *now.lock().unwrap() = Duration::from_millis(100 * i);
@@ -344,7 +349,11 @@ mod tests {
         // At 0 s, 5 s and 10 s: three lines in 12 s, never two within 5 s.
         assert_eq!(lines.len(), 3, "{t}");
         assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "no control characters: {t:?}");
-        assert!(lines[1].starts_with("setup rust/actix: step 1/1 `cargo build --release`, 5s: ") && lines[1].contains("Compiling crate50 v1.0.50"), "{t}");
+        assert!(
+            lines[1].starts_with("setup rust/actix: step 1/1 `cargo build --release`, 5s: ")
+                && lines[1].contains("Compiling crate50 v1.0.50"),
+            "{t}"
+        );
     }
 
     #[test]

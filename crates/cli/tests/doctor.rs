@@ -20,7 +20,9 @@ fn doctor_quick_names_every_fact_and_what_to_change() {
     let out = bakeoff(&["doctor", "--quick"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for section in ["machine ", "split ", "governor ", "boost ", "steal ", "others ", "cgroups ", "netns ", "io_uring ", "noise ", "advice "] {
+    for section in
+        ["machine ", "split ", "governor ", "boost ", "steal ", "others ", "cgroups ", "netns ", "io_uring ", "noise ", "advice "]
+    {
         assert!(text.lines().any(|l| l.starts_with(section)), "no `{section}` line:\n{text}");
     }
     assert!(text.contains("skipped (--quick)"), "{text}");

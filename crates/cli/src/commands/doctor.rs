@@ -51,13 +51,22 @@ fn print_facts(f: &HostFacts) {
     println!("steal     {:.1}% of a core over {} s", f.steal_percent, f.window.as_secs());
     println!("others    {}", others(f));
     println!("cgroups   {}", cgroup(f.cgroup));
-    println!("netns     {}", if f.netns { "available (unshare --net works)" } else { "not available here (not root, or a container without it)" });
+    println!(
+        "netns     {}",
+        if f.netns { "available (unshare --net works)" } else { "not available here (not root, or a container without it)" }
+    );
     println!("io_uring  {}", io_uring(f.io_uring));
 }
 
 /// The facts a run starts with, in two lines, then any advice.
 pub fn print_short(f: &HostFacts) {
-    eprintln!("machine: {} cores; {}; governor {}; boost {}", f.cores, split(f), governor(f), f.boost.map_or("n/a", |b| if b { "on" } else { "off" }));
+    eprintln!(
+        "machine: {} cores; {}; governor {}; boost {}",
+        f.cores,
+        split(f),
+        governor(f),
+        f.boost.map_or("n/a", |b| if b { "on" } else { "off" })
+    );
     eprintln!(
         "machine: steal {:.1}%, {} over {} s; {}; io_uring {}",
         f.steal_percent,

@@ -137,7 +137,10 @@ impl HostFacts {
             server_cpus,
             client_cpus,
             governor: governor(Path::new("/sys/devices/system/cpu")),
-            boost: parse_boost(read("/sys/devices/system/cpu/cpufreq/boost").as_deref(), read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref()),
+            boost: parse_boost(
+                read("/sys/devices/system/cpu/cpufreq/boost").as_deref(),
+                read("/sys/devices/system/cpu/intel_pstate/no_turbo").as_deref(),
+            ),
             window,
             steal_percent: noise.client.steal_percent,
             other_percent: noise.client.other_percent.max(0.0),

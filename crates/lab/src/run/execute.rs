@@ -93,10 +93,9 @@ pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path
     for stack in stacks {
         let Some(job) = SetupJob::for_stack(stack) else { continue };
         // After a successful setup, what it installed (`setup.versions`) is recorded for reports.
-        let outcome = setup::run_with_progress(&job, root, force, &mut |progress| {
-            (events)(Event::SetupProgress { stack: &stack.name, progress })
-        })
-            .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
+        let outcome =
+            setup::run_with_progress(&job, root, force, &mut |progress| (events)(Event::SetupProgress { stack: &stack.name, progress }))
+                .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

@@ -133,7 +133,11 @@ pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Resul
             CANDIDATES.join(", ")
         )));
     };
-    let variant = stack.variants_for(Scenario::Hello).into_iter().next().ok_or_else(|| LabError::Selection(format!("{} has no hello variant", stack.name)))?;
+    let variant = stack
+        .variants_for(Scenario::Hello)
+        .into_iter()
+        .next()
+        .ok_or_else(|| LabError::Selection(format!("{} has no hello variant", stack.name)))?;
     let main = Cell { stack, scenario: Scenario::Hello, variant, workers: 1, twin: false, soak: None, ramp: None };
     let twin = Cell { twin: true, ..main.clone() };
     let probe_settings = LoadSettings {
@@ -166,7 +170,12 @@ pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Resul
 }
 
 /// The floor from the probe's stored slices.
-fn floor_of(stack: &str, sink: &MemorySink, main: &bakeoff_model::results::CellKey, twin: &bakeoff_model::results::CellKey) -> Result<NoiseFloor, LabError> {
+fn floor_of(
+    stack: &str,
+    sink: &MemorySink,
+    main: &bakeoff_model::results::CellKey,
+    twin: &bakeoff_model::results::CellKey,
+) -> Result<NoiseFloor, LabError> {
     let pairs = pairs_between(&sink.trials, twin, main, Metric::RequestsPerSec, 0);
     let aa = paired_ratio(&pairs).ok_or_else(|| LabError::Selection("the noise probe measured no pair of slices".into()))?;
     let logs = |key| -> Vec<f64> {

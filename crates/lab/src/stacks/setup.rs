@@ -156,14 +156,15 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn
         .spawn()
         .map_err(|e| setup_error(job, command, e.to_string(), log))?;
     let (tx, rx) = std::sync::mpsc::channel::<String>();
-    let readers: Vec<_> = [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)]
-        .into_iter()
-        .flatten()
-        .map(|pipe| {
-            let tx = tx.clone();
-            std::thread::spawn(move || forward_lines(pipe, &tx))
-        })
-        .collect();
+    let readers: Vec<_> =
+        [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)]
+            .into_iter()
+            .flatten()
+            .map(|pipe| {
+                let tx = tx.clone();
+                std::thread::spawn(move || forward_lines(pipe, &tx))
+            })
+            .collect();
     drop(tx);
     let deadline = Instant::now() + job.timeout;
     let status = loop {
