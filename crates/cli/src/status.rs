@@ -37,7 +37,9 @@ struct RunProgress {
     /// The plan's estimate of the whole run.
     estimate: Duration,
     total: usize,
-    done: usize,
+    /// Trials started so far, the current one included (under the block schedule a slice is
+    /// stored only when its launch ends, so starts, not stores, say how far the run is).
+    started: usize,
     /// When the first trial started: observed time per trial counts from here.
     first_trial: Option<Duration>,
     cell: String,
@@ -48,10 +50,11 @@ struct RunProgress {
 impl RunProgress {
     /// The plan's estimate until a trial is done; then the trials left at the pace observed so far.
     fn remaining(&self, now: Duration) -> Duration {
+        let done = self.started.saturating_sub(1);
         match self.first_trial {
-            Some(first) if self.done > 0 => {
-                let per_trial = (now.saturating_sub(first)).as_secs_f64() / self.done as f64;
-                Duration::from_secs_f64(per_trial * self.total.saturating_sub(self.done) as f64)
+            Some(first) if done > 0 => {
+                let per_trial = (now.saturating_sub(first)).as_secs_f64() / done as f64;
+                Duration::from_secs_f64(per_trial * self.total.saturating_sub(done) as f64)
             }
             _ => self.estimate.saturating_sub(now.saturating_sub(self.since)),
         }
@@ -122,18 +125,14 @@ impl Status {
                 if let Phase::Run(r) = &mut self.phase {
                     r.first_trial.get_or_insert(now);
                     (r.cell, r.trial, r.trials) = (cell.label(), *trial, *trials);
-                }
-            }
-            Event::TrialDone(_) | Event::CellFailed { .. } => {
-                if let Phase::Run(r) = &mut self.phase {
-                    r.done += 1;
+                    r.started += 1;
                     // Precision rounds add trials the plan did not count.
-                    r.total = r.total.max(r.done);
+                    r.total = r.total.max(r.started);
                 }
             }
             Event::PrecisionRound { cells, .. } => {
                 if let Phase::Run(r) = &mut self.phase {
-                    r.total = r.total.max(r.done) + cells;
+                    r.total = r.total.max(r.started) + cells;
                 }
             }
             _ => {}
@@ -159,11 +158,11 @@ impl Status {
                 Some(format!("verifying, {} elapsed, ~{} left (estimated)", clock(now.saturating_sub(r.since)), clock(r.remaining(now))))
             }
             Phase::Run(r) => Some(format!(
-                "trial {}/{} of {} | {}/{} measured | {} elapsed, ~{} left",
+                "trial {}/{} of {} | {}/{} trials | {} elapsed, ~{} left",
                 r.trial,
                 r.trials,
                 r.cell,
-                r.done,
+                r.started,
                 r.total,
                 clock(now.saturating_sub(r.since)),
                 clock(r.remaining(now))
@@ -366,28 +365,27 @@ mod tests {
         set(20);
         status.on_event(&Event::TrialStarting { cell: &cell, trial: 1, trials: 5 });
         assert!(text(&out).lines().count() == 2);
-        // Two trials done 30 s after the first started: 15 s each, eight left.
-        for _ in 0..2 {
-            status.on_event(&Event::CellFailed { cell: &cell, error: String::new() });
-        }
+        // The third trial starts 30 s after the first: two done, 15 s each, eight left.
+        set(35);
+        status.on_event(&Event::TrialStarting { cell: &cell, trial: 2, trials: 5 });
         set(50);
-        status.tick();
+        status.on_event(&Event::TrialStarting { cell: &cell, trial: 3, trials: 5 });
         let last = text(&out).lines().last().unwrap().to_string();
-        assert_eq!(last, "trial 1/5 of go/fasthttp hello w1 | 2/10 measured | 50s elapsed, ~2m00s left");
+        assert_eq!(last, "trial 3/5 of go/fasthttp hello w1 | 3/10 trials | 50s elapsed, ~2m00s left");
         // Within the interval nothing more is written.
         set(52);
         status.tick();
-        assert_eq!(text(&out).lines().count(), 3);
+        assert_eq!(text(&out).lines().count(), 4, "at 0, 20, 35 and 50 s");
     }
 
     #[test]
     fn precision_rounds_add_trials_the_plan_did_not_count() {
         let mut r = RunProgress { estimate: Duration::from_secs(60), total: 2, ..RunProgress::default() };
         assert_eq!(r.remaining(Duration::from_secs(10)), Duration::from_secs(50), "the plan's estimate before any trial");
-        r.first_trial = Some(Duration::from_secs(10));
-        r.done = 2;
-        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::ZERO);
+        // The second of two trials started 20 s after the first: it and nothing more is left.
+        (r.first_trial, r.started) = (Some(Duration::from_secs(10)), 2);
+        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::from_secs(20));
         r.total += 3;
-        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::from_secs(30));
+        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::from_secs(80));
     }
 }
