@@ -179,3 +179,33 @@ pub fn print_check_problems(r: &VerifyReport) {
         println!("  {v} {:<9} {}: {}\n       {}", c.scenario, c.what, c.url, c.reason);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_outlook_says_what_the_target_needs_and_what_the_budget_reaches() {
+        let m = |s| Duration::from_secs(s);
+        let short = Outlook {
+            target: 0.05,
+            trials_needed: 14,
+            needs: Some(m(760)),
+            planned: m(330),
+            budget: Some(m(540)),
+            trials_possible: 10,
+            reaches: 0.061,
+        };
+        assert_eq!(
+            outlook_line(&short),
+            "the study's ±5% target needs ~14 trials per cell, ~12m40s here; it has 9m00s (budget): expect about ±6.1% \
+             with 10 trials instead (a longer --budget, or --precision 7%, fits this machine)"
+        );
+        let enough = Outlook { trials_needed: 6, needs: Some(m(330)), trials_possible: 10, reaches: 0.03, ..short };
+        assert_eq!(
+            outlook_line(&enough),
+            "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it"
+        );
+    }
+}
