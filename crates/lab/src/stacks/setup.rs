@@ -178,14 +178,14 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn
             Ok(None) if Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                drain(readers, &rx, &mut file);
+                drain(readers, &rx, &mut file, progress);
                 return Err(setup_error(job, command, format!("a timeout after {:?} (raise setup.timeout)", job.timeout), log));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
             Err(e) => return Err(setup_error(job, command, e.to_string(), log)),
         }
     };
-    drain(readers, &rx, &mut file);
+    drain(readers, &rx, &mut file, progress);
     if status.success() {
         Ok(())
     } else {
@@ -215,8 +215,13 @@ fn forward_lines(pipe: Box<dyn std::io::Read + Send>, tx: &std::sync::mpsc::Send
 }
 
 /// After the command ended: waits for its pipes to close (bounded: a daemon it left behind may hold
-/// them) and logs what is left.
-fn drain(readers: Vec<std::thread::JoinHandle<()>>, rx: &std::sync::mpsc::Receiver<String>, file: &mut std::fs::File) {
+/// them), then logs and reports what is left.
+fn drain(
+    readers: Vec<std::thread::JoinHandle<()>>,
+    rx: &std::sync::mpsc::Receiver<String>,
+    file: &mut std::fs::File,
+    progress: &mut dyn FnMut(SetupProgress<'_>),
+) {
     use std::io::Write;
     let until = Instant::now() + Duration::from_secs(2);
     while readers.iter().any(|r| !r.is_finished()) && Instant::now() < until {
@@ -224,6 +229,7 @@ fn drain(readers: Vec<std::thread::JoinHandle<()>>, rx: &std::sync::mpsc::Receiv
     }
     while let Ok(line) = rx.try_recv() {
         let _ = writeln!(file, "{line}");
+        progress(SetupProgress::Output(&line));
     }
 }
 
