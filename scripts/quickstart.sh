@@ -4,5 +4,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cargo build --release --locked -p bakeoff -j 2
+# Cargo is silent while it compiles one large crate (a minute or more on 2 cores), so a line
+# every 10 s says the build still runs (on a terminal it first clears cargo's progress bar).
+cargo build --release --locked -p bakeoff -j 2 &
+build=$! started=$SECONDS clear=""
+[ -t 2 ] && clear=$'\r\033[K'
+while kill -0 "$build" 2>/dev/null; do
+  for _ in $(seq 20); do
+    sleep 0.5
+    kill -0 "$build" 2>/dev/null || break 2
+  done
+  printf '%sbuilding bakeoff: %d s\n' "$clear" $((SECONDS - started)) >&2
+done
+wait "$build"
 exec ./target/release/bakeoff run "$@"

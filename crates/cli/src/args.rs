@@ -64,6 +64,18 @@ pub enum Command {
     Runs(RunsArgs),
     /// Compare two stored runs cell by cell: changes with 95% intervals and verdicts
     Compare(CompareArgs),
+    /// Check this machine: cores, governor, steal, other processes, cgroups, io_uring, and its
+    /// noise floor from a 25-second A/A measurement, with the precision a study can expect here
+    Doctor(DoctorArgs),
+}
+
+#[derive(Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Only the quick facts (a few seconds): skip the noise floor's A/A measurement
+    #[arg(long)]
+    pub quick: bool,
 }
 
 #[derive(Args, Clone)]
@@ -109,6 +121,9 @@ pub struct SetupArgs {
     /// Redo the setup even when nothing changed
     #[arg(long)]
     pub force: bool,
+    /// Plain progress lines (at most one every 5 s) instead of a live line, even on a terminal
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 #[derive(Args)]
@@ -217,6 +232,9 @@ pub struct RunArgs {
     /// Keep the run's scratch directory (logs, data) after the run
     #[arg(long)]
     pub keep: bool,
+    /// Plain progress lines (at most one every 5 s) instead of a live line, even on a terminal
+    #[arg(long)]
+    pub quiet: bool,
     /// Rank cells by `capacity` (requests/s) or `efficiency` (server CPU µs per request)
     #[arg(long, value_parser = primary)]
     pub rank_by: Option<PrimaryMetric>,

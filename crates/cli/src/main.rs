@@ -4,6 +4,7 @@ mod args;
 mod commands;
 mod context;
 mod progress;
+mod status;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -31,5 +32,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Report(a) => commands::report::run(&a),
         args::Command::Runs(a) => commands::runs::run(&a),
         args::Command::Compare(a) => commands::compare::run(&a),
+        args::Command::Doctor(a) => commands::doctor::run(&a),
     }
 }

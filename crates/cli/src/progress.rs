@@ -2,6 +2,7 @@
 //! and the problems a verification found.
 
 use bakeoff_lab::error::LabError;
+use bakeoff_lab::run::noise_probe::{NoiseFloor, Outlook};
 use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::setup::SetupOutcome;
 use bakeoff_model::results::{Verdict, VerifyReport};
@@ -17,8 +18,20 @@ pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
 }
 
 /// Prints lab events as progress lines on stderr.
-pub fn print_event(event: Event<'_>) {
+pub fn print_event(event: &Event<'_>) {
     match event {
+        // The live status shows these (status.rs).
+        Event::SetupProgress { .. } => {}
+        Event::Planned { trials, estimate } => {
+            eprintln!("planned: {trials} trials, about {} with verification (before any precision rounds)", minutes(*estimate))
+        }
+        Event::NoiseFloor { floor, reused } => print_noise_floor(floor, *reused),
+        Event::NoiseProbeStarting { expected } => eprintln!(
+            "measuring this machine's noise floor first (an A/A pair, about {} s; `bakeoff doctor` measures it too, and a run reuses it for 6 h)",
+            expected.as_secs()
+        ),
+        Event::NoiseProbeSkipped(why) => eprintln!("note: noise floor not measured: {why}"),
+        Event::PrecisionOutlook(o) => eprintln!("precision: {}", outlook_line(o)),
         Event::SetupFinished { stack, outcome } => print_setup(stack, outcome),
         Event::RunStarting { run, cells, trials, scratch } => {
             eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
@@ -72,7 +85,7 @@ pub fn print_event(event: Event<'_>) {
             }
         }
         Event::CostRechecked { cell, checks } => {
-            for c in checks {
+            for c in *checks {
                 let v = match c.verdict {
                     bakeoff_model::results::Verdict::Pass => "pass",
                     bakeoff_model::results::Verdict::Warn => "warn",
@@ -89,6 +102,56 @@ pub fn print_event(event: Event<'_>) {
              (a longer start.ready_timeout lets its start-up finish first)",
             cores * 100.0
         ),
+    }
+}
+
+/// `5m30s`.
+pub fn minutes(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    format!("{}m{:02}s", s / 60, s % 60)
+}
+
+/// The noise floor in two lines: the A/A ratio and what a minute of measuring resolves here.
+pub fn print_noise_floor(f: &NoiseFloor, reused: bool) {
+    let when = if reused { format!(" (kept from {})", f.measured_at) } else { String::new() };
+    eprintln!(
+        "noise floor{when}: {} hello A/A over {} blocks: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
+        f.stack,
+        f.aa.blocks,
+        f.aa.ratio,
+        f.aa.low,
+        f.aa.high,
+        100.0 * f.aa.relative_half_width(),
+        f.minutes
+    );
+    eprintln!(
+        "  this machine resolves about ±{:.1}% per minute of a paired comparison; one slice's requests/s vary by ±{:.1}% (robust σ)",
+        f.percent_per_minute(),
+        100.0 * f.slice_spread
+    );
+}
+
+/// What the study's precision target needs here, and what it will reach instead.
+pub fn outlook_line(o: &Outlook) -> String {
+    let target = format!("±{:.0}%", 100.0 * o.target);
+    let needs = match o.needs {
+        Some(t) => format!("~{} trials per cell, ~{}", o.trials_needed, minutes(t)),
+        None => format!("~{} trials per cell, more than the lab's cap of 30", o.trials_needed),
+    };
+    let has = match o.budget {
+        Some(b) => format!("it has {} (budget)", minutes(b)),
+        None => format!("it plans {}", minutes(o.planned)),
+    };
+    if o.fits() {
+        format!("the study's {target} target needs {needs} here; {has}: expected to reach it")
+    } else {
+        format!(
+            "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \
+             (a longer --budget, or --precision {:.0}%, fits this machine)",
+            100.0 * o.reaches,
+            o.trials_possible,
+            (100.0 * o.reaches).ceil()
+        )
     }
 }
 
@@ -114,5 +177,35 @@ pub fn print_check_problems(r: &VerifyReport) {
     for c in r.checks.iter().filter(|c| c.verdict != Verdict::Pass) {
         let v = if c.verdict == Verdict::Fail { "fail" } else { "warn" };
         println!("  {v} {:<9} {}: {}\n       {}", c.scenario, c.what, c.url, c.reason);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_outlook_says_what_the_target_needs_and_what_the_budget_reaches() {
+        let m = |s| Duration::from_secs(s);
+        let short = Outlook {
+            target: 0.05,
+            trials_needed: 14,
+            needs: Some(m(760)),
+            planned: m(330),
+            budget: Some(m(540)),
+            trials_possible: 10,
+            reaches: 0.061,
+        };
+        assert_eq!(
+            outlook_line(&short),
+            "the study's ±5% target needs ~14 trials per cell, ~12m40s here; it has 9m00s (budget): expect about ±6.1% \
+             with 10 trials instead (a longer --budget, or --precision 7%, fits this machine)"
+        );
+        let enough = Outlook { trials_needed: 6, needs: Some(m(330)), trials_possible: 10, reaches: 0.03, ..short };
+        assert_eq!(
+            outlook_line(&enough),
+            "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it"
+        );
     }
 }

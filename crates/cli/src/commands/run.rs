@@ -55,7 +55,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
-    let done = execute(plan, &mut store, &mut crate::progress::print_event, cancel)?;
+    // The machine's quick facts first (a second of watching its CPUs): what a reader of the
+    // results should know before any number, and what to change before measuring.
+    crate::commands::doctor::print_short(&bakeoff_lab::host::doctor::HostFacts::gather(std::time::Duration::from_secs(1)));
+    let shown = crate::status::Shown::start(args.quiet);
+    let done = execute(plan, &mut store, &mut |e| shown.event(e), cancel);
+    drop(shown);
+    let done = done?;
     if done.failed_setups > 0 {
         eprintln!("warning: {} stack(s) failed to set up; their cells failed verification", done.failed_setups);
     }

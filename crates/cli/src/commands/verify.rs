@@ -17,7 +17,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let cancel = context::cancel_on_ctrl_c();
     let mut store = bakeoff_store::Store::open(root.join(&args.db))?;
     let json = args.json;
-    let done = verify(plan, &mut store, &mut crate::progress::print_event, cancel, &mut |report: &VerifyReport| {
+    let done = verify(plan, &mut store, &mut |e| crate::progress::print_event(&e), cancel, &mut |report: &VerifyReport| {
         if json {
             println!("{}", serde_json::to_string(report).expect("a verify report serializes"));
         } else {

@@ -4,6 +4,7 @@
 
 pub(crate) mod cgroup;
 pub(crate) mod cpu_meter;
+pub mod doctor;
 pub mod leftovers;
 pub mod machine;
 pub(crate) mod noise;

@@ -10,13 +10,13 @@ use std::time::Instant;
 /// Seconds of one CPU: busy (user + nice + system) and stolen. Interrupt and softirq time belong to
 /// no process (loopback TCP processing for server and client alike), so they are not noise.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct CpuTimes {
-    busy: f64,
-    steal: f64,
+pub(crate) struct CpuTimes {
+    pub(crate) busy: f64,
+    pub(crate) steal: f64,
 }
 
 /// Per-CPU lines of /proc/stat (`cpu0 user nice system idle iowait irq softirq steal ...`).
-fn parse_proc_stat(text: &str, tick: f64) -> BTreeMap<usize, CpuTimes> {
+pub(crate) fn parse_proc_stat(text: &str, tick: f64) -> BTreeMap<usize, CpuTimes> {
     let mut out = BTreeMap::new();
     for line in text.lines() {
         let mut f = line.split_whitespace();

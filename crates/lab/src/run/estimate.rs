@@ -59,6 +59,11 @@ impl RunPlan {
     /// longer warm-up (a JIT) gets it in every trial and once more in its verification, as the lab
     /// runs it: PyPy's 30 s warm-up is most of seed 000's time.
     pub(crate) fn estimate(&self) -> Result<Duration, LabError> {
+        self.estimate_at(self.settings.trials)
+    }
+
+    /// `estimate` with `trials` trials of every regular cell instead of the settings' own.
+    pub(crate) fn estimate_at(&self, trials: u32) -> Result<Duration, LabError> {
         let cells = self.cells()?;
         let s = &self.settings;
         let warmup = |stack: &crate::stacks::manifest::Stack| s.warmup.max(stack.warmup.unwrap_or_default());
@@ -67,7 +72,7 @@ impl RunPlan {
         variants.sort();
         variants.dedup();
         let verify: Duration = variants.iter().map(|v| VERIFY + v.2.min(VERIFY_WARMUP_BOUND)).sum();
-        let regular: Duration = cells.iter().filter(|c| c.soak.is_none()).map(|c| trial_time(s, warmup(c.stack)) * s.trials).sum();
+        let regular: Duration = cells.iter().filter(|c| c.soak.is_none()).map(|c| trial_time(s, warmup(c.stack)) * trials).sum();
         let soaked: Duration = cells.iter().filter_map(|c| c.soak.map(|k| (warmup(c.stack) + k.duration + START_STOP) * k.trials)).sum();
         // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
         let calibration: Duration = match s.ramp {

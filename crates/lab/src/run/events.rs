@@ -13,6 +13,38 @@ pub enum Event<'a> {
         /// Cached, done (with how long it took) or the error that stopped it.
         outcome: &'a Result<crate::stacks::setup::SetupOutcome, LabError>,
     },
+    /// Where a stack's setup is while it runs: its phase, or a line its build printed.
+    SetupProgress {
+        /// The stack being set up.
+        stack: &'a str,
+        /// The phase it entered, or the line its command printed.
+        progress: crate::stacks::setup::SetupProgress<'a>,
+    },
+    /// The machine's noise floor, measured now (`reused`: a recent `bakeoff doctor`'s), before a
+    /// run with a precision target.
+    NoiseFloor {
+        /// The floor.
+        floor: &'a crate::run::noise_probe::NoiseFloor,
+        /// It was measured earlier (within hours) and kept, not measured for this run.
+        reused: bool,
+    },
+    /// The noise floor's A/A measurement is starting; it takes about `expected`.
+    NoiseProbeStarting {
+        /// How long it usually takes.
+        expected: std::time::Duration,
+    },
+    /// The noise floor could not be measured; the run goes on without an outlook.
+    NoiseProbeSkipped(String),
+    /// What the run's precision target needs on this machine, and what its budget reaches.
+    PrecisionOutlook(&'a crate::run::noise_probe::Outlook),
+    /// The run's measurements are planned: how many trials (slices) in all, and how long the run is
+    /// estimated to take from here (verification included), before precision rounds.
+    Planned {
+        /// Trials of every cell, soak cells' own included.
+        trials: usize,
+        /// The estimate of the whole run from its plan.
+        estimate: std::time::Duration,
+    },
     /// The run is about to measure: its cells are planned and its scratch folder exists.
     RunStarting {
         /// The run's provenance (id, commit, machine, settings).

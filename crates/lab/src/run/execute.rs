@@ -40,10 +40,15 @@ pub fn execute(
 ) -> Result<Executed, LabError> {
     let cells = plan.cells()?;
     let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, events);
+    if plan.settings.precision.is_some() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        precision_outlook(&plan, events, cancel)?;
+    }
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
     run.services = services_preview(&cells);
     let ws = Workspace::create(&run.id, plan.keep)?;
     (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
+    let trials = cells.iter().map(|c| c.soak.map_or(plan.settings.trials, |s| s.trials) as usize).sum();
+    (events)(Event::Planned { trials, estimate: plan.estimate()? });
     let mut lab = ws.lab(&plan.root, plan.docstore.clone(), plan.settings.clone(), sink, events, cancel);
     let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     drop(lab);
@@ -52,14 +57,45 @@ pub fn execute(
     Ok(executed)
 }
 
+/// Before a run with a precision target: this machine's noise floor (a recent one kept by `bakeoff
+/// doctor`, else measured now, about 25 s) and what the target needs here, so a run that cannot
+/// reach it says so at its start, not at its end.
+fn precision_outlook(plan: &RunPlan, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
+    use crate::run::noise_probe;
+    let kept = noise_probe::recent(&plan.root);
+    let reused = kept.is_some();
+    let floor = match kept {
+        Some(f) => f,
+        None => {
+            (events)(Event::NoiseProbeStarting { expected: noise_probe::EXPECTED });
+            match noise_probe::probe(&plan.root, &plan.settings, cancel) {
+                Ok(f) => {
+                    noise_probe::remember(&plan.root, &f);
+                    f
+                }
+                Err(e) => {
+                    (events)(Event::NoiseProbeSkipped(e.to_string()));
+                    return Ok(());
+                }
+            }
+        }
+    };
+    (events)(Event::NoiseFloor { floor: &floor, reused });
+    if let Some(o) = noise_probe::outlook(plan, &floor)? {
+        (events)(Event::PrecisionOutlook(&o));
+    }
+    Ok(())
+}
+
 /// Sets up each stack (cached), reporting each outcome; returns how many failed (others still run).
 pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path, force: bool, events: &mut dyn FnMut(Event<'_>)) -> usize {
     let mut failed = 0;
     for stack in stacks {
         let Some(job) = SetupJob::for_stack(stack) else { continue };
         // After a successful setup, what it installed (`setup.versions`) is recorded for reports.
-        let outcome = setup::run(&job, root, force)
-            .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
+        let outcome =
+            setup::run_with_progress(&job, root, force, &mut |progress| (events)(Event::SetupProgress { stack: &stack.name, progress }))
+                .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

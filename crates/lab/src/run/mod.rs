@@ -7,6 +7,7 @@ pub(crate) mod estimate;
 pub(crate) mod events;
 pub(crate) mod execute;
 mod measure;
+pub mod noise_probe;
 pub(crate) mod plan;
 pub(crate) mod rounds;
 pub(crate) mod runner;

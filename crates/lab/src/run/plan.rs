@@ -162,6 +162,16 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
 }
 
 impl RunPlan {
+    /// The merged settings every cell is measured with.
+    pub fn settings(&self) -> &LoadSettings {
+        &self.settings
+    }
+
+    /// The study's name (`quick` for the default study, `adhoc` for flags alone).
+    pub fn study_name(&self) -> &str {
+        &self.study.name
+    }
+
     /// Every cell of the plan: stack x scenario x variant x workers.
     pub(crate) fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();

@@ -20,6 +20,24 @@ pub enum SetupOutcome {
     Nothing,
 }
 
+/// Where a setup is, as it goes: for a front end to show while a build takes minutes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetupProgress<'a> {
+    /// Debian packages the stack needs are being checked and installed.
+    InstallingPackages,
+    /// The setup's command `index` (from 1) of `count` is running.
+    Running {
+        /// Its number, from 1.
+        index: usize,
+        /// How many commands the setup has.
+        count: usize,
+        /// The command as the manifest writes it.
+        command: &'a str,
+    },
+    /// A line the running command printed (its build tool's own progress: resolving, compiling).
+    Output(&'a str),
+}
+
 /// One buildable thing: a stack or a service program.
 pub struct SetupJob<'a> {
     pub(crate) name: &'a str,
@@ -67,8 +85,24 @@ pub(crate) fn cache_dir(project_root: &Path) -> PathBuf {
     project_root.join(".bakeoff-cache").join("setup")
 }
 
+/// Whether `job`'s last setup is current: its stamp matches its inputs, so `run` would do nothing.
+pub fn is_current(job: &SetupJob<'_>, project_root: &Path) -> bool {
+    let stamp = cache_dir(project_root).join(format!("{}.stamp", job.name.replace('/', "-")));
+    std::fs::read_to_string(stamp).is_ok_and(|s| s.trim() == inputs_hash(job))
+}
+
 /// Runs `job` unless its stamp matches; `force` ignores the stamp.
 pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<SetupOutcome, LabError> {
+    run_with_progress(job, project_root, force, &mut |_| {})
+}
+
+/// `run`, with `progress` hearing each phase and every line the commands print, as they print it.
+pub fn run_with_progress(
+    job: &SetupJob<'_>,
+    project_root: &Path,
+    force: bool,
+    progress: &mut dyn FnMut(SetupProgress<'_>),
+) -> Result<SetupOutcome, LabError> {
     if job.commands.is_empty() && job.apt.is_empty() {
         return Ok(SetupOutcome::Nothing);
     }
@@ -82,6 +116,9 @@ pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<Setup
         return Ok(SetupOutcome::Cached);
     }
     let started = Instant::now();
+    if !job.apt.is_empty() {
+        progress(SetupProgress::InstallingPackages);
+    }
     crate::install::apt_install(job.apt).map_err(|e| LabError::Setup {
         stack: job.name.into(),
         command: format!("apt-get install {}", job.apt.join(" ")),
@@ -90,14 +127,16 @@ pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<Setup
         log: log.clone(),
     })?;
     let _ = std::fs::remove_file(&log);
-    for command in job.commands {
-        run_command(job, command, &log)?;
+    for (i, command) in job.commands.iter().enumerate() {
+        progress(SetupProgress::Running { index: i + 1, count: job.commands.len(), command });
+        run_command(job, command, &log, progress)?;
     }
     std::fs::write(&stamp, &hash).ok();
     Ok(SetupOutcome::Done(started.elapsed()))
 }
 
-fn run_command(job: &SetupJob<'_>, command: &str, log: &Path) -> Result<(), LabError> {
+/// Runs one command with its output going both to the log and, line by line, to `progress`.
+fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn FnMut(SetupProgress<'_>)) -> Result<(), LabError> {
     use std::io::Write;
     let log_error = |e: std::io::Error| LabError::Input {
         what: log.display().to_string(),
@@ -106,30 +145,91 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path) -> Result<(), LabE
     };
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).map_err(log_error)?;
     let _ = writeln!(file, "$ {command}");
-    let err_file = file.try_clone().map_err(log_error)?;
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(command)
         .envs(build_env(job.name))
         .current_dir(job.dir)
         .stdin(std::process::Stdio::null())
-        .stdout(file)
-        .stderr(err_file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| setup_error(job, command, e.to_string(), log))?;
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let readers: Vec<_> =
+        [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)]
+            .into_iter()
+            .flatten()
+            .map(|pipe| {
+                let tx = tx.clone();
+                std::thread::spawn(move || forward_lines(pipe, &tx))
+            })
+            .collect();
+    drop(tx);
     let deadline = Instant::now() + job.timeout;
-    loop {
+    let status = loop {
+        // Lines are logged and shown as they come; the log holds both streams interleaved.
+        while let Ok(line) = rx.try_recv() {
+            let _ = writeln!(file, "{line}");
+            progress(SetupProgress::Output(&line));
+        }
         match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(setup_error(job, command, status.to_string(), log)),
+            Ok(Some(status)) => break status,
             Ok(None) if Instant::now() > deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
+                drain(readers, &rx, &mut file, progress);
                 return Err(setup_error(job, command, format!("a timeout after {:?} (raise setup.timeout)", job.timeout), log));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
             Err(e) => return Err(setup_error(job, command, e.to_string(), log)),
         }
+    };
+    drain(readers, &rx, &mut file, progress);
+    if status.success() {
+        Ok(())
+    } else {
+        Err(setup_error(job, command, status.to_string(), log))
+    }
+}
+
+/// Sends each line of `pipe` (split at `\n` or `\r`, so a tool's redrawn progress line counts) until
+/// it closes.
+fn forward_lines(pipe: Box<dyn std::io::Read + Send>, tx: &std::sync::mpsc::Sender<String>) {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::new(pipe);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                for part in String::from_utf8_lossy(&buf).split(['\r', '\n']).filter(|p| !p.trim().is_empty()) {
+                    if tx.send(part.to_string()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// After the command ended: waits for its pipes to close (bounded: a daemon it left behind may hold
+/// them), then logs and reports what is left.
+fn drain(
+    readers: Vec<std::thread::JoinHandle<()>>,
+    rx: &std::sync::mpsc::Receiver<String>,
+    file: &mut std::fs::File,
+    progress: &mut dyn FnMut(SetupProgress<'_>),
+) {
+    use std::io::Write;
+    let until = Instant::now() + Duration::from_secs(2);
+    while readers.iter().any(|r| !r.is_finished()) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    while let Ok(line) = rx.try_recv() {
+        let _ = writeln!(file, "{line}");
+        progress(SetupProgress::Output(&line));
     }
 }
 
@@ -194,6 +294,24 @@ mod tests {
         std::fs::write(dir.join("input.txt"), "v2").unwrap();
         assert!(matches!(run(&job, &root, false).unwrap(), SetupOutcome::Done(_)));
         assert_eq!(std::fs::read_to_string(dir.join("count.txt")).unwrap().lines().count(), 2);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn phases_and_output_lines_are_heard_as_they_come_and_logged() {
+        let root = std::env::temp_dir().join(format!("bakeoff-setup-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        // A redrawn progress line (\r) counts as lines of its own; stderr is heard too.
+        let commands = vec!["printf 'Resolving\\n 10%%\\r 50%%\\r'; echo Compiling x >&2".to_string(), "echo done".to_string()];
+        let job = SetupJob { name: "t/l", dir: &root, apt: &[], commands: &commands, inputs: &[], timeout: Duration::from_secs(10) };
+        let mut heard = Vec::new();
+        run_with_progress(&job, &root, false, &mut |p| heard.push(format!("{p:?}"))).unwrap();
+        let output: Vec<&String> = heard.iter().filter(|h| h.starts_with("Output")).collect();
+        assert!(heard[0].starts_with("Running { index: 1, count: 2"), "{heard:?}");
+        assert!(heard.last().unwrap().contains("done"), "{heard:?}");
+        assert_eq!(output.len(), 5, "Resolving, 10%, 50%, Compiling x, done: {heard:?}");
+        let log = std::fs::read_to_string(cache_dir(&root).join("t-l.log")).unwrap();
+        assert!(log.contains("Compiling x") && log.contains("$ echo done"), "{log}");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

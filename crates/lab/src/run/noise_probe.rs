@@ -1,0 +1,269 @@
+//! This machine's noise floor in about 25 seconds: an A/A measurement of one small server
+//! already set up (two launches of it side by side, measured in short slices in a fresh random
+//! order per block, as the block schedule measures a study), and what it implies for a study: the
+//! precision its cells can expect, the time a precision target needs, what a budget reaches.
+//! Used by `bakeoff doctor` and, before a run with a precision target, by the run.
+
+use crate::error::LabError;
+use crate::run::cells::Cell;
+use crate::run::execute::{new_run, Workspace};
+use crate::run::plan::RunPlan;
+use crate::run::{LoadSettings, RunOutcome};
+use crate::stacks::manifest::Stack;
+use crate::stacks::setup::{is_current, SetupJob};
+use bakeoff_model::paired::{minutes_spent, paired_ratio, pairs_between, PairedRatio};
+use bakeoff_model::results::MemorySink;
+use bakeoff_model::scenario::Scenario;
+use bakeoff_model::summary::Metric;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// The small servers the probe may use, cheapest to start and to load first.
+const CANDIDATES: [&str; 4] = ["rust/actix", "go/fasthttp", "go/nethttp", "rust/hyper"];
+/// Blocks of the probe: two slices each (one per arm), the fewest that give a 95% signed-rank
+/// interval with room to spare (six is the least).
+const BLOCKS: u32 = 8;
+const SLICE: Duration = Duration::from_secs(1);
+const WARMUP: Duration = Duration::from_millis(500);
+/// z(0.975) times the median's asymptotic standard error over the standard deviation (√(π/2)):
+/// a median interval's half-width is about this many σ / √n.
+const MEDIAN_HALF_WIDTH_SIGMAS: f64 = 1.96 * 1.2533;
+/// How long a probe usually takes: its slices, each arm's warm-up and two starts.
+pub const EXPECTED: Duration = Duration::from_secs(25);
+/// A probe this recent is reused by a run instead of measuring again.
+const FRESH: Duration = Duration::from_secs(6 * 3600);
+
+/// What the probe measured: the A/A ratio of the two launches and the spread of single slices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoiseFloor {
+    /// The stack measured (its `hello`, one worker).
+    pub stack: String,
+    /// When it was measured (RFC 3339).
+    pub measured_at: String,
+    /// The A/A ratio of the two launches over the blocks, with its signed-rank interval.
+    pub aa: PairedRatio,
+    /// Minutes the two arms' slices took, as the report counts an A/A floor's minutes.
+    pub minutes: f64,
+    /// One slice's requests/s spread relative to its median: the robust σ (1.4826 × MAD) of the
+    /// slices' logarithms, the two arms pooled.
+    pub slice_spread: f64,
+}
+
+impl NoiseFloor {
+    /// The A/A half-width after one minute of measuring a pair, in percent (the report's P).
+    pub fn percent_per_minute(&self) -> f64 {
+        self.aa.merit(self.minutes)
+    }
+
+    /// The half-width (a fraction) a cell's median interval can expect after `trials` slices.
+    pub fn cell_half_width(&self, trials: u32) -> f64 {
+        MEDIAN_HALF_WIDTH_SIGMAS * self.slice_spread / f64::from(trials.max(1)).sqrt()
+    }
+
+    /// The trials a cell needs for a half-width of `target` (a fraction).
+    pub fn trials_for(&self, target: f64) -> u32 {
+        ((MEDIAN_HALF_WIDTH_SIGMAS * self.slice_spread / target.max(1e-6)).powi(2).ceil() as u32).max(1)
+    }
+}
+
+/// A study's precision target against this machine's noise floor, said before it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlook {
+    /// The target, a fraction (0.05 = ±5%).
+    pub target: f64,
+    /// Trials per cell the target needs here.
+    pub trials_needed: u32,
+    /// The run's time with that many trials (None above the lab's cap on trials).
+    pub needs: Option<Duration>,
+    /// The run's time with the study's own trials.
+    pub planned: Duration,
+    /// The study's budget, if it has one.
+    pub budget: Option<Duration>,
+    /// Trials per cell that fit in the budget (the study's own when there is none).
+    pub trials_possible: u32,
+    /// The half-width those trials can expect, a fraction.
+    pub reaches: f64,
+}
+
+impl Outlook {
+    /// Whether the target is expected within the budget.
+    pub fn fits(&self) -> bool {
+        self.reaches <= self.target
+    }
+}
+
+/// The outlook of `plan` on a machine with `floor`; None without a precision target.
+pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, LabError> {
+    let Some(target) = plan.settings.precision else { return Ok(None) };
+    let trials = plan.settings.trials;
+    let planned = plan.estimate()?;
+    let trials_needed = floor.trials_for(target).max(trials);
+    let cap = crate::run::rounds::MAX_TRIALS;
+    let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
+    let mut trials_possible = trials;
+    if let Some(budget) = plan.settings.budget {
+        while trials_possible < cap && plan.estimate_at(trials_possible + 1)? <= budget {
+            trials_possible += 1;
+        }
+    } else {
+        trials_possible = trials_needed.min(cap);
+    }
+    let reaches = floor.cell_half_width(trials_possible);
+    Ok(Some(Outlook { target, trials_needed, needs, planned, budget: plan.settings.budget, trials_possible, reaches }))
+}
+
+/// The first candidate stack with a `hello` whose setup is current (the probe never builds).
+fn probe_stack<'s>(stacks: &'s [Stack], root: &Path) -> Option<&'s Stack> {
+    CANDIDATES.iter().find_map(|name| {
+        let stack = stacks.iter().find(|s| s.name == *name)?;
+        let job = SetupJob::for_stack(stack)?;
+        (stack.scenarios.contains(&Scenario::Hello) && is_current(&job, root)).then_some(stack)
+    })
+}
+
+/// Measures the noise floor with the server and client CPUs of `settings` (about 25 s); stops
+/// early when `cancel` is set.
+pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Result<NoiseFloor, LabError> {
+    let catalog = crate::stacks::catalog::discover(&root.join("stacks"));
+    let Some(stack) = probe_stack(&catalog.stacks, root) else {
+        return Err(LabError::Selection(format!(
+            "no small stack is set up for the noise probe (one of {})\n  hint: run `bakeoff setup rust/actix` first",
+            CANDIDATES.join(", ")
+        )));
+    };
+    let variant = stack
+        .variants_for(Scenario::Hello)
+        .into_iter()
+        .next()
+        .ok_or_else(|| LabError::Selection(format!("{} has no hello variant", stack.name)))?;
+    let main = Cell { stack, scenario: Scenario::Hello, variant, workers: 1, twin: false, soak: None, ramp: None };
+    let twin = Cell { twin: true, ..main.clone() };
+    let probe_settings = LoadSettings {
+        duration: SLICE,
+        warmup: WARMUP,
+        trials: BLOCKS,
+        launches: Some(1),
+        ceiling: false,
+        schedule: bakeoff_model::schedule::Schedule::Blocks,
+        precision: None,
+        budget: None,
+        server_cpus: settings.server_cpus.clone(),
+        client_cpus: settings.client_cpus.clone(),
+        ..LoadSettings::default()
+    };
+    let run = new_run(root, "noise-probe", serde_json::Value::Null);
+    let ws = Workspace::create(&run.id, false)?;
+    let mut sink = MemorySink::default();
+    let mut quiet = |_: crate::run::Event<'_>| {};
+    let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
+    {
+        let mut lab = ws.lab(root, None, probe_settings, &mut sink, &mut quiet, cancel);
+        lab.measure_blocks(&run, &[&main, &twin], Instant::now(), &mut outcome).map_err(|e| LabError::Sink(format!("{e:#}")))?;
+    }
+    ws.finish(false, &mut quiet);
+    if let Some((cell, why)) = outcome.failed_cells.first() {
+        return Err(LabError::Selection(format!("the noise probe's {} failed: {why}", cell.label())));
+    }
+    floor_of(&stack.name, &sink, &main.key(), &twin.key())
+}
+
+/// The floor from the probe's stored slices.
+fn floor_of(
+    stack: &str,
+    sink: &MemorySink,
+    main: &bakeoff_model::results::CellKey,
+    twin: &bakeoff_model::results::CellKey,
+) -> Result<NoiseFloor, LabError> {
+    let pairs = pairs_between(&sink.trials, twin, main, Metric::RequestsPerSec, 0);
+    let aa = paired_ratio(&pairs).ok_or_else(|| LabError::Selection("the noise probe measured no pair of slices".into()))?;
+    let logs = |key| -> Vec<f64> {
+        sink.trials.iter().filter(|t| &t.cell == key).map(|t| Metric::RequestsPerSec.of(t, 0)).filter(|v| *v > 0.0).map(f64::ln).collect()
+    };
+    let spread = (robust_sigma(&logs(main)) + robust_sigma(&logs(twin))) / 2.0;
+    Ok(NoiseFloor {
+        stack: stack.to_string(),
+        measured_at: bakeoff_model::now_rfc3339(),
+        aa,
+        minutes: minutes_spent(&sink.trials, &[main, twin]),
+        slice_spread: spread,
+    })
+}
+
+/// 1.4826 × the median absolute deviation: σ for normal data, unmoved by one wild slice.
+pub(crate) fn robust_sigma(values: &[f64]) -> f64 {
+    let median = |v: &mut Vec<f64>| -> f64 {
+        v.sort_by(f64::total_cmp);
+        match v.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    };
+    let m = median(&mut values.to_vec());
+    1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect())
+}
+
+/// Where the last probe is kept: `<root>/.bakeoff-cache/noise-floor.json`.
+fn cache_file(root: &Path) -> std::path::PathBuf {
+    root.join(".bakeoff-cache").join("noise-floor.json")
+}
+
+/// Keeps `floor` for later runs (best effort: a read-only folder only means the next run measures).
+pub fn remember(root: &Path, floor: &NoiseFloor) {
+    if let Ok(text) = serde_json::to_string_pretty(floor) {
+        let _ = std::fs::create_dir_all(root.join(".bakeoff-cache"));
+        let _ = std::fs::write(cache_file(root), text);
+    }
+}
+
+/// The last probe, if it was measured within the last six hours on this machine.
+pub fn recent(root: &Path) -> Option<NoiseFloor> {
+    let file = cache_file(root);
+    let age = std::fs::metadata(&file).ok()?.modified().ok()?.elapsed().ok()?;
+    (age < FRESH).then(|| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn floor(spread: f64) -> NoiseFloor {
+        let aa = PairedRatio { ratio: 1.0, low: 0.96, high: 1.04, confidence: 0.95, blocks: 8, launches: 1 };
+        NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread }
+    }
+
+    #[test]
+    fn robust_sigma_ignores_one_wild_value() {
+        let calm = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01];
+        let wild = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 5.0];
+        assert!((robust_sigma(&calm) - robust_sigma(&wild)).abs() < 0.01, "{} {}", robust_sigma(&calm), robust_sigma(&wild));
+        assert_eq!(robust_sigma(&[0.3; 5]), 0.0);
+    }
+
+    #[test]
+    fn the_floor_projects_half_widths_and_trials() {
+        let f = floor(0.05);
+        // ±4% over a quarter minute is ±2% after one minute (half-width × √minutes).
+        assert!((f.percent_per_minute() - 2.0).abs() < 1e-9);
+        // 2.456 σ / √n: 5% spread over 4 trials is ±6.1%; ±5% needs 7 trials.
+        assert!((f.cell_half_width(4) - 0.0614).abs() < 1e-3, "{}", f.cell_half_width(4));
+        assert_eq!(f.trials_for(0.05), 7);
+        assert!(f.cell_half_width(f.trials_for(0.05)) <= 0.05);
+        assert!(f.cell_half_width(f.trials_for(0.05) - 1) > 0.05);
+    }
+
+    #[test]
+    fn the_outlook_of_the_default_study_follows_the_floor() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let plan = crate::run::plan_run(crate::run::RunRequest { root, ..Default::default() }).unwrap();
+        let calm = outlook(&plan, &floor(0.01)).unwrap().expect("the default study has a precision target");
+        assert!(calm.fits() && calm.trials_needed == plan.settings.trials, "{calm:?}");
+        assert_eq!(calm.needs, Some(calm.planned));
+        let noisy = outlook(&plan, &floor(0.15)).unwrap().unwrap();
+        assert!(!noisy.fits() && noisy.trials_needed > noisy.trials_possible, "{noisy:?}");
+        assert!(noisy.needs.is_none_or(|n| n > noisy.budget.unwrap()), "{noisy:?}");
+        assert!(plan.estimate_at(noisy.trials_possible).unwrap() <= noisy.budget.unwrap());
+    }
+}
