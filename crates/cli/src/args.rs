@@ -64,6 +64,8 @@ pub enum Command {
     Runs(RunsArgs),
     /// Compare two stored runs cell by cell: changes with 95% intervals and verdicts
     Compare(CompareArgs),
+    /// Measure your own server (a start command) beside stacks, with a run's full rigour
+    Bench(BenchArgs),
 }
 
 #[derive(Args, Clone)]
@@ -116,8 +118,8 @@ pub struct Selection {
     /// Stacks: names (`go/fasthttp`), languages (`go`) or `all`
     #[arg(long, value_delimiter = ',')]
     pub stacks: Vec<String>,
-    /// Scenarios (default: every scenario each stack implements)
-    #[arg(long, value_delimiter = ',')]
+    /// Scenarios (default: every scenario each stack implements; hello for `bench`)
+    #[arg(long, alias = "scenario", value_delimiter = ',')]
     pub scenarios: Vec<Scenario>,
     /// Variants (default: all)
     #[arg(long, value_delimiter = ',')]
@@ -233,6 +235,25 @@ pub struct RunArgs {
     /// send time) meets this objective with errors below 0.1%, e.g. "p99<=10ms" (p50, p90, p99, p99.9; ms, us, s)
     #[arg(long, value_parser = slo_objective)]
     pub slo: Option<Slo>,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Your server's start command, run by `sh -c` in the current folder; it must serve on
+    /// 127.0.0.1:$PORT and may read $WORKERS (both set by the lab, like for every stack)
+    #[arg(long)]
+    pub cmd: Option<String>,
+    /// A command run once before (in the current folder; again when its files change), e.g. a build
+    #[arg(long)]
+    pub setup: Option<String>,
+    /// The name it is reported under, as `adhoc/NAME` (default: from the command)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How long it may take to answer HTTP after its start
+    #[arg(long, value_parser = duration, default_value = "30s")]
+    pub ready_timeout: Duration,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Args)]

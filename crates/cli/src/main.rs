@@ -31,5 +31,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Report(a) => commands::report::run(&a),
         args::Command::Runs(a) => commands::runs::run(&a),
         args::Command::Compare(a) => commands::compare::run(&a),
+        args::Command::Bench(a) => commands::bench::run(&a),
     }
 }

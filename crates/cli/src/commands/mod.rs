@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod compare;
 pub mod fixtures;
 pub mod report;
