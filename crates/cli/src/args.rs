@@ -66,6 +66,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Measure your own server (a start command) beside stacks, with a run's full rigour
     Bench(BenchArgs),
+    /// Write a new stack folder (from a template, another stack or a command) and verify it
+    New(NewArgs),
 }
 
 #[derive(Args, Clone)]
@@ -254,6 +256,29 @@ pub struct BenchArgs {
     pub ready_timeout: Duration,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+#[derive(Args)]
+pub struct NewArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The new stack, LANGUAGE/NAME (its folder is stacks/LANGUAGE/NAME)
+    pub name: String,
+    /// Copy this stack instead of the language's template (renamed; bug variants and seed dropped)
+    #[arg(long)]
+    pub like: Option<String>,
+    /// The framework it is for, written into its manifest and README
+    #[arg(long)]
+    pub framework: Option<String>,
+    /// Make it from a `bench --cmd` command: the current folder's files and this start command
+    #[arg(long)]
+    pub from_cmd: Option<String>,
+    /// With --from-cmd: the setup command `bench --setup` used
+    #[arg(long, requires = "from_cmd")]
+    pub setup: Option<String>,
+    /// Where the verification is stored
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Args)]

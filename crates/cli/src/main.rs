@@ -32,5 +32,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs(a) => commands::runs::run(&a),
         args::Command::Compare(a) => commands::compare::run(&a),
         args::Command::Bench(a) => commands::bench::run(&a),
+        args::Command::New(a) => commands::new::run(&a),
     }
 }

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod fixtures;
+pub mod new;
 pub mod report;
 pub mod run;
 pub mod runs;
