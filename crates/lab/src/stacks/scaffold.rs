@@ -45,7 +45,7 @@ impl TemplateLanguage {
     fn probe(self) -> (&'static str, &'static [&'static str], &'static str) {
         match self {
             TemplateLanguage::Go => ("go", &["version"], "go"),
-            TemplateLanguage::Rust => ("rustc", &["--version"], "rust"),
+            TemplateLanguage::Rust => ("rustc", &["--version"], "rustc"),
             TemplateLanguage::Python => ("python3", &["--version"], "CPython"),
             TemplateLanguage::Node => ("node", &["--version"], "node"),
             TemplateLanguage::Java => ("java", &["-version"], "OpenJDK"),
@@ -167,7 +167,11 @@ pub fn scaffold(req: &NewStack) -> Result<PathBuf, LabError> {
         }
     };
     let readme = std::fs::read_to_string(req.root.join("templates").join("stack-readme.md")).unwrap_or_default();
-    let readme = readme.replace("{{stack}}", &req.name).replace("{{origin}}", &origin).replace("{{framework}}", &framework);
+    let mut readme = readme.replace("{{stack}}", &req.name).replace("{{origin}}", &origin).replace("{{framework}}", &framework);
+    // A copy keeps what its original's README says, below the choices to fill in.
+    if let Ok(copied) = std::fs::read_to_string(dest.join("README.md")) {
+        readme.push_str(&format!("\n## The README it was copied with\n\n{}", copied.replacen("# ", "### ", 1)));
+    }
     write(&dest.join("README.md"), &readme)?;
     Ok(dest)
 }
