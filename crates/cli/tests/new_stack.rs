@@ -59,3 +59,22 @@ fn a_taken_name_an_unknown_language_and_a_bad_name_are_refused() {
     }
     assert!(std::fs::read_dir(project.path().join("stacks/go/taken")).unwrap().next().is_none(), "nothing written into it");
 }
+
+#[test]
+fn a_bench_command_becomes_a_folder_that_verifies() {
+    let project = scratch_root();
+    let server = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hello_server.py");
+    std::fs::copy(fixture, server.path().join("hello_server.py")).unwrap();
+    let root = project.path().display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["new", "--root", &root, "--db", "verify.db", "python/mine", "--from-cmd", "exec python3 hello_server.py"])
+        .current_dir(server.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success() && text(&out).contains("PASS python/mine [default]"), "{}", text(&out));
+    let folder = project.path().join("stacks/python/mine");
+    assert!(folder.join("hello_server.py").is_file(), "the command's folder is copied");
+    let manifest = std::fs::read_to_string(folder.join("stack.toml")).unwrap();
+    assert!(manifest.contains("command = \"exec python3 hello_server.py\""), "{manifest}");
+}

@@ -134,11 +134,8 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     // The ad-hoc study lists the ad-hoc stacks too; the catalogue holds only the others.
     let adhoc_names: Vec<String> = req.adhoc.iter().map(AdHocSpec::stack_name).collect();
     let named: Vec<String> = pick(&req.selection.stacks, &study.stacks).into_iter().filter(|n| !adhoc_names.contains(n)).collect();
-    let mut stacks: Vec<Stack> = if named.is_empty() && !req.adhoc.is_empty() {
-        Vec::new()
-    } else {
-        found.select(&named)?.into_iter().cloned().collect()
-    };
+    let mut stacks: Vec<Stack> =
+        if named.is_empty() && !req.adhoc.is_empty() { Vec::new() } else { found.select(&named)?.into_iter().cloned().collect() };
     for spec in &req.adhoc {
         let stack = adhoc::ephemeral(spec)?;
         if stacks.iter().any(|s| s.name == stack.name) {

@@ -74,7 +74,10 @@ impl AdHocSpec {
 pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
     let input = |problem: String, hint: &str| LabError::Input { what: "--cmd".into(), problem, hint: hint.into() };
     if spec.command.trim().is_empty() {
-        return Err(input("the start command is empty".into(), "give the command that starts your server, e.g. --cmd './server --port $PORT'"));
+        return Err(input(
+            "the start command is empty".into(),
+            "give the command that starts your server, e.g. --cmd './server --port $PORT'",
+        ));
     }
     let name = spec.stack_name();
     let short = &name[ADHOC_LANGUAGE.len() + 1..];
@@ -179,6 +182,9 @@ mod tests {
         s.name = Some("a b".into());
         assert!(ephemeral(&s).unwrap_err().to_string().contains("--name"));
         let stack = ephemeral(&spec("./srv --port $PORT")).unwrap();
-        assert_eq!((stack.name.as_str(), stack.kind, stack.scenarios.as_slice()), ("adhoc/srv", StackKind::Http, [Scenario::Hello].as_slice()));
+        assert_eq!(
+            (stack.name.as_str(), stack.kind, stack.scenarios.as_slice()),
+            ("adhoc/srv", StackKind::Http, [Scenario::Hello].as_slice())
+        );
     }
 }
