@@ -243,8 +243,15 @@ pub struct RunArgs {
 pub struct BenchArgs {
     /// Your server's start command, run by `sh -c` in the current folder; it must serve on
     /// 127.0.0.1:$PORT and may read $WORKERS (both set by the lab, like for every stack)
-    #[arg(long)]
+    #[arg(long, conflicts_with = "url")]
     pub cmd: Option<String>,
+    /// A server already running on loopback, e.g. http://127.0.0.1:8080: verified and measured,
+    /// never started or stopped by bakeoff
+    #[arg(long)]
+    pub url: Option<String>,
+    /// With --url: the server's process, whose tree's CPU and memory are then measured
+    #[arg(long, requires = "url")]
+    pub pid: Option<u32>,
     /// A command run once before (in the current folder; again when its files change), e.g. a build
     #[arg(long)]
     pub setup: Option<String>,

@@ -68,12 +68,15 @@ fn a_command_is_ranked_beside_a_stack_with_cpu_and_memory_for_both() {
     assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
 }
 
+/// An environment variable the fixture server reads.
+type Env = (&'static str, &'static str);
+
 #[test]
 fn bad_commands_are_told_what_to_fix_and_nothing_is_left_running() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let quick = ["--scenarios", "hello", "--trials", "1", "-d", "1s", "--warmup", "0s", "--ready-timeout", "3s"];
-    let cases: [(&str, &[(&str, &str)], &str); 4] = [
+    let cases: [(&str, &[Env], &str); 4] = [
         ("exit 3", &[], "it exited with exit status: 3 before listening"),
         ("exec sleep 30", &[], "it listens on no port at all"),
         ("exec python3 hello_server.py", &[("MODE", "fixed-port")], "instead: it ignores $PORT"),

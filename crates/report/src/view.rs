@@ -231,7 +231,12 @@ pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric, trials: &[T
     let metric = primary.metric();
     let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
     let capped = |c: &CellSummary| c.client_bound && metric == Metric::RequestsPerSec;
-    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c)).collect();
+    // A server whose CPU was not measured (unmanaged, no pid) has no efficiency to rank.
+    let unmeasured = |c: &CellSummary| {
+        metric == Metric::CpuUsPerRequest && trials.iter().any(|t| t.cell == c.cell && t.warnings.iter().any(|w| w.cpu_unmeasured()))
+    };
+    let closed: Vec<&CellSummary> =
+        rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c) && !unmeasured(c)).collect();
     let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
         return Vec::new();
     };

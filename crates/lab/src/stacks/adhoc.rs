@@ -1,11 +1,12 @@
 //! An ad-hoc stack: a user's own start command (and optional setup command) made into a [`Stack`]
 //! in memory, so it goes through the very lifecycle of a stack folder (setup, own process group
 //! and cgroup, pinned CPUs, readiness, verification, trials, cost and leftovers checks). It runs
-//! in the folder it was given (the user's current folder), and records that folder's commit.
+//! in the folder it was given (the user's current folder), and records that folder's commit. Or a
+//! server already running at a loopback URL: verified and measured, never started or stopped.
 
 use crate::error::LabError;
 use crate::host::machine::git_commit;
-use crate::stacks::manifest::{Setup, Stack, StackKind, Variant};
+use crate::stacks::manifest::{Setup, Stack, StackKind, Unmanaged, Variant};
 use bakeoff_model::scenario::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -15,13 +16,25 @@ use std::time::Duration;
 /// The language part of every ad-hoc stack's name (`adhoc/NAME`): no catalogue folder uses it.
 pub const ADHOC_LANGUAGE: &str = "adhoc";
 
+/// What serves an ad-hoc stack.
+#[derive(Debug, Clone)]
+pub enum AdHocServer {
+    /// A start command bakeoff runs, with its setup.
+    Command {
+        /// Run as `sh -c`; `$PORT` and `$WORKERS` come from its environment.
+        command: String,
+        /// A command run once before (built again when the folder's files change).
+        setup: Option<String>,
+    },
+    /// A server already running.
+    Running(Unmanaged),
+}
+
 /// What a front end asks for an ad-hoc stack.
 #[derive(Debug, Clone)]
 pub struct AdHocSpec {
-    /// The start command, run as `sh -c`; `$PORT` and `$WORKERS` come from its environment.
-    pub command: String,
-    /// A command run once before (built again when the folder's files change).
-    pub setup: Option<String>,
+    /// What serves it.
+    pub server: AdHocServer,
     /// Its name (the part after `adhoc/`); None derives one from the command.
     pub name: Option<String>,
     /// Its working folder.
@@ -37,10 +50,14 @@ pub struct AdHocSpec {
 pub struct AdHocRecord {
     /// `adhoc/NAME`.
     pub stack: String,
-    /// The start command as given.
-    pub command: String,
+    /// The start command as given (None for a running server).
+    pub command: Option<String>,
     /// The setup command as given.
     pub setup: Option<String>,
+    /// A running server's URL.
+    pub url: Option<String>,
+    /// A running server's process, as given.
+    pub pid: Option<u32>,
     /// The folder it ran in.
     pub cwd: String,
     /// That folder's git commit; None outside a git checkout.
@@ -52,17 +69,27 @@ pub struct AdHocRecord {
 impl AdHocSpec {
     /// The stack's full name, `adhoc/NAME`.
     pub fn stack_name(&self) -> String {
-        format!("{ADHOC_LANGUAGE}/{}", self.name.clone().unwrap_or_else(|| name_from_command(&self.command)))
+        let default = || match &self.server {
+            AdHocServer::Command { command, .. } => name_from_command(command),
+            AdHocServer::Running(u) => format!("server-{}", u.addr.port()),
+        };
+        format!("{ADHOC_LANGUAGE}/{}", self.name.clone().unwrap_or_else(default))
     }
 
     /// The record of what ran (the folder's commit read now).
     pub fn record(&self) -> AdHocRecord {
         let commit = git_commit(&self.dir);
         let modified = commit.as_deref().is_some_and(|c| c.ends_with("-dirty"));
+        let (command, setup, running) = match &self.server {
+            AdHocServer::Command { command, setup } => (Some(command.clone()), setup.clone(), None),
+            AdHocServer::Running(u) => (None, None, Some(*u)),
+        };
         AdHocRecord {
             stack: self.stack_name(),
-            command: self.command.clone(),
-            setup: self.setup.clone(),
+            command,
+            setup,
+            url: running.map(|u| format!("http://{}/", u.addr)),
+            pid: running.and_then(|u| u.pid),
             cwd: self.dir.display().to_string(),
             git_commit: commit.map(|c| c.trim_end_matches("-dirty").to_string()),
             modified,
@@ -73,7 +100,11 @@ impl AdHocSpec {
 /// Builds the stack, checking what a manifest's parser would (a command, a usable name, a folder).
 pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
     let input = |problem: String, hint: &str| LabError::Input { what: "--cmd".into(), problem, hint: hint.into() };
-    if spec.command.trim().is_empty() {
+    let (command, setup, unmanaged) = match &spec.server {
+        AdHocServer::Command { command, setup } => (command.clone(), setup.clone(), None),
+        AdHocServer::Running(u) => (format!("(already running at http://{}/)", u.addr), None, Some(*u)),
+    };
+    if unmanaged.is_none() && command.trim().is_empty() {
         return Err(input(
             "the start command is empty".into(),
             "give the command that starts your server, e.g. --cmd './server --port $PORT'",
@@ -92,8 +123,8 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
         return Err(input(format!("the folder {} does not exist", spec.dir.display()), "run bakeoff bench from your server's folder"));
     }
     let record = spec.record();
-    let setup = spec.setup.as_ref().map(|s| Setup {
-        commands: vec![s.clone()],
+    let setup = setup.map(|s| Setup {
+        commands: vec![s],
         // The whole folder: any change to it builds again (build outputs are skipped).
         inputs: vec![".".into()],
         timeout: Duration::from_secs(1200),
@@ -108,10 +139,10 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
         name,
         dir: spec.dir.clone(),
         language: ADHOC_LANGUAGE.into(),
-        runtime: "as the command starts it".into(),
+        runtime: if unmanaged.is_some() { "unmanaged server".into() } else { "as the command starts it".into() },
         framework: "ad hoc".into(),
-        server: spec.command.clone(),
-        description: format!("`{}` in {}{commit}", spec.command, spec.dir.display()),
+        server: command.clone(),
+        description: format!("`{command}` in {}{commit}", spec.dir.display()),
         seed: None,
         kind: StackKind::Http,
         scenarios: spec.scenarios.clone(),
@@ -119,7 +150,7 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
         toolchain: vec![],
         apt: vec![],
         setup,
-        start_command: spec.command.clone(),
+        start_command: command,
         ready_timeout: spec.ready_timeout,
         warmup: None,
         variants: vec![Variant {
@@ -132,6 +163,7 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
         }],
         products_probe: None,
         profile: None,
+        unmanaged,
     })
 }
 
@@ -157,8 +189,7 @@ mod tests {
 
     fn spec(command: &str) -> AdHocSpec {
         AdHocSpec {
-            command: command.into(),
-            setup: None,
+            server: AdHocServer::Command { command: command.into(), setup: None },
             name: None,
             dir: std::env::temp_dir(),
             scenarios: vec![Scenario::Hello],
