@@ -96,3 +96,60 @@ fn bad_commands_are_told_what_to_fix_and_nothing_is_left_running() {
     let out = bench(&[], &[], &db);
     assert!(text(&out).contains("--cmd") && text(&out).contains("hint:"), "{}", text(&out));
 }
+
+/// The JSON report of the newest run in `db`.
+fn report(db: &Path) -> serde_json::Value {
+    let db = db.display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["report", "--db", &db, "-f", "json"]).output().unwrap();
+    serde_json::from_slice(&out.stdout).expect("the JSON report parses")
+}
+
+#[test]
+fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_pid() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new("python3")
+        .arg(fixtures.join("hello_server.py"))
+        .env("PORT", port.to_string())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/");
+    let pid = server.id().to_string();
+    let quick = ["--trials", "1", "-d", "1s", "--warmup", "0s", "-c", "4", "--rank-by", "efficiency"];
+    let mut results = Vec::new();
+    for with_pid in [false, true] {
+        let db = dir.path().join(format!("pid-{with_pid}.db"));
+        let mut args = vec!["--url", &url];
+        if with_pid {
+            args.extend(["--pid", &pid]);
+        }
+        args.extend_from_slice(&quick);
+        let out = bench(&args, &[], &db);
+        results.push((with_pid, out.status.success(), text(&out), report(&db)));
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    for (with_pid, ok, text, json) in results {
+        assert!(ok, "--pid {with_pid}: {text}");
+        let cell = &json["cells"][0];
+        let warning = cell["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "unmanaged").expect("the unmanaged warning");
+        let cpu = cell["metrics"]["cpu_us_per_request"]["median"].as_f64().unwrap();
+        let ranked = json["relative"]["hello"].as_array().map_or(0, Vec::len);
+        if with_pid {
+            assert!(cpu > 0.0 && ranked == 1, "its tree's CPU measured and ranked: {cpu} {ranked}");
+        } else {
+            assert!(warning["message"].as_str().unwrap().contains("capacity and latency only"), "{warning}");
+            assert!(cpu == 0.0 && ranked == 0, "no CPU, so no efficiency rank: {cpu} {ranked}");
+        }
+        assert_eq!(json["run"]["settings"]["adhoc"][0]["url"].as_str(), Some(url.as_str()));
+    }
+    let out = bench(&["--url", "http://192.0.2.1:80"], &[], &dir.path().join("x.db"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("not a loopback address") && text(&out).contains("hint:"), "{}", text(&out));
+}

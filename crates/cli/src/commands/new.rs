@@ -16,6 +16,14 @@ pub fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     };
     let dir = scaffold(&NewStack { root: root.clone(), name: args.name.clone(), origin, framework: args.framework.clone() })?;
     println!("wrote {}", dir.display());
+    // Built now, forced: a stamp left by an earlier folder of the same name (deleted since) must
+    // not pass the new one off as built.
+    let catalog = context::catalog(&root);
+    let stacks = catalog.select(std::slice::from_ref(&args.name))?;
+    if crate::commands::setup::setup_stacks(&stacks, &root, true) > 0 {
+        println!("\nthe folder is kept: fix its setup, then `bakeoff verify {}`", args.name);
+        return Ok(ExitCode::from(1));
+    }
     let verify = VerifyArgs {
         common: CommonArgs { root: Some(root) },
         names: vec![args.name.clone()],
