@@ -251,10 +251,15 @@ mod tests {
             LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
             LabWarning::DeliberateBug { reproduces: "a regex compiled per request".into() },
             LabWarning::BusyWhileIdle { cpu_percent: 3.5 },
+            LabWarning::Unmanaged { pid: None },
+            LabWarning::Unmanaged { pid: Some(7) },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
         }
+        // Only an unmanaged server without its pid has no CPU to rank by, and none disqualifies.
+        let unmeasured: Vec<&LabWarning> = all.iter().filter(|w| w.cpu_unmeasured()).collect();
+        assert_eq!(unmeasured, [&LabWarning::Unmanaged { pid: None }]);
     }
 
     #[test]
