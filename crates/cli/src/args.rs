@@ -253,7 +253,7 @@ pub struct BenchArgs {
     #[arg(long, requires = "url")]
     pub pid: Option<u32>,
     /// A command run once before (in the current folder; again when its files change), e.g. a build
-    #[arg(long)]
+    #[arg(long, requires = "cmd")]
     pub setup: Option<String>,
     /// The name it is reported under, as `adhoc/NAME` (default: from the command)
     #[arg(long)]

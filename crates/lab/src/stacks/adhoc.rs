@@ -171,7 +171,7 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
 /// gives `server`), the last word before any flag that looks like a file, else the first word.
 pub fn name_from_command(command: &str) -> String {
     let words: Vec<&str> = command.split_whitespace().filter(|w| !w.contains('=') && !w.starts_with('-') && !w.starts_with('$')).collect();
-    let skip = ["exec", "env", "sh", "python", "python3", "node", "java", "-jar", "go", "run", "cargo", "uv", "npx"];
+    let skip = ["exec", "env", "sh", "python", "python3", "node", "java", "go", "run", "cargo", "uv", "npx"];
     let word = words.iter().find(|w| !skip.contains(w)).or(words.first()).copied().unwrap_or("server");
     let file = Path::new(word).file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     let clean: String = file.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
