@@ -67,6 +67,10 @@ pub enum Command {
     /// Check this machine: cores, governor, steal, other processes, cgroups, io_uring, and its
     /// noise floor from a 25-second A/A measurement, with the precision a study can expect here
     Doctor(DoctorArgs),
+    /// Measure your own server (a start command) beside stacks, with a run's full rigour
+    Bench(BenchArgs),
+    /// Write a new stack folder (from a template, another stack or a command) and verify it
+    New(NewArgs),
 }
 
 #[derive(Args)]
@@ -131,8 +135,8 @@ pub struct Selection {
     /// Stacks: names (`go/fasthttp`), languages (`go`) or `all`
     #[arg(long, value_delimiter = ',')]
     pub stacks: Vec<String>,
-    /// Scenarios (default: every scenario each stack implements)
-    #[arg(long, value_delimiter = ',')]
+    /// Scenarios (default: every scenario each stack implements; hello for `bench`)
+    #[arg(long, alias = "scenario", value_delimiter = ',')]
     pub scenarios: Vec<Scenario>,
     /// Variants (default: all)
     #[arg(long, value_delimiter = ',')]
@@ -251,6 +255,55 @@ pub struct RunArgs {
     /// send time) meets this objective with errors below 0.1%, e.g. "p99<=10ms" (p50, p90, p99, p99.9; ms, us, s)
     #[arg(long, value_parser = slo_objective)]
     pub slo: Option<Slo>,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// Your server's start command, run by `sh -c` in the current folder; it must serve on
+    /// 127.0.0.1:$PORT and may read $WORKERS (both set by the lab, like for every stack)
+    #[arg(long, conflicts_with = "url")]
+    pub cmd: Option<String>,
+    /// A server already running on loopback, e.g. http://127.0.0.1:8080: verified and measured,
+    /// never started or stopped by bakeoff
+    #[arg(long)]
+    pub url: Option<String>,
+    /// With --url: the server's process, whose tree's CPU and memory are then measured
+    #[arg(long, requires = "url")]
+    pub pid: Option<u32>,
+    /// A command run once before (in the current folder; again when its files change), e.g. a build
+    #[arg(long, requires = "cmd")]
+    pub setup: Option<String>,
+    /// The name it is reported under, as `adhoc/NAME` (default: from the command)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// How long it may take to answer HTTP after its start
+    #[arg(long, value_parser = duration, default_value = "30s")]
+    pub ready_timeout: Duration,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Args)]
+pub struct NewArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The new stack, LANGUAGE/NAME (its folder is stacks/LANGUAGE/NAME)
+    pub name: String,
+    /// Copy this stack instead of the language's template (renamed; bug variants and seed dropped)
+    #[arg(long)]
+    pub like: Option<String>,
+    /// The framework it is for, written into its manifest and README
+    #[arg(long)]
+    pub framework: Option<String>,
+    /// Make it from a `bench --cmd` command: the current folder's files and this start command
+    #[arg(long)]
+    pub from_cmd: Option<String>,
+    /// With --from-cmd: the setup command `bench --setup` used
+    #[arg(long, requires = "from_cmd")]
+    pub setup: Option<String>,
+    /// Where the verification is stored
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
 }
 
 #[derive(Args)]

@@ -73,6 +73,13 @@ pub enum LabWarning {
         /// The bug, as its manifest's `reproduces` says.
         reproduces: String,
     },
+    /// The server was already running (`bench --url`): bakeoff neither started nor stopped it, so
+    /// it had no process group, cgroup, pinned CPUs or WORKERS of bakeoff's. Without its pid its
+    /// CPU and memory are not measured, and its efficiency is never ranked.
+    Unmanaged {
+        /// The process whose tree was sampled (`--pid`), if given.
+        pid: Option<u32>,
+    },
     /// Under the block schedule the server kept using CPU while the others were measured: a
     /// timer, a collector or a pool that taxes its co-resident peers' slices.
     BusyWhileIdle {
@@ -112,6 +119,7 @@ impl LabWarning {
             LabWarning::NotQuietBeforeTrial { .. } => "not_quiet_before_trial",
             LabWarning::DeliberateBug { .. } => "deliberate_bug",
             LabWarning::BusyWhileIdle { .. } => "busy_while_idle",
+            LabWarning::Unmanaged { .. } => "unmanaged",
         }
     }
 
@@ -126,7 +134,8 @@ impl LabWarning {
             LabWarning::ServerDied { .. }
             | LabWarning::StaleAfterLoad { .. }
             | LabWarning::CostAfterLoad { .. }
-            | LabWarning::DeliberateBug { .. } => 1.0,
+            | LabWarning::DeliberateBug { .. }
+            | LabWarning::Unmanaged { .. } => 1.0,
         }
     }
 
@@ -155,6 +164,10 @@ impl LabWarning {
                 )
             }
             LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
+            LabWarning::Unmanaged { pid: None } => "unmanaged server: capacity and latency only".into(),
+            LabWarning::Unmanaged { pid: Some(pid) } => {
+                format!("unmanaged server: CPU and memory of pid {pid}'s process tree, on whatever CPUs it runs")
+            }
             LabWarning::BusyWhileIdle { cpu_percent } => {
                 format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for")
             }
@@ -182,10 +195,19 @@ impl LabWarning {
             }
             LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
             LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
+            LabWarning::Unmanaged { .. } => {
+                "bakeoff did not start it (no process group, cgroup, pinned CPUs or WORKERS): pass --pid for its CPU and memory, or --cmd to let bakeoff start it like any stack"
+            }
             LabWarning::BusyWhileIdle { .. } => {
                 "measure this scenario with `--schedule trials` (a fresh server per trial, alone), or find what the idle server does (a timer, a GC, a pool's keep-alive)"
             }
         }
+    }
+
+    /// The trial measured no CPU of the server (an unmanaged server without its pid): its CPU per
+    /// request is no figure to rank by.
+    pub fn cpu_unmeasured(&self) -> bool {
+        matches!(self, LabWarning::Unmanaged { pid: None })
     }
 
     /// Whether a trial with this warning describes a broken or unfair server: its cell is shown
@@ -204,7 +226,8 @@ impl LabWarning {
             | LabWarning::CpuSteal { .. }
             | LabWarning::MemoryGrowth { .. }
             | LabWarning::NotQuietBeforeTrial { .. }
-            | LabWarning::BusyWhileIdle { .. } => false,
+            | LabWarning::BusyWhileIdle { .. }
+            | LabWarning::Unmanaged { .. } => false,
         }
     }
 }
@@ -228,10 +251,15 @@ mod tests {
             LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
             LabWarning::DeliberateBug { reproduces: "a regex compiled per request".into() },
             LabWarning::BusyWhileIdle { cpu_percent: 3.5 },
+            LabWarning::Unmanaged { pid: None },
+            LabWarning::Unmanaged { pid: Some(7) },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
         }
+        // Only an unmanaged server without its pid has no CPU to rank by, and none disqualifies.
+        let unmeasured: Vec<&LabWarning> = all.iter().filter(|w| w.cpu_unmeasured()).collect();
+        assert_eq!(unmeasured, [&LabWarning::Unmanaged { pid: None }]);
     }
 
     #[test]

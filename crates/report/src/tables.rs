@@ -143,10 +143,14 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         .map(Cell::from)
         .into();
         row.push(throughput_cell(c));
-        row.push(Cell::from(estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest))));
+        // An unmanaged server without its pid: its zeros are no figures.
+        let unmeasured = crate::view::cpu_unmeasured(&view.data.trials, c);
+        let server_figure = |text: String| if unmeasured { Cell::new("not measured", Tone::Warn) } else { Cell::from(text) };
+        row.push(server_figure(estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest))));
         row.push(relative_cell(sv, c));
-        let medians = [Metric::P50Us, Metric::P99Us, Metric::P999Us, Metric::MaxUs, Metric::ErrorPercent, Metric::PeakRssMib];
+        let medians = [Metric::P50Us, Metric::P99Us, Metric::P999Us, Metric::MaxUs, Metric::ErrorPercent];
         row.extend(medians.map(|m| Cell::from(metric_value(m, c.get(m).median))));
+        row.push(server_figure(metric_value(Metric::PeakRssMib, c.get(Metric::PeakRssMib).median)));
         row.push(slope_cell(view, c));
         row.push(t.note_refs(row_notes(view, c), &format!("{}: ", c.cell.label())));
         t.rows.push(row);

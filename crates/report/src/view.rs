@@ -241,13 +241,22 @@ pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric, trials: &[T
     let metric = primary.metric();
     let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
     let capped = |c: &CellSummary| c.client_bound && metric == Metric::RequestsPerSec;
-    let closed: Vec<&CellSummary> = rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c)).collect();
+    // A server whose CPU was not measured (unmanaged, no pid) has no efficiency to rank.
+    let unmeasured = |c: &CellSummary| metric == Metric::CpuUsPerRequest && cpu_unmeasured(trials, c);
+    let closed: Vec<&CellSummary> =
+        rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c) && !unmeasured(c)).collect();
     let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
         return Vec::new();
     };
     let mut out: Vec<Relative> = closed.iter().map(|c| relative_to(c, best, metric, trials)).collect();
     out.sort_by(|x, y| y.ratio.total_cmp(&x.ratio).then(x.cell.cmp(&y.cell)));
     out
+}
+
+/// The cell's server CPU and memory were not measured (an unmanaged server without its pid): its
+/// zeros are no figures, to show or to rank by.
+pub(crate) fn cpu_unmeasured(trials: &[TrialRecord], c: &CellSummary) -> bool {
+    trials.iter().any(|t| t.cell == c.cell && t.warnings.iter().any(|w| w.cpu_unmeasured()))
 }
 
 /// One cell against the best as a speed (higher is better). Paired where the two share two or

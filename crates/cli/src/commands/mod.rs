@@ -1,8 +1,10 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod compare;
 pub mod doctor;
 pub mod fixtures;
+pub mod new;
 pub mod report;
 pub mod run;
 pub mod runs;

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// The request the flags make; the lab merges it over the study (flags win).
-fn request(args: &RunArgs, root: &Path) -> RunRequest {
+pub(crate) fn request(args: &RunArgs, root: &Path) -> RunRequest {
     RunRequest {
         root: root.to_path_buf(),
         study: args.study.clone(),
@@ -45,12 +45,19 @@ fn request(args: &RunArgs, root: &Path) -> RunRequest {
         },
         docstore: args.selection.docstore.clone(),
         keep: args.keep,
+        adhoc: Vec::new(),
     }
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let root = context::project_root(&args.common)?;
-    let plan = plan_run(request(args, &root))?;
+    run_request(args, &root, request(args, &root))
+}
+
+/// Plans and executes `req` (made from `args`, perhaps with more), then prints and writes the report.
+pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Result<ExitCode> {
+    let root = root.to_path_buf();
+    let plan = plan_run(req)?;
     context::print_problems(&plan.problems);
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);

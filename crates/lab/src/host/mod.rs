@@ -1,5 +1,5 @@
 //! Control of the machine the lab runs on: server processes and their groups, CPU placement
-//! (cgroup cpusets, affinity), process-tree sampling, a precise process-tree CPU meter and the
+//! (cgroup cpusets, affinity), process-tree sampling, listening sockets, a precise process-tree CPU meter and the
 //! machine's description.
 
 pub(crate) mod cgroup;
@@ -11,3 +11,4 @@ pub(crate) mod noise;
 pub mod process;
 pub(crate) mod quiet;
 pub(crate) mod sampler;
+pub mod sockets;

@@ -110,9 +110,7 @@ impl ServerProcess {
                 return Ok(start.elapsed());
             }
             if start.elapsed() > timeout {
-                return Err(
-                    self.not_ready(format!("nothing listened on {addr} within {timeout:?} (raise start.ready_timeout if it is just slow)"))
-                );
+                return Err(self.not_ready(format!("nothing listened on {addr} within {timeout:?}{}", self.elsewhere(addr))));
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -198,6 +196,25 @@ impl ServerProcess {
                 return Some(cores);
             }
             before = now;
+        }
+    }
+
+    /// Why nothing listened on `addr`, as far as the process tree's own sockets tell: it listens on
+    /// other ports (it ignores $PORT), or on none at all (it is slow, or serves something else).
+    fn elsewhere(&self, addr: SocketAddr) -> String {
+        let others: Vec<String> = crate::host::sockets::listeners_of(&crate::host::sampler::group_members(self.pid()))
+            .iter()
+            .filter(|a| a.port() != addr.port())
+            .map(ToString::to_string)
+            .collect();
+        if others.is_empty() {
+            " and it listens on no port at all (raise start.ready_timeout if it is just slow)".into()
+        } else {
+            format!(
+                "; it listens on {} instead: it ignores $PORT (PORT={} in its environment); bind 127.0.0.1:$PORT",
+                others.join(", "),
+                addr.port()
+            )
         }
     }
 

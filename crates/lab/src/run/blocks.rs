@@ -17,6 +17,7 @@ use crate::run::measure::noise_warnings;
 use crate::run::rounds::MAX_TRIALS;
 use crate::run::runner::{Lab, RunOutcome};
 use crate::run::settings::LoadSettings;
+use crate::run::start::measured_pid;
 use crate::run::tally::Tally;
 use bakeoff_model::paired::SplitMix64;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
@@ -216,9 +217,7 @@ impl Lab<'_> {
                 .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label));
             match started {
                 Ok((server, addr)) => {
-                    // A baseline's measured process is the upstream itself.
-                    let pid =
-                        server.as_ref().map(ServerProcess::pid).or_else(|| self.services.nginx.as_ref().map(|n| n.pid())).unwrap_or(0);
+                    let pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
                     residents.push(Resident {
                         cell,
                         label,

@@ -8,6 +8,7 @@ use crate::run::cells::Cell;
 use crate::run::events::Event;
 use crate::run::runner::Lab;
 use crate::run::settings::LoadSettings;
+use crate::run::start::measured_pid;
 use crate::stacks::manifest::StackKind;
 use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{LabWarning, ProcessSample, TrialRecord};
@@ -34,12 +35,7 @@ impl Lab<'_> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label)?;
-        // A baseline's measured process is the upstream itself.
-        let measured_pid = match (&server, &self.services.nginx) {
-            (Some(s), _) => s.pid(),
-            (None, Some(n)) => n.pid(),
-            (None, None) => unreachable!("start_stack checked the upstream"),
-        };
+        let measured_pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
         let started_at = bakeoff_model::now_rfc3339();
@@ -109,6 +105,11 @@ impl Lab<'_> {
         let mut warnings = Vec::new();
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
+        }
+        if let Some(u) = cell.stack.unmanaged {
+            // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.
+            warnings.push(LabWarning::Unmanaged { pid: u.pid });
+            return warnings;
         }
         if let Some(fit) = bakeoff_model::growth::rss_fit(samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });

@@ -18,7 +18,7 @@ use bakeoff_model::summary::Metric;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The small servers the probe may use, cheapest to start and to load first.
 const CANDIDATES: [&str; 4] = ["rust/actix", "go/fasthttp", "go/nethttp", "rust/hyper"];
@@ -160,7 +160,7 @@ pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Resul
     let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
     {
         let mut lab = ws.lab(root, None, probe_settings, &mut sink, &mut quiet, cancel);
-        lab.measure_blocks(&run, &[&main, &twin], Instant::now(), &mut outcome).map_err(|e| LabError::Sink(format!("{e:#}")))?;
+        lab.measure_blocks(&run, &[&main, &twin], &mut outcome).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     }
     ws.finish(false, &mut quiet);
     if let Some((cell, why)) = outcome.failed_cells.first() {

@@ -5,6 +5,7 @@
 use crate::error::LabError;
 use crate::run::cells::{self, Cell};
 use crate::run::LoadSettings;
+use crate::stacks::adhoc::{self, AdHocRecord, AdHocSpec};
 use crate::stacks::catalog;
 use crate::stacks::manifest::Stack;
 use bakeoff_model::goal::{AaCell, PrimaryMetric};
@@ -95,6 +96,8 @@ pub struct RunRequest {
     pub docstore: Option<String>,
     /// Keep the scratch folder (fixtures, server logs) even when everything passed.
     pub keep: bool,
+    /// Ad-hoc stacks (a start command each), measured after the selected ones like any stack.
+    pub adhoc: Vec<AdHocSpec>,
 }
 
 /// A resolved run: what will be set up, verified and measured, and how.
@@ -116,6 +119,8 @@ pub struct RunPlan {
     pub(crate) aa: Option<AaCell>,
     /// The study's soak cells; none when `--soak` makes the whole run one soak.
     pub(crate) soak: Option<bakeoff_model::study::Soak>,
+    /// What each ad-hoc stack ran, for the run's settings.
+    adhoc: Vec<AdHocRecord>,
 }
 
 /// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and
@@ -126,7 +131,22 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let study_aa = study.aa();
     let found = catalog::discover(&req.root.join("stacks"));
     let pick = |flag: &[String], from_study: &[String]| if flag.is_empty() { from_study.to_vec() } else { flag.to_vec() };
-    let stacks: Vec<Stack> = found.select(&pick(&req.selection.stacks, &study.stacks))?.into_iter().cloned().collect();
+    // The ad-hoc study lists the ad-hoc stacks too; the catalogue holds only the others.
+    let adhoc_names: Vec<String> = req.adhoc.iter().map(AdHocSpec::stack_name).collect();
+    let named: Vec<String> = pick(&req.selection.stacks, &study.stacks).into_iter().filter(|n| !adhoc_names.contains(n)).collect();
+    let mut stacks: Vec<Stack> =
+        if named.is_empty() && !req.adhoc.is_empty() { Vec::new() } else { found.select(&named)?.into_iter().cloned().collect() };
+    for spec in &req.adhoc {
+        let stack = adhoc::ephemeral(spec)?;
+        if stacks.iter().any(|s| s.name == stack.name) {
+            return Err(LabError::Input {
+                what: "--name".into(),
+                problem: format!("two stacks are named {}", stack.name),
+                hint: "give each command its own --name".into(),
+            });
+        }
+        stacks.push(stack);
+    }
     let scenarios = if req.selection.scenarios.is_empty() { study.scenarios.clone() } else { req.selection.scenarios.clone() };
     let variants = pick(&req.selection.variants, &study.variants);
     // --workers applies to every stack; without it the study's counts (and its per-stack ones).
@@ -149,6 +169,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
         problems: found.problems,
         aa: req.overrides.aa.clone().or(study_aa),
         soak,
+        adhoc: req.adhoc.iter().map(AdHocSpec::record).collect(),
     };
     let cells = plan.cells()?.len();
     if req.overrides.soak.is_some() && cells != 1 {
@@ -195,6 +216,7 @@ impl RunPlan {
             "workers": self.workers.default,
             "stack_workers": self.workers.per_stack,
             "cpu_placement": crate::host::cgroup::describe_placement(),
+            "adhoc": &self.adhoc,
         })
     }
 }
@@ -202,8 +224,10 @@ impl RunPlan {
 /// The study file, or for flags alone an ad-hoc study of the selected stacks: nothing of the default
 /// study (its stacks, variants, workers, claims) leaks into a run that did not ask for it.
 fn resolve_study(req: &RunRequest) -> Result<Study, LabError> {
-    if req.study.is_none() && !req.selection.stacks.is_empty() {
-        return Ok(Study::adhoc(req.selection.stacks.clone()));
+    if req.study.is_none() && !(req.selection.stacks.is_empty() && req.adhoc.is_empty()) {
+        let mut names = req.selection.stacks.clone();
+        names.extend(req.adhoc.iter().map(AdHocSpec::stack_name));
+        return Ok(Study::adhoc(names));
     }
     let path = req.study.clone().unwrap_or_else(|| req.root.join(DEFAULT_STUDY));
     Ok(Study::load(&path)?)

@@ -105,7 +105,8 @@ impl Lab<'_> {
         }
     }
 
-    /// Starts the stack (a baseline has no process: its address is the upstream's).
+    /// Starts the stack (a baseline has no process: its address is the upstream's; an unmanaged
+    /// server is already running).
     pub(crate) fn start_stack(
         &mut self,
         stack: &Stack,
@@ -120,6 +121,17 @@ impl Lab<'_> {
                 .as_ref()
                 .ok_or_else(|| LabError::Selection(format!("{} is a baseline but no upstream runs", stack.name)))?;
             return Ok((None, nginx.addr));
+        }
+        if let Some(u) = stack.unmanaged {
+            // Not started by the lab: it must answer already, and it is never stopped.
+            if std::net::TcpStream::connect_timeout(&u.addr, std::time::Duration::from_secs(2)).is_err() {
+                return Err(LabError::Input {
+                    what: format!("http://{}/", u.addr),
+                    problem: "nothing accepts connections there".into(),
+                    hint: "start your server first (or let bakeoff start it with --cmd)".into(),
+                });
+            }
+            return Ok((None, u.addr));
         }
         let cell_dir = self.cell_dir(label);
         // Each cell gets its own copy of the SQLite database, so a variant that changes the file
@@ -149,5 +161,19 @@ impl Lab<'_> {
             (self.events)(Event::StillBusyAfterStart { stack: &stack.name, cores });
         }
         Ok((Some(server), addr))
+    }
+}
+
+/// The pid the sampler is given for a server with no process to measure (an unmanaged server
+/// without `--pid`): no process has it, so its tree is empty and its CPU and memory read zero.
+pub(crate) const NO_PROCESS: u32 = u32::MAX;
+
+/// The process whose tree a cell measures: the server the lab started, an unmanaged server's
+/// `--pid` (or [`NO_PROCESS`]), else a baseline's upstream.
+pub(crate) fn measured_pid(stack: &Stack, server: Option<&ServerProcess>, upstream: Option<u32>) -> u32 {
+    match (server, stack.unmanaged) {
+        (Some(s), _) => s.pid(),
+        (None, Some(u)) => u.pid.unwrap_or(NO_PROCESS),
+        (None, None) => upstream.unwrap_or(NO_PROCESS),
     }
 }

@@ -39,7 +39,8 @@ impl Lab<'_> {
                 return failed(e.to_string());
             }
         };
-        let server_pid = server.as_ref().map(ServerProcess::pid);
+        // An unmanaged server's cost is proved on its `--pid`, when given.
+        let server_pid = server.as_ref().map(ServerProcess::pid).or(stack.unmanaged.and_then(|u| u.pid));
         let mut report = self.with_target(stack, variant, &label, addr, scenarios, server_pid, verify::verify);
         let Some(mut server) = server else {
             self.note_cell(&label, &what);

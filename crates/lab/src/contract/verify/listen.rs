@@ -2,44 +2,13 @@
 //! loopback only, so a benchmark never opens a port to the network.
 
 use super::{fail, Checks};
+use crate::host::sockets::{is_loopback, listeners};
 use bakeoff_model::results::CheckScope;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 
 /// Addresses in LISTEN state on `port`, from /proc/net/tcp and /proc/net/tcp6.
 pub fn listening_addresses(port: u16) -> Vec<IpAddr> {
-    let mut out = Vec::new();
-    for (file, v6) in [("/proc/net/tcp", false), ("/proc/net/tcp6", true)] {
-        let Ok(text) = std::fs::read_to_string(file) else { continue };
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            // f[1] = local "ADDR:PORT" in hex, f[3] = state (0A = LISTEN)
-            if f.len() < 4 || f[3] != "0A" {
-                continue;
-            }
-            let Some((addr_hex, port_hex)) = f[1].split_once(':') else { continue };
-            if u16::from_str_radix(port_hex, 16).ok() != Some(port) {
-                continue;
-            }
-            if let Some(ip) = parse_addr(addr_hex, v6) {
-                out.push(ip);
-            }
-        }
-    }
-    out
-}
-
-fn parse_addr(hex: &str, v6: bool) -> Option<IpAddr> {
-    if !v6 {
-        let n = u32::from_str_radix(hex, 16).ok()?;
-        return Some(IpAddr::V4(Ipv4Addr::from(n.to_le_bytes())));
-    }
-    // Four 32-bit words, each in host (little-endian) order.
-    let mut bytes = [0u8; 16];
-    for w in 0..4 {
-        let word = u32::from_str_radix(hex.get(w * 8..w * 8 + 8)?, 16).ok()?;
-        bytes[w * 4..w * 4 + 4].copy_from_slice(&word.to_le_bytes());
-    }
-    Some(IpAddr::V6(Ipv6Addr::from(bytes)))
+    listeners().into_iter().filter(|l| l.addr.port() == port).map(|l| l.addr.ip()).collect()
 }
 
 pub(super) fn check_loopback_only(checks: &mut Checks, port: u16) {
@@ -54,16 +23,10 @@ pub(super) fn check_loopback_only(checks: &mut Checks, port: u16) {
     checks.add(CheckScope::Stack, "listens on loopback only", "/", outcome);
 }
 
-fn is_loopback(ip: &IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => v4.is_loopback(),
-        IpAddr::V6(v6) => v6.is_loopback() || v6.to_ipv4_mapped().map(|v4| v4.is_loopback()).unwrap_or(false),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::Ipv4Addr;
 
     #[test]
     fn finds_a_loopback_listener_and_a_wildcard_one() {

@@ -108,6 +108,17 @@ pub struct Stack {
     pub(crate) products_probe: Option<ProductsProbe>,
     /// Required for http and proxy stacks; a baseline runs no code of its own.
     pub(crate) profile: Option<StackProfile>,
+    /// A server already running that bakeoff neither starts nor stops (`bench --url`).
+    pub(crate) unmanaged: Option<Unmanaged>,
+}
+
+/// A server bakeoff did not start: where it answers, and its process if the user named it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unmanaged {
+    /// Its loopback address.
+    pub addr: std::net::SocketAddr,
+    /// The process whose tree's CPU and memory are sampled (`--pid`).
+    pub pid: Option<u32>,
 }
 
 impl Stack {

@@ -138,6 +138,7 @@ pub(crate) fn parse(text: &str, dir: &Path, name: &str) -> Result<Stack, LabErro
         variants,
         products_probe: raw.products_probe,
         profile,
+        unmanaged: None,
     })
 }
 

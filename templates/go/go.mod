@@ -1,0 +1,3 @@
+module bakeoff/stacks/{{stack}}
+
+go {{go_version}}
