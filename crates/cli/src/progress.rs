@@ -55,45 +55,8 @@ pub fn print_event(event: &Event<'_>) {
             print_check_problems(r);
         }
         Event::TrialStarting { cell, trial, trials } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
-        Event::TrialDone(t) => {
-            for (i, s) in t.load.steps.iter().enumerate() {
-                // A ramp's or a ladder's steps each have their own CPU (the trial's when one step).
-                eprintln!(
-                    "  {}: {:.0} req/s, p50 {:.0} us, p99 {:.0} us, errors {}, server CPU {:.0}%, peak RSS {:.1} MiB",
-                    s.label,
-                    s.requests_per_sec,
-                    s.latency.p50_us,
-                    s.latency.p99_us,
-                    s.errors.total(),
-                    bakeoff_model::summary::Metric::ServerCpuPercent.of(t, i),
-                    t.server.peak_rss_bytes as f64 / 1048576.0
-                );
-            }
-            if let Some(n) = &t.noise {
-                eprintln!(
-                    "  noise: other processes {:.1}% (server CPUs) / {:.1}% (client CPUs) of a core, steal {:.1}%",
-                    n.server.other_percent,
-                    n.client.other_percent,
-                    n.steal_percent()
-                );
-            }
-            if let Some(s) = &t.slo {
-                print_slo(s);
-            }
-            for w in &t.warnings {
-                eprintln!("  warning: {} ({})", w.message(), w.advice());
-            }
-        }
-        Event::CostRechecked { cell, checks } => {
-            for c in *checks {
-                let v = match c.verdict {
-                    bakeoff_model::results::Verdict::Pass => "pass",
-                    bakeoff_model::results::Verdict::Warn => "warn",
-                    bakeoff_model::results::Verdict::Fail => "fail",
-                };
-                eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
-            }
-        }
+        Event::TrialDone(t) => print_trial(t),
+        Event::CostRechecked { cell, checks } => print_rechecks(cell, checks),
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
         Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
         Event::BudgetSpent { pending } => eprintln!("budget spent: {pending} cell(s) did not reach the precision target"),
@@ -102,6 +65,49 @@ pub fn print_event(event: &Event<'_>) {
              (a longer start.ready_timeout lets its start-up finish first)",
             cores * 100.0
         ),
+    }
+}
+
+/// A trial's steps, its noise, its SLO and its warnings.
+fn print_trial(t: &bakeoff_model::results::TrialRecord) {
+    for (i, s) in t.load.steps.iter().enumerate() {
+        // A ramp's or a ladder's steps each have their own CPU (the trial's when one step).
+        eprintln!(
+            "  {}: {:.0} req/s, p50 {:.0} us, p99 {:.0} us, errors {}, server CPU {:.0}%, peak RSS {:.1} MiB",
+            s.label,
+            s.requests_per_sec,
+            s.latency.p50_us,
+            s.latency.p99_us,
+            s.errors.total(),
+            bakeoff_model::summary::Metric::ServerCpuPercent.of(t, i),
+            t.server.peak_rss_bytes as f64 / 1048576.0
+        );
+    }
+    if let Some(n) = &t.noise {
+        eprintln!(
+            "  noise: other processes {:.1}% (server CPUs) / {:.1}% (client CPUs) of a core, steal {:.1}%",
+            n.server.other_percent,
+            n.client.other_percent,
+            n.steal_percent()
+        );
+    }
+    if let Some(s) = &t.slo {
+        print_slo(s);
+    }
+    for w in &t.warnings {
+        eprintln!("  warning: {} ({})", w.message(), w.advice());
+    }
+}
+
+/// The cost checks repeated on a measured cell.
+fn print_rechecks(cell: &bakeoff_model::results::CellKey, checks: &[bakeoff_model::results::Check]) {
+    for c in checks {
+        let v = match c.verdict {
+            bakeoff_model::results::Verdict::Pass => "pass",
+            bakeoff_model::results::Verdict::Warn => "warn",
+            bakeoff_model::results::Verdict::Fail => "fail",
+        };
+        eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
     }
 }
 
