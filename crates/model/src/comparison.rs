@@ -9,6 +9,9 @@ use crate::robust::{median_interval, ratio_interval};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod relative;
+pub use relative::{relative_change, RelativeChange};
+
 /// The metrics every comparison shows, in this order.
 pub const COMPARED: [Metric; 3] = [Metric::RequestsPerSec, Metric::CpuUsPerRequest, Metric::P99Us];
 
@@ -83,6 +86,10 @@ pub struct CellChange {
     pub regressed: bool,
     /// Whether the two runs' medians of the primary metric agree within the cells' stated precision.
     pub precision: Agreement,
+    /// The primary metric's change against a peer measured in the same blocks of both runs (block
+    /// schedule), where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative: Option<RelativeChange>,
 }
 
 /// Two medians of the same cell against the precision each run states for it.
@@ -175,24 +182,26 @@ fn widen((low, high): (f64, f64), res_a: f64, res_b: f64) -> Option<(f64, f64)> 
     (res_a < 1.0 && res_b < 1.0).then(|| (low * (1.0 - res_b) / (1.0 + res_a), high * (1.0 + res_b) / (1.0 - res_a)))
 }
 
-fn metric_change(metric: Metric, a: &[f64], b: &[f64], res: (f64, f64)) -> Option<MetricChange> {
-    let mut r = ratio_interval(a, b)?;
-    r.bounds = r.bounds.and_then(|bounds| widen(bounds, res.0, res.1));
-    let median = |v: &[f64]| median_interval(v).map_or(f64::NAN, |m| m.median);
-    let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
-    let (up, down) = match r.bounds {
-        Some((l, h)) => (l > 1.0, h < 1.0),
-        None => (false, false),
-    };
-    let better = if metric.higher_is_better() { up } else { down };
-    let worse = if metric.higher_is_better() { down } else { up };
-    let verdict = if better {
+/// Faster where the whole interval of B / A is on the better side of 1, slower where it is all on
+/// the worse side, else (or without an interval) no detectable change.
+fn verdict_of(metric: Metric, bounds: Option<(f64, f64)>) -> Change {
+    let (up, down) = bounds.map_or((false, false), |(l, h)| (l > 1.0, h < 1.0));
+    let (better, worse) = if metric.higher_is_better() { (up, down) } else { (down, up) };
+    if better {
         Change::Faster
     } else if worse {
         Change::Slower
     } else {
         Change::NoDetectableChange
-    };
+    }
+}
+
+fn metric_change(metric: Metric, a: &[f64], b: &[f64], res: (f64, f64)) -> Option<MetricChange> {
+    let mut r = ratio_interval(a, b)?;
+    r.bounds = r.bounds.and_then(|bounds| widen(bounds, res.0, res.1));
+    let median = |v: &[f64]| median_interval(v).map_or(f64::NAN, |m| m.median);
+    let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
+    let verdict = verdict_of(metric, r.bounds);
     Some(MetricChange { metric, median_a: median(a), median_b: median(b), ratio: r.ratio, low, high, verdict })
 }
 
@@ -211,8 +220,10 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
         let regressed = main.is_some_and(|c| c.verdict == Change::Slower && c.proven_regression() > threshold.unwrap_or(f64::INFINITY));
         let m = primary.metric();
         let precision = agreement(&values(ta, m), &values(tb, m));
-        cells.push(CellChange { cell: key.clone(), trials_a: ta.len(), trials_b: tb.len(), changes, verdict, regressed, precision });
+        let relative = None;
+        cells.push(CellChange { cell: key.clone(), trials_a: ta.len(), trials_b: tb.len(), changes, verdict, regressed, precision, relative });
     }
+    add_relative(&mut cells, run_a.1, run_b.1, primary.metric());
     Comparison {
         run_a: run_a.0.to_string(),
         run_b: run_b.0.to_string(),
@@ -221,5 +232,15 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
         cells,
         only_in_a: a.keys().filter(|k| !b.contains_key(*k)).cloned().collect(),
         only_in_b: b.keys().filter(|k| !a.contains_key(*k)).cloned().collect(),
+    }
+}
+
+/// Each cell's change against its steadiest peer, from the absolute changes just found.
+fn add_relative(cells: &mut [CellChange], a: &[TrialRecord], b: &[TrialRecord], metric: Metric) {
+    let moved: Vec<(CellKey, f64)> =
+        cells.iter().filter_map(|c| Some((c.cell.clone(), c.changes.iter().find(|m| m.metric == metric)?.ratio))).collect();
+    let peers: Vec<(&CellKey, f64)> = moved.iter().map(|(k, r)| (k, *r)).collect();
+    for c in cells.iter_mut() {
+        c.relative = relative_change(&c.cell, &peers, a, b, metric);
     }
 }

@@ -4,7 +4,7 @@
 use crate::format::Format;
 use crate::numbers::metric_value;
 use crate::table::{Cell, Table, Tone};
-use bakeoff_model::comparison::{CellChange, Change, Comparison, MetricChange};
+use bakeoff_model::comparison::{CellChange, Change, Comparison, MetricChange, RelativeChange};
 use std::fmt::Write;
 
 /// "1.08x (1.02–1.15)" or "1.08x (too few trials for an interval)".
@@ -30,17 +30,35 @@ fn verdict_mark(v: Change) -> &'static str {
     }
 }
 
-/// One row per shared cell: the three compared metrics, the primary verdict and agreement.
+/// "0.95x (0.91–0.99) ▼ slower against go-nethttp hello w1 (6/6 blocks)".
+fn relative_cell(r: Option<&RelativeChange>) -> String {
+    r.map(|r| {
+        let interval = match (r.low, r.high) {
+            (Some(l), Some(h)) => format!("{:.2}x ({l:.2}–{h:.2})", r.ratio),
+            _ => format!("{:.2}x (no 95% interval)", r.ratio),
+        };
+        format!("{interval} {} against {} ({}/{} blocks)", verdict_mark(r.verdict), r.reference.label(), r.blocks_a, r.blocks_b)
+    })
+    .unwrap_or_else(|| "–".into())
+}
+
+/// One row per shared cell: the three compared metrics, the primary verdict and agreement, and
+/// the change against a peer where both runs paired the cell with one.
 pub(crate) fn table(c: &Comparison) -> Table {
+    let paired = c.cells.iter().any(|x| x.relative.is_some());
     let mut headers: Vec<&str> = vec!["cell", "trials A/B"];
     headers.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| m.heading()));
     headers.extend(["verdict", "within precision"]);
+    if paired {
+        headers.push("against a peer, paired");
+    }
     let mut t = Table::new(&headers);
     for cell in &c.cells {
         let mut row = vec![cell.cell.label(), format!("{}/{}", cell.trials_a, cell.trials_b)];
         row.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| change_cell(cell.changes.iter().find(|x| x.metric == *m))));
         row.push(format!("{}{}", cell.verdict.name(), if cell.regressed { " ✗ beyond threshold" } else { "" }));
-        t.push(row.into_iter().map(Cell::from).chain([agreement(cell)]));
+        let peer = paired.then(|| Cell::from(relative_cell(cell.relative.as_ref())));
+        t.push(row.into_iter().map(Cell::from).chain([agreement(cell)]).chain(peer));
     }
     t
 }
@@ -65,6 +83,13 @@ pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
         c.run_b,
         c.primary.describe()
     )];
+    if c.cells.iter().any(|x| x.relative.is_some()) {
+        out.push(format!(
+            "against a peer, paired: the {} ratio to a peer measured in the same blocks, run B's over run A's (Hodges-Lehmann, \
+             95% Mann-Whitney interval of the block ratios); the peer that moved least is used, so it holds where the peer is unchanged",
+            c.primary.metric().heading()
+        ));
+    }
     let agree = c.cells.iter().filter(|x| x.precision.agrees).count();
     out.push(format!("{agree} of {} cells agree within their stated precision", c.cells.len()));
     if let Some(t) = c.threshold {

@@ -112,3 +112,36 @@ fn a_precision_target_is_judged_on_the_paired_ratios_of_a_block_run() {
     let text = render(&d, Format::Text);
     assert!(text.contains("missed: b hello w2 / a hello w2 reached ±"), "{text}");
 }
+
+#[test]
+fn compare_finds_a_change_against_a_peer_that_a_slower_day_hides() {
+    // Run B's machine is 5% faster all day and its blocks swing ±10%; "x" got 5% slower: the
+    // absolute comparison sees no change, the ratio to its peer in the same blocks does.
+    let swing = [1.00, 0.90, 1.10, 0.95, 1.05, 0.92, 1.08, 1.00];
+    let run = |day: f64, x_cost: f64| -> Vec<TrialRecord> {
+        let mut trials = Vec::new();
+        for (i, s) in swing.iter().enumerate() {
+            let (block, m) = (i as u32 + 1, 100_000.0 * day * s);
+            let jitter = if i % 2 == 0 { 1.003 } else { 0.997 };
+            trials.push(slice("peer", block, m));
+            trials.push(slice("x", block, m * x_cost * jitter));
+        }
+        trials
+    };
+    let (a, b) = (run(1.0, 1.0), run(1.05, 0.95));
+    let c = bakeoff_model::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, None);
+    let x = c.cells.iter().find(|c| c.cell.stack == "x").unwrap();
+    assert_eq!(x.verdict, bakeoff_model::comparison::Change::NoDetectableChange, "{x:?}");
+    let rel = x.relative.as_ref().expect("paired with peer in both runs");
+    assert_eq!(rel.reference.stack, "peer");
+    assert_eq!((rel.blocks_a, rel.blocks_b), (8, 8));
+    assert!((rel.ratio - 0.95).abs() < 0.01 && rel.high.unwrap() < 1.0, "{rel:?}");
+    assert_eq!(rel.verdict, bakeoff_model::comparison::Change::Slower);
+    let text = bakeoff_report::compare::render(&c, Format::Text);
+    assert!(text.contains("▼ slower against peer hello w2 (8/8 blocks)"), "{text}");
+    // Trials that started their own servers share no blocks with a peer: no such column.
+    let solo: Vec<TrialRecord> = a.iter().filter(|t| t.cell.stack == "x").cloned().collect();
+    let c = bakeoff_model::comparison::compare(("a", &solo), ("b", &solo), PrimaryMetric::Capacity, None);
+    assert!(c.cells[0].relative.is_none());
+    assert!(!bakeoff_report::compare::render(&c, Format::Text).contains("against a peer"));
+}

@@ -3,9 +3,11 @@
 //! agrees, failed when none of it does, inconclusive otherwise, and always inconclusive when the
 //! coverage is under `VERDICT_CONFIDENCE` or a cell has a single trial: a single trial never decides.
 //!
-//! A claim comparing two cells takes the ratio over their trials as `bakeoff compare` does: the
-//! Hodges-Lehmann ratio (median of all pairwise trial ratios) with the exact Mann-Whitney interval,
-//! 95% where the trials allow, else the widest they do, whose coverage is said (3 v 3 trials: 90%).
+//! A claim comparing two cells of one scenario measured side by side in five or more blocks is
+//! judged on their paired per-block ratios (`judge_paired.rs`). Otherwise it takes the ratio over
+//! their trials as `bakeoff compare` does: the Hodges-Lehmann ratio (median of all pairwise trial
+//! ratios) with the exact Mann-Whitney interval, 95% where the trials allow, else the widest they
+//! do, whose coverage is said (3 v 3 trials: 90%).
 //! Why 90% decides: it is the most the seed studies' 3 trials a cell can give within their 20 minutes,
 //! and a verdict needs the *whole* interval on one side of a bound, so a two-sided 90% interval says
 //! held or failed wrongly at most 5% of the time (one tail): a one-sided test at 5%. Below it (2 v 2
@@ -109,6 +111,9 @@ pub type TrialSeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64,
 pub type MemorySeries<'a> = TrialSeries<'a>;
 /// The value of a metric in one step of each of a cell's trials, in trial order.
 pub type TrialValues<'a> = &'a dyn Fn(&CellKey, usize, Metric) -> Vec<f64>;
+/// The blocks in which two cells were measured side by side, as pairs of a metric in one step
+/// (`crate::paired::pairs_between`): none for trials that started their own servers apart.
+pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<crate::paired::Pair>;
 
 /// The rule that decides a verdict from a measured interval (low, high).
 type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
@@ -120,6 +125,8 @@ pub struct Evidence<'a> {
     pub summaries: &'a [CellSummary],
     /// Per cell and step, a metric's value in each trial: what comparisons are measured on.
     pub trials: TrialValues<'a>,
+    /// Per pair of cells of one scenario, the blocks they shared: what two-cell claims are paired on.
+    pub pairs: PairedValues<'a>,
     /// (minutes, RSS MiB) per trial of a cell.
     pub memory: MemorySeries<'a>,
     /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
@@ -263,8 +270,13 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
     let values: Vec<Vec<f64>> = found.iter().map(|s| compared_values(check, metric, s, ev)).collect();
     let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
-    // num / den of the first two cells, at the confidence a verdict aims for (95%).
-    let two = |num: usize, den: usize| pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE);
+    // num / den of the first two cells: paired block by block where they shared enough blocks,
+    // else over their trials, at the confidence a verdict aims for (95%).
+    let paired = super::judge_paired::paired_claim_ratio(check, found, metric, ev);
+    let two = |num: usize, den: usize| match &paired {
+        Some(r) => super::judge_paired::oriented(r, num),
+        None => pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE),
+    };
     let of = |quantity: String, (value, low, high, confidence): (f64, f64, f64, f64), expected: String| Measured {
         quantity,
         value,
@@ -318,7 +330,8 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
         }
         Check::MemoryTrend { .. } | Check::ThroughputTrend { .. } | Check::Qualitative {} => unreachable!("judged elsewhere"),
     };
-    Measurement { measured, detail, decide, trials: trials_compared(check, &values), fewest }
+    let trials = paired.as_ref().map_or_else(|| trials_compared(check, &values), super::judge_paired::describe);
+    Measurement { measured, detail, decide, trials, fewest }
 }
 
 /// One cell's values of the compared quantity, one per trial with a finite value: the metric, or

@@ -33,6 +33,11 @@ fn trial_values(summaries: &[CellSummary]) -> impl Fn(&CellKey, usize, Metric) -
     }
 }
 
+/// Trials that started their own servers: no blocks shared.
+fn no_pairs(_: &CellKey, _: &CellKey, _: usize, _: Metric) -> Vec<crate::paired::Pair> {
+    vec![]
+}
+
 fn rps(stack: &str, scenario: &str, v: f64, half: f64, trials: u32) -> CellSummary {
     cell(stack, scenario, 1, "main", &[(Metric::RequestsPerSec, v, half)], trials)
 }
@@ -54,7 +59,7 @@ fn go_v_py(c: &Claim, go: (f64, f64, u32), py: (f64, f64, u32)) -> ClaimResult {
 fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let none = |_: &CellKey| vec![];
     let trials = trial_values(summaries);
-    judge(std::slice::from_ref(c), &Evidence { summaries, trials: &trials, memory: &none, throughput: &none, server_cpus: 1 }).remove(0)
+    judge(std::slice::from_ref(c), &Evidence { summaries, trials: &trials, pairs: &no_pairs, memory: &none, throughput: &none, server_cpus: 1 }).remove(0)
 }
 
 #[test]
@@ -179,7 +184,7 @@ fn memory_trend_needs_a_soak_and_reads_the_slope_interval() {
         let none = |_: &CellKey| vec![];
         judge(
             std::slice::from_ref(c),
-            &Evidence { summaries: &s, trials: &trial_values(&s), memory: &mem, throughput: &none, server_cpus: 1 },
+            &Evidence { summaries: &s, trials: &trial_values(&s), pairs: &no_pairs, memory: &mem, throughput: &none, server_cpus: 1 },
         )
         .remove(0)
     };
@@ -213,7 +218,7 @@ fn scaling_efficiency_and_a_machine_with_one_server_cpu() {
         let none = |_: &CellKey| vec![];
         judge(
             std::slice::from_ref(&c),
-            &Evidence { summaries: &s, trials: &trial_values(&s), memory: &none, throughput: &none, server_cpus: cpus },
+            &Evidence { summaries: &s, trials: &trial_values(&s), pairs: &no_pairs, memory: &none, throughput: &none, server_cpus: cpus },
         )
         .remove(0)
     };
@@ -296,7 +301,7 @@ fn throughput_trend_compares_late_with_early_over_two_soak_trials() {
         let none = |_: &CellKey| vec![];
         judge(
             std::slice::from_ref(&declines),
-            &Evidence { summaries: &s, trials: &trial_values(&s), memory: &none, throughput: &rps, server_cpus: 1 },
+            &Evidence { summaries: &s, trials: &trial_values(&s), pairs: &no_pairs, memory: &none, throughput: &rps, server_cpus: 1 },
         )
         .remove(0)
     };
@@ -372,4 +377,33 @@ fn a_client_bound_cell_is_not_claimed_about_on_throughput_but_is_on_cpu() {
     assert!(throughput.detail.contains("load generator's ceiling"), "{}", throughput.detail);
     let cpu = claim(r#"{ kind = "faster", faster = "rust", slower = "go", scenario = "hello", metric = "cpu_us_per_request" }"#);
     assert_eq!(verdict_of(&cpu, &cells).verdict, ClaimVerdict::Held);
+}
+
+#[test]
+fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
+    // Each cell's own trials spread ±30% (slow and fast blocks hit both), but go/py is 1.20 in every
+    // block within ±1%: unpaired the claim is open, paired it holds.
+    let c = claim(r#"{ kind = "faster", faster = "go", slower = "py", scenario = "hello", by_percent = 10 }"#);
+    let s = [rps("go", "hello", 1200.0, 360.0, 6), rps("py", "hello", 1000.0, 300.0, 6)];
+    let none = |_: &CellKey| vec![];
+    let trials = trial_values(&s);
+    let per_block = [1.19, 1.21, 1.20, 1.205, 1.195, 1.20];
+    let pairs = |a: &CellKey, b: &CellKey, _: usize, _: Metric| {
+        assert_eq!((a.stack.as_str(), b.stack.as_str()), ("go", "py"));
+        per_block.iter().enumerate().filter_map(|(i, r)| crate::paired::Pair::of(i as u32 / 2, *r, 1.0)).collect()
+    };
+    let judged = |pairs: PairedValues<'_>| {
+        judge(std::slice::from_ref(&c), &Evidence { summaries: &s, trials: &trials, pairs, memory: &none, throughput: &none, server_cpus: 1 })
+            .remove(0)
+    };
+    let unpaired = judged(&no_pairs);
+    assert_eq!(unpaired.verdict, ClaimVerdict::Inconclusive, "{unpaired:?}");
+    let paired = judged(&pairs);
+    assert_eq!(paired.verdict, ClaimVerdict::Held, "{paired:?}");
+    let m = paired.measured.unwrap();
+    assert!((m.value - 1.20).abs() < 0.005 && m.low > 1.1 && m.high < 1.22, "{m:?}");
+    assert!(paired.detail.ends_with("6 blocks paired over 3 launches"), "{}", paired.detail);
+    // Four blocks cannot reach 90% signed-rank coverage (87.5%): the trials decide, as without pairs.
+    let few = |a: &CellKey, b: &CellKey, s: usize, m: Metric| pairs(a, b, s, m).into_iter().take(4).collect::<Vec<_>>();
+    assert_eq!(judged(&few).verdict, ClaimVerdict::Inconclusive);
 }

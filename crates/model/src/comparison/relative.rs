@@ -1,0 +1,74 @@
+//! A cell's change between two runs measured against a peer of its scenario that both runs
+//! measured in the same blocks. Within a run the cell and its peer met the same machine in every
+//! block, so each block's ratio cell / peer cancels what hit both (a slow stretch, a slower day);
+//! between the runs the two samples of block ratios are independent, and their Hodges-Lehmann
+//! shift with its Mann-Whitney interval says how far the cell moved against the peer. Where only
+//! one cell was changed this resolves far less than the absolute comparison can; the report says
+//! which peer it is relative to, since a changed peer moves the ratio as well.
+
+use super::{verdict_of, Change};
+use crate::metric::Metric;
+use crate::paired::pairs_between;
+use crate::results::{CellKey, TrialRecord};
+use crate::robust::ratio_interval;
+use serde::Serialize;
+
+/// Fewer block ratios than this a side allow no 95% interval of a two-sample shift.
+const MIN_BLOCKS: usize = 4;
+
+/// The cell's change against a peer measured in the same blocks of both runs.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RelativeChange {
+    /// The peer both runs' ratios are to.
+    pub reference: CellKey,
+    /// (cell / peer in B) over (cell / peer in A): the Hodges-Lehmann shift of the two runs'
+    /// per-block ratios.
+    pub ratio: f64,
+    /// Lower end of the 95% interval of `ratio`.
+    pub low: Option<f64>,
+    /// Upper end of that interval.
+    pub high: Option<f64>,
+    /// What the interval says, on the compared metric.
+    pub verdict: Change,
+    /// Blocks paired in run A.
+    pub blocks_a: usize,
+    /// Blocks paired in run B.
+    pub blocks_b: usize,
+}
+
+/// The block ratios cell / peer of one run, on the last step of the cell's trials.
+fn block_ratios(trials: &[TrialRecord], cell: &CellKey, peer: &CellKey, metric: Metric) -> Vec<f64> {
+    let step = trials.iter().find(|t| &t.cell == cell).map_or(0, |t| t.load.steps.len().saturating_sub(1));
+    pairs_between(trials, cell, peer, metric, step).iter().map(|p| p.log_ratio.exp()).collect()
+}
+
+/// `cell`'s change against the best of `peers` (cells both runs share, absolute change of each
+/// given): peers of its scenario and worker count with enough shared blocks in both runs, the
+/// one that moved least between the runs first. None without such a peer.
+pub fn relative_change(
+    cell: &CellKey,
+    peers: &[(&CellKey, f64)],
+    a: &[TrialRecord],
+    b: &[TrialRecord],
+    metric: Metric,
+) -> Option<RelativeChange> {
+    let mut candidates: Vec<(&CellKey, f64, Vec<f64>, Vec<f64>)> = peers
+        .iter()
+        .filter(|(p, _)| *p != cell && p.scenario == cell.scenario && p.workers == cell.workers)
+        .map(|&(p, moved)| (p, moved.ln().abs(), block_ratios(a, cell, p, metric), block_ratios(b, cell, p, metric)))
+        .filter(|(_, moved, ra, rb)| moved.is_finite() && ra.len() >= MIN_BLOCKS && rb.len() >= MIN_BLOCKS)
+        .collect();
+    candidates.sort_by(|x, y| x.1.total_cmp(&y.1).then_with(|| x.0.cmp(y.0)));
+    let (reference, _, ra, rb) = candidates.into_iter().next()?;
+    let r = ratio_interval(&ra, &rb)?;
+    let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
+    Some(RelativeChange {
+        reference: reference.clone(),
+        ratio: r.ratio,
+        low,
+        high,
+        verdict: verdict_of(metric, r.bounds),
+        blocks_a: ra.len(),
+        blocks_b: rb.len(),
+    })
+}

@@ -1,0 +1,39 @@
+//! A claim on two cells of one scenario that the block schedule measured side by side: judged on
+//! their per-block ratios (paired, as the report's "vs best"), where that reaches the coverage a
+//! verdict needs. Five or more blocks do (93.75%); fewer, or trials that share no blocks, leave the
+//! claim to the unpaired ratio of their trials, which 3 v 3 trials already take to 90%.
+
+use super::claims::Check;
+use super::judge::{Evidence, VERDICT_CONFIDENCE};
+use crate::paired::{paired_ratio, PairedRatio};
+use crate::summary::{CellSummary, Metric};
+
+/// The paired ratio first cell / second cell of a two-cell comparison, when the check compares
+/// two cells of one scenario and step on `metric` and their shared blocks reach a verdict's coverage.
+pub(super) fn paired_claim_ratio(check: &Check, found: &[&CellSummary], metric: Metric, ev: &Evidence<'_>) -> Option<PairedRatio> {
+    if !matches!(check, Check::Faster { .. } | Check::Ratio { .. } | Check::Memory { .. }) || found.len() != 2 {
+        return None;
+    }
+    let (a, b) = (found[0], found[1]);
+    if a.cell.scenario != b.cell.scenario || a.step != b.step {
+        return None;
+    }
+    let pairs = (ev.pairs)(&a.cell, &b.cell, a.step, metric);
+    let r = (pairs.len() >= 2).then(|| paired_ratio(&pairs)).flatten()?;
+    (r.confidence >= VERDICT_CONFIDENCE && r.low.is_finite() && r.high.is_finite()).then_some(r)
+}
+
+/// (ratio, low, high, coverage) of num / den from the paired ratio of cell 0 / cell 1.
+pub(super) fn oriented(r: &PairedRatio, num: usize) -> (f64, f64, f64, f64) {
+    if num == 0 {
+        (r.ratio, r.low, r.high, r.confidence)
+    } else {
+        (1.0 / r.ratio, 1.0 / r.high, 1.0 / r.low, r.confidence)
+    }
+}
+
+/// "6 blocks paired over 3 launches".
+pub(super) fn describe(r: &PairedRatio) -> String {
+    let launches = if r.launches == 1 { "1 launch".to_string() } else { format!("{} launches", r.launches) };
+    format!("{} blocks paired over {launches}", r.blocks)
+}
