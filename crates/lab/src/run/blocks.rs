@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Each slice opens its connections and lets them settle this long before it measures.
-const SLICE_WARMUP: Duration = Duration::from_millis(250);
+pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 /// A co-resident server may use this share of one core while the others are measured.
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
 

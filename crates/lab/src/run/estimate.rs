@@ -72,7 +72,7 @@ impl RunPlan {
         variants.sort();
         variants.dedup();
         let verify: Duration = variants.iter().map(|v| VERIFY + v.2.min(VERIFY_WARMUP_BOUND)).sum();
-        let regular: Duration = cells.iter().filter(|c| c.soak.is_none()).map(|c| trial_time(s, warmup(c.stack)) * trials).sum();
+        let regular: Duration = cells.iter().filter(|c| c.soak.is_none()).map(|c| cell_time(s, c, warmup(c.stack), trials)).sum();
         let soaked: Duration = cells.iter().filter_map(|c| c.soak.map(|k| (warmup(c.stack) + k.duration + START_STOP) * k.trials)).sum();
         // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
         let calibration: Duration = match s.ramp {
@@ -91,6 +91,17 @@ impl RunPlan {
             None => Duration::ZERO,
         };
         Ok(regular + verify + soaked + calibration + under_load)
+    }
+}
+
+/// A regular cell's `trials`: under the block schedule (cells that can share the server CPUs) a
+/// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
+fn cell_time(s: &LoadSettings, c: &crate::run::cells::Cell<'_>, warmup: Duration, trials: u32) -> Duration {
+    if s.schedule == bakeoff_model::schedule::Schedule::Blocks && c.can_pair(s) {
+        let launches = crate::run::blocks::LaunchPlan::for_blocks(trials, s.launches).launches;
+        (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
+    } else {
+        trial_time(s, warmup) * trials
     }
 }
 
