@@ -221,7 +221,16 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
         let m = primary.metric();
         let precision = agreement(&values(ta, m), &values(tb, m));
         let relative = None;
-        cells.push(CellChange { cell: key.clone(), trials_a: ta.len(), trials_b: tb.len(), changes, verdict, regressed, precision, relative });
+        cells.push(CellChange {
+            cell: key.clone(),
+            trials_a: ta.len(),
+            trials_b: tb.len(),
+            changes,
+            verdict,
+            regressed,
+            precision,
+            relative,
+        });
     }
     add_relative(&mut cells, run_a.1, run_b.1, primary.metric());
     Comparison {

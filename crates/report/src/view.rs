@@ -165,7 +165,8 @@ impl<'a> ReportView<'a> {
             data.trials.iter().filter(|t| &t.cell == cell && step < t.load.steps.len()).map(|t| m.of(t, step)).collect()
         };
         let pairs = |a: &CellKey, b: &CellKey, step: usize, m: bakeoff_model::summary::Metric| pairs_between(&data.trials, a, b, m, step);
-        let evidence = Evidence { summaries: &cells, trials: &trials, pairs: &pairs, memory: &memory, throughput: &throughput, server_cpus };
+        let evidence =
+            Evidence { summaries: &cells, trials: &trials, pairs: &pairs, memory: &memory, throughput: &throughput, server_cpus };
         let claims = judge(&claims, &evidence);
         let article: Option<Article> = settings.pointer("/study/article").and_then(|a| serde_json::from_value(a.clone()).ok());
         let article = article.map(|a| compare(&a, &cells, server_cpus, claims.clone()));

@@ -6,6 +6,7 @@ use crate::error::LabError;
 use crate::run::plan::{plan_run, RunPlan, RunRequest};
 use crate::run::LoadSettings;
 use anyhow::Context;
+use bakeoff_model::schedule::Schedule;
 use bakeoff_model::study::{RampSetting, Study};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -72,7 +73,8 @@ impl RunPlan {
         variants.sort();
         variants.dedup();
         let verify: Duration = variants.iter().map(|v| VERIFY + v.2.min(VERIFY_WARMUP_BOUND)).sum();
-        let regular: Duration = cells.iter().filter(|c| c.soak.is_none()).map(|c| cell_time(s, c, warmup(c.stack), trials)).sum();
+        let regular: Duration =
+            cells.iter().filter(|c| c.soak.is_none()).map(|c| cell_time(s, c.can_pair(s), warmup(c.stack), trials)).sum();
         let soaked: Duration = cells.iter().filter_map(|c| c.soak.map(|k| (warmup(c.stack) + k.duration + START_STOP) * k.trials)).sum();
         // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
         let calibration: Duration = match s.ramp {
@@ -96,8 +98,8 @@ impl RunPlan {
 
 /// A regular cell's `trials`: under the block schedule (cells that can share the server CPUs) a
 /// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
-fn cell_time(s: &LoadSettings, c: &crate::run::cells::Cell<'_>, warmup: Duration, trials: u32) -> Duration {
-    if s.schedule == bakeoff_model::schedule::Schedule::Blocks && c.can_pair(s) {
+fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
+    if s.schedule == Schedule::Blocks && pairable {
         let launches = crate::run::blocks::LaunchPlan::for_blocks(trials, s.launches).launches;
         (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
@@ -117,11 +119,12 @@ fn under_load_time(u: &bakeoff_model::slo::UnderLoad) -> Duration {
     (u.step + u.warmup()) * u.fractions.len() as u32
 }
 
-/// cells x trials x a trial at the study's warm-up, plus verifying each stack variant (without a
-/// stack's own warm-up).
+/// cells x a plain cell's trials at the study's warm-up, plus verifying each stack variant (without
+/// a stack's own warm-up).
 #[cfg(test)]
 fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
-    trial_time(s, s.warmup) * (cells as u32 * s.trials) + VERIFY * variants as u32
+    let pairable = s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput;
+    cell_time(s, pairable, s.warmup, s.trials) * cells as u32 + VERIFY * variants as u32
 }
 
 /// The measured time of one trial: one step, a ladder's steps, or a ramp's (auto: five), plus the
@@ -149,6 +152,7 @@ mod tests {
     fn settings() -> LoadSettings {
         let mut s = crate::run::LoadSettings::default();
         (s.duration, s.warmup, s.trials, s.max_throughput) = (Duration::from_secs(5), Duration::from_secs(2), 3, false);
+        s.schedule = Schedule::Trials;
         s
     }
 
@@ -169,6 +173,16 @@ mod tests {
     }
 
     #[test]
+    fn a_block_scheduled_cell_starts_and_warms_once_per_launch() {
+        // 6 blocks in 3 launches: 6 x (5 s + 0.25 s) + 3 x (2 s warm-up + 1 s start/stop).
+        let blocks = LoadSettings { schedule: Schedule::Blocks, trials: 6, ..settings() };
+        assert_eq!(estimate(&blocks, 1, 0), Duration::from_millis(6 * 5250 + 3 * 3000));
+        // A ramp keeps a server per trial: whole trials, as on the trial schedule.
+        let ramp = LoadSettings { ramp: Some(RampSetting::Auto), ..blocks.clone() };
+        assert_eq!(estimate(&ramp, 1, 0), Duration::from_secs(6 * (2 + 6 * 5 + 1)));
+    }
+
+    #[test]
     fn a_jit_stacks_own_warm_up_counts_in_every_trial_and_in_its_verification() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let study = root.join("studies/seed-000-rest.toml");
@@ -179,8 +193,10 @@ mod tests {
         let s = &plan.settings;
         let at_study_warmup = estimate(s, cells.len(), 4);
         // PyPy's manifest asks for 30 s of warm-up: 28 s more than the study's 2 s in each of its
-        // trials, and 30 s in its verification.
-        let extra = Duration::from_secs(28) * (pypy * s.trials) + Duration::from_secs(30);
+        // launches (the block schedule's 2 for 3 blocks), and 30 s in its verification.
+        let launches = crate::run::blocks::LaunchPlan::for_blocks(s.trials, s.launches).launches;
+        assert_eq!(launches, 2);
+        let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
         assert_eq!(plan.estimate().unwrap(), at_study_warmup + extra);
     }
 

@@ -59,7 +59,11 @@ fn go_v_py(c: &Claim, go: (f64, f64, u32), py: (f64, f64, u32)) -> ClaimResult {
 fn verdict_of(c: &Claim, summaries: &[CellSummary]) -> ClaimResult {
     let none = |_: &CellKey| vec![];
     let trials = trial_values(summaries);
-    judge(std::slice::from_ref(c), &Evidence { summaries, trials: &trials, pairs: &no_pairs, memory: &none, throughput: &none, server_cpus: 1 }).remove(0)
+    judge(
+        std::slice::from_ref(c),
+        &Evidence { summaries, trials: &trials, pairs: &no_pairs, memory: &none, throughput: &none, server_cpus: 1 },
+    )
+    .remove(0)
 }
 
 #[test]
@@ -393,8 +397,11 @@ fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
         per_block.iter().enumerate().filter_map(|(i, r)| crate::paired::Pair::of(i as u32 / 2, *r, 1.0)).collect()
     };
     let judged = |pairs: PairedValues<'_>| {
-        judge(std::slice::from_ref(&c), &Evidence { summaries: &s, trials: &trials, pairs, memory: &none, throughput: &none, server_cpus: 1 })
-            .remove(0)
+        judge(
+            std::slice::from_ref(&c),
+            &Evidence { summaries: &s, trials: &trials, pairs, memory: &none, throughput: &none, server_cpus: 1 },
+        )
+        .remove(0)
     };
     let unpaired = judged(&no_pairs);
     assert_eq!(unpaired.verdict, ClaimVerdict::Inconclusive, "{unpaired:?}");
