@@ -120,16 +120,7 @@ pub fn minutes(d: std::time::Duration) -> String {
 /// The noise floor in two lines: the A/A ratio and what a minute of measuring resolves here.
 pub fn print_noise_floor(f: &NoiseFloor, reused: bool) {
     let when = if reused { format!(" (kept from {})", f.measured_at) } else { String::new() };
-    eprintln!(
-        "noise floor{when}: {} hello A/A over {} blocks: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
-        f.stack,
-        f.aa.blocks,
-        f.aa.ratio,
-        f.aa.low,
-        f.aa.high,
-        100.0 * f.aa.relative_half_width(),
-        f.minutes
-    );
+    eprintln!("noise floor{when}: {}", f.summary());
     eprintln!(
         "  this machine resolves about ±{:.1}% per minute of a paired comparison; one slice's requests/s vary by ±{:.1}% (robust σ)",
         f.percent_per_minute(),

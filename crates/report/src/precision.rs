@@ -22,6 +22,13 @@ pub struct Missed {
     pub confidence: f64,
 }
 
+impl Missed {
+    /// A cell judged on its own interval, `e`.
+    fn own(c: &bakeoff_model::summary::CellSummary, e: &bakeoff_model::summary::Estimate) -> Missed {
+        Missed { cell: c.cell.clone(), against: None, achieved: e.relative_half_width(), trials: e.trials, confidence: e.confidence }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PrecisionView {
     /// Target relative half-width, as a fraction.
@@ -77,13 +84,7 @@ pub fn precision_view(
             if e.meets(target) {
                 met += 1;
             } else {
-                missed.push(Missed {
-                    cell: c.cell.clone(),
-                    against: None,
-                    achieved: e.relative_half_width(),
-                    trials: e.trials,
-                    confidence: e.confidence,
-                });
+                missed.push(Missed::own(c, &e));
             }
         }
     }
@@ -94,13 +95,7 @@ pub fn precision_view(
         if e.meets(target) {
             met += 1;
         } else {
-            missed.push(Missed {
-                cell: c.cell.clone(),
-                against: None,
-                achieved: e.relative_half_width(),
-                trials: e.trials,
-                confidence: e.confidence,
-            });
+            missed.push(Missed::own(c, &e));
         }
     }
     missed.sort_by(|a, b| a.cell.cmp(&b.cell));

@@ -121,16 +121,7 @@ fn io_uring(u: IoUring) -> &'static str {
 }
 
 fn print_floor(f: &noise_probe::NoiseFloor) {
-    println!(
-        "noise     {} hello A/A, {} blocks: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
-        f.stack,
-        f.aa.blocks,
-        f.aa.ratio,
-        f.aa.low,
-        f.aa.high,
-        100.0 * f.aa.relative_half_width(),
-        f.minutes
-    );
+    println!("noise     {}", f.summary());
     println!("          resolves about ±{:.1}% per minute of a paired comparison (P = half-width × √minutes)", f.percent_per_minute());
     println!(
         "          one slice's requests/s vary by ±{:.1}%: a cell reaches ±5% in ~{} trials, ±10% in ~{}",

@@ -52,6 +52,21 @@ pub struct NoiseFloor {
 }
 
 impl NoiseFloor {
+    /// "rust/actix hello A/A over 8 blocks: 1.004 (0.981-1.027), ±2.3% in 0.4 min".
+    pub fn summary(&self) -> String {
+        let a = &self.aa;
+        format!(
+            "{} hello A/A over {} blocks: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
+            self.stack,
+            a.blocks,
+            a.ratio,
+            a.low,
+            a.high,
+            100.0 * a.relative_half_width(),
+            self.minutes
+        )
+    }
+
     /// The A/A half-width after one minute of measuring a pair, in percent (the report's P).
     pub fn percent_per_minute(&self) -> f64 {
         self.aa.merit(self.minutes)
