@@ -45,7 +45,7 @@ def x_and_ref(comparison):
 def main(pairs_tsv, slowdown):
     rows = [line.rstrip("\n").split("\t") for line in open(pairs_tsv) if line.strip()]
     aa, aa_half, false_claims, held, b_ratios = 0, [], 0, 0, []
-    slower_abs, slower_rel, with_rel, ref_changed = 0, 0, 0, 0
+    slower_abs, slower_rel, with_rel, ref_changed, slower_cpu, unranked = 0, 0, 0, 0, 0, 0
     for a_path, b_path, c_path in rows:
         a, b, c = json.load(open(a_path)), json.load(open(b_path)), json.load(open(c_path))
         for r in (a, b):
@@ -54,10 +54,13 @@ def main(pairs_tsv, slowdown):
             aa_half.append(100 * (p["high"] - p["low"]) / 2 / p["ratio"])
         false_claims += claim(a)["verdict"] == "held"
         held += claim(b)["verdict"] == "held"
+        unranked += claim(b).get("measured") is None
         if claim(b).get("measured"):
             b_ratios.append(claim(b)["measured"]["value"])
         x, ref = x_and_ref(c)
         slower_abs += x["verdict"] == "slower"
+        cpu = [m for m in x["changes"] if m["metric"] == "cpu_us_per_request"]
+        slower_cpu += bool(cpu) and cpu[0]["verdict"] == "slower"
         if x.get("relative"):
             with_rel += 1
             slower_rel += x["relative"]["verdict"] == "slower"
@@ -67,8 +70,10 @@ def main(pairs_tsv, slowdown):
     print(rate("A/A twin intervals (95%) that exclude 1.0", aa, 2 * n) + f"; median half-width ±{aa_half[len(aa_half) // 2]:.1f}%")
     print(rate("copy A (x is ref): claim 'ref faster than x' held (a false finding)", false_claims, n))
     print(rate(f"copy B (x +{slowdown}% CPU): claim 'ref faster than x' held", held, n)
-          + (f"; measured advantage median {sorted(b_ratios)[len(b_ratios) // 2]:.3f}" if b_ratios else ""))
-    print(rate("compare A -> B: x slower (absolute)", slower_abs, n))
+          + (f"; measured advantage median {sorted(b_ratios)[len(b_ratios) // 2]:.3f}" if b_ratios else "")
+          + (f"; {unranked} of {n} not judged (a cell not ranked, e.g. client-bound)" if unranked else ""))
+    print(rate("compare A -> B: x slower (absolute, the run's ranking metric)", slower_abs, n))
+    print(rate("compare A -> B: x slower on CPU µs/request (absolute)", slower_cpu, n))
     print(rate("compare A -> B: x slower against its peer, paired", slower_rel, with_rel if with_rel else 1)
           if with_rel else "compare A -> B: no paired peer in any pair")
     print(rate("compare A -> B: ref changed (a false finding)", ref_changed, n))
