@@ -16,8 +16,7 @@ use std::time::Duration;
 
 /// The burn fixture twice: as it is, and a variant that spins 300 µs of CPU per request.
 fn burn_with_slow_variant() -> Stack {
-    let root = common::project_root();
-    let mut burn = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/burn-stack")).unwrap();
+    let mut burn = common::fixture_stack("burn-stack");
     let mut slow = burn.variants[0].clone();
     slow.name = "slow".into();
     slow.env.insert("BURN_US".into(), "300".into());

@@ -14,9 +14,7 @@ use std::time::Duration;
 
 /// One trial of the burn fixture at `BURN_US=400` with an SLO search for `objective`.
 fn search(objective: &str, id: &str) -> (TrialRecord, SloSearch) {
-    let root = common::project_root();
-    let mut burn = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/burn-stack")).unwrap();
-    burn.variants[0].env.insert("BURN_US".into(), "400".into());
+    let burn = common::burn_stack(400);
     let scratch = common::Scratch::new(id);
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

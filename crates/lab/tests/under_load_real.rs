@@ -16,9 +16,7 @@ use std::time::Duration;
 /// The burn fixture at `BURN_US=400` under `schedule` for `rounds` rounds, with a curve at 25%,
 /// 50%, 100% and 150% of capacity in the first round.
 fn measure(schedule: Schedule, rounds: u32, id: &str) -> Vec<TrialRecord> {
-    let root = common::project_root();
-    let mut burn = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/burn-stack")).unwrap();
-    burn.variants[0].env.insert("BURN_US".into(), "400".into());
+    let burn = common::burn_stack(400);
     let scratch = common::Scratch::new(id);
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

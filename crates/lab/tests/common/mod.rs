@@ -22,6 +22,13 @@ pub fn fixture_stack(name: &str) -> Stack {
     bakeoff_lab::stacks::catalog::load_dir(&project_root().join("tests/fixtures").join(name)).unwrap()
 }
 
+/// The burn fixture with its default variant spinning `us` µs of CPU per request.
+pub fn burn_stack(us: u32) -> Stack {
+    let mut burn = fixture_stack("burn-stack");
+    burn.variants[0].env.insert("BURN_US".into(), us.to_string());
+    burn
+}
+
 pub struct Scratch {
     pub dir: PathBuf,
     pub data: PathBuf,
