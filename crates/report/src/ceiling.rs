@@ -4,8 +4,9 @@
 //! bars), and says when a stack reaches more than `LIMIT_SHARE` of its store's ceiling.
 
 use crate::numbers::{grouped, latency};
+use crate::scenario::ScenarioView;
 use crate::table::{Cell, Table};
-use crate::view::{ReportView, ScenarioView};
+use crate::view::ReportView;
 use bakeoff_model::results::{CeilingRecord, StoreKind};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::{CellSummary, Metric};

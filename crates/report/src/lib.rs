@@ -23,6 +23,7 @@ mod numbers;
 pub mod overhead;
 mod precision;
 pub mod proxy;
+pub mod scenario;
 mod section;
 mod settings;
 mod slo;

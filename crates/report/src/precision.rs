@@ -3,7 +3,7 @@
 //! Where cells were measured block by block, the goal is on the ratios the ranking prints (each
 //! cell against the scenario's best, paired); elsewhere on each cell's own interval.
 
-use crate::view::ScenarioView;
+use crate::scenario::ScenarioView;
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::summary::{CellSummary, Policy};
 use serde::Serialize;
@@ -56,7 +56,7 @@ pub fn precision_view(
     let target = policy.precision?;
     let (mut met, mut missed, mut any_paired) = (0, Vec::new(), false);
     for sv in scenarios {
-        let ratios: Vec<&crate::view::Relative> =
+        let ratios: Vec<&crate::scenario::Relative> =
             sv.relative.iter().filter(|r| policy.paired && r.paired.is_some() && !r.fastest).collect();
         let best = sv.relative.iter().find(|r| r.fastest).map(|r| &r.cell);
         for r in &ratios {

@@ -2,7 +2,8 @@
 //! by how much, from the paired "vs best" figures), the claims' verdicts, and what to distrust
 //! (unfinished run, failed checks, missed precision, client-bound cells, cells with warnings).
 
-use crate::view::{ReportView, ScenarioView};
+use crate::scenario::ScenarioView;
+use crate::view::ReportView;
 use bakeoff_model::study::ClaimVerdict;
 use std::collections::BTreeMap;
 

@@ -3,10 +3,11 @@
 
 use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3};
 use crate::overhead::STATS;
+use crate::scenario::{scenario_view, ScenarioView};
 use crate::section::Section;
 use crate::slo::SloView;
 use crate::table::{Cell, Table, Tone};
-use crate::view::{scenario_view, ReportView, ScenarioView};
+use crate::view::ReportView;
 use bakeoff_model::finding::{Finding, FindingKind};
 use bakeoff_model::results::{LabWarning, Verdict};
 use bakeoff_model::scenario::Scenario;
@@ -144,7 +145,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         .into();
         row.push(throughput_cell(c));
         // An unmanaged server without its pid: its zeros are no figures.
-        let unmeasured = crate::view::cpu_unmeasured(&view.data.trials, c);
+        let unmeasured = crate::scenario::cpu_unmeasured(&view.data.trials, c);
         let server_figure = |text: String| if unmeasured { Cell::new("not measured", Tone::Warn) } else { Cell::from(text) };
         row.push(server_figure(estimate(Metric::CpuUsPerRequest, &c.get(Metric::CpuUsPerRequest))));
         row.push(relative_cell(sv, c));
@@ -185,7 +186,7 @@ fn relative_cell(sv: &ScenarioView, c: &CellSummary) -> Cell {
 }
 
 /// "0.52 (0.49–0.55, paired)" or "0.99 (0.97–1.02, paired): within noise".
-pub(crate) fn relative_text(r: &crate::view::Relative) -> String {
+pub(crate) fn relative_text(r: &crate::scenario::Relative) -> String {
     let how = match (r.paired, r.short_coverage) {
         (Some(_), Some(c)) => format!(", paired, {:.0}%", 100.0 * c),
         (Some(_), None) => ", paired".to_string(),

@@ -6,16 +6,16 @@ use crate::memory::{memory_series, MemorySeries};
 use crate::noise::{noise_view, NoiseView};
 use crate::precision::{precision_view, PrecisionView};
 use crate::proxy::{self, ProxyView};
+use crate::scenario::{scenario_view, ScenarioView};
 use crate::slo::{slo_view, SloView};
 use bakeoff_model::finding::Finding;
-use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::paired::{paired_ratio, pairs_between};
+use bakeoff_model::paired::pairs_between;
 use bakeoff_model::peers::CostOutlier;
-use bakeoff_model::results::{CellKey, TrialRecord, Verdict};
+use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{claims_from_stored, compare, judge, Article, ArticleComparison, ClaimResult, Evidence};
-use bakeoff_model::summary::{summarize_with, CellSummary, Metric, Policy};
+use bakeoff_model::summary::{summarize_with, CellSummary, Policy};
 
 /// A stored run as every format reads it: its summaries, scenarios, claims and studies, derived once.
 pub struct ReportView<'a> {
@@ -93,49 +93,6 @@ pub fn policy(settings: &serde_json::Value) -> Policy {
         primary,
         precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()),
         paired: schedule == Some(bakeoff_model::schedule::Schedule::Blocks),
-    }
-}
-
-/// One scenario's cells: every step, the headline row of each cell and their relative speeds.
-pub struct ScenarioView {
-    /// The scenario.
-    pub scenario: Scenario,
-    /// Every step of every cell of the scenario.
-    pub rows: Vec<CellSummary>,
-    /// One row per cell: its last step (the top of a ramp or sweep; the only step of a plain run).
-    pub headline: Vec<CellSummary>,
-    /// Closed-model headline rows relative to the fastest, fastest first.
-    pub relative: Vec<Relative>,
-    /// What the relative speeds rank by: the run's primary metric, or CPU µs per request when
-    /// the run ranks capacity and a cell's requests/s is the load generator's ceiling.
-    pub ranked_by: PrimaryMetric,
-}
-
-/// A cell's throughput relative to the scenario's fastest cell.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Relative {
-    /// The cell compared.
-    pub cell: CellKey,
-    /// Its speed over the fastest's (1 for the fastest).
-    pub ratio: f64,
-    /// 95% interval of the ratio: both cells' relative half-widths added in quadrature (first-order
-    /// propagation for a quotient). The fastest cell is the reference: ratio 1, no interval.
-    pub low: f64,
-    /// The interval's upper end.
-    pub high: f64,
-    /// Whether this is the fastest cell (the reference).
-    pub fastest: bool,
-    /// Blocks and launches the ratio was paired over (cells measured in the same block or round);
-    /// None when it is the two medians' quotient (too few common blocks).
-    pub paired: Option<(u32, u32)>,
-    /// The paired interval's coverage where too few blocks allow no 95% one (e.g. 0.75 from 3).
-    pub short_coverage: Option<f64>,
-}
-
-impl Relative {
-    /// The interval holds 1: this cell cannot be told from the best.
-    pub fn within_noise(&self) -> bool {
-        !self.fastest && self.low <= 1.0 && 1.0 <= self.high
     }
 }
 
@@ -221,68 +178,6 @@ impl<'a> ReportView<'a> {
         let fails = all.clone().filter(|c| c.verdict == Verdict::Fail).count();
         (fails, all.filter(|c| c.verdict == Verdict::Warn).count())
     }
-}
-
-/// A scenario's rows, headline rows and relative speeds, ranked by `primary` unless the client's
-/// ceiling capped a cell's requests/s: then by CPU µs per request, which the client cannot bias.
-pub(crate) fn scenario_view(scenario: Scenario, cells: &[CellSummary], primary: PrimaryMetric, trials: &[TrialRecord]) -> ScenarioView {
-    let rows: Vec<CellSummary> = cells.iter().filter(|c| c.cell.scenario == scenario).cloned().collect();
-    let headline: Vec<CellSummary> = rows.iter().filter(|c| !rows.iter().any(|d| d.cell == c.cell && d.step > c.step)).cloned().collect();
-    let capped = headline.iter().any(|c| c.client_bound && c.target_rate.is_none() && c.rankable());
-    let ranked_by = if capped && primary == PrimaryMetric::Capacity { PrimaryMetric::Efficiency } else { primary };
-    let relative = relative_speeds(&headline, ranked_by, trials);
-    ScenarioView { scenario, rows, headline, relative, ranked_by }
-}
-
-/// Each closed-model row against the scenario's best on the primary metric, as a "speed" where
-/// higher is better: requests/s over the best's, or the best's CPU per request over the row's
-/// (0.5 = twice the CPU per request). Open-model rows run at a set rate, so their throughput says
-/// nothing about speed; A/A twins are the same cell again, not a competitor; a broken or unfair
-/// cell is shown, but never compared or called best.
-pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric, trials: &[TrialRecord]) -> Vec<Relative> {
-    let metric = primary.metric();
-    let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
-    let capped = |c: &CellSummary| c.client_bound && metric == Metric::RequestsPerSec;
-    // A server whose CPU was not measured (unmanaged, no pid) has no efficiency to rank.
-    let unmeasured = |c: &CellSummary| metric == Metric::CpuUsPerRequest && cpu_unmeasured(trials, c);
-    let closed: Vec<&CellSummary> =
-        rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c) && !unmeasured(c)).collect();
-    let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
-        return Vec::new();
-    };
-    let mut out: Vec<Relative> = closed.iter().map(|c| relative_to(c, best, metric, trials)).collect();
-    out.sort_by(|x, y| y.ratio.total_cmp(&x.ratio).then(x.cell.cmp(&y.cell)));
-    out
-}
-
-/// The cell's server CPU and memory were not measured (an unmanaged server without its pid): its
-/// zeros are no figures, to show or to rank by.
-pub(crate) fn cpu_unmeasured(trials: &[TrialRecord], c: &CellSummary) -> bool {
-    trials.iter().any(|t| t.cell == c.cell && t.warnings.iter().any(|w| w.cpu_unmeasured()))
-}
-
-/// One cell against the best as a speed (higher is better). Paired where the two share two or
-/// more blocks: the Hodges-Lehmann ratio of their per-block values with its signed-rank interval
-/// (widened over launches); else the medians' quotient with both relative half-widths added in
-/// quadrature (first-order propagation for a quotient).
-fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[TrialRecord]) -> Relative {
-    let fastest = c.cell == best.cell;
-    let pairs = if fastest || c.step != best.step { Vec::new() } else { pairs_between(trials, &c.cell, &best.cell, metric, c.step) };
-    let paired = (pairs.len() >= 2).then(|| paired_ratio(&pairs)).flatten();
-    let (ratio, low, high) = match paired {
-        // CPU per request is lower-is-better: the speed is the inverse ratio.
-        Some(p) if metric.higher_is_better() => (p.ratio, p.low, p.high),
-        Some(p) => (1.0 / p.ratio, 1.0 / p.high, 1.0 / p.low),
-        None => {
-            let (e, b) = (c.get(metric), best.get(metric));
-            let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
-            let ratio = speed(&e) / speed(&b);
-            let rel = if fastest { 0.0 } else { e.relative_half_width().hypot(b.relative_half_width()) };
-            (ratio, ratio * (1.0 - rel), ratio * (1.0 + rel))
-        }
-    };
-    let short_coverage = paired.map(|p| p.confidence).filter(|&c| c < bakeoff_model::paired::PAIRED_CONFIDENCE);
-    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired: paired.map(|p| (p.blocks, p.launches)), short_coverage }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ fn a_client_bound_cell_is_a_lower_bound_and_the_scenario_ranks_by_cpu() {
     assert!(text.contains("≥ 166,000 (client-bound)"), "{text}");
     assert!(text.contains("vs best (efficiency: the client capped req/s)"), "{text}");
     // Ranked by capacity it would be out of the ranking: only its lower bound is known.
-    let by_capacity = bakeoff_report::view::relative_speeds(&hello.headline, PrimaryMetric::Capacity, &d.trials);
+    let by_capacity = bakeoff_report::scenario::relative_speeds(&hello.headline, PrimaryMetric::Capacity, &d.trials);
     assert!(by_capacity.iter().all(|r| r.cell.stack != "fast"), "{by_capacity:?}");
 }
 

@@ -2,16 +2,15 @@
 //! verify and measure every cell through the runner, hand every result to the sink, and clean up.
 //! The one entry point every front end calls to run a study.
 
-use crate::contract::fixtures;
 use crate::error::LabError;
-use crate::host::machine::{git_commit, machine_info};
 use crate::run::cells::Cell;
 use crate::run::plan::RunPlan;
-use crate::run::{Event, Lab, LabDirs, RunOutcome};
+use crate::run::workspace::{new_run, Workspace};
+use crate::run::{Event, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{self, SetupJob};
 use bakeoff_model::results::{ResultSink, RunInfo, Verdict};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// What a run did: its provenance (the id to read it back by) and the runner's outcome.
@@ -102,63 +101,10 @@ pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path
     failed
 }
 
-/// A new run's provenance: a unique id from the clock and the process, the git commit, the machine.
-pub(crate) fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
-    let mut run = RunInfo::starting_now("", study, machine_info(), settings);
-    let compact: String = run.started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
-    run.id = format!("{compact}-{}", std::process::id());
-    run.git_commit = git_commit(root);
-    run
-}
-
 /// The services the run's cells will start, named for the run's provenance before they start.
 fn services_preview(cells: &[Cell<'_>]) -> Vec<String> {
     let mut kinds: Vec<&str> = cells.iter().flat_map(|c| c.stack.services_for(c.scenario, c.variant)).map(|k| k.id()).collect();
     kinds.sort();
     kinds.dedup();
     kinds.into_iter().map(String::from).collect()
-}
-
-/// The scratch directory of a run: fixtures and every server's log. Removed afterwards unless
-/// something failed or it is to be kept.
-pub(crate) struct Workspace {
-    pub(crate) dir: PathBuf,
-    pub(crate) data: PathBuf,
-    keep: bool,
-}
-
-impl Workspace {
-    pub(crate) fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
-        let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
-        let data = dir.join("data");
-        fixtures::write_all(&data).map_err(|e| LabError::Input {
-            what: data.display().to_string(),
-            problem: format!("cannot write the fixtures: {e:#}"),
-            hint: "check free space and permissions in the temporary directory".into(),
-        })?;
-        Ok(Workspace { dir, data, keep })
-    }
-
-    /// A runner over this workspace.
-    pub(crate) fn lab<'a>(
-        &self,
-        root: &Path,
-        docstore: Option<String>,
-        settings: crate::run::LoadSettings,
-        sink: &'a mut dyn ResultSink,
-        events: &'a mut dyn FnMut(Event<'_>),
-        cancel: &'a AtomicBool,
-    ) -> Lab<'a> {
-        let dirs = LabDirs { project_root: root.to_path_buf(), run_dir: self.dir.clone(), data_dir: self.data.clone() };
-        Lab::new(dirs, settings, sink, events, cancel).with_docstore(docstore)
-    }
-
-    /// Removes the scratch directory unless asked to keep it or something failed.
-    pub(crate) fn finish(self, failed: bool, events: &mut dyn FnMut(Event<'_>)) {
-        if self.keep || failed {
-            (events)(Event::ScratchKept(&self.dir));
-        } else {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
 }

@@ -19,6 +19,7 @@ mod under_load;
 pub(crate) mod verification;
 mod verify_cell;
 pub(crate) mod what_ran;
+mod workspace;
 
 pub use estimate::{study_estimates, StudyEstimate};
 pub use events::Event;

@@ -6,8 +6,8 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
-use crate::run::execute::{new_run, Workspace};
 use crate::run::plan::RunPlan;
+use crate::run::workspace::{new_run, Workspace};
 use crate::run::{LoadSettings, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{is_current, SetupJob};

@@ -4,7 +4,8 @@
 //! and `execute`.
 
 use crate::error::LabError;
-use crate::run::execute::{new_run, setup_stacks, Workspace};
+use crate::run::execute::setup_stacks;
+use crate::run::workspace::{new_run, Workspace};
 use crate::run::LoadSettings;
 use crate::run::{Event, Lab};
 use crate::stacks::catalog::{self, Catalog};

@@ -7,4 +7,5 @@ pub mod manifest;
 pub mod scaffold;
 mod scaffold_like;
 pub mod setup;
+mod stack_folder;
 pub(crate) mod versions;

@@ -5,7 +5,7 @@
 use crate::error::LabError;
 use crate::stacks::adhoc::name_from_command;
 use crate::stacks::catalog;
-use crate::stacks::scaffold::{copy_tree, split_name, write};
+use crate::stacks::stack_folder::{copy_tree, split_name, write};
 use std::path::Path;
 
 /// Copies the stack `like` to `dest` as `name`: its own name is replaced in every text file, and

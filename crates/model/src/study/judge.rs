@@ -15,6 +15,7 @@
 
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
+use super::judge_paired::PairedValues;
 use crate::finding::Finding;
 use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
 use crate::results::CellKey;
@@ -111,9 +112,6 @@ pub type TrialSeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64,
 pub type MemorySeries<'a> = TrialSeries<'a>;
 /// The value of a metric in one step of each of a cell's trials, in trial order.
 pub type TrialValues<'a> = &'a dyn Fn(&CellKey, usize, Metric) -> Vec<f64>;
-/// The blocks in which two cells were measured side by side, as pairs of a metric in one step
-/// (`crate::paired::pairs_between`): none for trials that started their own servers apart.
-pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<crate::paired::Pair>;
 
 /// The rule that decides a verdict from a measured interval (low, high).
 type Decide = Box<dyn Fn(f64, f64) -> ClaimVerdict>;
@@ -272,7 +270,7 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
     let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
     // num / den of the first two cells: paired block by block where they shared enough blocks,
     // else over their trials, at the confidence a verdict aims for (95%).
-    let paired = super::judge_paired::paired_claim_ratio(check, found, metric, ev);
+    let paired = super::judge_paired::paired_claim_ratio(check, found, metric, ev.pairs, VERDICT_CONFIDENCE);
     let two = |num: usize, den: usize| match &paired {
         Some(r) => super::judge_paired::oriented(r, num),
         None => pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE),

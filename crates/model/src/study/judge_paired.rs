@@ -4,13 +4,23 @@
 //! claim to the unpaired ratio of their trials, which 3 v 3 trials already take to 90%.
 
 use super::claims::Check;
-use super::judge::{Evidence, VERDICT_CONFIDENCE};
-use crate::paired::{paired_ratio, PairedRatio};
+use crate::paired::{paired_ratio, Pair, PairedRatio};
+use crate::results::CellKey;
 use crate::summary::{CellSummary, Metric};
 
+/// The blocks in which two cells were measured side by side, as pairs of a metric in one step
+/// (`crate::paired::pairs_between`): none for trials that started their own servers apart.
+pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<Pair>;
+
 /// The paired ratio first cell / second cell of a two-cell comparison, when the check compares
-/// two cells of one scenario and step on `metric` and their shared blocks reach a verdict's coverage.
-pub(super) fn paired_claim_ratio(check: &Check, found: &[&CellSummary], metric: Metric, ev: &Evidence<'_>) -> Option<PairedRatio> {
+/// two cells of one scenario and step on `metric` and their shared blocks reach `min_coverage`.
+pub(super) fn paired_claim_ratio(
+    check: &Check,
+    found: &[&CellSummary],
+    metric: Metric,
+    pairs: PairedValues<'_>,
+    min_coverage: f64,
+) -> Option<PairedRatio> {
     if !matches!(check, Check::Faster { .. } | Check::Ratio { .. } | Check::Memory { .. }) || found.len() != 2 {
         return None;
     }
@@ -18,9 +28,9 @@ pub(super) fn paired_claim_ratio(check: &Check, found: &[&CellSummary], metric: 
     if a.cell.scenario != b.cell.scenario || a.step != b.step {
         return None;
     }
-    let pairs = (ev.pairs)(&a.cell, &b.cell, a.step, metric);
+    let pairs = pairs(&a.cell, &b.cell, a.step, metric);
     let r = (pairs.len() >= 2).then(|| paired_ratio(&pairs)).flatten()?;
-    (r.confidence >= VERDICT_CONFIDENCE && r.low.is_finite() && r.high.is_finite()).then_some(r)
+    (r.confidence >= min_coverage && r.low.is_finite() && r.high.is_finite()).then_some(r)
 }
 
 /// (ratio, low, high, coverage) of num / den from the paired ratio of cell 0 / cell 1.

@@ -5,8 +5,9 @@ use super::charts::{self, Axes, Bar, Scale, Series};
 use super::{esc, table};
 use crate::numbers::{grouped, latency, sig3};
 use crate::overhead::Stat;
+use crate::scenario::ScenarioView;
 use crate::tables;
-use crate::view::{ReportView, ScenarioView};
+use crate::view::ReportView;
 use bakeoff_model::summary::Metric;
 use std::fmt::Write;
 

@@ -1,0 +1,63 @@
+//! A run's scratch directory (fixtures and every server's log) and its provenance record: what
+//! every kind of run (a study, a verification, the noise probe) starts from.
+
+use crate::contract::fixtures;
+use crate::error::LabError;
+use crate::host::machine::{git_commit, machine_info};
+use crate::run::{Event, Lab, LabDirs};
+use bakeoff_model::results::{ResultSink, RunInfo};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// A new run's provenance: a unique id from the clock and the process, the git commit, the machine.
+pub(crate) fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> RunInfo {
+    let mut run = RunInfo::starting_now("", study, machine_info(), settings);
+    let compact: String = run.started_at.chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    run.id = format!("{compact}-{}", std::process::id());
+    run.git_commit = git_commit(root);
+    run
+}
+
+/// The scratch directory of a run: fixtures and every server's log. Removed afterwards unless
+/// something failed or it is to be kept.
+pub(crate) struct Workspace {
+    pub(crate) dir: PathBuf,
+    pub(crate) data: PathBuf,
+    keep: bool,
+}
+
+impl Workspace {
+    pub(crate) fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
+        let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
+        let data = dir.join("data");
+        fixtures::write_all(&data).map_err(|e| LabError::Input {
+            what: data.display().to_string(),
+            problem: format!("cannot write the fixtures: {e:#}"),
+            hint: "check free space and permissions in the temporary directory".into(),
+        })?;
+        Ok(Workspace { dir, data, keep })
+    }
+
+    /// A runner over this workspace.
+    pub(crate) fn lab<'a>(
+        &self,
+        root: &Path,
+        docstore: Option<String>,
+        settings: crate::run::LoadSettings,
+        sink: &'a mut dyn ResultSink,
+        events: &'a mut dyn FnMut(Event<'_>),
+        cancel: &'a AtomicBool,
+    ) -> Lab<'a> {
+        let dirs = LabDirs { project_root: root.to_path_buf(), run_dir: self.dir.clone(), data_dir: self.data.clone() };
+        Lab::new(dirs, settings, sink, events, cancel).with_docstore(docstore)
+    }
+
+    /// Removes the scratch directory unless asked to keep it or something failed.
+    pub(crate) fn finish(self, failed: bool, events: &mut dyn FnMut(Event<'_>)) {
+        if self.keep || failed {
+            (events)(Event::ScratchKept(&self.dir));
+        } else {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
