@@ -81,6 +81,19 @@ impl NoiseFloor {
     pub fn trials_for(&self, target: f64) -> u32 {
         ((MEDIAN_HALF_WIDTH_SIGMAS * self.slice_spread / target.max(1e-6)).powi(2).ceil() as u32).max(1)
     }
+
+    /// The half-width (a fraction) a paired ratio can expect after `blocks` blocks: the A/A pair's
+    /// own, scaled by √(its blocks / blocks). What a block-scheduled run ranks and judges on; the
+    /// pair's slices meet different moments of the machine, so it is wider than a cell's own spread
+    /// alone predicts.
+    pub fn ratio_half_width(&self, blocks: u32) -> f64 {
+        self.aa.relative_half_width() * (f64::from(self.aa.blocks.max(1)) / f64::from(blocks.max(1))).sqrt()
+    }
+
+    /// The blocks a paired ratio needs for a half-width of `target` (a fraction).
+    pub fn blocks_for(&self, target: f64) -> u32 {
+        (((self.aa.relative_half_width() / target.max(1e-6)).powi(2) * f64::from(self.aa.blocks.max(1))).ceil() as u32).max(1)
+    }
 }
 
 /// A study's precision target against this machine's noise floor, said before it runs.
@@ -114,7 +127,10 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     let Some(target) = plan.settings.precision else { return Ok(None) };
     let trials = plan.settings.trials;
     let planned = plan.estimate()?;
-    let trials_needed = floor.trials_for(target).max(trials);
+    // Under the block schedule the target is met on paired ratios: project the A/A pair's width.
+    let paired = plan.settings.schedule == bakeoff_model::schedule::Schedule::Blocks;
+    let half_width = |n: u32| if paired { floor.ratio_half_width(n) } else { floor.cell_half_width(n) };
+    let trials_needed = if paired { floor.blocks_for(target) } else { floor.trials_for(target) }.max(trials);
     let cap = crate::run::rounds::MAX_TRIALS;
     let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
     let mut trials_possible = trials;
@@ -125,7 +141,7 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     } else {
         trials_possible = trials_needed.min(cap);
     }
-    let reaches = floor.cell_half_width(trials_possible);
+    let reaches = half_width(trials_possible);
     Ok(Some(Outlook { target, trials_needed, needs, planned, budget: plan.settings.budget, trials_possible, reaches }))
 }
 
@@ -244,8 +260,9 @@ pub fn recent(root: &Path) -> Option<NoiseFloor> {
 mod tests {
     use super::*;
 
+    /// A floor whose slices spread by `spread` and whose A/A pair is ±0.8 × spread over 8 blocks.
     fn floor(spread: f64) -> NoiseFloor {
-        let aa = PairedRatio { ratio: 1.0, low: 0.96, high: 1.04, confidence: 0.95, blocks: 8, launches: 1 };
+        let aa = PairedRatio { ratio: 1.0, low: 1.0 - 0.8 * spread, high: 1.0 + 0.8 * spread, confidence: 0.95, blocks: 8, launches: 1 };
         NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread }
     }
 
@@ -280,5 +297,22 @@ mod tests {
         assert!(!noisy.fits() && noisy.trials_needed > noisy.trials_possible, "{noisy:?}");
         assert!(noisy.needs.is_none_or(|n| n > noisy.budget.unwrap()), "{noisy:?}");
         assert!(plan.estimate_at(noisy.trials_possible).unwrap() <= noisy.budget.unwrap());
+        // Steady slices but a wide A/A pair: the block schedule's paired ratios miss the target
+        // that each cell's own median would reach on the trial schedule.
+        let mut split = floor(0.01);
+        (split.aa.low, split.aa.high) = (0.88, 1.12);
+        let blocks = outlook(&plan, &split).unwrap().unwrap();
+        assert!(!blocks.fits() && (blocks.reaches - 0.12 * (8.0 / blocks.trials_possible as f64).sqrt()).abs() < 1e-9, "{blocks:?}");
+        let mut trials_plan = plan;
+        trials_plan.settings.schedule = bakeoff_model::schedule::Schedule::Trials;
+        assert!(outlook(&trials_plan, &split).unwrap().unwrap().fits());
+    }
+
+    #[test]
+    fn a_paired_ratio_needs_the_blocks_the_aa_pair_projects() {
+        // ±4% over 8 blocks: ±5% after 6 blocks (4% × √(8/6) = 4.6%), not after 5 (5.1%).
+        let f = floor(0.05);
+        assert_eq!(f.blocks_for(0.05), 6);
+        assert!(f.ratio_half_width(6) <= 0.05 && f.ratio_half_width(5) > 0.05);
     }
 }
