@@ -74,7 +74,7 @@ def main(pairs_tsv, slowdown):
           + (f"; {unranked} of {n} not judged (a cell not ranked, e.g. client-bound)" if unranked else ""))
     print(rate("compare A -> B: x slower (absolute, the run's ranking metric)", slower_abs, n))
     print(rate("compare A -> B: x slower on CPU µs/request (absolute)", slower_cpu, n))
-    print(rate("compare A -> B: x slower against its peer, paired", slower_rel, with_rel if with_rel else 1)
+    print(rate("compare A -> B: x slower against its peer, paired", slower_rel, with_rel)
           if with_rel else "compare A -> B: no paired peer in any pair")
     print(rate("compare A -> B: ref changed (a false finding)", ref_changed, n))
 

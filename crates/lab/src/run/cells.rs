@@ -40,7 +40,7 @@ impl Cell<'_> {
     /// schedule whose steps need a server of their own (a rate ramp, a concurrency sweep, an SLO
     /// search, a closed maximum after it).
     pub(crate) fn can_pair(&self, s: &crate::run::settings::LoadSettings) -> bool {
-        self.soak.is_none() && self.ramp.is_none() && s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput
+        self.soak.is_none() && self.ramp.is_none() && s.allows_blocks()
     }
 
     /// The cell's identity in results: stack, scenario, variant, workers and A/A arm.

@@ -123,8 +123,7 @@ fn under_load_time(u: &bakeoff_model::slo::UnderLoad) -> Duration {
 /// a stack's own warm-up).
 #[cfg(test)]
 fn estimate(s: &LoadSettings, cells: usize, variants: usize) -> Duration {
-    let pairable = s.ramp.is_none() && s.conn_ladder.is_none() && s.slo.is_none() && !s.max_throughput;
-    cell_time(s, pairable, s.warmup, s.trials) * cells as u32 + VERIFY * variants as u32
+    cell_time(s, s.allows_blocks(), s.warmup, s.trials) * cells as u32 + VERIFY * variants as u32
 }
 
 /// The measured time of one trial: one step, a ladder's steps, or a ramp's (auto: five), plus the

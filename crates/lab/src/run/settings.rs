@@ -80,6 +80,14 @@ fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 
 /// The settings of a run that no study or flag changed: 10 s trials after 3 s of warm-up, 64
 /// connections, 3 trials in blocks, the server and the client on the two halves of the CPUs.
+impl LoadSettings {
+    /// Whether these settings let cells share the server CPUs in blocks: a plain closed-model
+    /// measurement, with no ramp, connection ladder, SLO search or closed maximum after it.
+    pub(crate) fn allows_blocks(&self) -> bool {
+        self.ramp.is_none() && self.conn_ladder.is_none() && self.slo.is_none() && !self.max_throughput
+    }
+}
+
 impl Default for LoadSettings {
     fn default() -> LoadSettings {
         let (server_cpus, client_cpus) = crate::host::machine::default_cpu_split();

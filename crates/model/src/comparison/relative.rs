@@ -2,9 +2,9 @@
 //! measured in the same blocks. Within a run the cell and its peer met the same machine in every
 //! block, so each block's ratio cell / peer cancels what hit both (a slow stretch, a slower day);
 //! between the runs the two samples of block ratios are independent, and their Hodges-Lehmann
-//! shift with its Mann-Whitney interval says how far the cell moved against the peer. Where only
-//! one cell was changed this resolves far less than the absolute comparison can; the report says
-//! which peer it is relative to, since a changed peer moves the ratio as well.
+//! shift with its Mann-Whitney interval says how far the cell moved against the peer. It holds
+//! where the peer is unchanged; the report names the peer, since a changed peer moves the ratio
+//! as well.
 
 use super::{verdict_of, Change};
 use crate::metric::Metric;
