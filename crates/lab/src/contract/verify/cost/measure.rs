@@ -4,6 +4,7 @@
 
 use super::burst::{burst, probe_setup, settled_cpu, warm_up, BurstError, Cost, Setup};
 use super::{Pair, Target};
+use crate::host::cpu_meter::CpuReading;
 use std::time::Duration;
 
 /// Unmeasured load on both routes of a judged pair before its bursts; the two calibration bursts
@@ -18,10 +19,9 @@ const AGAIN_WARMUP_BOUND: Duration = Duration::from_secs(5);
 /// Light/heavy alternations per pair; the median ratio is judged.
 const ROUNDS: usize = 5;
 /// After the measurement ([`check_again`](super::check_again)) the light side stops after this many
-/// bursts when the median of their ratios already reaches the threshold, and runs all [`ROUNDS`]
-/// otherwise, judged as in verification. Stopping early is never more lenient than verification: two ratios of three
-/// at the threshold are two of five, which verification passes with a warning at worst; failing
-/// still takes four of five below it.
+/// bursts when the median of their ratios already reaches [`CONFIRM_FACTOR`] times the threshold,
+/// and runs all [`ROUNDS`] otherwise, confirmed and judged as in verification: failing still takes
+/// four rounds of five below the threshold.
 const EARLY_ROUNDS: usize = 3;
 
 /// One pair's alternated bursts: (heavy, light) per round, and the seconds they took.
@@ -58,6 +58,15 @@ impl Alternation {
         by_ratio[by_ratio.len() / 2]
     }
 
+    /// Each round's heavy side becomes the cheaper of its burst and `again`'s burst of that round.
+    fn keep_cheaper_heavy(&mut self, again: &[Cost]) {
+        for (round, h) in self.rounds.iter_mut().zip(again) {
+            if h.us_per_request < round.0.us_per_request {
+                round.0 = *h;
+            }
+        }
+    }
+
     fn heavy_requests(&self) -> u64 {
         self.rounds.iter().map(|(h, _)| h.requests).sum()
     }
@@ -71,28 +80,27 @@ impl Alternation {
 /// or for a JIT stack its own warm-up up to [`AGAIN_WARMUP_BOUND`]; its set-up probe, and
 /// [`EARLY_ROUNDS`] bursts, or [`ROUNDS`] when their median ratio is below the threshold. Heavy
 /// burst i is paired with light burst i. Not alternated: the server is warm, and alternating
-/// would show the light URL before the heavy bursts.
+/// would show the light URL before the heavy bursts. A median short of [`CONFIRM_FACTOR`] times
+/// the threshold is confirmed ([`confirm_heavy`]).
 pub(super) fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
     let (light, heavy) = ([p.light.to_string()], [p.scenario.load_path().to_string()]);
     let start = std::time::Instant::now();
-    let (setup, mut cpu) = probe_setup(target, pid, &heavy, *conns)?;
-    *conns = setup.conns;
-    let calibrated;
-    (calibrated, cpu) = burst(target, pid, &heavy, &cpu, &setup, 2 * setup.conns as u64)?;
+    let (heavy_setup, mut cpu) = probe_setup(target, pid, &heavy, *conns)?;
+    *conns = heavy_setup.conns;
+    let heavy_count;
+    (heavy_count, cpu) = burst(target, pid, &heavy, &cpu, &heavy_setup, 2 * heavy_setup.conns as u64)?;
     let mut heavies = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let h;
-        (h, cpu) = burst(target, pid, &heavy, &cpu, &setup, calibrated.requests)?;
-        heavies.push(setup.slope_cost(&h).ok_or_else(|| {
-            BurstError::Unmeasured(format!("a heavy burst of {} requests measured no CPU beyond its connections' set-up", h.requests))
-        })?);
+        (h, cpu) = heavy_burst(target, pid, &heavy, &cpu, &heavy_setup, heavy_count.requests)?;
+        heavies.push(h);
     }
     warm_up(target, &light, target.warmup.min(AGAIN_WARMUP_BOUND).max(WARMUP));
     let (setup, mut cpu) = probe_setup(target, pid, &light, *conns)?;
     let calibrated;
     (calibrated, cpu) = burst(target, pid, &light, &cpu, &setup, setup.conns as u64)?;
     let passed_early = |rounds: &[(Cost, Cost)]| {
-        rounds.len() == EARLY_ROUNDS && (Alternation { rounds: rounds.to_vec(), seconds: 0.0 }).median().0 >= p.min_ratio
+        rounds.len() == EARLY_ROUNDS && (Alternation { rounds: rounds.to_vec(), seconds: 0.0 }).median().0 >= CONFIRM_FACTOR * p.min_ratio
     };
     let mut rounds = Vec::with_capacity(ROUNDS);
     for h in heavies {
@@ -106,7 +114,56 @@ pub(super) fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &
         })?;
         rounds.push((h, l));
     }
-    Ok(Alternation { rounds, seconds: start.elapsed().as_secs_f64() })
+    let mut alternation = Alternation { rounds, seconds: 0.0 };
+    if alternation.median().0 < CONFIRM_FACTOR * p.min_ratio {
+        confirm_heavy(target, pid, &heavy, (&heavy_setup, heavy_count.requests), &mut alternation)?;
+    }
+    alternation.seconds = start.elapsed().as_secs_f64();
+    Ok(alternation)
+}
+
+/// A median short of this many times the threshold after the load is confirmed: honest stacks
+/// measure 2.0x and up on a 1.6x line, a cheat is near 1.0x, and one that is not was caught in
+/// drift.
+const CONFIRM_FACTOR: f64 = 2.0;
+
+/// The heavy side again, once per round, after the light bursts; each round keeps the cheaper of
+/// its two heavy bursts. The heavy bursts and the light ones are not alternated after the load, so
+/// a spell of a busy machine over the first heavy bursts (steal time on a shared VM is billed to
+/// the process that ran) inflated a memo's 57 µs to 100 µs against 58.6 µs light: 1.7x, a pass.
+/// Work that resumes once the light URL is seen costs more here, and the first burst stays.
+fn confirm_heavy(
+    target: &Target<'_>,
+    pid: u32,
+    heavy: &[String],
+    (setup, count): (&Setup, u64),
+    a: &mut Alternation,
+) -> Result<(), BurstError> {
+    let mut cpu = settled_cpu(pid);
+    let mut again = Vec::with_capacity(a.rounds.len());
+    for _ in 0..a.rounds.len() {
+        let h;
+        (h, cpu) = heavy_burst(target, pid, heavy, &cpu, setup, count)?;
+        again.push(h);
+    }
+    a.keep_cheaper_heavy(&again);
+    Ok(())
+}
+
+/// One heavy burst after the load, judged on its slope beyond the heavy set-up probe.
+fn heavy_burst(
+    target: &Target<'_>,
+    pid: u32,
+    heavy: &[String],
+    before: &CpuReading,
+    setup: &Setup,
+    count: u64,
+) -> Result<(Cost, CpuReading), BurstError> {
+    let (h, cpu) = burst(target, pid, heavy, before, setup, count)?;
+    let cost = setup.slope_cost(&h).ok_or_else(|| {
+        BurstError::Unmeasured(format!("a heavy burst of {} requests measured no CPU beyond its connections' set-up", h.requests))
+    })?;
+    Ok((cost, cpu))
 }
 
 /// ROUNDS of a light burst then a heavy one.
@@ -150,4 +207,29 @@ pub(super) fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u3
     })?;
     let heavy = Cost { us_per_request: raw.cpu_s * 1e6 / raw.requests as f64, requests: raw.requests };
     Ok(Measured::Shown { heavy, seconds: start.elapsed().as_secs_f64() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Alternation, Cost};
+
+    fn cost(us_per_request: f64) -> Cost {
+        Cost { us_per_request, requests: 100 }
+    }
+
+    /// The after-load figures CI measured for a memo (heavy bursts in a busy spell, light ones
+    /// after it): 1.7x passes a 1.6x line; heavy bursts again after the light ones bring the
+    /// memo back to 1.0x, and an honest heavy side keeps its first, cheaper burst.
+    #[test]
+    fn a_heavy_side_inflated_by_drift_is_replaced_by_its_cheaper_confirmation() {
+        let light = 58.6;
+        let rounds = [58.6, 88.0, 100.0, 100.0, 105.0].iter().map(|&h| (cost(h), cost(light))).collect();
+        let mut memo = Alternation { rounds, seconds: 0.0 };
+        assert!((memo.median().0 - 1.7).abs() < 0.01, "{}", memo.median().0);
+        memo.keep_cheaper_heavy(&[cost(57.0), cost(56.0), cost(58.0), cost(57.5), cost(59.0)]);
+        assert!(memo.ratios().iter().all(|&r| r < 1.01), "{:?}", memo.ratios());
+        let mut honest = Alternation { rounds: vec![(cost(1400.0), cost(75.0)); 5], seconds: 0.0 };
+        honest.keep_cheaper_heavy(&[cost(1500.0); 5]);
+        assert!(honest.ratios().iter().all(|&r| (r - 1400.0 / 75.0).abs() < 1e-9), "{:?}", honest.ratios());
+    }
 }
