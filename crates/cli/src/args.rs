@@ -71,6 +71,25 @@ pub enum Command {
     Bench(BenchArgs),
     /// Write a new stack folder (from a template, another stack or a command) and verify it
     New(NewArgs),
+    /// Scenario files: lint one, and verify a running server against it
+    #[command(subcommand)]
+    Scenario(ScenarioCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ScenarioCommand {
+    /// Lint a scenario file: its errors with the line, its mix, ten requests of its deck, its
+    /// warnings; with --url, verify a running server against it
+    Check(ScenarioCheckArgs),
+}
+
+#[derive(Args)]
+pub struct ScenarioCheckArgs {
+    /// The scenario file (TOML; see docs/scenarios.md, "Scenario files")
+    pub file: PathBuf,
+    /// A server already running on loopback, e.g. http://127.0.0.1:8080, to verify against the file
+    #[arg(long)]
+    pub url: Option<String>,
 }
 
 #[derive(Args)]

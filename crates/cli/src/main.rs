@@ -35,5 +35,6 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Doctor(a) => commands::doctor::run(&a),
         args::Command::Bench(a) => commands::bench::run(&a),
         args::Command::New(a) => commands::new::run(&a),
+        args::Command::Scenario(args::ScenarioCommand::Check(a)) => commands::scenario::check(&a),
     }
 }

@@ -28,6 +28,7 @@ pub mod study;
 pub mod summary;
 pub mod time;
 pub mod timeline;
+pub mod workload;
 
 pub use error::{InputError, SinkError};
 

@@ -37,7 +37,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
 }
 
 /// The address of `http://HOST:PORT[/...]`, which must be loopback: load goes nowhere else.
-fn loopback_addr(url: &str) -> Result<SocketAddr> {
+pub fn loopback_addr(url: &str) -> Result<SocketAddr> {
     let hint = "  hint: give a loopback URL with its port, e.g. --url http://127.0.0.1:8080 (bakeoff loads loopback only)";
     let Some(rest) = url.strip_prefix("http://") else {
         bail!("--url {url}: only http:// URLs can be measured\n{hint}");

@@ -8,6 +8,7 @@ pub mod new;
 pub mod report;
 pub mod run;
 pub mod runs;
+pub mod scenario;
 pub mod setup;
 pub mod stacks;
 pub mod studies;

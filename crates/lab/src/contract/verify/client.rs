@@ -12,7 +12,8 @@ use std::time::Duration;
 pub struct Response {
     /// The status code.
     pub status: u16,
-    pub(crate) headers: Vec<(String, String)>,
+    /// The header lines, in order.
+    pub headers: Vec<(String, String)>,
     /// The body, decoded from its framing (chunked or not).
     pub body: Vec<u8>,
     pub(crate) framing: Framing,
@@ -71,13 +72,29 @@ impl Client {
 
     /// GETs `path` on the current keep-alive connection (opening one when needed).
     pub fn get(&mut self, path: &str) -> Result<Response, String> {
+        self.send("GET", path, &[], None)
+    }
+
+    /// Sends one request (`Host` and `User-Agent` added, `Content-Length` for a body) on the
+    /// current keep-alive connection, opening one when needed.
+    pub fn send(&mut self, method: &str, path: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Result<Response, String> {
+        let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: bakeoff-verify\r\n", self.addr);
+        for (name, value) in headers {
+            req.push_str(&format!("{name}: {value}\r\n"));
+        }
+        if let Some(b) = body {
+            req.push_str(&format!("Content-Length: {}\r\n", b.len()));
+        }
+        let mut req = req.into_bytes();
+        req.extend_from_slice(b"\r\n");
+        req.extend_from_slice(body.unwrap_or_default());
         let reused = self.conn.is_some();
-        let mut result = self.try_get(path);
+        let mut result = self.try_send(&req);
         if reused && result.as_ref().is_err_and(|e| e == CLOSED_IDLE || e.starts_with("write:") || e.contains("reset")) {
             // A server may close a keep-alive connection that sat idle (the live-data probe
             // changes the store in between); like any HTTP client, ask again on a new one.
             self.conn = None;
-            result = self.try_get(path);
+            result = self.try_send(&req);
         }
         if result.as_ref().map(|r| r.close).unwrap_or(true) {
             self.conn = None;
@@ -90,7 +107,7 @@ impl Client {
         self.conn.is_some()
     }
 
-    fn try_get(&mut self, path: &str) -> Result<Response, String> {
+    fn try_send(&mut self, req: &[u8]) -> Result<Response, String> {
         if self.conn.is_none() {
             let s = TcpStream::connect_timeout(&self.addr, self.timeout).map_err(|e| format!("connect: {e}"))?;
             s.set_read_timeout(Some(self.timeout)).ok();
@@ -99,9 +116,8 @@ impl Client {
             self.conn = Some(s);
             self.parser.reset();
         }
-        let req = format!("GET {path} HTTP/1.1\r\nHost: {}\r\nUser-Agent: bakeoff-verify\r\n\r\n", self.addr);
         let conn = self.conn.as_mut().expect("connected");
-        conn.write_all(req.as_bytes()).map_err(|e| format!("write: {e}"))?;
+        conn.write_all(req).map_err(|e| format!("write: {e}"))?;
         read_response(conn, &mut self.parser)
     }
 }

@@ -6,10 +6,12 @@ mod cost;
 mod listen;
 mod proxy;
 mod scenarios;
+mod workload;
 
 pub(crate) use bakeoff_load::Framing;
 pub use client::{Client, Response};
 pub use listen::listening_addresses;
+pub use workload::{verify_workload, Sent, WorkloadVerification, DRAWS_PER_KIND};
 
 use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;

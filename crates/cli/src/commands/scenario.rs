@@ -1,0 +1,120 @@
+//! `bakeoff scenario check FILE`: a scenario file linted (its errors with file, line and fix), its
+//! request kinds and mix, ten requests of its deck and its warnings printed; with `--url`, a
+//! running server verified against it as a run would before measuring.
+
+use crate::args::ScenarioCheckArgs;
+use anyhow::{bail, Result};
+use bakeoff_lab::contract::verify::{verify_workload, WorkloadVerification};
+use bakeoff_model::workload::expect::{Expect, JsonIs};
+use bakeoff_model::workload::vars::Generator;
+use bakeoff_model::workload::Workload;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Requests of the deck printed as a sample.
+const SAMPLE: usize = 10;
+
+pub fn check(args: &ScenarioCheckArgs) -> Result<ExitCode> {
+    let workload = Workload::load(&args.file)?;
+    print!("{}", describe(&workload)?);
+    let Some(url) = &args.url else { return Ok(ExitCode::SUCCESS) };
+    let addr = crate::commands::bench::loopback_addr(url)?;
+    let seed = fresh_seed();
+    let verification = verify_workload(addr, &workload, seed, Duration::from_secs(5));
+    print!("{}", verdicts(&verification));
+    Ok(if verification.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// A seed for verification's fresh draws: not the deck's, different each time, printed.
+pub fn fresh_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+}
+
+/// The file's kinds, variables, a sample of its deck and its warnings.
+fn describe(w: &Workload) -> Result<String> {
+    let total: u32 = w.requests.iter().map(|r| r.weight).sum();
+    let mut out = format!(
+        "{}: {} request kinds, a deck of {} drawn from seed {} (text {})\n",
+        w.name,
+        w.requests.len(),
+        w.deck_size,
+        w.seed,
+        w.text_hash()
+    );
+    let width = w.requests.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    for r in &w.requests {
+        let share = 100.0 * r.weight as f64 / total as f64;
+        out += &format!("  {:width$}  {share:5.1}%  {} {}  expects {}\n", r.name, r.method, r.path, expectations(&r.expect));
+    }
+    for (name, g) in &w.vars {
+        out += &format!("  var {name}: {}\n", generator(g));
+    }
+    let deck = match w.deck(w.seed, w.deck_size) {
+        Ok(d) => d,
+        Err(e) => {
+            bail!("{}: the deck cannot be drawn: {e}\n  hint: add rows to the data file, pick cycle or random, or lower `deck`", w.name)
+        }
+    };
+    out += &format!("the deck's first {SAMPLE} requests:\n");
+    for d in deck.iter().take(SAMPLE) {
+        let body = d.body.as_ref().map(|b| format!("  body {}", String::from_utf8_lossy(b))).unwrap_or_default();
+        out += &format!("  {:width$}  {} {}{body}\n", w.requests[d.kind].name, d.method, d.path);
+    }
+    for warning in w.warnings() {
+        out += &format!("warning: {warning}\n");
+    }
+    Ok(out)
+}
+
+fn expectations(e: &Expect) -> String {
+    let mut parts = vec![format!("status {}", e.status)];
+    if let Some(t) = &e.content_type {
+        parts.push(format!("type {t}"));
+    }
+    if let Some(b) = &e.body {
+        parts.push(format!("body `{b}`"));
+    }
+    if let Some(r) = &e.regex {
+        parts.push(format!("/{r}/"));
+    }
+    for j in &e.json {
+        parts.push(match &j.is {
+            JsonIs::Equals(_) => format!("{} equals", j.path),
+            JsonIs::Within(lo, hi) => format!("{} in {lo}..={hi}", j.path),
+            JsonIs::Length(lo, hi) => format!("{} length {lo}..={hi}", j.path),
+        });
+    }
+    parts.extend(e.headers.iter().map(|(n, _)| format!("header {n}")));
+    parts.join(", ")
+}
+
+fn generator(g: &Generator) -> String {
+    match g {
+        Generator::Range(lo, hi) => format!("range {lo}..={hi}"),
+        Generator::Sequence(lo, hi) => format!("sequence {lo}..={hi}"),
+        Generator::Choice(c) => format!("choice of {}", c.len()),
+        Generator::Pattern(_) => "pattern".into(),
+        Generator::Data(d) => format!("{} rows of {} ({:?})", d.rows.len(), d.path.display(), d.pick).to_lowercase(),
+    }
+}
+
+/// Each wrong answer with what was expected and what came, then the verdict.
+pub fn verdicts(v: &WorkloadVerification) -> String {
+    let mut out = String::new();
+    for s in v.failures() {
+        out += &format!("fail {}: {}\n", s.kind, s.request);
+        if let Some(why) = &s.failed {
+            out += &format!("    {why}\n");
+        }
+        for m in &s.mismatches {
+            out += &format!("    {}\n      expected {}\n      got      {}\n", m.what, m.expected, m.got);
+        }
+    }
+    let failed = v.failures().count();
+    out += &if failed == 0 {
+        format!("verified: {} requests answered as expected (fresh draws from seed {})\n", v.sent.len(), v.seed)
+    } else {
+        format!("not verified: {failed} of {} answers wrong (fresh draws from seed {}): nothing would be measured\n", v.sent.len(), v.seed)
+    };
+    out
+}

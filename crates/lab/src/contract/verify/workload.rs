@@ -1,0 +1,95 @@
+//! Verification of a server against a scenario file: every request kind sent with fresh draws
+//! (not the deck's, so an answer cannot be learnt from the measured requests), every answer held to
+//! the file's expectations, a path no request names must answer 404, and every response framed as
+//! the load generator reads it. Any failure means the server is not measured.
+
+use super::Client;
+use bakeoff_model::workload::expect::{Answer, Mismatch};
+use bakeoff_model::workload::vars::Draws;
+use bakeoff_model::workload::Workload;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Fresh draws per request kind: a server that special-cases one input answers the others wrong.
+pub const DRAWS_PER_KIND: usize = 3;
+
+/// One request sent in verification and what came of it.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    /// The request kind's name (`404` for the unknown path).
+    pub kind: String,
+    /// `METHOD PATH`.
+    pub request: String,
+    /// Empty when the answer was right.
+    pub mismatches: Vec<Mismatch>,
+    /// No answer at all, or one the parser refused (its framing), with why.
+    pub failed: Option<String>,
+}
+
+impl Sent {
+    /// Whether the answer was right.
+    pub fn passed(&self) -> bool {
+        self.failed.is_none() && self.mismatches.is_empty()
+    }
+}
+
+/// What verification of a scenario file found.
+#[derive(Debug, Clone)]
+pub struct WorkloadVerification {
+    /// The seed of the fresh draws, so a failure can be drawn again.
+    pub seed: u64,
+    /// Every request sent, in order.
+    pub sent: Vec<Sent>,
+}
+
+impl WorkloadVerification {
+    /// Whether every answer was right.
+    pub fn passed(&self) -> bool {
+        self.sent.iter().all(Sent::passed)
+    }
+
+    /// The requests whose answers were wrong.
+    pub fn failures(&self) -> impl Iterator<Item = &Sent> {
+        self.sent.iter().filter(|s| !s.passed())
+    }
+}
+
+/// Sends [`DRAWS_PER_KIND`] requests of every kind drawn from `seed`, then the unknown path, to
+/// the server at `addr`; every read waits `timeout` at most.
+pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout: Duration) -> WorkloadVerification {
+    let mut client = Client::new(addr, timeout);
+    let mut draws = Draws::new(seed);
+    let mut sent = Vec::new();
+    for _ in 0..DRAWS_PER_KIND {
+        for (kind, spec) in workload.requests.iter().enumerate() {
+            let request = match workload.draw(kind, &mut draws) {
+                Ok(d) => d,
+                Err(e) => {
+                    sent.push(Sent { kind: spec.name.clone(), request: String::new(), mismatches: vec![], failed: Some(e) });
+                    continue;
+                }
+            };
+            let line = format!("{} {}", request.method, request.path);
+            let answer = client.send(&request.method, &request.path, &request.headers, request.body.as_deref());
+            let (mismatches, failed) = match answer {
+                Ok(r) => (request.expected.check(&Answer { status: r.status, headers: &r.headers, body: &r.body }), None),
+                Err(e) => (vec![], Some(e)),
+            };
+            sent.push(Sent { kind: spec.name.clone(), request: line, mismatches, failed });
+        }
+    }
+    sent.push(unknown_path(&mut client, seed));
+    WorkloadVerification { seed, sent }
+}
+
+/// A path no request of the file names must answer 404: a server that answers anything with 200
+/// would pass a request whose path it never routed.
+fn unknown_path(client: &mut Client, seed: u64) -> Sent {
+    let path = format!("/bakeoff-no-such-path-{seed:x}");
+    let (mismatches, failed) = match client.get(&path) {
+        Ok(r) if r.status == 404 => (vec![], None),
+        Ok(r) => (vec![Mismatch { what: "status".into(), expected: "404".into(), got: r.status.to_string() }], None),
+        Err(e) => (vec![], Some(e)),
+    };
+    Sent { kind: "404".into(), request: format!("GET {path}"), mismatches, failed }
+}

@@ -1,0 +1,265 @@
+//! A scenario file as TOML: the raw shape serde reads, turned into a checked [`Workload`] whose
+//! every error names the file, the line and the fix.
+
+use super::expect::{Expect, JsonIs, JsonRule, TemplatedJson};
+use super::json_path::JsonPath;
+use super::pattern::Pattern;
+use super::template::Template;
+use super::vars::{DataFile, Generator, Pick};
+use super::{Body, RequestSpec, Workload};
+use crate::InputError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+use toml::Spanned;
+
+/// Requests a deck holds unless the file says: a few passes of any mix within a kilobyte or so of
+/// bytes each, small against the load generator's caches.
+const DEFAULT_DECK: usize = 1000;
+/// The most a deck may hold (each request's bytes are built once and kept).
+const MAX_DECK: usize = 1_000_000;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    name: Option<String>,
+    #[serde(default)]
+    description: String,
+    seed: Option<u64>,
+    deck: Option<usize>,
+    #[serde(default)]
+    vars: BTreeMap<String, Spanned<RawVar>>,
+    requests: Vec<Spanned<RawRequest>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVar {
+    range: Option<[i64; 2]>,
+    choice: Option<Vec<String>>,
+    sequence: Option<[i64; 2]>,
+    pattern: Option<String>,
+    data: Option<String>,
+    pick: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequest {
+    name: String,
+    #[serde(default = "one")]
+    weight: u32,
+    #[serde(default = "get")]
+    method: String,
+    path: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    json_body: Option<toml::Value>,
+    #[serde(default)]
+    expect: RawExpect,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawExpect {
+    status: Option<u16>,
+    content_type: Option<String>,
+    body: Option<String>,
+    regex: Option<String>,
+    #[serde(default)]
+    json: Vec<RawJson>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJson {
+    path: String,
+    equals: Option<toml::Value>,
+    within: Option<[f64; 2]>,
+    length: Option<[u64; 2]>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn get() -> String {
+    "GET".into()
+}
+
+/// Where a problem is: the file and the line of the byte offset `at`.
+fn located(path: &Path, text: &str, at: usize, problem: String, hint: &str) -> InputError {
+    let line = text[..at.min(text.len())].matches('\n').count() + 1;
+    InputError { what: format!("{}:{line}", path.display()), problem, hint: hint.into() }
+}
+
+/// Reads and checks the scenario file at `path`.
+pub(super) fn load(path: &Path) -> Result<Workload, InputError> {
+    let whole = |problem: String, hint: &str| InputError { what: path.display().to_string(), problem, hint: hint.into() };
+    let text = std::fs::read_to_string(path).map_err(|e| whole(format!("cannot read: {e}"), "give the path of a scenario file (TOML)"))?;
+    parse(path, &text)
+}
+
+/// Checks `text`, the contents of the scenario file at `path` (data files are read relative to it).
+pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
+    let example = "see docs/scenarios.md, \"Scenario files\", for a complete example";
+    let raw: RawFile = toml::from_str(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        located(path, text, at, e.message().trim().to_string(), example)
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut vars = BTreeMap::new();
+    for (name, v) in &raw.vars {
+        let g =
+            generator(base, name, v.get_ref()).map_err(|(p, h)| located(path, text, v.span().start, format!("var `{name}`: {p}"), h))?;
+        vars.insert(name.clone(), g);
+    }
+    if raw.requests.is_empty() {
+        return Err(located(path, text, 0, "no [[requests]]".into(), example));
+    }
+    let mut requests = Vec::new();
+    for r in &raw.requests {
+        let at = r.span().start;
+        let spec =
+            request(r.get_ref(), &vars).map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
+        if requests.iter().any(|s: &RequestSpec| s.name == spec.name) {
+            return Err(located(path, text, at, format!("two requests are named `{}`", spec.name), "give each request its own name"));
+        }
+        requests.push(RequestSpec { line: located(path, text, at, String::new(), "").what, ..spec });
+    }
+    let deck = raw.deck.unwrap_or(DEFAULT_DECK);
+    if deck == 0 || deck > MAX_DECK {
+        return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
+    }
+    let name = raw.name.unwrap_or_else(|| path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned()));
+    Ok(Workload {
+        name,
+        description: raw.description,
+        text: text.to_string(),
+        seed: raw.seed.unwrap_or(1),
+        deck_size: deck,
+        vars,
+        requests,
+    })
+}
+
+type Problem = (String, &'static str);
+
+fn generator(base: &Path, name: &str, v: &RawVar) -> Result<Generator, Problem> {
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(("a name of letters, digits and _ only".into(), "rename it, e.g. item_id"));
+    }
+    let kinds = [v.range.is_some(), v.choice.is_some(), v.sequence.is_some(), v.pattern.is_some(), v.data.is_some()];
+    let hint =
+        "give exactly one of range = [1, 100], choice = [\"a\", \"b\"], sequence = [1, 100], pattern = \"[a-z]{8}\", data = \"file.csv\"";
+    if kinds.iter().filter(|&&k| k).count() != 1 {
+        return Err(("needs exactly one generator".into(), hint));
+    }
+    if v.pick.is_some() && v.data.is_none() {
+        return Err(("`pick` is for data files".into(), "remove `pick`, or use `data = \"file.csv\"`"));
+    }
+    let ordered =
+        |[lo, hi]: [i64; 2]| if lo <= hi { Ok((lo, hi)) } else { Err((format!("[{lo}, {hi}] runs backwards"), "write [low, high]")) };
+    Ok(match v {
+        RawVar { range: Some(r), .. } => ordered(*r).map(|(lo, hi)| Generator::Range(lo, hi))?,
+        RawVar { sequence: Some(r), .. } => ordered(*r).map(|(lo, hi)| Generator::Sequence(lo, hi))?,
+        RawVar { choice: Some(c), .. } if c.is_empty() => return Err(("`choice` is empty".into(), "list at least one value")),
+        RawVar { choice: Some(c), .. } => Generator::Choice(c.clone()),
+        RawVar { pattern: Some(p), .. } => Generator::Pattern(Pattern::parse(p).map_err(|e| (format!("pattern: {e}"), hint))?),
+        RawVar { data: Some(file), pick, .. } => {
+            let pick: Pick = pick.as_deref().unwrap_or("cycle").parse().map_err(|e| (e, "pick = \"cycle\", \"random\" or \"unique\""))?;
+            Generator::Data(
+                DataFile::read(base, file, pick)
+                    .map_err(|e| (e, "a CSV file whose first line names the columns, beside the scenario file"))?,
+            )
+        }
+        _ => unreachable!("exactly one generator was checked above"),
+    })
+}
+
+fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>) -> Result<RequestSpec, Problem> {
+    let bad_template = |e: String| (e, "placeholders are {{var}} or {{var.column}}");
+    if r.weight == 0 {
+        return Err(("`weight = 0`: a request that is never sent".into(), "give it a weight of 1 or more, or remove it"));
+    }
+    let method = r.method.to_ascii_uppercase();
+    if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphabetic()) {
+        return Err((format!("method `{}` is not an HTTP method", r.method), "write e.g. GET, POST, PUT, DELETE"));
+    }
+    if !r.path.starts_with('/') {
+        return Err((
+            format!("path `{}` must start with /", r.path),
+            "write the path only, e.g. /items/{{id}}; the server's address comes from the run",
+        ));
+    }
+    let body = match (&r.body, &r.json_body) {
+        (Some(_), Some(_)) => return Err(("both `body` and `json_body`".into(), "keep one")),
+        (Some(b), None) => Some(Body::Text(Template::parse(b).map_err(bad_template)?)),
+        (None, Some(j)) => Some(Body::Json(TemplatedJson::from_toml(j).map_err(bad_template)?)),
+        (None, None) => None,
+    };
+    let headers =
+        r.headers.iter().map(|(k, v)| Ok((k.clone(), Template::parse(v).map_err(bad_template)?))).collect::<Result<_, Problem>>()?;
+    let spec = RequestSpec {
+        name: r.name.clone(),
+        weight: r.weight,
+        method,
+        path: Template::parse(&r.path).map_err(bad_template)?,
+        headers,
+        body,
+        expect: expect(&r.expect).map_err(|(p, h)| (format!("expect: {p}"), h))?,
+        line: String::new(),
+    };
+    for p in spec.templates().into_iter().flat_map(Template::placeholders) {
+        let Some(g) = vars.get(&p.var) else {
+            return Err((format!("`{{{{{}}}}}` names no variable", p.var), "declare it under [vars], e.g. id = { range = [1, 100] }"));
+        };
+        match (g.columns(), &p.column) {
+            (Some(cols), Some(c)) if !cols.contains(c) => {
+                return Err((
+                    format!("`{}` has no column `{c}` (it has {})", p.var, cols.join(", ")),
+                    "name a column of the data file's header line",
+                ))
+            }
+            (Some(_), None) => return Err((format!("`{{{{{}}}}}` is a data row", p.var), "name a column: {{var.column}}")),
+            (None, Some(c)) => return Err((format!("`{}` is not a data file, so `.{c}` names nothing", p.var), "write {{var}}")),
+            _ => {}
+        }
+    }
+    Ok(spec)
+}
+
+fn expect(e: &RawExpect) -> Result<Expect, Problem> {
+    let t =
+        |s: &Option<String>| s.as_deref().map(Template::parse).transpose().map_err(|e| (e, "placeholders are {{var}} or {{var.column}}"));
+    if let Some(re) = &e.regex {
+        // A regex with placeholders is compiled once rendered; its shape is checked with them blanked.
+        let blank = Template::parse(re).map(|t| t.render(&BTreeMap::new())).unwrap_or_default();
+        regex::Regex::new(&blank).map_err(|err| (format!("regex /{re}/: {err}"), "write a regex the `regex` crate accepts"))?;
+    }
+    let mut json = Vec::new();
+    for j in &e.json {
+        let path = JsonPath::parse(&j.path).map_err(|p| (p, "write e.g. $.items[0].id"))?;
+        let is = match (&j.equals, j.within, j.length) {
+            (Some(v), None, None) => JsonIs::Equals(TemplatedJson::from_toml(v).map_err(|p| (p, "placeholders are {{var}}"))?),
+            (None, Some([lo, hi]), None) if lo <= hi => JsonIs::Within(lo, hi),
+            (None, None, Some([lo, hi])) if lo <= hi => JsonIs::Length(lo, hi),
+            _ => {
+                return Err((
+                    format!("json `{}` needs exactly one of equals, within = [lo, hi], length = [lo, hi]", j.path),
+                    "e.g. { path = \"$.id\", equals = \"{{id}}\" }",
+                ))
+            }
+        };
+        json.push(JsonRule { path, is });
+    }
+    let headers = e
+        .headers
+        .iter()
+        .map(|(k, v)| Ok((k.clone(), Template::parse(v).map_err(|e| (e, "placeholders are {{var}}"))?)))
+        .collect::<Result<_, Problem>>()?;
+    Ok(Expect { status: e.status.unwrap_or(200), content_type: t(&e.content_type)?, body: t(&e.body)?, json, regex: t(&e.regex)?, headers })
+}

@@ -1,0 +1,135 @@
+//! A workload written as a file: requests with weights, variables and data they draw from, and the
+//! expectations every answer must meet (docs/scenarios.md, "Scenario files"). The file is checked
+//! once ([`Workload::load`]); a [`deck`] is drawn from it by seed, so every server gets the same
+//! requests in the same order.
+
+pub mod deck;
+pub mod expect;
+mod file;
+pub mod json_path;
+pub mod pattern;
+pub mod rng;
+pub mod template;
+pub mod vars;
+
+use crate::InputError;
+use expect::{Expect, TemplatedJson};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use template::Template;
+use vars::Generator;
+
+/// A checked scenario file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    /// Its name (`name`, else the file's stem).
+    pub name: String,
+    /// What it stands for.
+    pub description: String,
+    /// The file's text, kept with a run so a report can show exactly what was measured.
+    pub text: String,
+    /// The seed the deck is drawn from.
+    pub seed: u64,
+    /// Requests in the deck.
+    pub deck_size: usize,
+    /// The variables, by name.
+    pub vars: BTreeMap<String, Generator>,
+    /// The request kinds, in file order.
+    pub requests: Vec<RequestSpec>,
+}
+
+/// One kind of request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    /// Its name, which results are reported under.
+    pub name: String,
+    /// Its share of the deck: weight over the sum of weights.
+    pub weight: u32,
+    /// The method, upper case.
+    pub method: String,
+    /// Path and query.
+    pub path: Template,
+    /// Extra headers.
+    pub headers: Vec<(String, Template)>,
+    /// The body, if any.
+    pub body: Option<Body>,
+    /// What every answer must be.
+    pub expect: Expect,
+    /// Where the file declares it (`FILE:LINE`).
+    pub line: String,
+}
+
+/// A request body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// Text, sent as is once rendered.
+    Text(Template),
+    /// JSON, sent with `Content-Type: application/json` unless a header says otherwise.
+    Json(TemplatedJson),
+}
+
+impl RequestSpec {
+    /// Every template of the request and its expectations.
+    pub fn templates(&self) -> Vec<&Template> {
+        let mut all = vec![&self.path];
+        all.extend(self.headers.iter().map(|(_, t)| t));
+        match &self.body {
+            Some(Body::Text(t)) => all.push(t),
+            Some(Body::Json(j)) => all.extend(j.templates()),
+            None => {}
+        }
+        all.extend(self.expect.templates());
+        all
+    }
+
+    /// The variables it draws, each once per request.
+    pub fn variables(&self) -> BTreeSet<&str> {
+        self.templates().into_iter().flat_map(Template::placeholders).map(|p| p.var.as_str()).collect()
+    }
+}
+
+impl Workload {
+    /// Reads and checks the scenario file at `path`; an error names the file, the line and the fix.
+    pub fn load(path: &Path) -> Result<Workload, InputError> {
+        file::load(path)
+    }
+
+    /// Checks `text` as if read from `path` (data files relative to it).
+    pub fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
+        file::parse(path, text)
+    }
+
+    /// The SHA-free fingerprint of the file's text (FNV-1a 64, as the load generator hashes bodies).
+    pub fn text_hash(&self) -> String {
+        format!("{:016x}", bakeoff_load::fnv1a64(self.text.as_bytes()))
+    }
+
+    /// What the file cannot do that a user should know before measuring with it.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let blind: Vec<&str> = self.requests.iter().filter(|r| !r.expect.depends_on_input()).map(|r| r.name.as_str()).collect();
+        if blind.len() == self.requests.len() {
+            out.push(
+                "no expectation depends on an input: this scenario cannot catch a cached answer (expect e.g. json = [{ path = \"$.id\", equals = \"{{id}}\" }])"
+                    .to_string(),
+            );
+        } else if !blind.is_empty() {
+            out.push(format!("{}: no expectation depends on an input, so a cached answer passes there", blind.join(", ")));
+        }
+        let used: BTreeSet<&str> = self.requests.iter().flat_map(RequestSpec::variables).collect();
+        for name in self.vars.keys().filter(|v| !used.contains(v.as_str())) {
+            out.push(format!("var `{name}` is declared but no request uses it"));
+        }
+        let total: u64 = self.requests.iter().map(|r| r.weight as u64).sum();
+        if !(self.deck_size as u64).is_multiple_of(total) {
+            out.push(format!(
+                "deck = {} is not a multiple of the weights' sum ({total}): each pass of the deck is within one request of the weights, not exact",
+                self.deck_size
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
