@@ -18,6 +18,7 @@ pub mod paired;
 pub mod peers;
 pub mod profile;
 pub mod results;
+pub mod rng;
 pub mod robust;
 pub mod run_data;
 pub mod scenario;

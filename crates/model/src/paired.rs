@@ -7,6 +7,7 @@
 //! hierarchical bootstrap (launches resampled, then blocks within each), and the wider wins.
 
 use crate::results::{CellKey, TrialRecord};
+use crate::rng::SplitMix64;
 use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -216,35 +217,6 @@ fn hierarchical_bootstrap(pairs: &[Pair], confidence: f64) -> (f64, f64) {
     let tail = (1.0 - confidence) / 2.0;
     let at = |q: f64| means[((q * (means.len() - 1) as f64).round() as usize).min(means.len() - 1)];
     (at(tail), at(1.0 - tail))
-}
-
-/// A small, well-known generator (SplitMix64): the bootstrap and the block schedule's orders need
-/// reproducible draws from a seed, not secrecy.
-pub struct SplitMix64(pub u64);
-
-impl SplitMix64 {
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform index below `n` (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-
-    /// `0..n` in a random order (Fisher-Yates).
-    pub fn permutation(&mut self, n: usize) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..n).collect();
-        for i in (1..n).rev() {
-            order.swap(i, self.below(i + 1));
-        }
-        order
-    }
 }
 
 /// The standard normal quantile (Acklam's rational approximation, relative error under 1.2e-9).

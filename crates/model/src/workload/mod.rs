@@ -8,7 +8,6 @@ pub mod expect;
 mod file;
 pub mod json_path;
 pub mod pattern;
-pub mod rng;
 pub mod template;
 pub mod vars;
 

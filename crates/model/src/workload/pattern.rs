@@ -2,7 +2,7 @@
 //! the quantifiers `{n}`, `{m,n}`, `?`: enough to write ids, tokens and search words, small enough
 //! that every string it can draw is obvious from the pattern (no alternation, no nesting).
 
-use super::rng::Rng;
+use crate::rng::SplitMix64;
 
 /// A parsed pattern: a sequence of character sets, each repeated a range of times.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,12 +47,12 @@ impl Pattern {
     }
 
     /// One string the pattern matches.
-    pub fn draw(&self, rng: &mut Rng) -> String {
+    pub fn draw(&self, rng: &mut SplitMix64) -> String {
         let mut out = String::new();
         for a in &self.atoms {
             let n = rng.between(a.min as i64, a.max as i64);
             for _ in 0..n {
-                out.push(a.chars[rng.below(a.chars.len() as u64) as usize]);
+                out.push(a.chars[rng.below(a.chars.len())]);
             }
         }
         out
@@ -121,12 +121,13 @@ fn quantifier(chars: &[char], i: usize) -> Result<(u32, u32, usize), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Pattern, Rng};
+    use super::Pattern;
+    use crate::rng::SplitMix64;
 
     #[test]
     fn drawn_strings_match_their_pattern() {
         let p = Pattern::parse(r"sku-[A-F0-9]{4}\d?x{2,3}").unwrap();
-        let mut rng = Rng::new(5);
+        let mut rng = SplitMix64(5);
         for _ in 0..200 {
             let s = p.draw(&mut rng);
             let rest = s.strip_prefix("sku-").unwrap_or_else(|| panic!("{s}"));

@@ -2,8 +2,8 @@
 //! of a CSV data file), and the state a deck's draws carry from one request to the next.
 
 use super::pattern::Pattern;
-use super::rng::Rng;
 use super::template::Value;
+use crate::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -81,18 +81,18 @@ impl DataFile {
 /// file's position.
 #[derive(Debug, Clone)]
 pub struct Draws {
-    rng: Rng,
+    rng: SplitMix64,
     positions: BTreeMap<String, u64>,
 }
 
 impl Draws {
     /// Draws from `seed`.
     pub fn new(seed: u64) -> Draws {
-        Draws { rng: Rng::new(seed), positions: BTreeMap::new() }
+        Draws { rng: SplitMix64(seed), positions: BTreeMap::new() }
     }
 
     /// The random stream, for choices a deck makes beside its variables (the order of kinds).
-    pub fn rng(&mut self) -> &mut Rng {
+    pub fn rng(&mut self) -> &mut SplitMix64 {
         &mut self.rng
     }
 
@@ -109,7 +109,7 @@ impl Generator {
     pub fn draw(&self, name: &str, draws: &mut Draws) -> Result<Value, String> {
         Ok(match self {
             Generator::Range(lo, hi) => Value::Int(draws.rng.between(*lo, *hi)),
-            Generator::Choice(options) => Value::Text(options[draws.rng.below(options.len() as u64) as usize].clone()),
+            Generator::Choice(options) => Value::Text(options[draws.rng.below(options.len())].clone()),
             Generator::Sequence(lo, hi) => {
                 let span = (*hi as i128 - *lo as i128 + 1) as u128;
                 Value::Int((*lo as i128 + (draws.next_position(name) as u128 % span) as i128) as i64)
@@ -119,7 +119,7 @@ impl Generator {
                 let n = d.rows.len() as u64;
                 let i = match d.pick {
                     Pick::Cycle => draws.next_position(name) % n,
-                    Pick::Random => draws.rng.below(n),
+                    Pick::Random => draws.rng.below(n as usize) as u64,
                     Pick::Unique => {
                         let i = draws.next_position(name);
                         if i >= n {
