@@ -44,8 +44,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate)
-    Load(bakeoff_cli::load::LoadArgs),
+    /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate; --client for other hosts)
+    Load(LoadCommandArgs),
     /// Write the scenario fixtures into a directory
     Fixtures(FixturesArgs),
     /// List stacks, their scenarios and whether their toolchain is present
@@ -71,6 +71,18 @@ pub enum Command {
     Bench(BenchArgs),
     /// Write a new stack folder (from a template, another stack or a command) and verify it
     New(NewArgs),
+    /// The agent a controller starts on a client host over ssh: JSON lines on stdin and stdout
+    #[command(hide = true)]
+    Agent,
+}
+
+/// `bakeoff load`: the load generator's flags, and where the load runs from.
+#[derive(Args)]
+pub struct LoadCommandArgs {
+    #[command(flatten)]
+    pub load: bakeoff_cli::load::LoadArgs,
+    #[command(flatten)]
+    pub hosts: bakeoff_cli::load::ClientArgs,
 }
 
 #[derive(Args)]

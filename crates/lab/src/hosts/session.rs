@@ -64,10 +64,19 @@ impl Session {
     /// Starts the agent on `place`, checks it is the `expect` build and measures its clock.
     pub fn open(place: &Place, opts: &SessionOptions, expect: &Identity) -> Result<Session, HostError> {
         let host = place.host_name();
-        let mut child = agent_command(place, opts).spawn().map_err(|e| HostError::Unreachable {
-            host: host.clone(),
-            cause: format!("cannot start the session: {e}"),
-            hint: "check that `ssh` and `ip` (iproute2) are installed on the controller".into(),
+        let mut child = agent_command(place, opts).spawn().map_err(|e| match (place, e.kind()) {
+            (Place::Local, std::io::ErrorKind::NotFound) => HostError::MissingBinary {
+                host: host.clone(),
+                path: opts.agent_bin.display().to_string(),
+                cause: e.to_string(),
+                local: current_exe(),
+                target: host.clone(),
+            },
+            _ => HostError::Unreachable {
+                host: host.clone(),
+                cause: format!("cannot start the session: {e}"),
+                hint: "check that `ssh` and `ip` (iproute2) are installed on the controller".into(),
+            },
         })?;
         let stdin = child.stdin.take();
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
