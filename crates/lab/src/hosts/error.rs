@@ -24,7 +24,7 @@ pub enum HostError {
         hint: String,
     },
     /// The bakeoff binary is not at the path given for that host.
-    #[error("host {host} has no bakeoff binary at {path}: {cause}\n  hint: copy the controller's build there: `scp {local} {target}:{path}` (or pass --agent-bin with the path it has)")]
+    #[error("host {host} has no bakeoff binary at {path}: {cause}\n  hint: copy the controller's build there: {fix} (or pass --agent-bin with the path it has)")]
     MissingBinary {
         /// The host as placed.
         host: String,
@@ -32,10 +32,8 @@ pub enum HostError {
         path: String,
         /// What the host said.
         cause: String,
-        /// The controller's own binary.
-        local: String,
-        /// `user@host` for scp (or the host's name).
-        target: String,
+        /// The command that puts the controller's build there.
+        fix: String,
     },
     /// The host's bakeoff is another version or commit than the controller's.
     #[error("host {host} runs bakeoff {theirs}, the controller runs {ours}\n  hint: install the controller's build there: {fix}")]

@@ -69,8 +69,7 @@ impl Session {
                 host: host.clone(),
                 path: opts.agent_bin.display().to_string(),
                 cause: e.to_string(),
-                local: current_exe(),
-                target: host.clone(),
+                fix: fix_command(place, opts),
             },
             _ => HostError::Unreachable {
                 host: host.clone(),
@@ -158,12 +157,11 @@ impl Session {
         let no_file = (has("No such file or directory") || has("not found")) && !has("Identity file");
         if status.ends_with("status 127") || no_file {
             let path = opts.agent_bin.display().to_string();
-            let (local, target) = (current_exe(), self.scp_target());
-            return HostError::MissingBinary { host, path, cause, local, target };
+            return HostError::MissingBinary { host, path, cause, fix: fix_command(&self.place, opts) };
         }
         if has("unrecognized subcommand") {
             let (theirs, ours) = ("a build without the agent".to_string(), self.hello.identity.to_string());
-            return HostError::VersionMismatch { host: host.clone(), theirs, ours, fix: self.fix_command(opts) };
+            return HostError::VersionMismatch { host: host.clone(), theirs, ours, fix: fix_command(&self.place, opts) };
         }
         let unreachable = ["Connection refused", "No route to host", "timed out", "Could not resolve", "Network is unreachable"];
         if unreachable.iter().any(|s| has(s)) || status.contains("255") {
@@ -175,23 +173,7 @@ impl Session {
     }
 
     fn mismatch(&self, opts: &SessionOptions, expect: &Identity) -> HostError {
-        HostError::VersionMismatch { host: self.host(), theirs: self.hello.identity.to_string(), ours: expect.to_string(), fix: self.fix_command(opts) }
-    }
-
-    /// The command that puts the controller's build where the agent is started from.
-    fn fix_command(&self, opts: &SessionOptions) -> String {
-        let path = opts.agent_bin.display();
-        match &self.place {
-            Place::Ssh { port, .. } => format!("`scp -P {port} {} {}:{path}`", current_exe(), self.scp_target()),
-            Place::Local | Place::Netns(_) => format!("`cp {} {path}` (or rebuild: `cargo build --release -p bakeoff`)", current_exe()),
-        }
-    }
-
-    fn scp_target(&self) -> String {
-        match &self.place {
-            Place::Ssh { user, host, .. } => format!("{user}@{host}"),
-            other => other.host_name(),
-        }
+        HostError::VersionMismatch { host: self.host(), theirs: self.hello.identity.to_string(), ours: expect.to_string(), fix: fix_command(&self.place, opts) }
     }
 
     fn protocol(&self, problem: String) -> HostError {
@@ -384,6 +366,15 @@ fn describe(st: std::process::ExitStatus) -> String {
         (Some(c), _) => format!("exit status {c}"),
         (None, Some(s)) => format!("killed by signal {s}"),
         _ => st.to_string(),
+    }
+}
+
+/// The command that puts the controller's build where the agent is started from.
+fn fix_command(place: &Place, opts: &SessionOptions) -> String {
+    let path = opts.agent_bin.display();
+    match place {
+        Place::Ssh { user, host, port } => format!("`scp -P {port} {} {user}@{host}:{path}`", current_exe()),
+        Place::Local | Place::Netns(_) => format!("`cp {} {path}` (or rebuild: `cargo build --release -p bakeoff`)", current_exe()),
     }
 }
 
