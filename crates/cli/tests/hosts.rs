@@ -266,3 +266,132 @@ fn another_build_or_no_binary_is_refused_with_the_command_that_fixes_it() {
     assert!(matches!(e, HostError::MissingBinary { .. }) && e.to_string().contains("/nonexistent/bakeoff"), "{e}");
     assert!(Path::new(bin()).exists());
 }
+
+/// nginx with one worker answering `Hello World!` on loopback and on the controller's address of
+/// the topology, so the same server is loaded over loopback (`local`) and over the veth (`netns:`).
+struct Nginx(Child, std::path::PathBuf);
+
+impl Nginx {
+    fn start(addrs: &[Ipv4Addr], port: u16) -> Nginx {
+        let dir = std::env::temp_dir().join(format!("bakeoff-hosts-nginx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let listen: String = addrs.iter().map(|a| format!("listen {a}:{port}; ")).collect();
+        let d = dir.display();
+        let conf = format!(
+            "worker_processes 1; error_log {d}/error.log warn; pid {d}/nginx.pid; events {{ worker_connections 4096; }}\n\
+             http {{ access_log off; keepalive_requests 100000000; client_body_temp_path {d}/b; proxy_temp_path {d}/p;\n\
+             fastcgi_temp_path {d}/f; uwsgi_temp_path {d}/u; scgi_temp_path {d}/s; default_type text/plain;\n\
+             server {{ {listen} location / {{ return 200 \"Hello World!\"; }} }} }}\n"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let child = Command::new("/usr/sbin/nginx")
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .args(["-g", "daemon off; master_process off;"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let n = Nginx(child, dir);
+        for a in addrs {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while TcpStream::connect_timeout(&SocketAddr::from((*a, port)), Duration::from_millis(100)).is_err() {
+                assert!(Instant::now() < deadline, "nginx did not listen on {a}:{port}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        n
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn figure(name: &str, v: Vec<f64>) {
+    let (lo, hi) = (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(0.0, f64::max));
+    println!("BENCH {name} median {:.6} min {lo:.6} max {hi:.6} n {}", median(v.clone()), v.len());
+}
+
+/// The controller's overhead and the veth against loopback; bench/hosts.sh runs it and keeps the
+/// `BENCH` lines it prints.
+#[test]
+#[ignore = "a bench, run by bench/hosts.sh"]
+fn bench_hosts() {
+    if no_root("bench_hosts") {
+        return;
+    }
+    let setups: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            let t = Topology::build(&["client-a", "client-b", "server"]).unwrap();
+            let s = t0.elapsed().as_secs_f64();
+            drop(t);
+            s
+        })
+        .collect();
+    figure("topology_setup_s", setups);
+    let lab = Lab::new();
+    let me = bakeoff_cli::identity();
+    let (opts, places) = (lab.options(), lab.places());
+    for (name, place) in [("ssh", &places[0]), ("netns", &places[1])] {
+        let opens = (0..5)
+            .map(|_| {
+                let t0 = Instant::now();
+                let s = Session::open(place, &opts, &me).unwrap();
+                let e = t0.elapsed().as_secs_f64();
+                s.close();
+                e
+            })
+            .collect();
+        figure(&format!("session_open_s {name}"), opens);
+        let mut s = Session::open(place, &opts, &me).unwrap();
+        let trips = (0..100)
+            .map(|_| {
+                let t0 = Instant::now();
+                s.clock_call().unwrap();
+                t0.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        figure(&format!("agent_round_trip_us {name}"), trips);
+        println!("BENCH clock_offset_us {name} {:+.1} bound {:.1}", s.clock().offset_ns as f64 / 1e3, s.clock().bound_ns as f64 / 1e3);
+        s.close();
+    }
+    let port = 18089;
+    let nginx = Nginx::start(&[Ipv4Addr::LOCALHOST, lab.topo.controller_addr()], port);
+    let netns = Place::Netns(lab.topo.ns("client-b").to_string());
+    let (mut local_rps, mut veth_rps) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        for (place, addr, into) in
+            [(&Place::Local, Ipv4Addr::LOCALHOST, &mut local_rps), (&netns, lab.topo.controller_addr(), &mut veth_rps)]
+        {
+            let plan =
+                LoadPlan::builder(&format!("http://{addr}:{port}/")).connections(16).duration(Duration::from_secs(2)).build().unwrap();
+            let mut set = ClientSet::open(std::slice::from_ref(place), &opts, &me).unwrap();
+            let run = set.run(&plan, &AtomicBool::new(false)).unwrap();
+            set.close();
+            let step = &run.merged.report.steps[0];
+            assert_eq!(step.errors.total(), 0, "{place}: {:?}", step.errors);
+            println!("BENCH round {round} {place} {:.0} req/s p50 {} us", step.requests_per_sec, step.latency.p50_us);
+            into.push(step.requests_per_sec);
+        }
+    }
+    println!(
+        "BENCH load_rps local median {:.0} netns median {:.0} ratio_veth_over_loopback {:.3}",
+        median(local_rps.clone()),
+        median(veth_rps.clone()),
+        median(veth_rps) / median(local_rps)
+    );
+    drop(nginx);
+    lab.finish(&[]);
+}

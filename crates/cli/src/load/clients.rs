@@ -49,6 +49,11 @@ pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::
             return Ok(ExitCode::from(2));
         }
     };
+    // A load that cannot be split is refused before any host is contacted.
+    if let Err(e) = bakeoff_lab::hosts::clients::split(&plan, hosts.clients.len()) {
+        eprintln!("error: {e}");
+        return Ok(ExitCode::from(2));
+    }
     let bin = match &hosts.agent_bin {
         Some(b) => b.clone(),
         None => std::env::current_exe()?,

@@ -57,7 +57,11 @@ fn send<W: Write>(output: &mut W, reply: &Reply) -> std::io::Result<()> {
 
 /// Reads requests on a thread of their own, so a cancel, or the end of the input, reaches a load
 /// that is running; both set `cancel`, the end also sets `ended` and closes the channel.
-fn read_requests<R: BufRead + Send + 'static>(input: R, cancel: Arc<AtomicBool>, ended: Arc<AtomicBool>) -> Receiver<Result<Request, String>> {
+fn read_requests<R: BufRead + Send + 'static>(
+    input: R,
+    cancel: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
+) -> Receiver<Result<Request, String>> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         for line in input.lines() {
@@ -105,7 +109,10 @@ fn run(spec: &RunSpec, cancel: &AtomicBool, ended: &AtomicBool) -> Reply {
     let steps = out
         .details
         .iter()
-        .map(|d| StepHistograms { service: d.service.as_ref().map(encode_histogram), seconds: d.seconds.iter().map(encode_histogram).collect() })
+        .map(|d| StepHistograms {
+            service: d.service.as_ref().map(encode_histogram),
+            seconds: d.seconds.iter().map(encode_histogram).collect(),
+        })
         .collect();
     Reply::Ran { result: Box::new(ClientResult { report: out.report, steps, started_late_ns }) }
 }

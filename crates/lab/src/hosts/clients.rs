@@ -80,11 +80,15 @@ impl ClientSet {
         let mut specs = split(plan, self.sessions.len())?;
         let slowest = self.sessions.iter().map(|s| s.clock().bound_ns).max().unwrap_or(0);
         let start = wall_ns() + START_LEAD.as_nanos() as u64 + 4 * slowest;
-        for (spec, s) in specs.iter_mut().zip(&self.sessions) {
-            spec.start_at_ns = (start as i64 + s.clock().offset_ns) as u64;
+        // Open model: client i starts i arrivals after client 0, so with each client's threads on
+        // their own phases the clients' arrivals interleave into the one schedule of the whole rate.
+        let stagger_ns = plan.schedule.constant_rate().map_or(0.0, |r| 1e9 / r);
+        for (i, (spec, s)) in specs.iter_mut().zip(&self.sessions).enumerate() {
+            let at = start as i64 + (i as f64 * stagger_ns) as i64;
+            spec.start_at_ns = (at + s.clock().offset_ns) as u64;
         }
         for (spec, s) in specs.into_iter().zip(self.sessions.iter_mut()) {
-            if let Err(e) = s.send(&Request::Run { spec }) {
+            if let Err(e) = s.send(&Request::Run { spec: Box::new(spec) }) {
                 self.close_all();
                 return Err(e);
             }
@@ -137,12 +141,22 @@ impl ClientSet {
                         let hint = "check the URL is reachable from that host and the clock offset is small (`bakeoff load` alone there)";
                         return Err(HostError::Agent { host: s.host(), message, hint: hint.into() });
                     }
-                    Some(other) => return Err(HostError::SessionLost { host: s.host(), cause: format!("unexpected reply {other:?}"), hint: "install the controller's build there".into() }),
+                    Some(other) => {
+                        return Err(HostError::SessionLost {
+                            host: s.host(),
+                            cause: format!("unexpected reply {other:?}"),
+                            hint: "install the controller's build there".into(),
+                        })
+                    }
                 }
             }
             if Instant::now() > deadline {
                 let late = self.sessions.iter().zip(&runs).find(|(_, r)| r.is_none()).map(|(s, _)| s.host()).unwrap_or_default();
-                return Err(HostError::SessionLost { host: late, cause: format!("no result within {limit:?}"), hint: "the host may be overloaded or hung".into() });
+                return Err(HostError::SessionLost {
+                    host: late,
+                    cause: format!("no result within {limit:?}"),
+                    hint: "the host may be overloaded or hung".into(),
+                });
             }
             std::thread::sleep(Duration::from_millis(5));
         }

@@ -132,7 +132,11 @@ fn kill_inside(ns: &str) {
 /// A 10.x.y.0/24 that no address of the controller's namespace is on, derived from the process so
 /// that two processes building topologies at once pick different ones.
 fn pick_subnet(pid: u32, n: u32) -> Result<[u8; 3], HostError> {
-    let used = Command::new("ip").args(["-o", "-4", "addr", "show"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let used = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     for k in 0..64u32 {
         let x = 200 + ((pid / 251 + k) % 50) as u8;
         let y = ((pid + n * 17 + k * 31) % 251) as u8;
@@ -140,7 +144,11 @@ fn pick_subnet(pid: u32, n: u32) -> Result<[u8; 3], HostError> {
             return Ok([10, x, y]);
         }
     }
-    Err(HostError::Topology { step: "picking a /24".into(), cause: "every candidate 10.x.y.0/24 is in use".into(), hint: "remove stale test links (`ip -o -4 addr`)".into() })
+    Err(HostError::Topology {
+        step: "picking a /24".into(),
+        cause: "every candidate 10.x.y.0/24 is in use".into(),
+        hint: "remove stale test links (`ip -o -4 addr`)".into(),
+    })
 }
 
 fn ip(args: &[&str]) -> Result<(), HostError> {

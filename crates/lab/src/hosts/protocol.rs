@@ -17,7 +17,7 @@ pub enum Request {
     /// Run a load at an instant and answer its report with the histograms.
     Run {
         /// What to run and when.
-        spec: RunSpec,
+        spec: Box<RunSpec>,
     },
     /// Stop a running load early; its reply still comes, flagged cancelled. Never answered itself.
     Cancel,
@@ -252,7 +252,7 @@ mod tests {
             .build()
             .unwrap();
         let spec = RunSpec::from_plan(&plan).unwrap();
-        let line = serde_json::to_string(&Request::Run { spec: spec.clone() }).unwrap();
+        let line = serde_json::to_string(&Request::Run { spec: Box::new(spec.clone()) }).unwrap();
         let Request::Run { spec: back } = serde_json::from_str(&line).unwrap() else { panic!("{line}") };
         assert_eq!(back.to_plan().unwrap(), plan);
         let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20").unwrap()).build().unwrap();

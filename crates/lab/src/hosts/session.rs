@@ -81,7 +81,8 @@ impl Session {
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
         let stderr = pipe_tail(child.stderr.take().expect("stderr is piped"));
         let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new() };
-        let mut s = Session { place: place.clone(), child, stdin, lines, stderr, hello: blank, clock: ClockOffset { offset_ns: 0, bound_ns: 0 } };
+        let mut s =
+            Session { place: place.clone(), child, stdin, lines, stderr, hello: blank, clock: ClockOffset { offset_ns: 0, bound_ns: 0 } };
         s.hello = s.greet(opts)?;
         if &s.hello.identity != expect {
             return Err(s.mismatch(opts, expect));
@@ -113,7 +114,10 @@ impl Session {
     /// Sends hello and waits for the answer, skipping lines that are not the protocol's (a login
     /// script's chatter); no answer means the session failed, and why is read from ssh's words.
     fn greet(&mut self, opts: &SessionOptions) -> Result<Hello, HostError> {
-        self.send(&Request::Hello)?;
+        // A send that fails means the process already ended: say why it did.
+        if self.send(&Request::Hello).is_err() {
+            return Err(self.failed_open(opts));
+        }
         let deadline = Instant::now() + opts.open_timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -173,11 +177,20 @@ impl Session {
     }
 
     fn mismatch(&self, opts: &SessionOptions, expect: &Identity) -> HostError {
-        HostError::VersionMismatch { host: self.host(), theirs: self.hello.identity.to_string(), ours: expect.to_string(), fix: fix_command(&self.place, opts) }
+        HostError::VersionMismatch {
+            host: self.host(),
+            theirs: self.hello.identity.to_string(),
+            ours: expect.to_string(),
+            fix: fix_command(&self.place, opts),
+        }
     }
 
     fn protocol(&self, problem: String) -> HostError {
-        HostError::SessionLost { host: self.host(), cause: problem, hint: "the agent speaks another protocol: install the controller's build there".into() }
+        HostError::SessionLost {
+            host: self.host(),
+            cause: problem,
+            hint: "the agent speaks another protocol: install the controller's build there".into(),
+        }
     }
 
     /// Measures the clock offset: t0 (sent), t1 (the agent's clock), t2 (answer back); the offset is
@@ -190,7 +203,7 @@ impl Session {
             let t2 = wall_ns();
             let bound = t2.saturating_sub(t0) / 2;
             let offset = t1 as i64 - ((t0 as i128 + t2 as i128) / 2) as i64;
-            if best.map_or(true, |b| bound < b.bound_ns) {
+            if best.is_none_or(|b| bound < b.bound_ns) {
                 best = Some(ClockOffset { offset_ns: offset, bound_ns: bound });
             }
         }

@@ -23,7 +23,11 @@ impl Sshd {
     /// Starts sshd in namespace `ns`, listening on `addr:22`, accepting the key it makes for root.
     pub fn start(ns: &str, addr: Ipv4Addr) -> Result<Sshd, HostError> {
         if !Path::new(SSHD).exists() {
-            return Err(topology("finding sshd", format!("{SSHD} is missing"), "install Debian's openssh-server (scripts/install-deps.sh does)"));
+            return Err(topology(
+                "finding sshd",
+                format!("{SSHD} is missing"),
+                "install Debian's openssh-server (scripts/install-deps.sh does)",
+            ));
         }
         let dir = std::env::temp_dir().join(format!("bakeoff-sshd-{ns}"));
         std::fs::create_dir_all(&dir).map_err(|e| topology("creating the sshd folder", e.to_string(), "check /tmp is writable"))?;
@@ -35,7 +39,8 @@ impl Sshd {
         write(&dir.join("sshd_config"), &config(&dir, addr))?;
         // sshd refuses to start without its privilege-separation folder.
         std::fs::create_dir_all("/run/sshd").map_err(|e| topology("creating /run/sshd", e.to_string(), "run as root"))?;
-        let log = std::fs::File::create(dir.join("sshd.log")).map_err(|e| topology("creating the sshd log", e.to_string(), "check /tmp"))?;
+        let log =
+            std::fs::File::create(dir.join("sshd.log")).map_err(|e| topology("creating the sshd log", e.to_string(), "check /tmp"))?;
         let child = Command::new("ip")
             .args(["netns", "exec", ns, SSHD, "-D", "-e", "-f"])
             .arg(dir.join("sshd_config"))
