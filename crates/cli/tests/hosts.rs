@@ -161,7 +161,6 @@ fn two_clients_merge_to_exactly_the_union_of_their_values() {
     }
     let plan = LoadPlan::builder(&lab.url()).connections(4).duration(Duration::from_secs(2)).build().unwrap();
     let run = set.run(&plan, &AtomicBool::new(false)).expect("the load runs from both clients");
-    set.close();
 
     let merged_step = &run.merged.report.steps[0];
     let merged = decode_histogram(&merged_step.histogram).unwrap();
@@ -191,6 +190,20 @@ fn two_clients_merge_to_exactly_the_union_of_their_values() {
     assert_eq!(merged_step.requests, run.clients.iter().map(|c| c.output.report.steps[0].requests).sum::<u64>());
     assert_eq!(merged_step.latency.count, merged_step.requests, "every response is a sample");
     assert_eq!(merged_step.errors.total(), 0);
+
+    // The open model: the rate is split, and service times add up as exactly as latencies.
+    let open = LoadPlan::builder(&lab.url()).connections(4).rate(400.0).duration(Duration::from_secs(2)).build().unwrap();
+    let run = set.run(&open, &AtomicBool::new(false)).expect("the open-model load runs from both clients");
+    set.close();
+    let step = &run.merged.report.steps[0];
+    assert_eq!(step.target_rate, Some(400.0));
+    assert!(run.clients.iter().all(|c| c.output.report.steps[0].target_rate == Some(200.0)));
+    let service = |o: &bakeoff_load::RunOutput| o.details[0].service.clone().expect("an open model records service times");
+    let mut union = service(&run.clients[0].output);
+    union.add(service(&run.clients[1].output)).unwrap();
+    assert_eq!(every_value(&service(&run.merged)), every_value(&union), "merged service times differ from the union");
+    assert_eq!(step.service_time.as_ref().unwrap().p99_us, union.value_at_quantile(0.99) as f64);
+    assert!(step.requests > 600, "{} responses at 400/s for 2 s", step.requests);
     lab.finish(&pids);
 }
 
