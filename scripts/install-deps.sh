@@ -14,6 +14,7 @@ packages=(
   libasio-dev                                            # the C++ proxy
   chromium                                               # the HTML report test renders the page
   patchelf ccache                                        # Nuitka
+  openssh-server                                         # sshd inside test namespaces (ssh:// clients)
 )
 
 missing=()

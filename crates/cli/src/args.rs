@@ -44,8 +44,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate)
-    Load(bakeoff_cli::load::LoadArgs),
+    /// Load-test an HTTP/1.1 server (wrk-like flags; open model with --rate; --client for other hosts)
+    Load(LoadCommandArgs),
     /// Write the scenario fixtures into a directory
     Fixtures(FixturesArgs),
     /// List stacks, their scenarios and whether their toolchain is present
@@ -74,6 +74,9 @@ pub enum Command {
     /// Scenario files: lint one, and verify a running server against it
     #[command(subcommand)]
     Scenario(ScenarioCommand),
+    /// The agent a controller starts on a client host over ssh: JSON lines on stdin and stdout
+    #[command(hide = true)]
+    Agent,
 }
 
 #[derive(Subcommand)]
@@ -90,6 +93,15 @@ pub struct ScenarioCheckArgs {
     /// A server already running on loopback, e.g. http://127.0.0.1:8080, to verify against the file
     #[arg(long)]
     pub url: Option<String>,
+}
+
+/// `bakeoff load`: the load generator's flags, and where the load runs from.
+#[derive(Args)]
+pub struct LoadCommandArgs {
+    #[command(flatten)]
+    pub load: bakeoff_cli::load::LoadArgs,
+    #[command(flatten)]
+    pub hosts: bakeoff_cli::load::ClientArgs,
 }
 
 #[derive(Args)]

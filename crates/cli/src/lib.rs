@@ -6,6 +6,8 @@
 
 pub mod load;
 
+use bakeoff_lab::hosts::protocol::Identity;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static CANCEL: AtomicBool = AtomicBool::new(false);
@@ -29,4 +31,10 @@ pub fn cancel_on_ctrl_c() -> &'static AtomicBool {
         }
     });
     &CANCEL
+}
+
+/// This build: the crate version and the git commit it was built from, which a controller and its
+/// agents must share.
+pub fn identity() -> Identity {
+    Identity { version: env!("CARGO_PKG_VERSION").to_string(), commit: env!("BAKEOFF_GIT_COMMIT").to_string() }
 }

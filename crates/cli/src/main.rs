@@ -22,7 +22,9 @@ fn main() -> ExitCode {
 
 fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        args::Command::Load(a) => bakeoff_cli::load::run_cli(&a),
+        args::Command::Load(a) if a.hosts.clients.is_empty() => bakeoff_cli::load::run_cli(&a.load),
+        args::Command::Load(a) => bakeoff_cli::load::run_clients(&a.load, &a.hosts, &bakeoff_cli::identity()),
+        args::Command::Agent => commands::agent::run(),
         args::Command::Fixtures(a) => commands::fixtures::run(&a),
         args::Command::Stacks(a) => commands::stacks::run(&a),
         args::Command::Studies(a) => commands::studies::run(&a),

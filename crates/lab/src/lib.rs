@@ -8,6 +8,7 @@
 pub mod contract;
 pub mod error;
 pub mod host;
+pub mod hosts;
 mod install;
 pub mod run;
 pub mod services;

@@ -22,6 +22,8 @@ pub struct StepDetail {
     pub start_offset_s: f64,
     /// The step's latency histogram, microseconds (the one the report encodes).
     pub latency: Histogram<u64>,
+    /// The step's service-time histogram (open schedules), so several clients' add up exactly.
+    pub service: Option<Histogram<u64>>,
     /// One (coarser, 2-digit) histogram per measured second.
     pub seconds: Vec<Histogram<u64>>,
 }
@@ -134,6 +136,7 @@ pub fn run_observed(
             label: step.label.clone(),
             start_offset_s: step_offset,
             latency: rec.latency.clone(),
+            service: rec.service.clone(),
             seconds: rec.timeline.iter().map(|s| s.hist.clone()).collect(),
         });
         if cancelled {

@@ -16,6 +16,7 @@ pub mod metric;
 pub mod noise;
 pub mod paired;
 pub mod peers;
+pub mod place;
 pub mod profile;
 pub mod results;
 pub mod rng;

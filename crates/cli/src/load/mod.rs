@@ -1,7 +1,10 @@
 //! The `bakeoff load` subcommand (and the standalone `bakeoff-load` binary): clap arguments, plan
 //! building, running, printing.
 
+mod clients;
 mod output;
+
+pub use clients::{run_clients, ClientArgs};
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

@@ -1,0 +1,410 @@
+//! Load clients on hosts of their own, on this one machine: network namespaces for two clients and a
+//! server, an sshd inside one client namespace (`ssh://`) and `ip netns exec` for the other
+//! (`netns:`). Checks the merged histogram is exactly the sum of the clients' own, that a client
+//! killed mid-run is an error naming it with nothing left behind, and that a host without the
+//! binary, with another build or unreachable is refused with the fix. Namespaces need root: without
+//! it the namespace tests print SKIPPED and pass.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use bakeoff_lab::hosts::clients::ClientSet;
+use bakeoff_lab::hosts::netns::{can_build, Topology};
+use bakeoff_lab::hosts::protocol::Identity;
+use bakeoff_lab::hosts::session::{Session, SessionOptions};
+use bakeoff_lab::hosts::sshd::Sshd;
+use bakeoff_lab::hosts::HostError;
+use bakeoff_load::{decode_histogram, Histogram, LoadPlan};
+use bakeoff_model::place::Place;
+
+const PORT: u16 = 8080;
+
+/// An HTTP/1.1 keep-alive server answering `Hello World!`, small enough to read here.
+const SERVER: &str = r#"
+import sys
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+class H(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", "12")
+        self.end_headers()
+        self.wfile.write(b"Hello World!")
+    def log_message(self, *args):
+        pass
+ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
+"#;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_bakeoff")
+}
+
+fn no_root(test: &str) -> bool {
+    if can_build() {
+        return false;
+    }
+    println!("SKIPPED {test}: network namespaces and sshd need root (run the tests as root)");
+    true
+}
+
+/// The test server, inside its namespace, stopped by its pid.
+struct Server(Child);
+
+impl Server {
+    fn start(ns: &str, addr: Ipv4Addr) -> Server {
+        let child = Command::new("ip")
+            .args(["netns", "exec", ns, "/usr/bin/python3", "-c", SERVER, &addr.to_string(), &PORT.to_string()])
+            .stdin(Stdio::null())
+            // Connections the load generator drops at its end are tracebacks there, not failures.
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 starts");
+        let s = Server(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect_timeout(&SocketAddr::from((addr, PORT)), Duration::from_millis(100)).is_err() {
+            assert!(Instant::now() < deadline, "the test server did not listen on {addr}:{PORT}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        s
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Two clients and a server; sshd in `client-a`.
+struct Lab {
+    // Fields drop in order: processes first, the namespaces last.
+    server: Server,
+    sshd: Sshd,
+    topo: Topology,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
+        let server = Server::start(topo.ns("server"), topo.addr("server"));
+        let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
+        Lab { server, sshd, topo }
+    }
+
+    fn places(&self) -> Vec<Place> {
+        let ssh = Place::Ssh { user: "root".into(), host: self.topo.addr("client-a").to_string(), port: 22 };
+        vec![ssh, Place::Netns(self.topo.ns("client-b").to_string())]
+    }
+
+    fn options(&self) -> SessionOptions {
+        let mut o = SessionOptions::new(bin());
+        o.ssh_identity = Some(self.sshd.identity());
+        o.ssh_known_hosts = Some(self.sshd.known_hosts());
+        o
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}:{PORT}/", self.topo.addr("server"))
+    }
+
+    /// Stops everything and checks no namespace and none of `pids` is left.
+    fn finish(self, pids: &[u32]) {
+        let names = self.topo.namespaces();
+        let sshd_pid = self.sshd.pid();
+        let server_pid = self.server.0.id();
+        drop(self);
+        let listed = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+        for n in &names {
+            assert!(!listed.lines().any(|l| l.split_whitespace().next() == Some(n)), "namespace {n} is left: {listed}");
+        }
+        for p in pids.iter().chain([&sshd_pid, &server_pid]) {
+            assert!(gone(*p, Duration::from_secs(3)), "process {p} is left");
+        }
+    }
+}
+
+/// True once `pid` no longer exists (or is a zombie nobody will wait for: not ours).
+fn gone(pid: u32, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        if stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z") {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn every_value(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+    h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
+}
+
+#[test]
+fn two_clients_merge_to_exactly_the_union_of_their_values() {
+    if no_root("two_clients_merge_to_exactly_the_union_of_their_values") {
+        return;
+    }
+    let lab = Lab::new();
+    let mut set = ClientSet::open(&lab.places(), &lab.options(), &bakeoff_cli::identity()).expect("both sessions open");
+    let pids: Vec<u32> = set.sessions().iter().map(|s| s.hello().pid).collect();
+    for s in set.sessions() {
+        assert!(s.clock().bound_ns < 5_000_000, "{}: clock bound {} ns", s.host(), s.clock().bound_ns);
+    }
+    let plan = LoadPlan::builder(&lab.url()).connections(4).duration(Duration::from_secs(2)).build().unwrap();
+    let run = set.run(&plan, &AtomicBool::new(false)).expect("the load runs from both clients");
+
+    let merged_step = &run.merged.report.steps[0];
+    let merged = decode_histogram(&merged_step.histogram).unwrap();
+    // The union of what each client recorded, from the histograms each one sent.
+    let mut union: Option<Histogram<u64>> = None;
+    for c in &run.clients {
+        let step = &c.output.report.steps[0];
+        assert!(step.requests > 100, "{} measured only {} responses", c.host, step.requests);
+        assert_eq!(step.connections, 2, "{} ran its half of the connections", c.host);
+        let h = decode_histogram(&step.histogram).unwrap();
+        match &mut union {
+            Some(u) => u.add(&h).unwrap(),
+            None => union = Some(h),
+        }
+    }
+    let union = union.unwrap();
+    assert_eq!(every_value(&merged), every_value(&union), "the merged histogram differs from the union value by value");
+    for v in union.iter_recorded() {
+        assert_eq!(merged.count_at(v.value_iterated_to()), v.count_at_value());
+    }
+    for q in [0.5, 0.99, 0.999] {
+        assert_eq!(merged.value_at_quantile(q), union.value_at_quantile(q), "quantile {q}");
+    }
+    assert_eq!(merged_step.latency.p50_us, union.value_at_quantile(0.5) as f64);
+    assert_eq!(merged_step.latency.p99_us, union.value_at_quantile(0.99) as f64);
+    assert_eq!(merged_step.latency.p999_us, union.value_at_quantile(0.999) as f64);
+    assert_eq!(merged_step.requests, run.clients.iter().map(|c| c.output.report.steps[0].requests).sum::<u64>());
+    assert_eq!(merged_step.latency.count, merged_step.requests, "every response is a sample");
+    assert_eq!(merged_step.errors.total(), 0);
+
+    // The open model: the rate is split, and service times add up as exactly as latencies.
+    let open = LoadPlan::builder(&lab.url()).connections(4).rate(400.0).duration(Duration::from_secs(2)).build().unwrap();
+    let run = set.run(&open, &AtomicBool::new(false)).expect("the open-model load runs from both clients");
+    set.close();
+    let step = &run.merged.report.steps[0];
+    assert_eq!(step.target_rate, Some(400.0));
+    assert!(run.clients.iter().all(|c| c.output.report.steps[0].target_rate == Some(200.0)));
+    let service = |o: &bakeoff_load::RunOutput| o.details[0].service.clone().expect("an open model records service times");
+    let mut union = service(&run.clients[0].output);
+    union.add(service(&run.clients[1].output)).unwrap();
+    assert_eq!(every_value(&service(&run.merged)), every_value(&union), "merged service times differ from the union");
+    assert_eq!(step.service_time.as_ref().unwrap().p99_us, union.value_at_quantile(0.99) as f64);
+    assert!(step.requests > 600, "{} responses at 400/s for 2 s", step.requests);
+    lab.finish(&pids);
+}
+
+#[test]
+fn a_client_killed_mid_run_is_an_error_naming_it_and_nothing_is_left() {
+    if no_root("a_client_killed_mid_run_is_an_error_naming_it_and_nothing_is_left") {
+        return;
+    }
+    let lab = Lab::new();
+    let places = lab.places();
+    let mut set = ClientSet::open(&places, &lab.options(), &bakeoff_cli::identity()).expect("both sessions open");
+    let pids: Vec<u32> = set.sessions().iter().map(|s| s.hello().pid).collect();
+    let victim = pids[1];
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1200));
+        // The netns agent this test started, by the pid its hello gave.
+        let _ = Command::new("kill").args(["-KILL", &victim.to_string()]).status();
+    });
+    let plan = LoadPlan::builder(&lab.url()).connections(4).duration(Duration::from_secs(4)).build().unwrap();
+    let started = Instant::now();
+    let err = set.run(&plan, &AtomicBool::new(false)).expect_err("a killed client fails the run");
+    killer.join().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3), "the loss was noticed only after {:?}", started.elapsed());
+    let text = err.to_string();
+    assert!(matches!(err, HostError::SessionLost { .. }), "{text}");
+    assert!(text.contains(&places[1].host_name()) && text.contains("signal 9"), "{text}");
+    // The other client's session was closed: its agent over ssh has exited.
+    assert!(gone(pids[0], Duration::from_secs(3)), "the ssh client's agent {} still runs", pids[0]);
+    drop(set);
+    lab.finish(&pids);
+}
+
+#[test]
+fn an_unusable_host_is_refused_before_anything_runs_with_the_fix() {
+    if no_root("an_unusable_host_is_refused_before_anything_runs_with_the_fix") {
+        return;
+    }
+    let lab = Lab::new();
+    let me = bakeoff_cli::identity();
+    let ssh = lab.places()[0].clone();
+    let open = |place: &Place, opts: &SessionOptions| Session::open(place, opts, &me).err().expect("the session is refused").to_string();
+
+    let mut missing = lab.options();
+    missing.agent_bin = "/nonexistent/bakeoff".into();
+    let e = open(&ssh, &missing);
+    assert!(e.contains("no bakeoff binary at /nonexistent/bakeoff") && e.contains(&ssh.host_name()) && e.contains("scp -P 22"), "{e}");
+
+    let mut wrong_key = lab.options();
+    wrong_key.ssh_identity = Some(lab.sshd.known_hosts().with_file_name("host_key"));
+    let e = open(&ssh, &wrong_key);
+    assert!(e.contains("refused the login") && e.contains("authorized_keys"), "{e}");
+
+    let no_sshd = Place::Ssh { user: "root".into(), host: lab.topo.addr("server").to_string(), port: 22 };
+    let e = open(&no_sshd, &lab.options());
+    assert!(e.contains("unreachable") && e.contains(&no_sshd.host_name()), "{e}");
+
+    let e = open(&Place::Netns("bo-no-such-namespace".into()), &lab.options());
+    assert!(e.contains("netns:bo-no-such-namespace") && e.contains("ip netns add"), "{e}");
+    lab.finish(&[]);
+}
+
+#[test]
+fn another_build_or_no_binary_is_refused_with_the_command_that_fixes_it() {
+    let other = Identity { version: "0.0.9".into(), commit: "0123abc".into() };
+    let opts = SessionOptions::new(bin());
+    let e = Session::open(&Place::Local, &opts, &other).err().expect("another build is refused");
+    let text = e.to_string();
+    assert!(matches!(e, HostError::VersionMismatch { .. }), "{text}");
+    assert!(text.contains("host local runs bakeoff 0.1.0") && text.contains("0.0.9 (commit 0123abc)") && text.contains("`cp "), "{text}");
+
+    let missing = SessionOptions::new("/nonexistent/bakeoff");
+    let e = Session::open(&Place::Local, &missing, &bakeoff_cli::identity()).err().expect("a missing binary is refused");
+    assert!(matches!(e, HostError::MissingBinary { .. }) && e.to_string().contains("/nonexistent/bakeoff"), "{e}");
+    assert!(Path::new(bin()).exists());
+}
+
+/// nginx with one worker answering `Hello World!` on loopback and on the controller's address of
+/// the topology, so the same server is loaded over loopback (`local`) and over the veth (`netns:`).
+struct Nginx(Child, std::path::PathBuf);
+
+impl Nginx {
+    fn start(addrs: &[Ipv4Addr], port: u16) -> Nginx {
+        let dir = std::env::temp_dir().join(format!("bakeoff-hosts-nginx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let listen: String = addrs.iter().map(|a| format!("listen {a}:{port}; ")).collect();
+        let d = dir.display();
+        let conf = format!(
+            "worker_processes 1; error_log {d}/error.log warn; pid {d}/nginx.pid; events {{ worker_connections 4096; }}\n\
+             http {{ access_log off; keepalive_requests 100000000; client_body_temp_path {d}/b; proxy_temp_path {d}/p;\n\
+             fastcgi_temp_path {d}/f; uwsgi_temp_path {d}/u; scgi_temp_path {d}/s; default_type text/plain;\n\
+             server {{ {listen} location / {{ return 200 \"Hello World!\"; }} }} }}\n"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let child = Command::new("/usr/sbin/nginx")
+            .arg("-p")
+            .arg(&dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .args(["-g", "daemon off; master_process off;"])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let n = Nginx(child, dir);
+        for a in addrs {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while TcpStream::connect_timeout(&SocketAddr::from((*a, port)), Duration::from_millis(100)).is_err() {
+                assert!(Instant::now() < deadline, "nginx did not listen on {a}:{port}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        n
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn figure(name: &str, v: Vec<f64>) {
+    let (lo, hi) = (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(0.0, f64::max));
+    println!("BENCH {name} median {:.6} min {lo:.6} max {hi:.6} n {}", median(v.clone()), v.len());
+}
+
+/// The controller's overhead and the veth against loopback; bench/hosts.sh runs it and keeps the
+/// `BENCH` lines it prints.
+#[test]
+#[ignore = "a bench, run by bench/hosts.sh"]
+fn bench_hosts() {
+    if no_root("bench_hosts") {
+        return;
+    }
+    let setups: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = Instant::now();
+            let t = Topology::build(&["client-a", "client-b", "server"]).unwrap();
+            let s = t0.elapsed().as_secs_f64();
+            drop(t);
+            s
+        })
+        .collect();
+    figure("topology_setup_s", setups);
+    let lab = Lab::new();
+    let me = bakeoff_cli::identity();
+    let (opts, places) = (lab.options(), lab.places());
+    for (name, place) in [("ssh", &places[0]), ("netns", &places[1])] {
+        let opens = (0..5)
+            .map(|_| {
+                let t0 = Instant::now();
+                let s = Session::open(place, &opts, &me).unwrap();
+                let e = t0.elapsed().as_secs_f64();
+                s.close();
+                e
+            })
+            .collect();
+        figure(&format!("session_open_s {name}"), opens);
+        let mut s = Session::open(place, &opts, &me).unwrap();
+        let trips = (0..100)
+            .map(|_| {
+                let t0 = Instant::now();
+                s.clock_call().unwrap();
+                t0.elapsed().as_secs_f64() * 1e6
+            })
+            .collect();
+        figure(&format!("agent_round_trip_us {name}"), trips);
+        println!("BENCH clock_offset_us {name} {:+.1} bound {:.1}", s.clock().offset_ns as f64 / 1e3, s.clock().bound_ns as f64 / 1e3);
+        s.close();
+    }
+    let port = 18089;
+    let nginx = Nginx::start(&[Ipv4Addr::LOCALHOST, lab.topo.controller_addr()], port);
+    let netns = Place::Netns(lab.topo.ns("client-b").to_string());
+    let (mut local_rps, mut veth_rps) = (Vec::new(), Vec::new());
+    for round in 0..3 {
+        for (place, addr, into) in
+            [(&Place::Local, Ipv4Addr::LOCALHOST, &mut local_rps), (&netns, lab.topo.controller_addr(), &mut veth_rps)]
+        {
+            let plan =
+                LoadPlan::builder(&format!("http://{addr}:{port}/")).connections(16).duration(Duration::from_secs(2)).build().unwrap();
+            let mut set = ClientSet::open(std::slice::from_ref(place), &opts, &me).unwrap();
+            let run = set.run(&plan, &AtomicBool::new(false)).unwrap();
+            set.close();
+            let step = &run.merged.report.steps[0];
+            assert_eq!(step.errors.total(), 0, "{place}: {:?}", step.errors);
+            println!("BENCH round {round} {place} {:.0} req/s p50 {} us", step.requests_per_sec, step.latency.p50_us);
+            into.push(step.requests_per_sec);
+        }
+    }
+    println!(
+        "BENCH load_rps local median {:.0} netns median {:.0} ratio_veth_over_loopback {:.3}",
+        median(local_rps.clone()),
+        median(veth_rps.clone()),
+        median(veth_rps) / median(local_rps)
+    );
+    drop(nginx);
+    lab.finish(&[]);
+}

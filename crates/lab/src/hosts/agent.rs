@@ -1,0 +1,153 @@
+//! The agent (`bakeoff agent`): answers the controller's JSON-line requests on stdin with one line
+//! each on stdout. It lives exactly as long as its session: at stdin's end (the controller or ssh
+//! went away) a running load is cancelled and the agent exits, so nothing is left behind.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bakeoff_load::{encode_histogram, run_observed};
+
+use super::protocol::{wall_ns, ClientResult, Hello, Identity, Reply, Request, RunSpec, StepHistograms};
+
+/// How far past its start instant a load may arrive and still run: more means the clock offset or
+/// the session is off, and the clients would not start together.
+const LATE_LIMIT: Duration = Duration::from_millis(100);
+
+/// Serves requests from `input` until `bye` or its end; replies go to `output`.
+pub fn serve<R, W>(identity: Identity, input: R, mut output: W) -> std::io::Result<()>
+where
+    R: BufRead + Send + 'static,
+    W: Write,
+{
+    let cancel = Arc::new(AtomicBool::new(false));
+    let ended = Arc::new(AtomicBool::new(false));
+    let requests = read_requests(input, cancel.clone(), ended.clone());
+    let hello = Hello { identity, pid: std::process::id(), hostname: hostname() };
+    for request in requests {
+        let reply = match request {
+            Ok(Request::Hello) => Reply::Hello(hello.clone()),
+            Ok(Request::Clock) => Reply::Clock { wall_ns: wall_ns() },
+            Ok(Request::Run { spec }) => {
+                cancel.store(false, Ordering::SeqCst);
+                run(&spec, &cancel, &ended)
+            }
+            // A cancel is handled by the reader as it arrives; it has no reply.
+            Ok(Request::Cancel) => continue,
+            Ok(Request::Bye) => {
+                send(&mut output, &Reply::Bye)?;
+                return Ok(());
+            }
+            Err(message) => Reply::Error { message },
+        };
+        // After the input ended the reply may find no reader: the write fails and the agent exits.
+        send(&mut output, &reply)?;
+    }
+    Ok(())
+}
+
+fn send<W: Write>(output: &mut W, reply: &Reply) -> std::io::Result<()> {
+    let mut line = serde_json::to_string(reply).map_err(std::io::Error::other)?;
+    line.push('\n');
+    output.write_all(line.as_bytes())?;
+    output.flush()
+}
+
+/// Reads requests on a thread of their own, so a cancel, or the end of the input, reaches a load
+/// that is running; both set `cancel`, the end also sets `ended` and closes the channel.
+fn read_requests<R: BufRead + Send + 'static>(
+    input: R,
+    cancel: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
+) -> Receiver<Result<Request, String>> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in input.lines() {
+            let Ok(line) = line else { break };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let request = serde_json::from_str::<Request>(&line).map_err(|e| format!("not a request: {e}: {line}"));
+            if request == Ok(Request::Cancel) {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            if tx.send(request).is_err() {
+                break;
+            }
+        }
+        ended.store(true, Ordering::SeqCst);
+        cancel.store(true, Ordering::SeqCst);
+    });
+    rx
+}
+
+/// Waits for the agreed instant, runs the load and packs its report with every histogram.
+fn run(spec: &RunSpec, cancel: &AtomicBool, ended: &AtomicBool) -> Reply {
+    let plan = match spec.to_plan() {
+        Ok(p) => p,
+        Err(e) => return Reply::Error { message: format!("the load plan is invalid: {e}") },
+    };
+    let now = wall_ns();
+    if now > spec.start_at_ns + LATE_LIMIT.as_nanos() as u64 {
+        let late_ms = (now - spec.start_at_ns) as f64 / 1e6;
+        return Reply::Error { message: format!("the start instant had passed {late_ms:.1} ms before the request arrived") };
+    }
+    while wall_ns() < spec.start_at_ns {
+        if ended.load(Ordering::SeqCst) {
+            return Reply::Error { message: "the session ended before the start".into() };
+        }
+        let left = spec.start_at_ns.saturating_sub(wall_ns());
+        std::thread::sleep(Duration::from_nanos(left.min(5_000_000)));
+    }
+    let started_late_ns = wall_ns().saturating_sub(spec.start_at_ns);
+    let out = match run_observed(&plan, cancel, None) {
+        Ok(o) => o,
+        Err(e) => return Reply::Error { message: format!("the load failed: {e}") },
+    };
+    let steps = out
+        .details
+        .iter()
+        .map(|d| StepHistograms {
+            service: d.service.as_ref().map(encode_histogram),
+            seconds: d.seconds.iter().map(encode_histogram).collect(),
+        })
+        .collect();
+    Reply::Ran { result: Box::new(ClientResult { report: out.report, steps, started_late_ns }) }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity() -> Identity {
+        Identity { version: "0.1.0".into(), commit: "abc".into() }
+    }
+
+    #[test]
+    fn answers_hello_clock_and_bye_then_stops() {
+        let input = "{\"op\":\"hello\"}\n{\"op\":\"clock\"}\nnonsense\n{\"op\":\"bye\"}\n{\"op\":\"clock\"}\n";
+        let mut out = Vec::new();
+        serve(identity(), std::io::Cursor::new(input.as_bytes().to_vec()), &mut out).unwrap();
+        let replies: Vec<Reply> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(replies.len(), 4, "{replies:?}");
+        assert!(matches!(&replies[0], Reply::Hello(h) if h.identity == identity() && h.pid == std::process::id()));
+        assert!(matches!(replies[1], Reply::Clock { wall_ns } if wall_ns > 0));
+        assert!(matches!(&replies[2], Reply::Error { message } if message.contains("not a request")));
+        assert_eq!(replies[3], Reply::Bye);
+    }
+
+    #[test]
+    fn a_start_instant_long_past_is_refused() {
+        let plan = bakeoff_load::LoadPlan::builder("http://127.0.0.1:9/").build().unwrap();
+        let mut spec = RunSpec::from_plan(&plan).unwrap();
+        spec.start_at_ns = wall_ns() - 1_000_000_000;
+        let reply = run(&spec, &AtomicBool::new(false), &AtomicBool::new(false));
+        assert!(matches!(reply, Reply::Error { message } if message.contains("start instant had passed")));
+    }
+}

@@ -1,0 +1,239 @@
+//! Several load clients as one: each host gets its share of the load (connections in the closed
+//! model, the rate in the open one), all start at one instant agreed through their sessions, and
+//! their results are merged exactly. A host lost mid-run stops the others and names the host.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bakeoff_load::{LoadPlan, RunOutput, Stop};
+use bakeoff_model::place::Place;
+
+use super::error::HostError;
+use super::merge::{decode_result, merge};
+use super::protocol::{wall_ns, Identity, Reply, Request, RunSpec};
+use super::session::{ClockOffset, Session, SessionOptions};
+
+/// How long before the agreed start the run requests leave: room for the slowest session's round
+/// trip and the agents' plan building.
+const START_LEAD: Duration = Duration::from_millis(250);
+
+/// Open sessions to every client host, in the order they were placed.
+pub struct ClientSet {
+    sessions: Vec<Session>,
+}
+
+/// One client's part of a merged run.
+#[derive(Debug, Clone)]
+pub struct ClientRun {
+    /// The host as messages name it.
+    pub host: String,
+    /// Its clock against the controller's.
+    pub clock: ClockOffset,
+    /// How late it started after the agreed instant, by its own clock, ns.
+    pub started_late_ns: u64,
+    /// Its own report and histograms, read back exactly as it sent them.
+    pub output: RunOutput,
+}
+
+/// A load run from several clients: the merged run and each client's own.
+#[derive(Debug, Clone)]
+pub struct MergedRun {
+    /// The clients' runs as one (histograms added).
+    pub merged: RunOutput,
+    /// Each client's, in placement order.
+    pub clients: Vec<ClientRun>,
+}
+
+impl ClientSet {
+    /// Opens a session to every place at once; the first that fails is the error, and the sessions
+    /// already open are closed.
+    pub fn open(places: &[Place], opts: &SessionOptions, expect: &Identity) -> Result<ClientSet, HostError> {
+        let opened: Vec<Result<Session, HostError>> = std::thread::scope(|s| {
+            let handles: Vec<_> = places.iter().map(|p| s.spawn(move || Session::open(p, opts, expect))).collect();
+            handles.into_iter().map(|h| h.join().expect("a session opener panicked")).collect()
+        });
+        let mut sessions = Vec::new();
+        let mut first_error = None;
+        for o in opened {
+            match o {
+                Ok(s) => sessions.push(s),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(ClientSet { sessions }),
+        }
+    }
+
+    /// The sessions, in placement order.
+    pub fn sessions(&self) -> &[Session] {
+        &self.sessions
+    }
+
+    /// Runs `plan` split across the clients, all starting together; `cancel` stops every client
+    /// early (their partial results are still merged). A lost session ends every other one and is
+    /// the error, naming its host.
+    pub fn run(&mut self, plan: &LoadPlan, cancel: &AtomicBool) -> Result<MergedRun, HostError> {
+        let mut specs = split(plan, self.sessions.len())?;
+        let slowest = self.sessions.iter().map(|s| s.clock().bound_ns).max().unwrap_or(0);
+        let start = wall_ns() + START_LEAD.as_nanos() as u64 + 4 * slowest;
+        // Open model: client i starts i arrivals after client 0, so with each client's threads on
+        // their own phases the clients' arrivals interleave into the one schedule of the whole rate.
+        let stagger_ns = plan.schedule.constant_rate().map_or(0.0, |r| 1e9 / r);
+        for (i, (spec, s)) in specs.iter_mut().zip(&self.sessions).enumerate() {
+            let at = start as i64 + (i as f64 * stagger_ns) as i64;
+            spec.start_at_ns = (at + s.clock().offset_ns) as u64;
+        }
+        for (spec, s) in specs.into_iter().zip(self.sessions.iter_mut()) {
+            if let Err(e) = s.send(&Request::Run { spec: Box::new(spec) }) {
+                self.close_all();
+                return Err(e);
+            }
+        }
+        let limit = run_limit(plan);
+        match self.collect(cancel, limit) {
+            Ok(runs) => {
+                let outputs: Vec<RunOutput> = runs.iter().map(|r| r.output.clone()).collect();
+                let requests = match plan.stop {
+                    Stop::Requests(n) => Some(n),
+                    Stop::Duration(_) => None,
+                };
+                let merged = merge(&outputs, plan.connections, plan.schedule.constant_rate(), requests);
+                Ok(MergedRun { merged, clients: runs })
+            }
+            Err(e) => {
+                self.close_all();
+                Err(e)
+            }
+        }
+    }
+
+    /// Waits for every client's reply, passing a cancel on; the first failure is returned at once.
+    fn collect(&mut self, cancel: &AtomicBool, limit: Duration) -> Result<Vec<ClientRun>, HostError> {
+        let deadline = Instant::now() + limit;
+        let mut runs: Vec<Option<ClientRun>> = vec![None; self.sessions.len()];
+        let mut cancelled = false;
+        while runs.iter().any(Option::is_none) {
+            if cancel.load(Ordering::Relaxed) && !cancelled {
+                cancelled = true;
+                for s in &mut self.sessions {
+                    s.send(&Request::Cancel)?;
+                }
+            }
+            for (i, s) in self.sessions.iter_mut().enumerate() {
+                if runs[i].is_some() {
+                    continue;
+                }
+                match s.try_recv()? {
+                    None => {}
+                    Some(Reply::Ran { result }) => {
+                        let output = decode_result(&result).map_err(|e| HostError::SessionLost {
+                            host: s.host(),
+                            cause: format!("its histograms do not read back: {e}"),
+                            hint: "install the controller's build there".into(),
+                        })?;
+                        runs[i] = Some(ClientRun { host: s.host(), clock: s.clock(), started_late_ns: result.started_late_ns, output });
+                    }
+                    Some(Reply::Error { message }) => {
+                        let hint = "check the URL is reachable from that host and the clock offset is small (`bakeoff load` alone there)";
+                        return Err(HostError::Agent { host: s.host(), message, hint: hint.into() });
+                    }
+                    Some(other) => {
+                        return Err(HostError::SessionLost {
+                            host: s.host(),
+                            cause: format!("unexpected reply {other:?}"),
+                            hint: "install the controller's build there".into(),
+                        })
+                    }
+                }
+            }
+            if Instant::now() > deadline {
+                let late = self.sessions.iter().zip(&runs).find(|(_, r)| r.is_none()).map(|(s, _)| s.host()).unwrap_or_default();
+                return Err(HostError::SessionLost {
+                    host: late,
+                    cause: format!("no result within {limit:?}"),
+                    hint: "the host may be overloaded or hung".into(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(runs.into_iter().map(|r| r.expect("every run arrived")).collect())
+    }
+
+    /// Ends every session: the agents see their input end, stop any load and exit.
+    pub fn close_all(&mut self) {
+        for s in self.sessions.drain(..) {
+            drop(s);
+        }
+    }
+
+    /// Says bye to every agent and ends the sessions.
+    pub fn close(mut self) {
+        for s in self.sessions.drain(..) {
+            s.close();
+        }
+    }
+}
+
+/// How long a run may take before a silent client counts as lost: its planned time, the warmup,
+/// the start lead, a timeout's worth of draining, and slack.
+fn run_limit(plan: &LoadPlan) -> Duration {
+    let planned = match plan.stop {
+        Stop::Duration(d) => d,
+        // A request-count run has no planned length: allow it the longest a study would take.
+        Stop::Requests(_) => Duration::from_secs(3600),
+    };
+    planned + plan.warmup + plan.timeout + START_LEAD + Duration::from_secs(10)
+}
+
+/// `plan` as `n` specs: connections split (each client needs one), threads at most a client's
+/// connections, the rate and a request budget split; the remainder goes to the first clients.
+pub fn split(plan: &LoadPlan, n: usize) -> Result<Vec<RunSpec>, HostError> {
+    let whole = RunSpec::from_plan(plan).map_err(|u| HostError::Split {
+        clients: n,
+        problem: format!("{} cannot be split yet", u.0),
+        hint: "use a constant rate (--rate) or the closed model with several clients, or one client".into(),
+    })?;
+    if n == 0 || (whole.connections as usize) < n {
+        return Err(HostError::Split {
+            clients: n,
+            problem: format!("{} connections for {n} clients", whole.connections),
+            hint: format!("give at least one connection per client (-c {n} or more)"),
+        });
+    }
+    Ok((0..n)
+        .map(|i| {
+            let mut s = whole.clone();
+            s.connections = share(whole.connections as u64, n, i) as u32;
+            s.threads = whole.threads.min(s.connections);
+            s.rate = whole.rate.map(|r| r / n as f64);
+            s.requests = whole.requests.map(|r| share(r, n, i));
+            s
+        })
+        .collect())
+}
+
+/// Client `i`'s share of `total` over `n`: equal parts, the remainder to the first ones.
+fn share(total: u64, n: usize, i: usize) -> u64 {
+    total / n as u64 + u64::from((i as u64) < total % n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_rate_and_requests_are_split_without_loss() {
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(7).threads(3).rate(1000.0).build().unwrap();
+        let specs = split(&plan, 3).unwrap();
+        assert_eq!(specs.iter().map(|s| s.connections).collect::<Vec<_>>(), [3, 2, 2]);
+        assert_eq!(specs.iter().map(|s| s.threads).collect::<Vec<_>>(), [3, 2, 2]);
+        assert!(specs.iter().all(|s| (s.rate.unwrap() - 1000.0 / 3.0).abs() < 1e-9));
+        let counted = LoadPlan::builder("http://127.0.0.1:9/").connections(4).requests(1001).build().unwrap();
+        assert_eq!(split(&counted, 2).unwrap().iter().map(|s| s.requests.unwrap()).sum::<u64>(), 1001);
+        assert!(matches!(split(&counted, 5), Err(HostError::Split { .. })));
+    }
+}

@@ -1,0 +1,268 @@
+//! The agent's protocol: one JSON object per line each way, a request and its reply, and the load
+//! spec a client runs (a `LoadPlan` in serializable form, with the instant it starts at).
+
+use std::time::Duration;
+
+use bakeoff_load::{LoadPlan, LoadReport, PlanError, Schedule, Stop};
+use serde::{Deserialize, Serialize};
+
+/// What the controller asks; the agent answers each with one [`Reply`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Who are you: version, commit, process id.
+    Hello,
+    /// The agent's wall clock, for the clock offset (t0, t1, t2).
+    Clock,
+    /// Run a load at an instant and answer its report with the histograms.
+    Run {
+        /// What to run and when.
+        spec: Box<RunSpec>,
+    },
+    /// Stop a running load early; its reply still comes, flagged cancelled. Never answered itself.
+    Cancel,
+    /// End the session: the agent answers and exits.
+    Bye,
+}
+
+/// The agent's answer to one [`Request`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    /// The agent's build and process.
+    Hello(Hello),
+    /// The agent's wall clock.
+    Clock {
+        /// Nanoseconds since the Unix epoch on the agent's host.
+        wall_ns: u64,
+    },
+    /// A finished load.
+    Ran {
+        /// Its report and histograms.
+        result: Box<ClientResult>,
+    },
+    /// The request could not be done; the session stays usable.
+    Error {
+        /// Why, worded for the user.
+        message: String,
+    },
+    /// The agent is exiting.
+    Bye,
+}
+
+/// A bakeoff build: its version and git commit. Controller and agent must agree on both.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The crate version.
+    pub version: String,
+    /// The git commit it was built from (`unknown` outside a checkout).
+    pub commit: String,
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (commit {})", self.version, self.commit)
+    }
+}
+
+/// The agent's answer to hello.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Its build.
+    pub identity: Identity,
+    /// Its process id on its host (tests kill it by this; messages name it).
+    pub pid: u32,
+    /// Its host's name (`/proc/sys/kernel/hostname`).
+    pub hostname: String,
+}
+
+/// One client's share of a load, in serializable form: a `LoadPlan` without ramps or ladders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Target URLs, round-robin.
+    pub urls: Vec<String>,
+    /// Request method.
+    pub method: String,
+    /// Extra headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Request body.
+    pub body: Option<Vec<u8>>,
+    /// This client's connections.
+    pub connections: u32,
+    /// This client's threads (at most its connections).
+    pub threads: u32,
+    /// This client's arrival rate (open model), requests/s.
+    pub rate: Option<f64>,
+    /// Measured time, ns (a timed run).
+    pub duration_ns: Option<u64>,
+    /// This client's requests (a request-count run).
+    pub requests: Option<u64>,
+    /// Unmeasured lead-in, ns.
+    pub warmup_ns: u64,
+    /// Per-request timeout, ns.
+    pub timeout_ns: u64,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// One request per connection.
+    pub close: bool,
+    /// Requests before a connection is replaced.
+    pub requests_per_conn: Option<u64>,
+    /// Only this status succeeds.
+    pub expect_status: Option<u16>,
+    /// Expected body length.
+    pub expect_length: Option<u64>,
+    /// Expected FNV-1a 64 body hash.
+    pub expect_body_hash: Option<u64>,
+    /// CPUs on the agent's host the threads are pinned to.
+    pub pin_cpus: Vec<usize>,
+    /// When the load starts, in ns since the epoch on the *agent's* clock (the controller has
+    /// added the measured offset).
+    pub start_at_ns: u64,
+}
+
+/// What a plan has that a spec cannot carry yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsplittable(pub &'static str);
+
+impl RunSpec {
+    /// The spec of `plan` as a whole (the caller splits it); ramps and connection ladders are refused.
+    pub fn from_plan(plan: &LoadPlan) -> Result<RunSpec, Unsplittable> {
+        if plan.conn_ladder.is_some() {
+            return Err(Unsplittable("a connection ladder (--conn-ladder)"));
+        }
+        let rate = match plan.schedule {
+            Schedule::Closed => None,
+            Schedule::Rate(r) => Some(r),
+            Schedule::Ramp(_) => return Err(Unsplittable("a rate ramp (--ramp)")),
+        };
+        let (duration_ns, requests) = match plan.stop {
+            Stop::Duration(d) => (Some(d.as_nanos() as u64), None),
+            Stop::Requests(n) => (None, Some(n)),
+        };
+        Ok(RunSpec {
+            urls: plan.targets.iter().map(|t| t.url.clone()).collect(),
+            method: plan.method.clone(),
+            headers: plan.headers.clone(),
+            body: plan.body.clone(),
+            connections: plan.connections,
+            threads: plan.threads,
+            rate,
+            duration_ns,
+            requests,
+            warmup_ns: plan.warmup.as_nanos() as u64,
+            timeout_ns: plan.timeout.as_nanos() as u64,
+            pipeline: plan.pipeline,
+            close: plan.close,
+            requests_per_conn: plan.requests_per_conn,
+            expect_status: plan.checks.expect_status,
+            expect_length: plan.checks.expect_length,
+            expect_body_hash: plan.checks.expect_body_hash,
+            pin_cpus: plan.pin_cpus.clone(),
+            start_at_ns: 0,
+        })
+    }
+
+    /// The plan the agent runs, validated as `bakeoff load` validates its flags.
+    pub fn to_plan(&self) -> Result<LoadPlan, PlanError> {
+        let first = self.urls.first().map(String::as_str).unwrap_or("");
+        let mut b = LoadPlan::builder(first)
+            .connections(self.connections)
+            .threads(self.threads)
+            .warmup(Duration::from_nanos(self.warmup_ns))
+            .timeout(Duration::from_nanos(self.timeout_ns))
+            .pipeline(self.pipeline)
+            .close(self.close)
+            .method(&self.method)
+            .pin_cpus(self.pin_cpus.clone());
+        for u in self.urls.iter().skip(1) {
+            b = b.url(u);
+        }
+        for (k, v) in &self.headers {
+            b = b.header(k, v);
+        }
+        if let Some(body) = &self.body {
+            b = b.body(body.clone());
+        }
+        if let Some(d) = self.duration_ns {
+            b = b.duration(Duration::from_nanos(d));
+        }
+        if let Some(n) = self.requests {
+            b = b.requests(n);
+        }
+        if let Some(r) = self.rate {
+            b = b.rate(r);
+        }
+        if let Some(k) = self.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        if let Some(s) = self.expect_status {
+            b = b.expect_status(s);
+        }
+        if let Some(n) = self.expect_length {
+            b = b.expect_length(n);
+        }
+        if let Some(h) = self.expect_body_hash {
+            b = b.expect_body_hash(h);
+        }
+        b.build()
+    }
+}
+
+/// One client's finished load: its report (whose steps carry their latency histograms) and the
+/// histograms the report does not carry, all V2-deflate base64, so nothing is lost on the way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// The report as `bakeoff load` would have printed it on that host.
+    pub report: LoadReport,
+    /// Per step, in the report's order.
+    pub steps: Vec<StepHistograms>,
+    /// How late the load started after the agreed instant, ns on the agent's clock.
+    pub started_late_ns: u64,
+}
+
+/// A step's histograms beyond the latency one its report carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepHistograms {
+    /// Service time (open schedules).
+    pub service: Option<String>,
+    /// One per measured second (2 significant digits).
+    pub seconds: Vec<String>,
+}
+
+/// Nanoseconds since the Unix epoch on this host's wall clock.
+pub fn wall_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plan_goes_through_its_spec_unchanged() {
+        let plan = LoadPlan::builder("http://127.0.0.1:9/a")
+            .url("http://127.0.0.1:9/b")
+            .connections(4)
+            .threads(2)
+            .rate(500.0)
+            .header("X-A", "1")
+            .body("hi")
+            .expect_status(200)
+            .warmup(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        let spec = RunSpec::from_plan(&plan).unwrap();
+        let line = serde_json::to_string(&Request::Run { spec: Box::new(spec.clone()) }).unwrap();
+        let Request::Run { spec: back } = serde_json::from_str(&line).unwrap() else { panic!("{line}") };
+        assert_eq!(back.to_plan().unwrap(), plan);
+        let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20").unwrap()).build().unwrap();
+        assert!(RunSpec::from_plan(&ramp).is_err());
+    }
+
+    #[test]
+    fn requests_and_replies_are_one_line_each() {
+        assert_eq!(serde_json::to_string(&Request::Clock).unwrap(), r#"{"op":"clock"}"#);
+        let r: Reply = serde_json::from_str(r#"{"reply":"clock","wall_ns":5}"#).unwrap();
+        assert_eq!(r, Reply::Clock { wall_ns: 5 });
+    }
+}
