@@ -145,6 +145,20 @@ fn pipelined_responses_meet_their_own_entries() {
 }
 
 #[test]
+fn head_entries_expect_no_body_and_the_others_do() {
+    let s = RouteServer::start(&[]);
+    let mut head = DeckEntry::get(1, "/h");
+    head.method = "HEAD".into();
+    head.checks.expect_length = Some(0);
+    // Pipelined, so a HEAD response and a GET response often arrive in one read.
+    let d = deck(&["get", "head"], vec![echo(0, "/g"), head, echo(0, "/g2")]);
+    let plan = quick(&s.url()).pipeline(3).requests(900).deck(d).build().unwrap();
+    let st = &run_within(&plan, Duration::from_secs(20)).steps[0];
+    assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
+    assert_eq!((kind(st, "get").requests, kind(st, "head").requests), (600, 300));
+}
+
+#[test]
 fn reconnects_keep_the_deck_and_its_checks() {
     let s = RouteServer::start(&[]);
     let plan = quick(&s.url()).requests(1000).requests_per_conn(7).deck(weighted()).build().unwrap();

@@ -80,11 +80,14 @@ impl Drop for RouteServer {
     }
 }
 
-/// One request's head, parsed: path, body length, whether the client asked to close.
-fn parse_head(head: &[u8]) -> (String, usize, bool) {
+/// One request's head, parsed: path, body length, whether the client asked to close, whether it
+/// is a HEAD request.
+fn parse_head(head: &[u8]) -> (String, usize, bool, bool) {
     let text = String::from_utf8_lossy(head);
     let mut lines = text.split("\r\n");
-    let path = lines.next().and_then(|l| l.split(' ').nth(1)).unwrap_or("").to_string();
+    let line = lines.next().unwrap_or("");
+    let is_head = line.starts_with("HEAD ");
+    let path = line.split(' ').nth(1).unwrap_or("").to_string();
     let (mut len, mut close) = (0, false);
     for l in lines {
         if let Some((k, v)) = l.split_once(':') {
@@ -95,7 +98,7 @@ fn parse_head(head: &[u8]) -> (String, usize, bool) {
             }
         }
     }
-    (path, len, close)
+    (path, len, close, is_head)
 }
 
 fn serve(mut c: TcpStream, routes: &HashMap<String, Route>, seen: &Mutex<Seen>, stop: &AtomicBool) {
@@ -113,7 +116,7 @@ fn serve(mut c: TcpStream, routes: &HashMap<String, Route>, seen: &Mutex<Seen>, 
         let (mut start, mut close) = (0, false);
         out.clear();
         while let Some(p) = buf[start..have].windows(4).position(|w| w == b"\r\n\r\n") {
-            let (path, len, close_asked) = parse_head(&buf[start..start + p]);
+            let (path, len, close_asked, is_head) = parse_head(&buf[start..start + p]);
             let body_at = start + p + 4;
             if have < body_at + len {
                 break; // the body is still on its way
@@ -128,7 +131,10 @@ fn serve(mut c: TcpStream, routes: &HashMap<String, Route>, seen: &Mutex<Seen>, 
                 }
             }
             std::thread::sleep(route.delay);
-            out.extend_from_slice(format!("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n{path}", route.status, path.len()).as_bytes());
+            out.extend_from_slice(format!("HTTP/1.1 {} X\r\nContent-Length: {}\r\n\r\n", route.status, path.len()).as_bytes());
+            if !is_head {
+                out.extend_from_slice(path.as_bytes());
+            }
             start = body_at + len;
             if close_asked {
                 close = true;
