@@ -249,6 +249,12 @@ impl Worker<'_> {
         if added > 0 {
             self.write(i, now);
         }
+        self.mark_ready(i, now);
+    }
+
+    /// Puts connection `i` on the ready stack if it can take another request, and notes since when.
+    #[inline]
+    fn mark_ready(&mut self, i: usize, now: u64) {
         let c = &mut self.conns[i];
         if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline {
             if c.ready_since == NOT_READY {
