@@ -69,6 +69,25 @@ fn the_mix_is_the_decks() {
 }
 
 #[test]
+fn the_open_model_walks_the_deck_too() {
+    let s = RouteServer::start(&[]);
+    let plan = quick(&s.url()).rate(2000.0).duration(Duration::from_millis(700)).deck(weighted()).build().unwrap();
+    let st = &run_within(&plan, Duration::from_secs(10)).steps[0];
+    assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
+    assert!(st.requests > 1000, "{}", st.requests);
+    let sent = [s.count("/items/17"), s.count("/search?q=ab"), s.count("/about")];
+    let total: u64 = sent.iter().sum();
+    for (k, (share, per_pass)) in [(0.6, 6.0), (0.3, 3.0), (0.1, 1.0)].into_iter().enumerate() {
+        assert!((sent[k] as f64 - share * total as f64).abs() <= 2.0 * per_pass, "{sent:?}");
+        // Counted by its kind; a request still in flight when the step ended (at most one per
+        // connection) has no response.
+        let got = st.kinds[k].requests;
+        assert!(got <= sent[k] && got + 4 >= sent[k], "kind {k}: {got} of {} sent", sent[k]);
+    }
+    assert!(st.service_time.is_some());
+}
+
+#[test]
 fn each_entry_is_checked_by_its_own_checks() {
     let not_found = Route { status: 404, delay: Duration::ZERO };
     let s = RouteServer::start(&[("/missing", not_found), ("/gone", not_found)]);
