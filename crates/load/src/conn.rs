@@ -1,4 +1,5 @@
-//! One client connection: socket, in-flight requests (ring of intended/sent times), write buffer, parser.
+//! One client connection: socket, in-flight requests (ring of intended/sent times and deck entries),
+//! write buffer, parser.
 
 use std::collections::VecDeque;
 
@@ -23,6 +24,8 @@ pub struct InFlight {
     /// When the schedule wanted it sent (== `sent` in the closed model).
     pub intended: u64,
     pub sent: u64,
+    /// The deck entry it sends (0 without a deck): its response is checked and counted by it.
+    pub entry: u32,
 }
 
 pub struct Conn {

@@ -52,6 +52,9 @@ pub enum PlanError {
     /// Two options that cannot be used together; the text names both and why.
     #[error("conflicting options: {0}")]
     Conflict(String),
+    /// A request deck that is empty, names too many kinds, or has an entry that cannot be sent.
+    #[error("invalid request deck: {0}")]
+    BadDeck(String),
     /// Any other value out of range (the timeout, the method).
     #[error("invalid value: {0}")]
     Invalid(String),
@@ -75,6 +78,9 @@ impl PlanError {
             PlanError::BadRequestsPerConn(_) => "omit --requests-per-conn for unlimited keep-alive",
             PlanError::BadRequests(_) => "omit -n to run for a duration instead",
             PlanError::Conflict(_) => "pick one of the conflicting options",
+            PlanError::BadDeck(_) => {
+                "a deck needs at least one entry, 1 to 65535 kind names, each entry's kind below their count and a path starting with /"
+            }
             PlanError::Invalid(_) => "see --help for the accepted values",
         }
     }

@@ -7,6 +7,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod conn;
+mod deck;
 mod duration;
 mod error;
 mod hdr_log;
@@ -26,13 +27,14 @@ use std::sync::atomic::AtomicBool;
 
 pub use hdrhistogram::Histogram;
 
+pub use deck::{Deck, DeckEntry, DeckRequest, PlanDeck, MAX_KINDS};
 pub use duration::parse_duration;
 pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
 pub use plan::{Checks, LoadPlan, LoadPlanBuilder};
 pub use report::{
-    ClientUsage, ErrorCounts, LatencyStats, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, SCHEMA_VERSION,
+    ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, SCHEMA_VERSION,
 };
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::deck::{Deck, PlanDeck};
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
 use crate::target::Target;
@@ -68,6 +69,9 @@ pub struct LoadPlan {
     pub headers: Vec<(String, String)>,
     /// The request body, if any.
     pub body: Option<Vec<u8>>,
+    /// The requests to send in turn instead of the URL's, if a deck was given; the step reports
+    /// then hold results per kind.
+    pub deck: Option<PlanDeck>,
 }
 
 impl LoadPlan {
@@ -93,6 +97,7 @@ impl LoadPlan {
             method: "GET".into(),
             headers: Vec::new(),
             body: None,
+            deck: None,
             error: None,
         }
     }
@@ -162,6 +167,7 @@ pub struct LoadPlanBuilder {
     method: String,
     headers: Vec<(String, String)>,
     body: Option<Vec<u8>>,
+    deck: Option<Deck>,
     error: Option<PlanError>,
 }
 
@@ -261,6 +267,12 @@ impl LoadPlanBuilder {
         self.pin_cpus = cpus;
         self
     }
+    /// Sends the deck's requests in turn instead of the URL's, against the URL's address (one URL
+    /// only); each entry brings its own method, headers, body and checks, so the plan's are unused.
+    pub fn deck(mut self, d: Deck) -> Self {
+        self.deck = Some(d);
+        self
+    }
     /// Adds another URL; requests go round-robin over the URLs.
     pub fn url(mut self, u: &str) -> Self {
         self.urls.push(u.to_string());
@@ -299,6 +311,13 @@ impl LoadPlanBuilder {
             .iter()
             .map(|u| Target::new(u, &method, &self.headers, self.body.as_deref(), self.close))
             .collect::<Result<Vec<_>, _>>()?;
+        let deck = match &self.deck {
+            Some(_) if targets.len() > 1 => {
+                return Err(PlanError::Conflict("a deck and several URLs (a deck is sent to one address)".into()));
+            }
+            Some(d) => Some(PlanDeck::new(d, &targets[0], self.close)?),
+            None => None,
+        };
         let stop = match self.requests {
             Some(n) => Stop::Requests(n),
             None => Stop::Duration(self.duration),
@@ -325,6 +344,7 @@ impl LoadPlanBuilder {
             method,
             headers: self.headers,
             body: self.body,
+            deck,
         })
     }
 

@@ -133,6 +133,28 @@ pub struct StepReport {
     pub max_schedule_lag_ms: Option<f64>,
     /// What makes this step's numbers doubtful, if anything.
     pub warnings: Vec<Warning>,
+    /// With a request deck: the results of each kind, in the deck's order of kind names. The
+    /// step's own figures above are all kinds together.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<KindReport>,
+}
+
+/// What one kind of request of a deck measured in a step's measured window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KindReport {
+    /// The kind's name, as the deck gave it.
+    pub name: String,
+    /// Responses completed (successful or not), as the step's `requests`.
+    pub requests: u64,
+    /// Completed responses per second of the step's measured window.
+    pub requests_per_sec: f64,
+    /// Latency of this kind's responses, measured as the step's.
+    pub latency: LatencyStats,
+    /// This kind's failed requests. Failures that belong to no request (a refused connect, a
+    /// response nothing asked for) are in the step's errors only.
+    pub errors: ErrorCounts,
+    /// base64 of the V2-deflate serialized latency histogram (microseconds), as the step's.
+    pub histogram: String,
 }
 
 /// Latency summary in microseconds.

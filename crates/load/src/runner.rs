@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::plan::LoadPlan;
-use crate::report::{ClientUsage, LoadReport, PlanSummary, ScheduleKind, StepReport, SCHEMA_VERSION};
+use crate::report::{ClientUsage, KindReport, LoadReport, PlanSummary, ScheduleKind, StepReport, SCHEMA_VERSION};
 use crate::schedule::{share, Schedule, StepSpec, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
 use crate::warnings::{self, Warning};
@@ -120,7 +120,8 @@ pub fn run_observed(
         wall += epoch.elapsed().as_secs_f64();
         cancelled |= cancel.load(Ordering::Relaxed);
         let warm_ns = step.warmup.as_nanos() as u64;
-        let mut rec = Recorder::new(step.rate.is_some(), warm_ns);
+        let names = plan.deck.as_ref().map_or(&[][..], |d| &d.kinds[..]);
+        let mut rec = Recorder::new(step.rate.is_some(), warm_ns, names.len());
         let mut ended = warm_ns;
         for r in &results {
             rec.merge(&r.rec);
@@ -130,6 +131,7 @@ pub fn run_observed(
         }
         let starved: u32 = results.iter().map(|r| r.starved).sum();
         let mut report = step_report(step, &rec, ended, starved, cancelled);
+        report.kinds = kind_reports(names, &rec, report.duration_s);
         report.warnings.extend(stopped_answering(&step.label, &results, warm_ns));
         steps.push(report);
         details.push(StepDetail {
@@ -266,7 +268,24 @@ fn step_report(step: &StepSpec, rec: &Recorder, ended_ns: u64, starved: u32, can
         histogram: encode_histogram(&rec.latency),
         max_schedule_lag_ms: lag_ms,
         warnings: step_warnings(step, rec, rps, lag_ms, starved, cancelled),
+        kinds: Vec::new(),
     }
+}
+
+/// Each deck kind's results, named, over the step's measured window.
+fn kind_reports(names: &[String], rec: &Recorder, duration_s: f64) -> Vec<KindReport> {
+    names
+        .iter()
+        .zip(&rec.kinds)
+        .map(|(name, k)| KindReport {
+            name: name.clone(),
+            requests: k.requests,
+            requests_per_sec: k.requests as f64 / duration_s,
+            latency: latency_stats(&k.latency),
+            errors: k.errors.clone(),
+            histogram: encode_histogram(&k.latency),
+        })
+        .collect()
 }
 
 /// What can be wrong with one step's numbers.

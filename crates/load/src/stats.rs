@@ -116,12 +116,30 @@ pub struct Recorder {
     pub measure_start_ns: u64,
     /// Events before this are warmup and are dropped.
     pub max_lag_ns: u64,
+    /// With a deck, one per kind (indexed by kind); empty without one.
+    pub kinds: Vec<KindRecorder>,
+}
+
+/// What one kind of a deck measured on one thread: only what the step report shows per kind.
+#[derive(Debug, Clone)]
+pub struct KindRecorder {
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    pub latency: Histogram<u64>,
+}
+
+impl KindRecorder {
+    fn new() -> KindRecorder {
+        KindRecorder { requests: 0, errors: ErrorCounts::default(), latency: new_histogram() }
+    }
 }
 
 const MAX_TIMELINE_SECONDS: u64 = 7 * 24 * 3600;
 
 impl Recorder {
-    pub fn new(open: bool, measure_start_ns: u64) -> Recorder {
+    /// A recorder for a step whose measured window starts at `measure_start_ns`, with `kinds`
+    /// per-kind recorders (0 without a deck).
+    pub fn new(open: bool, measure_start_ns: u64, kinds: usize) -> Recorder {
         Recorder {
             latency: new_histogram(),
             service: open.then(new_histogram),
@@ -131,6 +149,7 @@ impl Recorder {
             timeline: Vec::new(),
             measure_start_ns,
             max_lag_ns: 0,
+            kinds: (0..kinds).map(|_| KindRecorder::new()).collect(),
         }
     }
 
@@ -188,6 +207,29 @@ impl Recorder {
         }
     }
 
+    /// A completed response of deck kind `kind`, recorded after [`Self::response`] (which counts
+    /// it in the totals).
+    #[inline]
+    pub fn kind_response(&mut self, kind: u16, now: u64, intended: u64, ok: Option<ErrorKind>) {
+        if !self.measuring(now) {
+            return;
+        }
+        let k = &mut self.kinds[usize::from(kind)];
+        k.requests += 1;
+        let _ = k.latency.record((now.saturating_sub(intended) / 1000).max(1));
+        if let Some(err) = ok {
+            k.errors.add(err, 1);
+        }
+    }
+
+    /// `n` failed requests of deck kind `kind`, counted in the totals by [`Self::error`].
+    #[inline]
+    pub fn kind_error(&mut self, kind: u16, now: u64, err: ErrorKind, n: u64) {
+        if n > 0 && self.measuring(now) {
+            self.kinds[usize::from(kind)].errors.add(err, n);
+        }
+    }
+
     #[inline]
     pub fn bytes(&mut self, now: u64, n: usize) {
         if self.measuring(now) {
@@ -204,6 +246,14 @@ impl Recorder {
         self.requests += o.requests;
         self.bytes += o.bytes;
         self.max_lag_ns = self.max_lag_ns.max(o.max_lag_ns);
+        if self.kinds.len() < o.kinds.len() {
+            self.kinds.resize_with(o.kinds.len(), KindRecorder::new);
+        }
+        for (a, b) in self.kinds.iter_mut().zip(&o.kinds) {
+            a.requests += b.requests;
+            a.errors.merge(&b.errors);
+            let _ = a.latency.add(&b.latency);
+        }
         for (i, s) in o.timeline.iter().enumerate() {
             if self.timeline.len() <= i {
                 self.timeline.push(Second { requests: 0, errors: 0, hist: new_timeline_histogram() });
@@ -292,14 +342,14 @@ mod tests {
 
     #[test]
     fn recorder_drops_warmup_and_merges() {
-        let mut a = Recorder::new(true, 1_000_000_000);
+        let mut a = Recorder::new(true, 1_000_000_000, 0);
         a.response(500, 0, 0, None); // warmup
         a.error(600, ErrorKind::Read, 1); // warmup
         a.response(1_500_000_000, 1_400_000_000, 1_450_000_000, None);
         a.response(2_600_000_000, 2_500_000_000, 2_500_000_000, Some(ErrorKind::Status(500)));
         assert_eq!(a.requests, 2);
         assert_eq!(a.errors.total(), 1);
-        let mut b = Recorder::new(true, 1_000_000_000);
+        let mut b = Recorder::new(true, 1_000_000_000, 0);
         b.merge(&a);
         b.merge(&a);
         assert_eq!(b.requests, 4);

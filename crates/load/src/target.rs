@@ -82,7 +82,15 @@ fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
     Ok((SocketAddr::new(ip, port), authority.to_string(), path))
 }
 
-fn serialize_request(method: &str, path: &str, host: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Vec<u8> {
+/// The bytes of one request; `Host` and `Content-Length` are added unless `headers` has them.
+pub(crate) fn serialize_request(
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(String, String)],
+    body: Option<&[u8]>,
+    close: bool,
+) -> Vec<u8> {
     let mut r = Vec::with_capacity(128);
     r.extend_from_slice(format!("{method} {path} HTTP/1.1\r\n").as_bytes());
     let has = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));

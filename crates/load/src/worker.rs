@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll};
 
 use crate::conn::Conn;
+use crate::deck::PlanDeck;
 use crate::plan::{Checks, LoadPlan};
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
@@ -76,6 +77,10 @@ struct Worker<'a> {
     plan: &'a LoadPlan,
     groups: &'a [Group],
     checks: &'a Checks,
+    /// The plan's deck, if any: requests and checks come from its entries instead.
+    deck: Option<&'a PlanDeck>,
+    /// The next deck entry this thread sends, whichever connection sends it.
+    deck_cursor: usize,
     poll: Poll,
     /// Open model only: wakes the poll when the next request is due, to the nanosecond.
     timer: Option<SendTimer>,
@@ -104,6 +109,23 @@ impl Worker<'_> {
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
+
+    /// Counts `n` failures of `err` on the in-flight requests of connection `i`, by deck kind (the
+    /// totals count them once, in `Recorder::error`).
+    fn inflight_kind_errors(&mut self, i: usize, now: u64, err: crate::report::ErrorKind) {
+        let Some(d) = self.deck else { return };
+        for r in &self.conns[i].inflight {
+            self.rec.kind_error(d.entries[r.entry as usize].kind, now, err, 1);
+        }
+    }
+}
+
+/// Moves a deck cursor on by one; the entry it pointed at.
+#[inline]
+fn advance(cursor: &mut usize, len: usize) -> usize {
+    let e = *cursor;
+    *cursor = if e + 1 == len { 0 } else { e + 1 };
+    e
 }
 
 pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError> {
@@ -174,23 +196,28 @@ impl<'a> Worker<'a> {
     fn new(spec: &WorkerSpec<'a>, now0: u64) -> Result<Worker<'a>, crate::LoadError> {
         let plan = spec.plan;
         let open = spec.rate.is_some();
-        let head = plan.method == "HEAD";
+        let deck = plan.deck.as_ref();
+        // A deck's HEAD entries set the parser per response (see `process`).
+        let head = deck.is_none() && plan.method == "HEAD";
+        let hash = deck.map_or(plan.checks.wants_hash(), |d| d.wants_hash);
         let poll = Poll::new().map_err(crate::LoadError::Poll)?;
         let timer = if open { Some(SendTimer::new(poll.registry()).map_err(crate::LoadError::Poll)?) } else { None };
         let conns = (0..spec.connections as usize)
-            .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, plan.checks.wants_hash(), head))
+            .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, hash, head))
             .collect();
         Ok(Worker {
             plan,
             groups: spec.groups,
             checks: &plan.checks,
+            deck,
+            deck_cursor: deck.map_or(0, |d| d.start(spec.phase)),
             poll,
             timer,
             conns,
             ready: Vec::with_capacity(spec.connections as usize * 2),
             refill: Vec::with_capacity((spec.connections as usize * 2).max(1024)),
             pacer: Pacer::new(spec.rate, now0, spec.phase, spec.budget),
-            rec: Recorder::new(open, spec.measure_start_ns),
+            rec: Recorder::new(open, spec.measure_start_ns, deck.map_or(0, |d| d.kinds.len())),
             measure_start_ns: spec.measure_start_ns,
             epoch: spec.epoch,
             timeout_ns: plan.timeout.as_nanos() as u64,

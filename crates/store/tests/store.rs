@@ -67,6 +67,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         histogram: "HISTFAAAAB54nJNpmSzMwMDAxQABzFAaxmey+wBhAACGwwWd".into(),
         max_schedule_lag_ms: None,
         warnings: vec![Warning::HighErrorRate { step: "s".into(), errors: 5, attempts: 100, percent: 5.0 }],
+        kinds: Vec::new(),
     };
     TrialRecord {
         run_id: run_id.into(),

@@ -13,7 +13,7 @@ use std::time::SystemTime;
 
 use clap::Args;
 
-use bakeoff_load::{parse_duration, run_observed, write_hdr_log, LoadPlan, PlanError, ProgressSnapshot, Ramp};
+use bakeoff_load::{parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Ramp, Target};
 
 use output::{human_summary, progress_line};
 
@@ -89,6 +89,10 @@ pub struct LoadArgs {
     /// Write an HdrHistogram interval log (V2) to this file.
     #[arg(long)]
     pub(crate) hdr_log: Option<PathBuf>,
+    /// Development: send these URLs in turn as a request deck (one kind per distinct path, results
+    /// per kind), on the first URL's address, with the method, headers, body and checks above.
+    #[arg(long, hide = true, value_delimiter = ',')]
+    pub(crate) deck_urls: Vec<String>,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
@@ -142,16 +146,54 @@ impl LoadArgs {
         if let Some(n) = self.expect_length {
             b = b.expect_length(n);
         }
-        if let Some(h) = &self.expect_body_hash {
-            let hex = h.trim().trim_start_matches("0x");
-            let v = u64::from_str_radix(hex, 16)
-                .map_err(|_| PlanError::Invalid(format!("--expect-body-hash `{h}` is not a 64-bit hex number")))?;
+        let hash = match &self.expect_body_hash {
+            Some(h) => Some(
+                u64::from_str_radix(h.trim().trim_start_matches("0x"), 16)
+                    .map_err(|_| PlanError::Invalid(format!("--expect-body-hash `{h}` is not a 64-bit hex number")))?,
+            ),
+            None => None,
+        };
+        if let Some(v) = hash {
             b = b.expect_body_hash(v);
         }
         if let Some(p) = &self.pin_cpus {
             b = b.pin_cpus(list(p).ok_or_else(|| PlanError::Invalid(format!("--pin-cpus `{p}`: expected e.g. 1,2")))?);
         }
+        if !self.deck_urls.is_empty() {
+            b = b.deck(self.url_deck(hash)?);
+        }
         b.build()
+    }
+
+    /// `--deck-urls` as a deck: each URL an entry, each distinct path a kind, every entry with the
+    /// request and checks of the other flags.
+    fn url_deck(&self, hash: Option<u64>) -> Result<Deck, PlanError> {
+        let base = Target::new(&self.urls[0], "GET", &[], None, false)?;
+        let headers: Vec<(String, String)> =
+            self.headers.iter().filter_map(|h| h.split_once(':')).map(|(n, v)| (n.trim().into(), v.trim().into())).collect();
+        let mut deck = Deck::default();
+        for u in &self.deck_urls {
+            let t = Target::new(u, "GET", &[], None, false)?;
+            if t.addr != base.addr {
+                return Err(PlanError::Conflict(format!("--deck-urls `{u}` is not on {} (a deck is sent to one address)", base.addr)));
+            }
+            let kind = match deck.kinds.iter().position(|k| *k == t.path) {
+                Some(k) => k,
+                None => {
+                    deck.kinds.push(t.path.clone());
+                    deck.kinds.len() - 1
+                }
+            };
+            let mut e = DeckEntry::get(u16::try_from(kind).unwrap_or(u16::MAX), &t.path);
+            e.method = self.method.clone();
+            e.headers = headers.clone();
+            e.body = self.body.as_ref().map(|b| b.as_bytes().to_vec());
+            e.checks.expect_status = self.expect_status;
+            e.checks.expect_length = self.expect_length;
+            e.checks.expect_body_hash = hash;
+            deck.entries.push(e);
+        }
+        Ok(deck)
     }
 }
 
@@ -221,6 +263,13 @@ mod tests {
         assert_eq!(plan.stop, bakeoff_load::Stop::Duration(std::time::Duration::from_millis(1200)));
         assert!(String::from_utf8_lossy(&plan.targets[0].request).contains("X-Test: 1\r\n"));
         assert_eq!((plan.checks.expect_status, plan.checks.expect_body_hash), (Some(200), Some(bakeoff_load::fnv1a64(b"Hello World!"))));
+        let deck = ["x", "--deck-urls", "http://127.0.0.1:9/a,http://127.0.0.1:9/b?q=1,http://127.0.0.1:9/a", "http://127.0.0.1:9/"];
+        let plan = Cli::try_parse_from(deck).unwrap().args.to_plan().unwrap();
+        let d = plan.deck.expect("a deck");
+        assert_eq!(d.kinds, ["/a", "/b?q=1"]);
+        assert_eq!(d.entries.iter().map(|e| e.kind).collect::<Vec<_>>(), [0, 1, 0]);
+        let elsewhere = Cli::try_parse_from(["x", "--deck-urls", "http://127.0.0.1:10/a", "http://127.0.0.1:9/"]).unwrap();
+        assert!(matches!(elsewhere.args.to_plan(), Err(bakeoff_load::PlanError::Conflict(_))));
         let bad = Cli::try_parse_from(["x", "-d", "forever", "http://127.0.0.1:9/"]).unwrap();
         assert!(bad.args.to_plan().is_err());
     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use bakeoff_load::{ErrorCounts, LatencyStats, LoadReport, ProgressSnapshot, StepReport};
+use bakeoff_load::{ErrorCounts, KindReport, LatencyStats, LoadReport, ProgressSnapshot, StepReport};
 
 pub(crate) fn fmt_us(us: f64) -> String {
     if us >= 1_000_000.0 {
@@ -84,6 +84,32 @@ fn step_block(out: &mut String, s: &StepReport, open: bool) {
     }
     let _ = writeln!(out, "Requests/sec: {:>12.2}", s.requests_per_sec);
     let _ = writeln!(out, "Transfer/sec: {:>12}", fmt_bytes(s.bytes_per_sec));
+    if !s.kinds.is_empty() {
+        kinds_table(out, &s.kinds);
+    }
+}
+
+/// One line per kind of a deck's requests; errors of every kind together, detailed below the table
+/// for the kinds that have any.
+fn kinds_table(out: &mut String, kinds: &[KindReport]) {
+    let w = kinds.iter().map(|k| k.name.chars().count()).max().unwrap_or(0).clamp(4, 40);
+    let _ = writeln!(out, "  {:<w$} {:>10} {:>12} {:>10} {:>10} {:>10} {:>8}", "Kind", "Requests", "Req/s", "p50", "p99", "Max", "Errors");
+    for k in kinds {
+        let l = &k.latency;
+        let (p50, p99, max) =
+            if l.count == 0 { ("-".into(), "-".into(), "-".into()) } else { (fmt_us(l.p50_us), fmt_us(l.p99_us), fmt_us(l.max_us)) };
+        let _ = writeln!(
+            out,
+            "  {:<w$} {:>10} {:>12.2} {p50:>10} {p99:>10} {max:>10} {:>8}",
+            k.name,
+            k.requests,
+            k.requests_per_sec,
+            k.errors.total()
+        );
+    }
+    for k in kinds.iter().filter(|k| k.errors.total() > 0) {
+        let _ = writeln!(out, "  Errors of {}: {}", k.name, errors_line(&k.errors));
+    }
 }
 
 /// The human summary, wrk-style, warnings last so they are what one reads.
@@ -144,4 +170,31 @@ pub(crate) fn progress_line(p: &ProgressSnapshot) -> String {
         p.requests,
         p.errors
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_table_lists_each_kind_and_its_errors() {
+        let kind = |name: &str, requests: u64, p50_us: f64, not_found: u64| KindReport {
+            name: name.into(),
+            requests,
+            requests_per_sec: requests as f64 / 2.0,
+            latency: LatencyStats { p50_us, p99_us: 2.0 * p50_us, max_us: 3.0 * p50_us, count: requests, ..Default::default() },
+            errors: ErrorCounts { status: [(404, not_found)].into_iter().filter(|s| s.1 > 0).collect(), ..Default::default() },
+            histogram: String::new(),
+        };
+        let mut out = String::new();
+        kinds_table(&mut out, &[kind("item", 600, 120.0, 0), kind("search", 300, 5200.0, 7), kind("idle", 0, 0.0, 0)]);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 5, "{out}");
+        assert!(lines[0].contains("Kind") && lines[0].contains("p99") && lines[0].contains("Errors"));
+        let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(cells(lines[1]), ["item", "600", "300.00", "120us", "240us", "360us", "0"]);
+        assert_eq!(cells(lines[2]), ["search", "300", "150.00", "5.20ms", "10.40ms", "15.60ms", "7"]);
+        assert_eq!(cells(lines[3]), ["idle", "0", "0.00", "-", "-", "-", "0"]);
+        assert!(lines[4].starts_with("  Errors of search:") && lines[4].contains("status 404: 7"), "{}", lines[4]);
+    }
 }

@@ -7,7 +7,7 @@ use crate::conn::{untoken, ConnState, InFlight, NOT_READY};
 use crate::parser::Response;
 use crate::report::ErrorKind;
 
-use super::Worker;
+use super::{advance, Worker};
 
 // `#[inline]` on the three methods the loop in worker.rs calls every pass: that loop is another
 // module, and the hint keeps them inlinable there as they were when all of it was one file.
@@ -106,6 +106,13 @@ impl Worker<'_> {
     fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
         let generation = self.conns[i].generation;
         while !data.is_empty() {
+            if let Some(d) = self.deck.filter(|d| d.has_head) {
+                // A response to HEAD has no body whatever its head says: the parser must know
+                // which request this response answers.
+                let c = &mut self.conns[i];
+                let head = c.inflight.front().is_some_and(|r| d.entries[r.entry as usize].head);
+                c.parser.set_head_request(head);
+            }
             match self.conns[i].parser.parse(data) {
                 Ok((used, Some(resp))) => {
                     data = &data[used..];
@@ -137,11 +144,20 @@ impl Worker<'_> {
         };
         self.inflight -= 1;
         self.last_answer_ns = now;
+        let (c, kind) = match self.deck {
+            Some(d) => {
+                let e = &d.entries[req.entry as usize];
+                (&e.checks, Some(e.kind))
+            }
+            None => (self.checks, None),
+        };
         if now.saturating_sub(req.intended) > self.timeout_ns {
             // Past the timeout: an error, never a latency sample.
             self.rec.error(now, ErrorKind::Timeout, 1);
+            if let Some(k) = kind {
+                self.rec.kind_error(k, now, ErrorKind::Timeout, 1);
+            }
         } else {
-            let c = self.checks;
             let verdict = if !c.status_ok(resp.status) {
                 Some(ErrorKind::Status(resp.status))
             } else if c.expect_length.is_some_and(|l| l != resp.body_len) || c.expect_body_hash.is_some_and(|h| h != resp.body_hash) {
@@ -150,6 +166,9 @@ impl Worker<'_> {
                 None
             };
             self.rec.response(now, req.intended, req.sent, verdict);
+            if let Some(k) = kind {
+                self.rec.kind_response(k, now, req.intended, verdict);
+            }
             if now >= self.measure_start_ns {
                 self.conns[i].answered += 1;
             }
@@ -188,8 +207,13 @@ impl Worker<'_> {
             self.pacer.take();
             if now - intended > self.timeout_ns {
                 // Owed for longer than the timeout: it would be an error
-                // whenever it went out, so count it without sending it.
+                // whenever it went out, so count it without sending it (it takes its deck entry,
+                // so the mix stays the deck's).
                 self.rec.error(now, ErrorKind::Timeout, 1);
+                if let Some(d) = self.deck {
+                    let e = advance(&mut self.deck_cursor, d.entries.len());
+                    self.rec.kind_error(d.entries[e].kind, now, ErrorKind::Timeout, 1);
+                }
                 continue;
             }
             if self.open && added == 0 && c.ready_since != NOT_READY {
@@ -200,11 +224,20 @@ impl Worker<'_> {
                     self.rec.max_lag_ns = lag;
                 }
             }
-            let g = &self.groups[c.group];
-            let t = g.targets[c.cursor];
-            c.cursor = (c.cursor + 1) % g.targets.len();
-            c.wbuf.extend_from_slice(&self.plan.targets[t].request);
-            c.inflight.push_back(InFlight { intended, sent: now });
+            let (request, entry) = match self.deck {
+                Some(d) => {
+                    let e = advance(&mut self.deck_cursor, d.entries.len());
+                    (&d.entries[e].request, e as u32)
+                }
+                None => {
+                    let g = &self.groups[c.group];
+                    let t = g.targets[c.cursor];
+                    c.cursor = (c.cursor + 1) % g.targets.len();
+                    (&self.plan.targets[t].request, 0)
+                }
+            };
+            c.wbuf.extend_from_slice(request);
+            c.inflight.push_back(InFlight { intended, sent: now, entry });
             c.sent_on_socket += 1;
             added += 1;
             if self.plan.requests_per_conn.is_some_and(|k| c.sent_on_socket >= k) || self.plan.close {
@@ -216,6 +249,12 @@ impl Worker<'_> {
         if added > 0 {
             self.write(i, now);
         }
+        self.mark_ready(i, now);
+    }
+
+    /// Puts connection `i` on the ready stack if it can take another request, and notes since when.
+    #[inline]
+    fn mark_ready(&mut self, i: usize, now: u64) {
         let c = &mut self.conns[i];
         if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline {
             if c.ready_since == NOT_READY {

@@ -6,7 +6,7 @@ use mio::Interest;
 use crate::conn::{token, ConnState};
 use crate::report::ErrorKind;
 
-use super::{Worker, CONNECT_BACKOFF_NS, STALL_NS};
+use super::{advance, Worker, CONNECT_BACKOFF_NS, STALL_NS};
 
 impl Worker<'_> {
     pub(super) fn connect(&mut self, i: usize, now: u64) {
@@ -54,6 +54,7 @@ impl Worker<'_> {
         if let Some(k) = kind {
             let n = self.conns[i].inflight.len() as u64;
             self.rec.error(now, k, n.max(u64::from(k == ErrorKind::Malformed)));
+            self.inflight_kind_errors(i, now, k);
         }
         self.drop_socket(i);
         if !self.stopping {
@@ -68,6 +69,10 @@ impl Worker<'_> {
         while self.pacer.due(now.saturating_sub(self.timeout_ns)).is_some() && self.open {
             self.pacer.take();
             self.rec.error(now, ErrorKind::Timeout, 1);
+            if let Some(d) = self.deck {
+                let e = advance(&mut self.deck_cursor, d.entries.len());
+                self.rec.kind_error(d.entries[e].kind, now, ErrorKind::Timeout, 1);
+            }
         }
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
@@ -120,5 +125,10 @@ impl Worker<'_> {
         }
         let old = self.conns.iter().flat_map(|c| c.inflight.iter()).filter(|r| now.saturating_sub(r.sent) >= STALL_NS).count();
         self.rec.error(now, ErrorKind::Unanswered, old as u64);
+        if let Some(d) = self.deck {
+            for r in self.conns.iter().flat_map(|c| c.inflight.iter()).filter(|r| now.saturating_sub(r.sent) >= STALL_NS) {
+                self.rec.kind_error(d.entries[r.entry as usize].kind, now, ErrorKind::Unanswered, 1);
+            }
+        }
     }
 }
