@@ -2,8 +2,8 @@
 //! error kinds summed, per-second timelines added second by second, warnings kept.
 
 use bakeoff_load::{
-    decode_histogram, encode_histogram, latency_stats, ClientUsage, DecodeError, ErrorCounts, Histogram, LoadReport, RunOutput, StepDetail,
-    StepReport, TimelinePoint,
+    decode_histogram, encode_histogram, latency_stats, ClientUsage, DecodeError, ErrorCounts, Histogram, KindReport, LoadReport, RunOutput,
+    StepDetail, StepReport, TimelinePoint,
 };
 
 use super::protocol::ClientResult;
@@ -12,6 +12,10 @@ use super::protocol::ClientResult;
 pub fn decode_result(r: &ClientResult) -> Result<RunOutput, DecodeError> {
     let mut details = Vec::new();
     for (step, h) in r.report.steps.iter().zip(&r.steps) {
+        // Read here so that merging a deck's kinds cannot meet a histogram it cannot read.
+        for kind in &step.kinds {
+            decode_histogram(&kind.histogram)?;
+        }
         details.push(StepDetail {
             label: step.label.clone(),
             start_offset_s: r.report.plan.warmup_s,
@@ -121,7 +125,34 @@ fn merge_step(parts: Vec<(&StepReport, &StepDetail)>) -> (StepReport, StepDetail
         histogram: encode_histogram(&latency),
         max_schedule_lag_ms: parts.iter().filter_map(|(s, _)| s.max_schedule_lag_ms).reduce(f64::max),
         warnings,
+        kinds: merge_kinds(parts.iter().map(|(s, _)| *s), duration_s),
     };
     let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds };
     (report, detail)
+}
+
+/// A deck's kinds over every client, by name in the first client's order: counts and errors summed,
+/// histograms added.
+fn merge_kinds<'a>(steps: impl Iterator<Item = &'a StepReport>, duration_s: f64) -> Vec<KindReport> {
+    let mut merged: Vec<(KindReport, Histogram<u64>)> = Vec::new();
+    for kind in steps.flat_map(|s| &s.kinds) {
+        let h = decode_histogram(&kind.histogram).expect("decode_result read every kind's histogram");
+        match merged.iter_mut().find(|(k, _)| k.name == kind.name) {
+            Some((k, sum)) => {
+                k.requests += kind.requests;
+                k.errors.merge(&kind.errors);
+                sum.add(&h).expect("the clients' histograms share their bounds");
+            }
+            None => merged.push((kind.clone(), h)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(k, h)| KindReport {
+            requests_per_sec: k.requests as f64 / duration_s,
+            latency: latency_stats(&h),
+            histogram: encode_histogram(&h),
+            ..k
+        })
+        .collect()
 }
