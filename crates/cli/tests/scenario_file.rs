@@ -102,3 +102,64 @@ fn a_broken_file_is_refused_with_its_line_and_the_fix() {
     assert!(t.contains(&format!("{}:4: request `item`: `{{{{idd}}}}` names no variable", file.display())), "{t}");
     assert!(t.contains("hint: declare it under [vars]"), "{t}");
 }
+
+/// `bakeoff load --scenario` on the honest shop: verified, then two whole passes of the deck, so
+/// each kind's count is its weight's share exactly, every answer checked, no mix warning. The
+/// cached-item shop is refused before any load.
+#[test]
+fn load_sends_the_files_deck_with_results_per_kind_after_verifying() {
+    let shop = Shop::start("");
+    let file = shop_file();
+    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "2000", "-c", "4", "--json", &shop.url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("shop: verified; its deck of 1000 requests is the load"), "{t}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the JSON report");
+    let step = &report["steps"][0];
+    let kinds: Vec<(String, u64, u64)> = step["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap().to_string(),
+                k["requests"].as_u64().unwrap(),
+                k["errors"]["status"].as_object().map_or(0, |m| m.len() as u64),
+            )
+        })
+        .collect();
+    assert_eq!(kinds, [("item".into(), 1200, 0), ("search".into(), 600, 0), ("cart".into(), 200, 0)], "{t}");
+    assert!(report["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "mix_drift"), "{t}");
+    drop(shop);
+    let cached = Shop::start("cached-item");
+    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "100", &cached.url]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("fail item: GET /items/") && t.contains("nothing would be measured"), "{t}");
+    assert!(!t.contains("Requests/sec"), "nothing was measured: {t}");
+}
+
+/// An ad-hoc run's requests saved as a file, which lints (with the warning that it cannot catch a
+/// cache), verifies against the server and runs again as a scenario.
+#[test]
+fn an_ad_hoc_run_saved_as_a_scenario_runs_again_from_the_file() {
+    let shop = Shop::start("");
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("mine.toml");
+    let (item, search) = (format!("{}/items/3", shop.url), format!("{}/search?q=red", shop.url));
+    let out =
+        bakeoff(&["load", "-n", "40", "-c", "2", "--expect-status", "200", "--save-scenario", saved.to_str().unwrap(), &item, &search]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = bakeoff(&["scenario", "check", saved.to_str().unwrap(), "--url", &shop.url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.starts_with("mine: 2 request kinds") && t.contains("request1  GET /items/3") && t.contains("request2  GET /search?q=red"),
+        "{t}"
+    );
+    assert!(t.contains("this scenario cannot catch a cached answer"), "{t}");
+    let out = bakeoff(&["load", "--scenario", saved.to_str().unwrap(), "-n", "1000", "-c", "2", "--json", &shop.url]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
+    let counts: Vec<u64> = report["steps"][0]["kinds"].as_array().unwrap().iter().map(|k| k["requests"].as_u64().unwrap()).collect();
+    assert_eq!(counts, [500, 500]);
+}

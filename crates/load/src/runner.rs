@@ -132,6 +132,9 @@ pub fn run_observed(
         let starved: u32 = results.iter().map(|r| r.starved).sum();
         let mut report = step_report(step, &rec, ended, starved, cancelled);
         report.kinds = kind_reports(names, &rec, report.duration_s);
+        if let Some(deck) = &plan.deck {
+            report.warnings.extend(mix_drift(&step.label, deck, &report.kinds));
+        }
         report.warnings.extend(stopped_answering(&step.label, &results, warm_ns));
         steps.push(report);
         details.push(StepDetail {
@@ -284,6 +287,32 @@ fn kind_reports(names: &[String], rec: &Recorder, duration_s: f64) -> Vec<KindRe
             latency: latency_stats(&k.latency),
             errors: k.errors.clone(),
             histogram: encode_histogram(&k.latency),
+        })
+        .collect()
+}
+
+/// Kinds whose share of the requests sent (answered or failed in transport) is more than
+/// [`warnings::MIX_POINTS`] from their share of the deck.
+fn mix_drift(step: &str, deck: &crate::deck::PlanDeck, kinds: &[KindReport]) -> Vec<Warning> {
+    let sent: Vec<u64> = kinds.iter().map(|k| k.requests + k.errors.transport()).collect();
+    let total: u64 = sent.iter().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    kinds
+        .iter()
+        .zip(sent)
+        .enumerate()
+        .filter_map(|(i, (k, n))| {
+            let in_deck = deck.entries.iter().filter(|e| usize::from(e.kind) == i).count();
+            let deck_percent = 100.0 * in_deck as f64 / deck.entries.len() as f64;
+            let sent_percent = 100.0 * n as f64 / total as f64;
+            ((sent_percent - deck_percent).abs() > warnings::MIX_POINTS).then(|| Warning::MixDrift {
+                step: step.to_string(),
+                request_kind: k.name.clone(),
+                deck_percent,
+                sent_percent,
+            })
         })
         .collect()
 }

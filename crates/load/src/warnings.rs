@@ -66,6 +66,18 @@ pub enum Warning {
         /// How long the silence lasted, seconds.
         silent_s: f64,
     },
+    /// A deck's kind was sent more or less often than its share of the deck, by more than
+    /// `MIX_POINTS` percentage points: the mix measured is not the mix asked for.
+    MixDrift {
+        /// The step's label.
+        step: String,
+        /// The request kind's name.
+        request_kind: String,
+        /// Its entries over the deck's, percent.
+        deck_percent: f64,
+        /// Its requests sent over all sent, percent.
+        sent_percent: f64,
+    },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
 }
@@ -78,6 +90,8 @@ pub const LAG_MS: f64 = 50.0;
 /// Seconds without a response while requests wait that make a stall (and make a request still
 /// waiting at the end of a step `unanswered`).
 pub const STALL_S: f64 = 1.0;
+/// Percentage points a deck kind's share of the requests sent may differ from its share of the deck.
+pub const MIX_POINTS: f64 = 1.0;
 
 impl Warning {
     /// The serialized `kind` tag: what a report groups repeated warnings by.
@@ -90,6 +104,7 @@ impl Warning {
             Warning::NoResponses { .. } => "no_responses",
             Warning::StarvedConnections { .. } => "starved_connections",
             Warning::StoppedAnswering { .. } => "stopped_answering",
+            Warning::MixDrift { .. } => "mix_drift",
             Warning::Cancelled => "cancelled",
         }
     }
@@ -103,7 +118,8 @@ impl Warning {
             | Warning::ScheduleLag { step, .. }
             | Warning::NoResponses { step }
             | Warning::StarvedConnections { step, .. }
-            | Warning::StoppedAnswering { step, .. } => Some(step),
+            | Warning::StoppedAnswering { step, .. }
+            | Warning::MixDrift { step, .. } => Some(step),
             Warning::ClientSaturated { .. } | Warning::Cancelled => None,
         }
     }
@@ -118,6 +134,7 @@ impl Warning {
             Warning::ScheduleLag { max_lag_ms, .. } => *max_lag_ms,
             Warning::StarvedConnections { starved, .. } => f64::from(*starved),
             Warning::StoppedAnswering { silent_s, .. } => *silent_s,
+            Warning::MixDrift { deck_percent, sent_percent, .. } => (sent_percent - deck_percent).abs(),
             Warning::NoResponses { .. } | Warning::Cancelled => 1.0,
         }
     }
@@ -147,6 +164,9 @@ impl Warning {
                     "[{step}] server stopped answering at t={at_s:.1} s: no response for {silent_s:.1} s while requests were outstanding"
                 )
             }
+            Warning::MixDrift { step, request_kind, deck_percent, sent_percent } => {
+                format!("[{step}] `{request_kind}` was {sent_percent:.1}% of the requests sent, {deck_percent:.1}% of the deck")
+            }
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }
     }
@@ -173,6 +193,9 @@ impl Warning {
             Warning::StoppedAnswering { .. } => {
                 "a hang is a failure, not a slow server: these numbers do not describe a working server; check the server's log"
             }
+            Warning::MixDrift { .. } => {
+                "a run shorter than a few passes of the deck per client thread sends part of a pass: measure longer, or use a smaller deck"
+            }
             Warning::Cancelled => "rerun to completion for comparable numbers",
         }
     }
@@ -194,6 +217,7 @@ mod tests {
             Warning::NoResponses { step: step() },
             Warning::StarvedConnections { step: step(), starved: 3, connections: 4 },
             Warning::StoppedAnswering { step: step(), at_s: 1.4, silent_s: 3.6 },
+            Warning::MixDrift { step: step(), request_kind: "item".into(), deck_percent: 60.0, sent_percent: 57.5 },
             Warning::Cancelled,
         ];
         for w in &all {

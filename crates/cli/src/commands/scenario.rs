@@ -4,7 +4,8 @@
 
 use crate::args::ScenarioCheckArgs;
 use anyhow::{bail, Result};
-use bakeoff_lab::contract::verify::{verify_workload, WorkloadVerification};
+use bakeoff_cli::load::{fresh_seed, verdicts};
+use bakeoff_lab::contract::verify::verify_workload;
 use bakeoff_model::workload::expect::{Expect, JsonIs};
 use bakeoff_model::workload::vars::Generator;
 use bakeoff_model::workload::Workload;
@@ -23,11 +24,6 @@ pub fn check(args: &ScenarioCheckArgs) -> Result<ExitCode> {
     let verification = verify_workload(addr, &workload, seed, Duration::from_secs(5));
     print!("{}", verdicts(&verification));
     Ok(if verification.passed() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-}
-
-/// A seed for verification's fresh draws: not the deck's, different each time, printed.
-pub fn fresh_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
 }
 
 /// The file's kinds, variables, a sample of its deck and its warnings.
@@ -96,25 +92,4 @@ fn generator(g: &Generator) -> String {
         Generator::Pattern(_) => "pattern".into(),
         Generator::Data(d) => format!("{} rows of {} ({:?})", d.rows.len(), d.path.display(), d.pick).to_lowercase(),
     }
-}
-
-/// Each wrong answer with what was expected and what came, then the verdict.
-pub fn verdicts(v: &WorkloadVerification) -> String {
-    let mut out = String::new();
-    for s in v.failures() {
-        out += &format!("fail {}: {}\n", s.kind, s.request);
-        if let Some(why) = &s.failed {
-            out += &format!("    {why}\n");
-        }
-        for m in &s.mismatches {
-            out += &format!("    {}\n      expected {}\n      got      {}\n", m.what, m.expected, m.got);
-        }
-    }
-    let failed = v.failures().count();
-    out += &if failed == 0 {
-        format!("verified: {} requests answered as expected (fresh draws from seed {})\n", v.sent.len(), v.seed)
-    } else {
-        format!("not verified: {failed} of {} answers wrong (fresh draws from seed {}): nothing would be measured\n", v.sent.len(), v.seed)
-    };
-    out
 }

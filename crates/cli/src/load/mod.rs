@@ -3,8 +3,10 @@
 
 mod clients;
 mod output;
+mod scenario;
 
 pub use clients::{run_clients, ClientArgs};
+pub use scenario::{fresh_seed, verdicts};
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -93,6 +95,14 @@ pub struct LoadArgs {
     /// per kind), on the first URL's address, with the method, headers, body and checks above.
     #[arg(long, hide = true, value_delimiter = ',')]
     pub(crate) deck_urls: Vec<String>,
+    /// A scenario file (docs/scenarios.md, "Scenario files"): the server at the first URL's address
+    /// is verified against it, then its deck is the load, with results per request kind
+    #[arg(long, conflicts_with_all = ["deck_urls", "body", "headers", "expect_status", "expect_length", "expect_body_hash", "save_scenario"])]
+    pub(crate) scenario: Option<PathBuf>,
+    /// Write the requests of this run (URLs, method, headers, body, expected status) as a scenario
+    /// file, so it can be rerun with --scenario and checked with `bakeoff scenario check`
+    #[arg(long)]
+    pub(crate) save_scenario: Option<PathBuf>,
 }
 
 fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
@@ -102,6 +112,11 @@ fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
 impl LoadArgs {
     /// Turns the flags into a validated plan.
     pub(crate) fn to_plan(&self) -> Result<LoadPlan, PlanError> {
+        self.to_plan_with(None)
+    }
+
+    /// The flags' plan, sending `deck` (a scenario file's) when given.
+    fn to_plan_with(&self, deck: Option<Deck>) -> Result<LoadPlan, PlanError> {
         let mut b = LoadPlan::builder(&self.urls[0])
             .connections(self.connections)
             .threads(self.threads)
@@ -162,6 +177,9 @@ impl LoadArgs {
         if !self.deck_urls.is_empty() {
             b = b.deck(self.url_deck(hash)?);
         }
+        if let Some(d) = deck {
+            b = b.deck(d);
+        }
         b.build()
     }
 
@@ -200,13 +218,33 @@ impl LoadArgs {
 /// Everything `bakeoff load` does. Exit code 0 if responses were measured,
 /// 1 if none were, 2 for unusable flags.
 pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
-    let plan = match args.to_plan() {
+    let deck = match &args.scenario {
+        Some(file) => match scenario::verified_deck(file, &args.urls[0]) {
+            Ok((workload, deck)) => {
+                eprintln!("{}: verified; its deck of {} requests is the load", workload.name, deck.entries.len());
+                Some(deck)
+            }
+            Err(scenario::NotRun::File(e)) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+            Err(scenario::NotRun::Unverified(verdicts)) => {
+                eprint!("{verdicts}");
+                return Ok(ExitCode::from(1));
+            }
+        },
+        None => None,
+    };
+    let plan = match args.to_plan_with(deck) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}\nhint: {}", e.hint());
             return Ok(ExitCode::from(2));
         }
     };
+    if let Some(path) = &args.save_scenario {
+        save_scenario(args, path)?;
+    }
     // Ctrl-C ends the run early but still prints what was measured.
     let interrupted = crate::cancel_on_ctrl_c();
     let start = SystemTime::now();
@@ -240,6 +278,16 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     stdout.flush()?;
     let any = r.steps.iter().any(|s| s.requests > 0);
     Ok(if any { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Writes the run's requests as a scenario file at `path`.
+fn save_scenario(args: &LoadArgs, path: &std::path::Path) -> anyhow::Result<()> {
+    let name = path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let text = scenario::scenario_text(args, &name).map_err(|e| anyhow::anyhow!("--save-scenario: {e}"))?;
+    std::fs::write(path, text)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}\n  hint: give a writable path for --save-scenario", path.display()))?;
+    eprintln!("wrote {}: rerun it with `bakeoff load --scenario {0} URL`", path.display());
+    Ok(())
 }
 
 #[cfg(test)]

@@ -68,6 +68,28 @@ fn the_mix_is_the_decks() {
     }
 }
 
+/// Whole passes of the deck send its mix and warn of nothing; part of one pass sends another mix,
+/// and each kind off by more than a percentage point is named with both shares.
+#[test]
+fn a_mix_unlike_the_decks_is_a_warning_per_kind() {
+    let s = RouteServer::start(&[]);
+    let whole = quick(&s.url()).requests(3000).deck(weighted()).build().unwrap();
+    let r = run_within(&whole, Duration::from_secs(20));
+    assert!(!r.warnings.iter().any(|w| w.kind() == "mix_drift"), "{:?}", r.warnings);
+    // One thread, six requests: the deck's first six entries, all `item`.
+    let part = LoadPlan::builder(&s.url()).connections(1).threads(1).requests(6).deck(weighted()).build().unwrap();
+    let r = run_within(&part, Duration::from_secs(10));
+    let drift: Vec<String> = r.warnings.iter().filter(|w| w.kind() == "mix_drift").map(|w| w.message()).collect();
+    assert_eq!(
+        drift,
+        [
+            "[main] `item` was 100.0% of the requests sent, 60.0% of the deck",
+            "[main] `search` was 0.0% of the requests sent, 30.0% of the deck",
+            "[main] `about` was 0.0% of the requests sent, 10.0% of the deck",
+        ]
+    );
+}
+
 #[test]
 fn the_open_model_walks_the_deck_too() {
     let s = RouteServer::start(&[]);
