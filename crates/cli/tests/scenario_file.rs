@@ -163,3 +163,18 @@ fn an_ad_hoc_run_saved_as_a_scenario_runs_again_from_the_file() {
     let counts: Vec<u64> = report["steps"][0]["kinds"].as_array().unwrap().iter().map(|k| k["requests"].as_u64().unwrap()).collect();
     assert_eq!(counts, [500, 500]);
 }
+
+/// A shop that answers items right for 300 requests, then from a cache: verification before the
+/// load passes (it sends 3 items), the load's status checks pass, and verification again after
+/// the load fails with the difference, exit 1, after the numbers were printed.
+#[test]
+fn answers_that_go_wrong_under_load_fail_the_check_after_it() {
+    let shop = Shop::start("late-cache");
+    let out = bakeoff(&["load", "--scenario", shop_file().to_str().unwrap(), "-n", "2000", "-c", "2", &shop.url]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("shop: verified; its deck of 1000 requests is the load"), "{t}");
+    assert!(t.contains("Requests/sec:"), "the numbers are printed: {t}");
+    assert!(t.contains("after the load, fail item: GET /items/"), "{t}");
+    assert!(t.contains("the answers went wrong under load"), "{t}");
+}

@@ -218,11 +218,11 @@ impl LoadArgs {
 /// Everything `bakeoff load` does. Exit code 0 if responses were measured,
 /// 1 if none were, 2 for unusable flags.
 pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
-    let deck = match &args.scenario {
+    let (workload, deck) = match &args.scenario {
         Some(file) => match scenario::verified_deck(file, &args.urls[0]) {
             Ok((workload, deck)) => {
                 eprintln!("{}: verified; its deck of {} requests is the load", workload.name, deck.entries.len());
-                Some(deck)
+                (Some(workload), Some(deck))
             }
             Err(scenario::NotRun::File(e)) => {
                 eprintln!("error: {e}");
@@ -233,7 +233,7 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         },
-        None => None,
+        None => (None, None),
     };
     let plan = match args.to_plan_with(deck) {
         Ok(p) => p,
@@ -276,6 +276,11 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         write!(stdout, "{}", human_summary(r))?;
     }
     stdout.flush()?;
+    if let Some(failures) = workload.and_then(|w| scenario::wrong_after_load(&w, plan.targets[0].addr)) {
+        eprint!("after the load, {failures}");
+        eprintln!("the answers went wrong under load: these numbers are not of a server doing the file's work");
+        return Ok(ExitCode::from(1));
+    }
     let any = r.steps.iter().any(|s| s.requests > 0);
     Ok(if any { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -53,6 +53,15 @@ pub(crate) fn verified_deck(file: &Path, url: &str) -> Result<(Workload, Deck), 
     Ok((workload, Deck { kinds, entries }))
 }
 
+/// Verification again on the server that has just served the load, with new fresh draws: the
+/// expectations the load cannot check on every answer (JSON values, regexes, headers) are checked
+/// here, so an answer that goes wrong after N requests (a cache that starts late) is caught. The
+/// wrong answers' verdicts, or None when all were right.
+pub(crate) fn wrong_after_load(workload: &Workload, addr: std::net::SocketAddr) -> Option<String> {
+    let again = verify_workload(addr, workload, fresh_seed(), Duration::from_secs(5));
+    (!again.passed()).then(|| verdicts(&again))
+}
+
 /// The flags' requests as a scenario file: one request kind per URL, weight 1 each (the URLs are
 /// sent round-robin), the method, headers and body, and the expected status.
 pub(crate) fn scenario_text(args: &LoadArgs, name: &str) -> Result<String, String> {
