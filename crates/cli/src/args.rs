@@ -167,8 +167,12 @@ pub struct Selection {
     #[arg(long, value_delimiter = ',')]
     pub stacks: Vec<String>,
     /// Scenarios (default: every scenario each stack implements; hello for `bench`)
-    #[arg(long, alias = "scenario", value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',')]
     pub scenarios: Vec<Scenario>,
+    /// A scenario file (docs/scenarios.md, "Scenario files"): its workload is measured as the
+    /// scenario `file:NAME` by the stacks that serve it (a `bench` server does); or a built-in name
+    #[arg(long)]
+    pub scenario: Option<String>,
     /// Variants (default: all)
     #[arg(long, value_delimiter = ',')]
     pub variants: Vec<String>,

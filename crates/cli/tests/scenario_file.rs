@@ -36,6 +36,8 @@ impl Shop {
             .arg(root().join("tests/fixtures/shop/server.py"))
             .env("PORT", port.to_string())
             .env("SHOP_CHEAT", cheat)
+            // A timed load ends with answers in flight: the stdlib server prints each broken pipe.
+            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("python3 runs");
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -177,4 +179,62 @@ fn answers_that_go_wrong_under_load_fail_the_check_after_it() {
     assert!(t.contains("Requests/sec:"), "the numbers are printed: {t}");
     assert!(t.contains("after the load, fail item: GET /items/"), "{t}");
     assert!(t.contains("the answers went wrong under load"), "{t}");
+}
+
+/// `bench --scenario FILE` on a running shop: the file's workload is the cell `file:shop`,
+/// verified per request kind, measured with the lab's trials, CPU and memory, and the file's text
+/// and hash are stored with the run. A cached item fails verification and nothing is measured; a
+/// cache that starts after 300 items fails the check after the load and the cell is not ranked.
+#[test]
+fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |shop: &Shop, db: &str| {
+        let pid = shop.child.id().to_string();
+        let db = dir.path().join(db);
+        let args = [
+            "bench",
+            "--url",
+            &shop.url,
+            "--pid",
+            &pid,
+            "--scenario",
+            "scenarios/shop.toml",
+            "--trials",
+            "1",
+            "-d",
+            "1s",
+            "--warmup",
+            "300ms",
+            "-c",
+            "4",
+        ];
+        let out = Command::new(env!("CARGO_BIN_EXE_bakeoff")).current_dir(root()).args(args).arg("--db").arg(&db).output().unwrap();
+        let report = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["report", "-f", "json", "--db"]).arg(&db).output().unwrap();
+        (text(&out), serde_json::from_slice::<serde_json::Value>(&report.stdout).ok())
+    };
+    let honest = Shop::start("");
+    let (t, report) = run(&honest, "honest.db");
+    let report = report.unwrap_or_else(|| panic!("{t}"));
+    let cell = &report["cells"][0];
+    assert_eq!(cell["scenario"], "file:shop", "{t}");
+    assert_eq!(cell["unrankable"].as_array().map(Vec::len), Some(0), "{t}");
+    assert!(cell["metrics"].to_string().contains("cpu_us_per_req"), "CPU per request is measured: {t}");
+    let stored = &report["run"]["settings"]["load"]["scenario_file"];
+    assert_eq!(stored["text"].as_str(), Some(std::fs::read_to_string(shop_file()).unwrap().as_str()));
+    assert_eq!(stored["text_hash"].as_str().map(str::len), Some(16));
+    let checks = report["verifications"].to_string();
+    for kind in ["`item` answers as the file expects", "`search` answers as the file expects", "`cart` answers as the file expects"] {
+        assert!(checks.contains(kind), "{kind}: {checks}");
+    }
+    drop(honest);
+    let cached = Shop::start("cached-item");
+    let (t, report) = run(&cached, "cached.db");
+    assert!(t.contains("`item` answers as the file expects") && t.contains("json $.id: expected"), "{t}");
+    assert!(report.is_none_or(|r| r["cells"].as_array().is_none_or(Vec::is_empty)), "nothing measured: {t}");
+    drop(cached);
+    let late = Shop::start("late-cache");
+    let (t, report) = run(&late, "late.db");
+    let report = report.unwrap_or_else(|| panic!("{t}"));
+    let unrankable = report["cells"][0]["unrankable"].to_string();
+    assert!(unrankable.contains("stale") || unrankable.contains("json $.id"), "{unrankable}\n{t}");
 }

@@ -4,9 +4,11 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
 
-/// What a stack is asked to do per request: one contract each in docs/scenarios.md.
+/// What a stack is asked to do per request: one contract each in docs/scenarios.md, or a scenario
+/// file's workload. Written as its id (`hello`, `file:shop`) in studies, manifests, the store and
+/// reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "String", try_from = "String")]
 pub enum Scenario {
     /// `GET /`: a fixed 12-byte `Hello World!`.
     Hello,
@@ -26,7 +28,46 @@ pub enum Scenario {
     Document,
     /// A proxy stack relaying bytes to an upstream nginx.
     Proxy,
+    /// A scenario file's workload (docs/scenarios.md, "Scenario files"): its deck is the load, its
+    /// expectations the checks.
+    File(FileScenario),
 }
+
+crate::serde_as_text!(Scenario);
+
+/// A scenario file's name, interned so that [`Scenario`] stays `Copy` and its id a `&'static str`:
+/// a process names a few files at most, so the names it keeps are bounded by what it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileScenario(u32);
+
+/// The ids (`file:NAME`) of the files named so far, in the order first named.
+static FILE_IDS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+impl FileScenario {
+    /// The scenario of the file named `name` (the same value for the same name).
+    pub fn named(name: &str) -> FileScenario {
+        let id = format!("{FILE_PREFIX}{name}");
+        let mut ids = FILE_IDS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = ids.iter().position(|known| *known == id) {
+            return FileScenario(i as u32);
+        }
+        ids.push(Box::leak(id.into_boxed_str()));
+        FileScenario(ids.len() as u32 - 1)
+    }
+
+    /// `file:NAME`.
+    pub fn id(self) -> &'static str {
+        FILE_IDS.lock().unwrap_or_else(|e| e.into_inner())[self.0 as usize]
+    }
+
+    /// The file's name.
+    pub fn name(self) -> &'static str {
+        &self.id()[FILE_PREFIX.len()..]
+    }
+}
+
+/// What a scenario file's id starts with.
+const FILE_PREFIX: &str = "file:";
 
 /// Services a scenario needs besides the stack itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -87,6 +128,7 @@ impl Scenario {
             Scenario::Products => "products",
             Scenario::Document => "document",
             Scenario::Proxy => "proxy",
+            Scenario::File(f) => f.id(),
         }
     }
 
@@ -102,6 +144,8 @@ impl Scenario {
             Scenario::Products => "/products",
             Scenario::Document => "/documents/42",
             Scenario::Proxy => "/bytes/10240",
+            // Its deck's paths are the load; this is only the plan's address.
+            Scenario::File(_) => "/",
         }
     }
 
@@ -110,6 +154,8 @@ impl Scenario {
         match self {
             Scenario::Transfer | Scenario::Products | Scenario::Document => "application/json",
             Scenario::Proxy => "application/octet-stream",
+            // Each request kind of the file says its own.
+            Scenario::File(_) => "",
             _ => "text/plain",
         }
     }
@@ -133,9 +179,12 @@ impl fmt::Display for Scenario {
 impl FromStr for Scenario {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(name) = s.strip_prefix(FILE_PREFIX).filter(|n| !n.is_empty()) {
+            return Ok(Scenario::File(FileScenario::named(name)));
+        }
         Scenario::ALL.into_iter().find(|k| k.id() == s).ok_or_else(|| {
             let known: Vec<_> = Scenario::ALL.iter().map(|s| s.id()).collect();
-            format!("unknown scenario `{s}`; known: {}", known.join(", "))
+            format!("unknown scenario `{s}`; known: {}, or file:NAME for a scenario file", known.join(", "))
         })
     }
 }

@@ -21,7 +21,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             "bench needs your server\n  hint: pass --cmd 'COMMAND using $PORT and $WORKERS', or --url http://127.0.0.1:PORT for one already running"
         ),
     };
-    let mut req = request(&args.run, &root);
+    let mut req = request(&args.run, &root)?;
     // The hello scenario unless another is asked for: every server can implement it in minutes.
     if req.selection.scenarios.is_empty() {
         req.selection.scenarios = vec![Scenario::Hello];

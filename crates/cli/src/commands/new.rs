@@ -27,7 +27,7 @@ pub fn run(args: &NewArgs) -> anyhow::Result<ExitCode> {
     let verify = VerifyArgs {
         common: CommonArgs { root: Some(root) },
         names: vec![args.name.clone()],
-        selection: Selection { stacks: vec![], scenarios: vec![], variants: vec![], docstore: None },
+        selection: Selection { stacks: vec![], scenarios: vec![], scenario: None, variants: vec![], docstore: None },
         db: args.db.clone(),
         json: false,
     };

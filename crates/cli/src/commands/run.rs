@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// The request the flags make; the lab merges it over the study (flags win).
-pub(crate) fn request(args: &RunArgs, root: &Path) -> RunRequest {
-    RunRequest {
+pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
+    let req = RunRequest {
         root: root.to_path_buf(),
         study: args.study.clone(),
         selection: Selection {
@@ -46,12 +46,32 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> RunRequest {
         docstore: args.selection.docstore.clone(),
         keep: args.keep,
         adhoc: Vec::new(),
+        scenario_file: None,
+    };
+    with_scenario(args, req)
+}
+
+/// `--scenario`: a scenario file (a `.toml` path or an existing file) becomes the run's
+/// `file:NAME` scenario, its deck drawn once for every cell; a built-in name joins `--scenarios`.
+fn with_scenario(args: &RunArgs, mut req: RunRequest) -> Result<RunRequest> {
+    let Some(given) = &args.selection.scenario else { return Ok(req) };
+    let path = Path::new(given);
+    if !(path.is_file() || given.ends_with(".toml")) {
+        req.selection.scenarios.push(given.parse().map_err(|e: String| anyhow::anyhow!("--scenario {given}: {e}"))?);
+        return Ok(req);
     }
+    let workload = bakeoff_model::workload::Workload::load(path)?;
+    let file = bakeoff_lab::run::ScenarioFile::new(workload).map_err(|e| {
+        anyhow::anyhow!("{given}: the deck cannot be drawn: {e}\n  hint: add rows to the data file, pick cycle or random, or lower `deck`")
+    })?;
+    req.selection.scenarios.push(file.scenario());
+    req.scenario_file = Some(file);
+    Ok(req)
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode> {
     let root = context::project_root(&args.common)?;
-    run_request(args, &root, request(args, &root))
+    run_request(args, &root, request(args, &root)?)
 }
 
 /// Plans and executes `req` (made from `args`, perhaps with more), then prints and writes the report.

@@ -222,6 +222,9 @@ impl Lab<'_> {
         if let Some(k) = s.requests_per_conn {
             b = b.requests_per_conn(k);
         }
+        if let (bakeoff_model::scenario::Scenario::File(_), Some(file)) = (cell.scenario, &s.scenario_file) {
+            b = b.deck(file.deck.clone());
+        }
         b.build().map_err(|e| LabError::Input {
             what: "load settings".into(),
             problem: e.to_string(),

@@ -26,5 +26,5 @@ pub use events::Event;
 pub use execute::{execute, setup_stacks, Executed};
 pub use plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};
 pub use runner::{Lab, LabDirs, RunOutcome};
-pub use settings::{LoadSettings, DEFAULT_POOL_SIZE};
+pub use settings::{LoadSettings, ScenarioFile, DEFAULT_POOL_SIZE};
 pub use verification::{plan_verification, verify, Verified, VerifyFilter, VerifyPlan, VerifyRequest};

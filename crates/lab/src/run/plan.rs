@@ -98,6 +98,8 @@ pub struct RunRequest {
     pub keep: bool,
     /// Ad-hoc stacks (a start command each), measured after the selected ones like any stack.
     pub adhoc: Vec<AdHocSpec>,
+    /// A scenario file whose `file:NAME` scenario the selection names (`--scenario FILE`).
+    pub scenario_file: Option<super::settings::ScenarioFile>,
 }
 
 /// A resolved run: what will be set up, verified and measured, and how.
@@ -127,7 +129,8 @@ pub struct RunPlan {
 /// selects the stacks, and checks that the selection makes at least one cell.
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let study = resolve_study(&req)?;
-    let settings = merge_settings(&study, &req.overrides)?;
+    let mut settings = merge_settings(&study, &req.overrides)?;
+    settings.scenario_file = req.scenario_file.clone();
     let study_aa = study.aa();
     let found = catalog::discover(&req.root.join("stacks"));
     let pick = |flag: &[String], from_study: &[String]| if flag.is_empty() { from_study.to_vec() } else { flag.to_vec() };

@@ -61,6 +61,48 @@ pub struct LoadSettings {
     pub slo_budget: bakeoff_model::slo::SearchBudget,
     /// Latency at fixed fractions of each trial's closed-model capacity, after its measurement.
     pub latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
+    /// The scenario file the run measures (`--scenario FILE`), kept with the run's settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario_file: Option<ScenarioFile>,
+}
+
+/// A scenario file as a run measures it: the checked file and its deck, drawn once so that every
+/// cell gets the same requests; stored as its name, text and hash, so a report shows exactly what
+/// was measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ScenarioFile {
+    /// The file's name, its scenario's `file:NAME`.
+    pub name: String,
+    /// FNV-1a 64 of its text.
+    pub text_hash: String,
+    /// Its text, whole.
+    pub text: String,
+    /// The checked file.
+    #[serde(skip)]
+    pub workload: std::sync::Arc<bakeoff_model::workload::Workload>,
+    /// Its deck, as the load generator sends it.
+    #[serde(skip)]
+    pub deck: bakeoff_load::Deck,
+}
+
+impl ScenarioFile {
+    /// `workload` with its deck drawn; a deck that cannot be drawn (a `unique` data file with too
+    /// few rows) is the error.
+    pub fn new(workload: bakeoff_model::workload::Workload) -> Result<ScenarioFile, String> {
+        let deck = workload.load_deck()?;
+        Ok(ScenarioFile {
+            name: workload.name.clone(),
+            text_hash: workload.text_hash(),
+            text: workload.text.clone(),
+            workload: std::sync::Arc::new(workload),
+            deck,
+        })
+    }
+
+    /// Its scenario.
+    pub fn scenario(&self) -> bakeoff_model::scenario::Scenario {
+        bakeoff_model::scenario::Scenario::File(bakeoff_model::scenario::FileScenario::named(&self.name))
+    }
 }
 
 /// POOL_SIZE when neither a study nor a flag sets it.
@@ -116,6 +158,7 @@ impl Default for LoadSettings {
             slo: None,
             slo_budget: Default::default(),
             latency_under_load: None,
+            scenario_file: None,
         }
     }
 }

@@ -81,3 +81,27 @@ impl Workload {
         counts
     }
 }
+
+impl Workload {
+    /// The deck of the file's own seed and size for the load generator: each entry's bytes, and its
+    /// checks under load (the status, and the body's hash where the file gives the exact body).
+    pub fn load_deck(&self) -> Result<bakeoff_load::Deck, String> {
+        let entries = self
+            .deck(self.seed, self.deck_size)?
+            .into_iter()
+            .map(|d| bakeoff_load::DeckEntry {
+                kind: d.kind as u16,
+                method: d.method,
+                path: d.path,
+                headers: d.headers,
+                body: d.body,
+                checks: bakeoff_load::Checks {
+                    expect_status: Some(d.expected.status),
+                    expect_length: None,
+                    expect_body_hash: d.expected.body.as_deref().map(|b| bakeoff_load::fnv1a64(b.as_bytes())),
+                },
+            })
+            .collect();
+        Ok(bakeoff_load::Deck { kinds: self.requests.iter().map(|r| r.name.clone()).collect(), entries })
+    }
+}

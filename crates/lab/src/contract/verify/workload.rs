@@ -3,7 +3,8 @@
 //! the file's expectations, a path no request names must answer 404, and every response framed as
 //! the load generator reads it. Any failure means the server is not measured.
 
-use super::Client;
+use super::{Checks, Client, Target};
+use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::workload::expect::{Answer, Mismatch};
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
@@ -92,4 +93,47 @@ fn unknown_path(client: &mut Client, seed: u64) -> Sent {
         Err(e) => (vec![], Some(e)),
     };
     Sent { kind: "404".into(), request: format!("GET {path}"), mismatches, failed }
+}
+
+/// The target's scenario file verified as checks of its `file:NAME` scenario: one per request kind
+/// (its draws together) and the unknown path's; a file the run does not hold is a failure.
+pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
+    let Some(workload) = target.workload else {
+        let scope = target.scenarios.iter().find(|s| matches!(s, bakeoff_model::scenario::Scenario::File(_))).copied();
+        if let Some(s) = scope {
+            checks.add(
+                CheckScope::Scenario(s),
+                "the scenario file is loaded",
+                "/",
+                Err((Verdict::Fail, format!("{s} names a scenario file this run was not given: pass --scenario FILE"))),
+            );
+        }
+        return;
+    };
+    let scope = CheckScope::Scenario(bakeoff_model::scenario::Scenario::File(bakeoff_model::scenario::FileScenario::named(&workload.name)));
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
+    let mut kinds: Vec<&str> = workload.requests.iter().map(|r| r.name.as_str()).collect();
+    kinds.push("404");
+    for kind in kinds {
+        let sent: Vec<&Sent> = verification.sent.iter().filter(|s| s.kind == kind).collect();
+        let Some(first) = sent.first() else { continue };
+        let what =
+            if kind == "404" { "a path no request names answers 404".to_string() } else { format!("`{kind}` answers as the file expects") };
+        let wrong: Vec<String> = sent.iter().filter(|s| !s.passed()).map(|s| describe(s)).collect();
+        let outcome = if wrong.is_empty() {
+            Ok(())
+        } else {
+            Err((Verdict::Fail, format!("{} of {} answers wrong (draws from seed {seed}): {}", wrong.len(), sent.len(), wrong.join("; "))))
+        };
+        let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
+        checks.add(scope, &what, path, outcome);
+    }
+}
+
+/// One wrong answer in a line: the request, then each difference.
+fn describe(s: &Sent) -> String {
+    let mut parts: Vec<String> = s.failed.iter().cloned().collect();
+    parts.extend(s.mismatches.iter().map(|m| m.to_string()));
+    format!("{}: {}", s.request, parts.join(", "))
 }
