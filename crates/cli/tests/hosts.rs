@@ -2,8 +2,10 @@
 //! server, an sshd inside one client namespace (`ssh://`) and `ip netns exec` for the other
 //! (`netns:`). Checks the merged histogram is exactly the sum of the clients' own, that a client
 //! killed mid-run is an error naming it with nothing left behind, and that a host without the
-//! binary, with another build or unreachable is refused with the fix. Namespaces need root: without
-//! it the namespace tests print SKIPPED and pass.
+//! binary, with another build or unreachable is refused with the fix; and, through `bakeoff load`,
+//! that the server's host measures the server (CPU, memory), every host says what it is, the path is
+//! measured before the load, and a wrong server pid is refused before it. Namespaces need root:
+//! without it the namespace tests print SKIPPED and pass.
 
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
@@ -234,6 +236,111 @@ fn a_client_killed_mid_run_is_an_error_naming_it_and_nothing_is_left() {
     assert!(gone(pids[0], Duration::from_secs(3)), "the ssh client's agent {} still runs", pids[0]);
     drop(set);
     lab.finish(&pids);
+}
+
+/// `bakeoff load` from both clients of `lab`, the server's host given with `server_pid`.
+fn load_measured(lab: &Lab, server_pid: u32, extra: &[&str]) -> std::process::Output {
+    let places: Vec<String> = lab.places().iter().map(|p| p.to_string()).collect();
+    let server = format!("netns:{}", lab.topo.ns("server"));
+    let mut cmd = Command::new(bin());
+    cmd.arg("load");
+    for p in &places {
+        cmd.args(["--client", p]);
+    }
+    cmd.arg("--ssh-identity").arg(lab.sshd.identity()).arg("--ssh-known-hosts").arg(lab.sshd.known_hosts());
+    cmd.args(["--server-host", &server, "--server-pid", &server_pid.to_string(), "-c", "4"]);
+    cmd.args(extra).arg(lab.url()).stdin(Stdio::null()).output().expect("bakeoff load runs")
+}
+
+/// Processes left in `ns` besides `except` (the test's own server and sshd), after a moment.
+fn left_in(ns: &str, except: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
+        let left: Vec<u32> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|p| p.parse().ok())
+            .filter(|p| !except.contains(p))
+            .collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
+    v.pointer(path).and_then(serde_json::Value::as_f64).unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+}
+
+#[test]
+fn the_server_host_measures_its_server_and_every_host_and_path_is_reported() {
+    if no_root("the_server_host_measures_its_server_and_every_host_and_path_is_reported") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = load_measured(&lab, lab.server.0.id(), &["-d", "2s", "--json"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let requests = f64_at(&v, "/hosts/server/requests");
+    assert!(requests > 100.0 && requests == f64_at(&v, "/steps/0/requests"), "{requests} requests");
+    let cpu_s = f64_at(&v, "/hosts/server/measure/cpu_s");
+    let per_request = f64_at(&v, "/hosts/server/cpu_us_per_request");
+    let peak_rss = f64_at(&v, "/hosts/server/measure/peak_rss_bytes");
+    println!("MEASURED server CPU {cpu_s:.3} s, {per_request:.1} us per request, peak RSS {peak_rss} bytes");
+    assert!(cpu_s > 0.0, "{cpu_s}");
+    assert!((1.0..10_000.0).contains(&per_request), "{per_request} us of server CPU per request");
+    assert!(peak_rss > 1024.0 * 1024.0, "{peak_rss}");
+    let hosts = v.pointer("/hosts/hosts").and_then(|h| h.as_array()).expect("hosts");
+    let roles: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["client", "client", "server"]);
+    for h in hosts {
+        let m = &h["facts"]["machine"];
+        assert!(!m["cpu_model"].as_str().unwrap().is_empty() && !m["kernel"].as_str().unwrap().is_empty(), "{h:#}");
+        assert!(m["cores"].as_u64().unwrap() >= 1 && !h["facts"]["cpuset"].as_array().unwrap().is_empty(), "{h:#}");
+        assert!(h["facts"].get("governor").is_some() && h["noise"]["wall_s"].as_f64().unwrap() > 0.0, "{h:#}");
+        let bound = f64_at(h, "/clock/bound_ns");
+        assert!(h["clock"]["offset_ns"].is_i64() && bound > 0.0 && bound < 5e6, "{h:#}");
+    }
+    let paths = v.pointer("/hosts/paths").and_then(|p| p.as_array()).expect("paths");
+    assert_eq!(paths.len(), 2);
+    for p in paths {
+        let (rtt, ceiling) = (f64_at(p, "/measure/rtt_median_us"), f64_at(p, "/measure/ceiling_bytes_per_s"));
+        println!("MEASURED path from {}: RTT {rtt:.0} us, ceiling {:.0} MB/s", p["from"], ceiling / 1e6);
+        assert!(rtt > 0.0 && rtt < 10_000.0, "{p:#}");
+        assert!(ceiling > 10e6, "{p:#}");
+    }
+    for block in ["Server on netns:", "What ran:", "Path to ", "us per request"] {
+        assert!(stderr.contains(block), "`{block}` missing from:\n{stderr}");
+    }
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
+}
+
+#[test]
+fn a_wrong_server_pid_is_refused_before_the_load_with_the_host_and_the_fix() {
+    if no_root("a_wrong_server_pid_is_refused_before_the_load_with_the_host_and_the_fix") {
+        return;
+    }
+    let lab = Lab::new();
+    let started = Instant::now();
+    // No pid this large exists (pid_max is at most 2^22).
+    let out = load_measured(&lab, 999_999_999, &["-d", "30s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "refused only after {:?}", started.elapsed());
+    let host = format!("netns:{}", lab.topo.ns("server"));
+    assert!(stderr.contains(&format!("host {host} has no server process 999999999")), "{stderr}");
+    assert!(stderr.contains("--server-pid") && stderr.contains(&format!("ip netns pids {}", lab.topo.ns("server"))), "{stderr}");
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
 }
 
 #[test]

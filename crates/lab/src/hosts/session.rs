@@ -38,7 +38,7 @@ impl SessionOptions {
 
 /// A host's clock against the controller's: `offset_ns` is added to a controller instant to get
 /// the host's, give or take `bound_ns` (half the round trip it was measured over).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ClockOffset {
     /// Host clock minus controller clock, ns.
     pub offset_ns: i64,
@@ -80,7 +80,7 @@ impl Session {
         let stdin = child.stdin.take();
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
         let stderr = pipe_tail(child.stderr.take().expect("stderr is piped"));
-        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new() };
+        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None };
         let mut s =
             Session { place: place.clone(), child, stdin, lines, stderr, hello: blank, clock: ClockOffset { offset_ns: 0, bound_ns: 0 } };
         s.hello = s.greet(opts)?;
@@ -228,6 +228,21 @@ impl Session {
             None => Err(std::io::Error::other("the session is closed")),
         };
         written.map_err(|e| self.lost(&format!("cannot send: {e}")))
+    }
+
+    /// Sends `request` and waits up to `timeout` for its reply; the agent's refusal is an error
+    /// naming the host, with `hint`.
+    pub fn ask(&mut self, request: &Request, timeout: Duration, hint: &str) -> Result<Reply, HostError> {
+        self.send(request)?;
+        match self.recv(timeout)? {
+            Reply::Error { message } => Err(HostError::Agent { host: self.host(), message, hint: hint.into() }),
+            reply => Ok(reply),
+        }
+    }
+
+    /// An answer that is not the one `request` expects: the agent speaks another protocol.
+    pub fn unexpected(&self, request: &str, reply: &Reply) -> HostError {
+        self.protocol(format!("answered {request} with {reply:?}"))
     }
 
     /// Waits up to `timeout` for the next reply.
