@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use bakeoff_lab::hosts::clients::ClientSet;
+use bakeoff_lab::hosts::measured::{run_measured, ServerPlacement};
 use bakeoff_lab::hosts::netns::{can_build, Topology};
 use bakeoff_lab::hosts::protocol::Identity;
 use bakeoff_lab::hosts::session::{Session, SessionOptions};
@@ -311,6 +312,7 @@ fn the_server_host_measures_its_server_and_every_host_and_path_is_reported() {
         assert!(rtt > 0.0 && rtt < 10_000.0, "{p:#}");
         assert!(ceiling > 10e6, "{p:#}");
     }
+    println!("{stderr}");
     for block in ["Server on netns:", "What ran:", "Path to ", "us per request"] {
         assert!(stderr.contains(block), "`{block}` missing from:\n{stderr}");
     }
@@ -497,12 +499,18 @@ fn bench_hosts() {
         {
             let plan =
                 LoadPlan::builder(&format!("http://{addr}:{port}/")).connections(16).duration(Duration::from_secs(2)).build().unwrap();
-            let mut set = ClientSet::open(std::slice::from_ref(place), &opts, &me).unwrap();
-            let run = set.run(&plan, &AtomicBool::new(false)).unwrap();
-            set.close();
-            let step = &run.merged.report.steps[0];
+            // nginx measured by the controller's own agent (`local`), the path probed before each load.
+            let server = ServerPlacement { place: Place::Local, pid: nginx.0.id() };
+            let m = run_measured(std::slice::from_ref(place), Some(&server), &plan, &opts, &me, &AtomicBool::new(false)).unwrap();
+            let step = &m.run.merged.report.steps[0];
             assert_eq!(step.errors.total(), 0, "{place}: {:?}", step.errors);
             println!("BENCH round {round} {place} {:.0} req/s p50 {} us", step.requests_per_sec, step.latency.p50_us);
+            let (path, nginx_cpu) = (&m.hosts.paths[0].measure, m.hosts.server.as_ref().map_or(0.0, |s| s.cpu_us_per_request));
+            let ceiling = path.ceiling_bytes_per_s.unwrap_or(0.0) / 1e6;
+            println!(
+                "BENCH path {place} rtt_us {:.1} ceiling_mb_s {ceiling:.0} server_cpu_us_per_request {nginx_cpu:.2}",
+                path.rtt_median_us
+            );
             into.push(step.requests_per_sec);
         }
     }

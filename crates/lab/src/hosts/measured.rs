@@ -154,9 +154,13 @@ fn measure_paths(set: &mut ClientSet, server: Option<&mut ServerHost>, plan: &Lo
     let target = plan.targets[0].addr;
     let clients = set.sessions().len() as u32;
     let open = (CEILING_SEND + Duration::from_secs(2)) * clients + Duration::from_secs(2);
-    let sink = match server {
-        Some(s) => s.open_sink(target.ip(), open).map(Some)?,
-        None => None,
+    // A sink the server's host cannot open (the load's address is not one of its own: a NAT, a
+    // balancer) costs the ceiling, not the run.
+    let (sink, sink_problem) = match server.map(|s| s.open_sink(target.ip(), open)) {
+        Some(Ok(addr)) => (Some(addr), None),
+        Some(Err(HostError::Agent { message, .. })) => (None, Some(format!("no link ceiling: {message}"))),
+        Some(Err(e)) => return Err(e),
+        None => (None, None),
     };
     let mut paths = Vec::new();
     for s in set.sessions_mut() {
@@ -167,10 +171,13 @@ fn measure_paths(set: &mut ClientSet, server: Option<&mut ServerHost>, plan: &Lo
             send_ms: CEILING_SEND.as_millis() as u64,
         };
         let wait = CEILING_SEND + Duration::from_secs(15);
-        let measure = match s.ask(&request, wait, "install the controller's build there")? {
+        let mut measure = match s.ask(&request, wait, "install the controller's build there")? {
             Reply::Probed { path } => path,
             other => return Err(s.unexpected("probe", &other)),
         };
+        if measure.problem.is_none() {
+            measure.problem.clone_from(&sink_problem);
+        }
         paths.push(PathReport { from: s.host(), measure });
     }
     Ok(paths)
