@@ -134,6 +134,95 @@ fn cpu_list(cpus: &[usize]) -> String {
 mod tests {
     use super::*;
 
+    use bakeoff_lab::hosts::measured::{HostReport, Role};
+    use bakeoff_lab::hosts::protocol::{MachineFacts, PathMeasure, ProcessFound, ServerMeasure};
+    use bakeoff_lab::hosts::session::ClockOffset;
+    use bakeoff_model::noise::{CpuSetNoise, TrialNoise};
+    use bakeoff_model::results::MachineInfo;
+
+    fn sample() -> HostsReport {
+        let noise = TrialNoise {
+            wall_s: 2.0,
+            client: CpuSetNoise { cpus: vec![0, 1], steal_percent: 0.5, other_percent: 3.25 },
+            ..TrialNoise::default()
+        };
+        let facts = MachineFacts {
+            machine: MachineInfo {
+                hostname: "a".into(),
+                cpu_model: "AMD EPYC".into(),
+                cores: 2,
+                kernel: "6.18".into(),
+                ..MachineInfo::default()
+            },
+            governor: Some(Governor::Performance),
+            cpuset: vec![0, 1],
+        };
+        let host = |host: &str, role| HostReport {
+            host: host.into(),
+            role,
+            hostname: "a".into(),
+            facts: Some(facts.clone()),
+            clock: ClockOffset { offset_ns: 4_000, bound_ns: 31_000 },
+            noise: Some(noise.clone()),
+        };
+        let process = ProcessFound { pid: 42, name: "python3".into(), processes: 1, cpus: vec![0, 1] };
+        let measure = ServerMeasure {
+            process,
+            cpu_s: 1.5,
+            wall_s: 2.0,
+            peak_rss_bytes: 20 << 20,
+            mean_rss_bytes: 19 << 20,
+            samples: Vec::new(),
+            noise: noise.clone(),
+        };
+        let path = PathMeasure {
+            target: "10.0.0.3:8080".into(),
+            connects: 20,
+            rtt_median_us: 24.4,
+            rtt_min_us: 20.0,
+            rtt_max_us: 300.0,
+            sent_bytes: Some(1_500_000_000),
+            ceiling_bytes_per_s: Some(1.5e9),
+            problem: None,
+        };
+        HostsReport {
+            server: Some(ServerReport { host: "netns:srv".into(), measure, requests: 20_000, cpu_us_per_request: 75.0, cpu_percent: 75.0 }),
+            hosts: vec![host("netns:a", Role::Client), host("netns:srv", Role::Server)],
+            paths: vec![PathReport { from: "netns:a".into(), measure: path }],
+        }
+    }
+
+    #[test]
+    fn the_hosts_block_says_server_what_ran_and_path() {
+        let text = hosts_block(&sample());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "Server on netns:srv (pid 42 python3, 1 process(es), CPUs 0-1):");
+        assert_eq!(
+            lines[1],
+            "  CPU 1.500 s in 2.00 s (75% of a core), 75.0 us per request over 20000 requests; RSS peak 20.00MB, mean 19.00MB"
+        );
+        assert_eq!(lines[2], "What ran:");
+        assert_eq!(
+            lines[3],
+            "  client netns:a (a): AMD EPYC, 2 cores, kernel 6.18, governor performance, CPUs 0-1; steal 0.5%, others 3.2% of a core; clock +0.004 ms ± 0.031 ms"
+        );
+        assert!(lines[4].starts_with("  server netns:srv (a)"), "{text}");
+        assert!(lines[5].starts_with("Path to 10.0.0.3:8080 before the load (RTT: median of 20 TCP connects"), "{text}");
+        assert_eq!(lines[6].split_whitespace().collect::<Vec<_>>().join(" "), "from netns:a RTT 24 us (min 20, max 300) ceiling 1.40GB/s");
+    }
+
+    #[test]
+    fn the_json_report_gains_a_hosts_object_and_keeps_its_fields() {
+        let json = with_hosts(r#"{"schema_version":3,"steps":[]}"#, &sample()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["schema_version"], 3);
+        assert_eq!(v["hosts"]["server"]["cpu_us_per_request"], 75.0);
+        assert_eq!(v["hosts"]["hosts"][1]["role"], "server");
+        assert_eq!(v["hosts"]["hosts"][0]["facts"]["governor"], "performance");
+        assert_eq!(v["hosts"]["hosts"][0]["clock"]["bound_ns"], 31_000);
+        assert_eq!(v["hosts"]["paths"][0]["measure"]["ceiling_bytes_per_s"], 1.5e9);
+    }
+
     #[test]
     fn cpu_lists_print_as_ranges() {
         assert_eq!(cpu_list(&[0, 1, 2, 5, 7, 8]), "0-2,5,7-8");

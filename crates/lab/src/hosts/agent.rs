@@ -179,6 +179,36 @@ mod tests {
     }
 
     #[test]
+    fn checks_watches_and_unwatches_a_process_and_refuses_a_missing_one() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id();
+        let input = format!(
+            "{{\"op\":\"check\",\"pid\":{pid}}}\n{{\"op\":\"check\",\"pid\":4294967294}}\n\
+             {{\"op\":\"watch\",\"pid\":{pid},\"zero_at_ns\":0}}\n{{\"op\":\"unwatch\"}}\n{{\"op\":\"unwatch\"}}\n{{\"op\":\"bye\"}}\n"
+        );
+        let mut out = Vec::new();
+        serve(identity(), std::io::Cursor::new(input.into_bytes()), &mut out).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let replies: Vec<Reply> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(matches!(&replies[0], Reply::Process(p) if p.pid == pid && p.name == "sleep" && !p.cpus.is_empty()), "{replies:?}");
+        assert!(matches!(&replies[1], Reply::Error { message } if message.contains("no process 4294967294")), "{replies:?}");
+        assert_eq!(replies[2], Reply::Watching);
+        assert!(matches!(&replies[3], Reply::Watched { server } if server.process.pid == pid && server.peak_rss_bytes > 0), "{replies:?}");
+        assert!(matches!(&replies[4], Reply::Error { message } if message.contains("nothing was being watched")), "{replies:?}");
+        assert_eq!(replies[5], Reply::Bye);
+    }
+
+    #[test]
+    fn hello_says_what_the_host_is() {
+        let mut out = Vec::new();
+        serve(identity(), std::io::Cursor::new(b"{\"op\":\"hello\"}\n".to_vec()), &mut out).unwrap();
+        let Reply::Hello(h) = serde_json::from_str(String::from_utf8(out).unwrap().trim()).unwrap() else { panic!("no hello") };
+        let f = h.facts.expect("facts");
+        assert!(f.machine.cores >= 1 && !f.machine.kernel.is_empty() && !f.cpuset.is_empty(), "{f:?}");
+    }
+
+    #[test]
     fn a_start_instant_long_past_is_refused() {
         let plan = bakeoff_load::LoadPlan::builder("http://127.0.0.1:9/").build().unwrap();
         let mut spec = RunSpec::from_plan(&plan).unwrap();
