@@ -135,17 +135,18 @@ fn load_measured(lab: &Lab, server_pid: u32, extra: &[&str]) -> std::process::Ou
 fn left_in(ns: &str, except: &[u32]) -> Vec<u32> {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
-        let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
-        let left: Vec<u32> = String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .filter_map(|p| p.parse().ok())
-            .filter(|p| !except.contains(p))
-            .collect();
+        let left = left_in_now(ns, except);
         if left.is_empty() || Instant::now() > deadline {
             return left;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Processes in `ns` besides `except`, now.
+fn left_in_now(ns: &str, except: &[u32]) -> Vec<u32> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).filter(|p| !except.contains(p)).collect()
 }
 
 fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
@@ -217,6 +218,51 @@ fn a_wrong_server_pid_is_refused_before_the_load_with_the_host_and_the_fix() {
     assert!(stderr.contains(&format!("host {host} has no server process 999999999")), "{stderr}");
     assert!(stderr.contains("--server-pid") && stderr.contains(&format!("ip netns pids {}", lab.topo.ns("server"))), "{stderr}");
     let keep = [lab.server.0.id(), lab.sshd.pid()];
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
+}
+
+/// The pid of the agent in `ns` once its watch thread runs (the load has started), within `limit`.
+fn watching_agent(ns: &str, except: &[u32], limit: Duration) -> Option<u32> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        for pid in left_in_now(ns, except) {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+            if tasks.filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok()).any(|c| c.trim() == "bakeoff-watch") {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn a_server_host_lost_during_the_load_keeps_the_load_and_names_the_host() {
+    if no_root("a_server_host_lost_during_the_load_keeps_the_load_and_names_the_host") {
+        return;
+    }
+    let lab = Lab::new();
+    let ns = lab.topo.ns("server").to_string();
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    let killer = std::thread::spawn(move || {
+        let agent = watching_agent(&ns, &keep, Duration::from_secs(20)).expect("the server's agent watches");
+        std::thread::sleep(Duration::from_millis(500));
+        // The server host's agent this test's load started, found by its pid in the test's namespace.
+        let _ = Command::new("kill").args(["-KILL", &agent.to_string()]).status();
+    });
+    let out = load_measured(&lab, lab.server.0.id(), &["-d", "2s", "--json"]);
+    killer.join().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert!(f64_at(&v, "/steps/0/requests") > 100.0, "the load's results are kept");
+    assert!(v["hosts"]["server"].is_null(), "{:#}", v["hosts"]);
+    let lost = v["hosts"]["server_lost"].as_str().expect("server_lost");
+    assert!(lost.contains(&format!("netns:{}", lab.topo.ns("server"))) && lost.contains("signal 9"), "{lost}");
+    assert!(stderr.contains("Server not measured: "), "{stderr}");
     for role in ["client-a", "client-b", "server"] {
         assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
     }

@@ -24,6 +24,9 @@ pub(crate) fn hosts_block(h: &HostsReport) -> String {
     if let Some(s) = &h.server {
         server_lines(&mut out, s);
     }
+    if let Some(lost) = &h.server_lost {
+        let _ = writeln!(out, "Server not measured: {lost}");
+    }
     let _ = writeln!(out, "What ran:");
     for r in &h.hosts {
         let (cpu, cores, kernel, governor, cpuset) = match &r.facts {
@@ -187,6 +190,7 @@ mod tests {
         };
         HostsReport {
             server: Some(ServerReport { host: "netns:srv".into(), measure, requests: 20_000, cpu_us_per_request: 75.0, cpu_percent: 75.0 }),
+            server_lost: None,
             hosts: vec![host("netns:a", Role::Client), host("netns:srv", Role::Server)],
             paths: vec![PathReport { from: "netns:a".into(), measure: path }],
         }

@@ -85,8 +85,11 @@ pub struct PathReport {
 /// Everything beside the load's own report: hosts, server, paths.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostsReport {
-    /// The server's tree, when the server's host was given.
+    /// The server's tree, when the server's host was given and answered to the end.
     pub server: Option<ServerReport>,
+    /// Why the server's host measured nothing, when its session was lost during the load (the
+    /// load's own results stand).
+    pub server_lost: Option<String>,
     /// Every host, clients first in placement order, then the server.
     pub hosts: Vec<HostReport>,
     /// One per client, measured before the load.
@@ -103,7 +106,8 @@ pub struct MeasuredRun {
 }
 
 /// Runs `plan` from `clients` against the server, measured on every host. Fails before any load
-/// for a host that cannot be used or a server process that is not there.
+/// for a host that cannot be used or a server process that is not there; a server host lost
+/// during the load is `server_lost`, the load's results kept.
 pub fn run_measured(
     clients: &[Place],
     server: Option<&ServerPlacement>,
@@ -124,24 +128,26 @@ pub fn run_measured(
     let mut hosts: Vec<HostReport> =
         set.sessions().iter().zip(&run.clients).map(|(s, c)| host_report(s, Role::Client, c.noise.clone())).collect();
     set.close();
-    let measure = server.as_mut().map(ServerHost::finish).transpose()?;
-    let requests: u64 = run.merged.report.steps.iter().map(|s| s.requests).sum();
-    let server_report = match (server, measure) {
-        (Some(host), Some(m)) => {
-            hosts.push(host_report(host.session(), Role::Server, Some(m.noise.clone())));
-            let report = ServerReport {
-                host: host.host(),
-                cpu_us_per_request: if requests > 0 { m.cpu_s * 1e6 / requests as f64 } else { 0.0 },
-                cpu_percent: if m.wall_s > 0.0 { 100.0 * m.cpu_s / m.wall_s } else { 0.0 },
-                requests,
-                measure: m,
-            };
-            host.close();
-            Some(report)
-        }
-        _ => None,
+    // The load's results stand without the server's: a server host lost now costs its figures only.
+    let (measure, server_lost) = match server.as_mut().map(ServerHost::finish) {
+        Some(Ok(m)) => (Some(m), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
+        None => (None, None),
     };
-    Ok(MeasuredRun { run, hosts: HostsReport { server: server_report, hosts, paths } })
+    let requests: u64 = run.merged.report.steps.iter().map(|s| s.requests).sum();
+    let mut server_report = None;
+    if let Some(host) = server {
+        hosts.push(host_report(host.session(), Role::Server, measure.as_ref().map(|m| m.noise.clone())));
+        server_report = measure.map(|m| ServerReport {
+            host: host.host(),
+            cpu_us_per_request: if requests > 0 { m.cpu_s * 1e6 / requests as f64 } else { 0.0 },
+            cpu_percent: if m.wall_s > 0.0 { 100.0 * m.cpu_s / m.wall_s } else { 0.0 },
+            requests,
+            measure: m,
+        });
+        host.close();
+    }
+    Ok(MeasuredRun { run, hosts: HostsReport { server: server_report, server_lost, hosts, paths } })
 }
 
 fn host_report(s: &Session, role: Role, noise: Option<TrialNoise>) -> HostReport {
