@@ -122,3 +122,25 @@ fn client_lines(run: &MergedRun) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ClientArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        hosts: ClientArgs,
+    }
+
+    #[test]
+    fn the_server_host_comes_with_its_pid_and_clients() {
+        let ok = Cli::try_parse_from(["x", "--client", "netns:a", "--server-host", "netns:srv", "--server-pid", "42"]).unwrap();
+        assert_eq!(ok.hosts.server_host.map(|p| p.to_string()).as_deref(), Some("netns:srv"));
+        assert_eq!(ok.hosts.server_pid, Some(42));
+        assert!(Cli::try_parse_from(["x", "--client", "netns:a", "--server-host", "netns:srv"]).is_err(), "no pid");
+        assert!(Cli::try_parse_from(["x", "--server-host", "netns:srv", "--server-pid", "42"]).is_err(), "no client");
+        assert!(Cli::try_parse_from(["x", "--client", "netns:a", "--server-pid", "42"]).is_err(), "no host");
+    }
+}
