@@ -2,147 +2,28 @@
 //! server, an sshd inside one client namespace (`ssh://`) and `ip netns exec` for the other
 //! (`netns:`). Checks the merged histogram is exactly the sum of the clients' own, that a client
 //! killed mid-run is an error naming it with nothing left behind, and that a host without the
-//! binary, with another build or unreachable is refused with the fix. Namespaces need root: without
-//! it the namespace tests print SKIPPED and pass.
+//! binary, with another build or unreachable is refused with the fix; and, through `bakeoff load`,
+//! that the server's host measures the server (CPU, memory), every host says what it is, the path is
+//! measured before the load, and a wrong server pid is refused before it. Namespaces need root:
+//! without it the namespace tests print SKIPPED and pass.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+mod hosts_lab;
+
+use std::net::Ipv4Addr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use bakeoff_lab::hosts::clients::ClientSet;
-use bakeoff_lab::hosts::netns::{can_build, Topology};
+use bakeoff_lab::hosts::measured::{run_measured, ServerPlacement};
+use bakeoff_lab::hosts::netns::Topology;
 use bakeoff_lab::hosts::protocol::Identity;
 use bakeoff_lab::hosts::session::{Session, SessionOptions};
-use bakeoff_lab::hosts::sshd::Sshd;
 use bakeoff_lab::hosts::HostError;
 use bakeoff_load::{decode_histogram, Histogram, LoadPlan};
 use bakeoff_model::place::Place;
-
-const PORT: u16 = 8080;
-
-/// An HTTP/1.1 keep-alive server answering `Hello World!`, small enough to read here.
-const SERVER: &str = r#"
-import sys
-from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
-class H(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", "12")
-        self.end_headers()
-        self.wfile.write(b"Hello World!")
-    def log_message(self, *args):
-        pass
-ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
-"#;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_bakeoff")
-}
-
-fn no_root(test: &str) -> bool {
-    if can_build() {
-        return false;
-    }
-    println!("SKIPPED {test}: network namespaces and sshd need root (run the tests as root)");
-    true
-}
-
-/// The test server, inside its namespace, stopped by its pid.
-struct Server(Child);
-
-impl Server {
-    fn start(ns: &str, addr: Ipv4Addr) -> Server {
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns, "/usr/bin/python3", "-c", SERVER, &addr.to_string(), &PORT.to_string()])
-            .stdin(Stdio::null())
-            // Connections the load generator drops at its end are tracebacks there, not failures.
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3 starts");
-        let s = Server(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect_timeout(&SocketAddr::from((addr, PORT)), Duration::from_millis(100)).is_err() {
-            assert!(Instant::now() < deadline, "the test server did not listen on {addr}:{PORT}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        s
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Two clients and a server; sshd in `client-a`.
-struct Lab {
-    // Fields drop in order: processes first, the namespaces last.
-    server: Server,
-    sshd: Sshd,
-    topo: Topology,
-}
-
-impl Lab {
-    fn new() -> Lab {
-        let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
-        let server = Server::start(topo.ns("server"), topo.addr("server"));
-        let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
-        Lab { server, sshd, topo }
-    }
-
-    fn places(&self) -> Vec<Place> {
-        let ssh = Place::Ssh { user: "root".into(), host: self.topo.addr("client-a").to_string(), port: 22 };
-        vec![ssh, Place::Netns(self.topo.ns("client-b").to_string())]
-    }
-
-    fn options(&self) -> SessionOptions {
-        let mut o = SessionOptions::new(bin());
-        o.ssh_identity = Some(self.sshd.identity());
-        o.ssh_known_hosts = Some(self.sshd.known_hosts());
-        o
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}:{PORT}/", self.topo.addr("server"))
-    }
-
-    /// Stops everything and checks no namespace and none of `pids` is left.
-    fn finish(self, pids: &[u32]) {
-        let names = self.topo.namespaces();
-        let sshd_pid = self.sshd.pid();
-        let server_pid = self.server.0.id();
-        drop(self);
-        let listed = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
-        for n in &names {
-            assert!(!listed.lines().any(|l| l.split_whitespace().next() == Some(n)), "namespace {n} is left: {listed}");
-        }
-        for p in pids.iter().chain([&sshd_pid, &server_pid]) {
-            assert!(gone(*p, Duration::from_secs(3)), "process {p} is left");
-        }
-    }
-}
-
-/// True once `pid` no longer exists (or is a zombie nobody will wait for: not ours).
-fn gone(pid: u32, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
-    loop {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        if stat.is_empty() || stat.split_whitespace().nth(2) == Some("Z") {
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use hosts_lab::{bin, gone, no_root, Lab, Nginx};
 
 fn every_value(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect()
@@ -236,6 +117,158 @@ fn a_client_killed_mid_run_is_an_error_naming_it_and_nothing_is_left() {
     lab.finish(&pids);
 }
 
+/// `bakeoff load` from both clients of `lab`, the server's host given with `server_pid`.
+fn load_measured(lab: &Lab, server_pid: u32, extra: &[&str]) -> std::process::Output {
+    let places: Vec<String> = lab.places().iter().map(|p| p.to_string()).collect();
+    let server = format!("netns:{}", lab.topo.ns("server"));
+    let mut cmd = Command::new(bin());
+    cmd.arg("load");
+    for p in &places {
+        cmd.args(["--client", p]);
+    }
+    cmd.arg("--ssh-identity").arg(lab.sshd.identity()).arg("--ssh-known-hosts").arg(lab.sshd.known_hosts());
+    cmd.args(["--server-host", &server, "--server-pid", &server_pid.to_string(), "-c", "4"]);
+    cmd.args(extra).arg(lab.url()).stdin(Stdio::null()).output().expect("bakeoff load runs")
+}
+
+/// Processes left in `ns` besides `except` (the test's own server and sshd), after a moment.
+fn left_in(ns: &str, except: &[u32]) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = left_in_now(ns, except);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Processes in `ns` besides `except`, now.
+fn left_in_now(ns: &str, except: &[u32]) -> Vec<u32> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).filter(|p| !except.contains(p)).collect()
+}
+
+fn f64_at(v: &serde_json::Value, path: &str) -> f64 {
+    v.pointer(path).and_then(serde_json::Value::as_f64).unwrap_or_else(|| panic!("{path} missing in {v:#}"))
+}
+
+#[test]
+fn the_server_host_measures_its_server_and_every_host_and_path_is_reported() {
+    if no_root("the_server_host_measures_its_server_and_every_host_and_path_is_reported") {
+        return;
+    }
+    let lab = Lab::new();
+    let out = load_measured(&lab, lab.server.0.id(), &["-d", "2s", "--json"]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let requests = f64_at(&v, "/hosts/server/requests");
+    assert!(requests > 100.0 && requests == f64_at(&v, "/steps/0/requests"), "{requests} requests");
+    let cpu_s = f64_at(&v, "/hosts/server/measure/cpu_s");
+    let per_request = f64_at(&v, "/hosts/server/cpu_us_per_request");
+    let peak_rss = f64_at(&v, "/hosts/server/measure/peak_rss_bytes");
+    println!("MEASURED server CPU {cpu_s:.3} s, {per_request:.1} us per request, peak RSS {peak_rss} bytes");
+    assert!(cpu_s > 0.0, "{cpu_s}");
+    assert!((1.0..10_000.0).contains(&per_request), "{per_request} us of server CPU per request");
+    assert!(peak_rss > 1024.0 * 1024.0, "{peak_rss}");
+    let hosts = v.pointer("/hosts/hosts").and_then(|h| h.as_array()).expect("hosts");
+    let roles: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["client", "client", "server"]);
+    for h in hosts {
+        let m = &h["facts"]["machine"];
+        assert!(!m["cpu_model"].as_str().unwrap().is_empty() && !m["kernel"].as_str().unwrap().is_empty(), "{h:#}");
+        assert!(m["cores"].as_u64().unwrap() >= 1 && !h["facts"]["cpuset"].as_array().unwrap().is_empty(), "{h:#}");
+        assert!(h["facts"].get("governor").is_some() && h["noise"]["wall_s"].as_f64().unwrap() > 0.0, "{h:#}");
+        let bound = f64_at(h, "/clock/bound_ns");
+        assert!(h["clock"]["offset_ns"].is_i64() && bound > 0.0 && bound < 5e6, "{h:#}");
+    }
+    let paths = v.pointer("/hosts/paths").and_then(|p| p.as_array()).expect("paths");
+    assert_eq!(paths.len(), 2);
+    for p in paths {
+        let (rtt, ceiling) = (f64_at(p, "/measure/rtt_median_us"), f64_at(p, "/measure/ceiling_bytes_per_s"));
+        println!("MEASURED path from {}: RTT {rtt:.0} us, ceiling {:.0} MB/s", p["from"], ceiling / 1e6);
+        assert!(rtt > 0.0 && rtt < 10_000.0, "{p:#}");
+        assert!(ceiling > 10e6, "{p:#}");
+    }
+    println!("{stderr}");
+    for block in ["Server on netns:", "What ran:", "Path to ", "us per request"] {
+        assert!(stderr.contains(block), "`{block}` missing from:\n{stderr}");
+    }
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
+}
+
+#[test]
+fn a_wrong_server_pid_is_refused_before_the_load_with_the_host_and_the_fix() {
+    if no_root("a_wrong_server_pid_is_refused_before_the_load_with_the_host_and_the_fix") {
+        return;
+    }
+    let lab = Lab::new();
+    let started = Instant::now();
+    // No pid this large exists (pid_max is at most 2^22).
+    let out = load_measured(&lab, 999_999_999, &["-d", "30s"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10), "refused only after {:?}", started.elapsed());
+    let host = format!("netns:{}", lab.topo.ns("server"));
+    assert!(stderr.contains(&format!("host {host} has no server process 999999999")), "{stderr}");
+    assert!(stderr.contains("--server-pid") && stderr.contains(&format!("ip netns pids {}", lab.topo.ns("server"))), "{stderr}");
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
+}
+
+/// The pid of the agent in `ns` once its watch thread runs (the load has started), within `limit`.
+fn watching_agent(ns: &str, except: &[u32], limit: Duration) -> Option<u32> {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        for pid in left_in_now(ns, except) {
+            let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
+            if tasks.filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok()).any(|c| c.trim() == "bakeoff-watch") {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn a_server_host_lost_during_the_load_keeps_the_load_and_names_the_host() {
+    if no_root("a_server_host_lost_during_the_load_keeps_the_load_and_names_the_host") {
+        return;
+    }
+    let lab = Lab::new();
+    let ns = lab.topo.ns("server").to_string();
+    let keep = [lab.server.0.id(), lab.sshd.pid()];
+    let killer = std::thread::spawn(move || {
+        let agent = watching_agent(&ns, &keep, Duration::from_secs(20)).expect("the server's agent watches");
+        std::thread::sleep(Duration::from_millis(500));
+        // The server host's agent this test's load started, found by its pid in the test's namespace.
+        let _ = Command::new("kill").args(["-KILL", &agent.to_string()]).status();
+    });
+    let out = load_measured(&lab, lab.server.0.id(), &["-d", "2s", "--json"]);
+    killer.join().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert!(f64_at(&v, "/steps/0/requests") > 100.0, "the load's results are kept");
+    assert!(v["hosts"]["server"].is_null(), "{:#}", v["hosts"]);
+    let lost = v["hosts"]["server_lost"].as_str().expect("server_lost");
+    assert!(lost.contains(&format!("netns:{}", lab.topo.ns("server"))) && lost.contains("signal 9"), "{lost}");
+    assert!(stderr.contains("Server not measured: "), "{stderr}");
+    for role in ["client-a", "client-b", "server"] {
+        assert_eq!(left_in(lab.topo.ns(role), &keep), Vec::<u32>::new(), "left running in {role}");
+    }
+    lab.finish(&[]);
+}
+
 #[test]
 fn an_unusable_host_is_refused_before_anything_runs_with_the_fix() {
     if no_root("an_unusable_host_is_refused_before_anything_runs_with_the_fix") {
@@ -278,52 +311,6 @@ fn another_build_or_no_binary_is_refused_with_the_command_that_fixes_it() {
     let e = Session::open(&Place::Local, &missing, &bakeoff_cli::identity()).err().expect("a missing binary is refused");
     assert!(matches!(e, HostError::MissingBinary { .. }) && e.to_string().contains("/nonexistent/bakeoff"), "{e}");
     assert!(Path::new(bin()).exists());
-}
-
-/// nginx with one worker answering `Hello World!` on loopback and on the controller's address of
-/// the topology, so the same server is loaded over loopback (`local`) and over the veth (`netns:`).
-struct Nginx(Child, std::path::PathBuf);
-
-impl Nginx {
-    fn start(addrs: &[Ipv4Addr], port: u16) -> Nginx {
-        let dir = std::env::temp_dir().join(format!("bakeoff-hosts-nginx-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let listen: String = addrs.iter().map(|a| format!("listen {a}:{port}; ")).collect();
-        let d = dir.display();
-        let conf = format!(
-            "worker_processes 1; error_log {d}/error.log warn; pid {d}/nginx.pid; events {{ worker_connections 4096; }}\n\
-             http {{ access_log off; keepalive_requests 100000000; client_body_temp_path {d}/b; proxy_temp_path {d}/p;\n\
-             fastcgi_temp_path {d}/f; uwsgi_temp_path {d}/u; scgi_temp_path {d}/s; default_type text/plain;\n\
-             server {{ {listen} location / {{ return 200 \"Hello World!\"; }} }} }}\n"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let child = Command::new("/usr/sbin/nginx")
-            .arg("-p")
-            .arg(&dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .args(["-g", "daemon off; master_process off;"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
-        let n = Nginx(child, dir);
-        for a in addrs {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while TcpStream::connect_timeout(&SocketAddr::from((*a, port)), Duration::from_millis(100)).is_err() {
-                assert!(Instant::now() < deadline, "nginx did not listen on {a}:{port}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        n
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-        let _ = std::fs::remove_dir_all(&self.1);
-    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -390,12 +377,18 @@ fn bench_hosts() {
         {
             let plan =
                 LoadPlan::builder(&format!("http://{addr}:{port}/")).connections(16).duration(Duration::from_secs(2)).build().unwrap();
-            let mut set = ClientSet::open(std::slice::from_ref(place), &opts, &me).unwrap();
-            let run = set.run(&plan, &AtomicBool::new(false)).unwrap();
-            set.close();
-            let step = &run.merged.report.steps[0];
+            // nginx measured by the controller's own agent (`local`), the path probed before each load.
+            let server = ServerPlacement { place: Place::Local, pid: nginx.0.id() };
+            let m = run_measured(std::slice::from_ref(place), Some(&server), &plan, &opts, &me, &AtomicBool::new(false)).unwrap();
+            let step = &m.run.merged.report.steps[0];
             assert_eq!(step.errors.total(), 0, "{place}: {:?}", step.errors);
             println!("BENCH round {round} {place} {:.0} req/s p50 {} us", step.requests_per_sec, step.latency.p50_us);
+            let (path, nginx_cpu) = (&m.hosts.paths[0].measure, m.hosts.server.as_ref().map_or(0.0, |s| s.cpu_us_per_request));
+            let ceiling = path.ceiling_bytes_per_s.unwrap_or(0.0) / 1e6;
+            println!(
+                "BENCH path {place} rtt_us {:.1} ceiling_mb_s {ceiling:.0} server_cpu_us_per_request {nginx_cpu:.2}",
+                path.rtt_median_us
+            );
             into.push(step.requests_per_sec);
         }
     }

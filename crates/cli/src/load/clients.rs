@@ -1,18 +1,22 @@
 //! `bakeoff load --client PLACE ...`: the same load from agents on other hosts (or namespaces), split
 //! across them, started at one instant, and printed as one report whose histograms are their sum,
-//! followed by a line per client (its share, its clock offset, how late it started).
+//! followed by a line per client (its share, its clock offset, how late it started), and what the
+//! hosts measured: the server's tree (with `--server-host` and `--server-pid`), what ran on each host
+//! and how noisy it was, and the path from each client to the server.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use bakeoff_lab::hosts::clients::{ClientSet, MergedRun};
+use bakeoff_lab::hosts::clients::MergedRun;
+use bakeoff_lab::hosts::measured::{run_measured, ServerPlacement};
 use bakeoff_lab::hosts::session::SessionOptions;
 use bakeoff_load::write_hdr_log;
 use bakeoff_model::place::Place;
 use clap::Args;
 
+use super::hosts_output::{hosts_block, with_hosts};
 use super::output::human_summary;
 use super::LoadArgs;
 
@@ -33,6 +37,13 @@ pub struct ClientArgs {
     /// host's key accepted on first contact).
     #[arg(long, requires = "clients")]
     pub ssh_known_hosts: Option<PathBuf>,
+    /// The server's host, whose agent measures the server's process tree (CPU, memory) and the
+    /// host's noise during the load: `local`, `ssh://user@host[:port]` or `netns:NAME`.
+    #[arg(long, value_parser = place, requires_all = ["clients", "server_pid"])]
+    pub server_host: Option<Place>,
+    /// The pid of the server's main process, as its host numbers it; its whole tree is measured.
+    #[arg(long, requires = "server_host")]
+    pub server_pid: Option<u32>,
 }
 
 fn place(s: &str) -> Result<Place, String> {
@@ -40,7 +51,8 @@ fn place(s: &str) -> Result<Place, String> {
 }
 
 /// Runs `args` from the clients of `hosts`, prints the merged report. Exit code as `bakeoff load`:
-/// 0 if responses were measured, 1 if none were or a host failed, 2 for unusable flags.
+/// 0 if responses were measured, 1 if none were or a host failed (the server's host during the
+/// load: the load is still printed), 2 for unusable flags.
 pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::hosts::protocol::Identity) -> anyhow::Result<ExitCode> {
     let plan = match args.to_plan() {
         Ok(p) => p,
@@ -63,31 +75,32 @@ pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::
     opts.ssh_known_hosts = hosts.ssh_known_hosts.clone();
     let interrupted = crate::cancel_on_ctrl_c();
     let start = SystemTime::now();
-    let run = ClientSet::open(&hosts.clients, &opts, identity).and_then(|mut set| {
-        let r = set.run(&plan, interrupted);
-        set.close();
-        r
-    });
-    let run = match run {
+    let server = match (&hosts.server_host, hosts.server_pid) {
+        (Some(place), Some(pid)) => Some(ServerPlacement { place: place.clone(), pid }),
+        _ => None,
+    };
+    let measured = match run_measured(&hosts.clients, server.as_ref(), &plan, &opts, identity, interrupted) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return Ok(ExitCode::from(1));
         }
     };
+    let run = &measured.run;
     if let Some(path) = &args.hdr_log {
         write_hdr_log(path, &run.merged.details, start).map_err(|e| anyhow::anyhow!("cannot write HDR log {}: {e}", path.display()))?;
     }
     let r = &run.merged.report;
     let mut stdout = std::io::stdout().lock();
     if args.json {
-        writeln!(stdout, "{}", r.to_json())?;
-        eprint!("{}", client_lines(&run));
+        writeln!(stdout, "{}", with_hosts(&r.to_json(), &measured.hosts)?)?;
+        eprint!("{}{}", client_lines(run), hosts_block(&measured.hosts));
     } else {
-        write!(stdout, "{}{}", human_summary(r), client_lines(&run))?;
+        write!(stdout, "{}{}{}", human_summary(r), client_lines(run), hosts_block(&measured.hosts))?;
     }
     stdout.flush()?;
-    let any = r.steps.iter().any(|s| s.requests > 0);
+    // A server host lost during the load leaves the load's figures but not the server's: a failure.
+    let any = r.steps.iter().any(|s| s.requests > 0) && measured.hosts.server_lost.is_none();
     Ok(if any { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -108,4 +121,26 @@ fn client_lines(run: &MergedRun) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClientArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        hosts: ClientArgs,
+    }
+
+    #[test]
+    fn the_server_host_comes_with_its_pid_and_clients() {
+        let ok = Cli::try_parse_from(["x", "--client", "netns:a", "--server-host", "netns:srv", "--server-pid", "42"]).unwrap();
+        assert_eq!(ok.hosts.server_host.map(|p| p.to_string()).as_deref(), Some("netns:srv"));
+        assert_eq!(ok.hosts.server_pid, Some(42));
+        assert!(Cli::try_parse_from(["x", "--client", "netns:a", "--server-host", "netns:srv"]).is_err(), "no pid");
+        assert!(Cli::try_parse_from(["x", "--server-host", "netns:srv", "--server-pid", "42"]).is_err(), "no client");
+        assert!(Cli::try_parse_from(["x", "--client", "netns:a", "--server-pid", "42"]).is_err(), "no host");
+    }
 }

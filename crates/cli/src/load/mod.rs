@@ -2,6 +2,7 @@
 //! building, running, printing.
 
 mod clients;
+mod hosts_output;
 mod output;
 mod scenario;
 

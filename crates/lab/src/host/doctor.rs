@@ -10,7 +10,8 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The CPU frequency governor of the machine's CPUs, where the kernel exposes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Governor {
     /// Every CPU runs at its highest frequency: what benchmarks want.
     Performance,
@@ -179,7 +180,7 @@ fn read(path: &str) -> Option<String> {
 }
 
 /// The governor of every `cpuN/cpufreq/scaling_governor` under `cpu_dir`; None when no CPU has one.
-fn governor(cpu_dir: &Path) -> Option<Governor> {
+pub(crate) fn governor(cpu_dir: &Path) -> Option<Governor> {
     let mut per_cpu: Vec<(usize, String)> = std::fs::read_dir(cpu_dir)
         .ok()?
         .filter_map(|e| {

@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use bakeoff_load::{encode_histogram, run_observed};
 
-use super::protocol::{wall_ns, ClientResult, Hello, Identity, Reply, Request, RunSpec, StepHistograms};
+use super::path::{open_sink, probe};
+use super::protocol::{wall_ns, ClientResult, Hello, Identity, MachineFacts, Reply, Request, RunSpec, StepHistograms};
+use super::watch::{allowed_cpus, check, Watch};
+use crate::host::noise::{Measured, NoiseProbe};
 
 /// How far past its start instant a load may arrive and still run: more means the clock offset or
 /// the session is off, and the clients would not start together.
@@ -25,7 +28,9 @@ where
     let cancel = Arc::new(AtomicBool::new(false));
     let ended = Arc::new(AtomicBool::new(false));
     let requests = read_requests(input, cancel.clone(), ended.clone());
-    let hello = Hello { identity, pid: std::process::id(), hostname: hostname() };
+    let hello = Hello { identity, pid: std::process::id(), hostname: hostname(), facts: Some(facts()) };
+    // A watch of the server's tree; dropped (stopped) with the session at the latest.
+    let mut watch: Option<Watch> = None;
     for request in requests {
         let reply = match request {
             Ok(Request::Hello) => Reply::Hello(hello.clone()),
@@ -33,6 +38,23 @@ where
             Ok(Request::Run { spec }) => {
                 cancel.store(false, Ordering::SeqCst);
                 run(&spec, &cancel, &ended)
+            }
+            Ok(Request::Check { pid }) => check(pid).map_or_else(|message| Reply::Error { message }, Reply::Process),
+            Ok(Request::Watch { pid, zero_at_ns }) => match check(pid) {
+                Ok(found) => {
+                    watch = Some(Watch::start(found, zero_at_ns));
+                    Reply::Watching
+                }
+                Err(message) => Reply::Error { message },
+            },
+            Ok(Request::Unwatch) => match watch.take().and_then(Watch::finish) {
+                Some(server) => Reply::Watched { server: Box::new(server) },
+                None => Reply::Error { message: "nothing was being watched".into() },
+            },
+            Ok(Request::Sink { bind, open_ms }) => open_sink(&bind, Duration::from_millis(open_ms))
+                .map_or_else(|message| Reply::Error { message }, |port| Reply::Sink { port }),
+            Ok(Request::Probe { target, connects, sink, send_ms }) => {
+                Reply::Probed { path: probe(&target, connects, sink.as_deref(), Duration::from_millis(send_ms)) }
             }
             // A cancel is handled by the reader as it arrives; it has no reply.
             Ok(Request::Cancel) => continue,
@@ -102,10 +124,15 @@ fn run(spec: &RunSpec, cancel: &AtomicBool, ended: &AtomicBool) -> Reply {
         std::thread::sleep(Duration::from_nanos(left.min(5_000_000)));
     }
     let started_late_ns = wall_ns().saturating_sub(spec.start_at_ns);
+    let probe = NoiseProbe::start();
     let out = match run_observed(&plan, cancel, None) {
         Ok(o) => o,
         Err(e) => return Reply::Error { message: format!("the load failed: {e}") },
     };
+    // Every CPU of the host is one set; the agent is the load generator, so its CPU is not noise.
+    let cpus: Vec<usize> = (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect();
+    let none = Default::default();
+    let noise = probe.finish(&Measured { server_cpus: &[], client_cpus: &cpus, server_cpu_s: 0.0, client_cpu_s: 0.0, server_pids: &none });
     let steps = out
         .details
         .iter()
@@ -114,7 +141,16 @@ fn run(spec: &RunSpec, cancel: &AtomicBool, ended: &AtomicBool) -> Reply {
             seconds: d.seconds.iter().map(encode_histogram).collect(),
         })
         .collect();
-    Reply::Ran { result: Box::new(ClientResult { report: out.report, steps, started_late_ns }) }
+    Reply::Ran { result: Box::new(ClientResult { report: out.report, steps, started_late_ns, noise: Some(noise) }) }
+}
+
+/// This host as the lab describes its own machine, with the governor and the agent's CPUs.
+fn facts() -> MachineFacts {
+    MachineFacts {
+        machine: crate::host::machine::machine_info(),
+        governor: crate::host::doctor::governor(std::path::Path::new("/sys/devices/system/cpu")),
+        cpuset: allowed_cpus(std::process::id()),
+    }
 }
 
 fn hostname() -> String {
@@ -140,6 +176,36 @@ mod tests {
         assert!(matches!(replies[1], Reply::Clock { wall_ns } if wall_ns > 0));
         assert!(matches!(&replies[2], Reply::Error { message } if message.contains("not a request")));
         assert_eq!(replies[3], Reply::Bye);
+    }
+
+    #[test]
+    fn checks_watches_and_unwatches_a_process_and_refuses_a_missing_one() {
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id();
+        let input = format!(
+            "{{\"op\":\"check\",\"pid\":{pid}}}\n{{\"op\":\"check\",\"pid\":4294967294}}\n\
+             {{\"op\":\"watch\",\"pid\":{pid},\"zero_at_ns\":0}}\n{{\"op\":\"unwatch\"}}\n{{\"op\":\"unwatch\"}}\n{{\"op\":\"bye\"}}\n"
+        );
+        let mut out = Vec::new();
+        serve(identity(), std::io::Cursor::new(input.into_bytes()), &mut out).unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let replies: Vec<Reply> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert!(matches!(&replies[0], Reply::Process(p) if p.pid == pid && p.name == "sleep" && !p.cpus.is_empty()), "{replies:?}");
+        assert!(matches!(&replies[1], Reply::Error { message } if message.contains("no process 4294967294")), "{replies:?}");
+        assert_eq!(replies[2], Reply::Watching);
+        assert!(matches!(&replies[3], Reply::Watched { server } if server.process.pid == pid && server.peak_rss_bytes > 0), "{replies:?}");
+        assert!(matches!(&replies[4], Reply::Error { message } if message.contains("nothing was being watched")), "{replies:?}");
+        assert_eq!(replies[5], Reply::Bye);
+    }
+
+    #[test]
+    fn hello_says_what_the_host_is() {
+        let mut out = Vec::new();
+        serve(identity(), std::io::Cursor::new(b"{\"op\":\"hello\"}\n".to_vec()), &mut out).unwrap();
+        let Reply::Hello(h) = serde_json::from_str(String::from_utf8(out).unwrap().trim()).unwrap() else { panic!("no hello") };
+        let f = h.facts.expect("facts");
+        assert!(f.machine.cores >= 1 && !f.machine.kernel.is_empty() && !f.cpuset.is_empty(), "{f:?}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bakeoff_load::{LoadPlan, RunOutput, Stop};
+use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::place::Place;
 
 use super::error::HostError;
@@ -33,6 +34,8 @@ pub struct ClientRun {
     pub started_late_ns: u64,
     /// Its own report and histograms, read back exactly as it sent them.
     pub output: RunOutput,
+    /// Steal and other processes' CPU on its host over the load.
+    pub noise: Option<TrialNoise>,
 }
 
 /// A load run from several clients: the merged run and each client's own.
@@ -73,13 +76,30 @@ impl ClientSet {
         &self.sessions
     }
 
+    /// The sessions, to ask each host something of its own (the path to the server).
+    pub fn sessions_mut(&mut self) -> &mut [Session] {
+        &mut self.sessions
+    }
+
+    /// An instant, on the controller's clock, every client can start at: now, the lead, and four
+    /// clock bounds of the slowest host (or of `other_bound_ns`, another host's, if larger).
+    pub fn next_start(&self, other_bound_ns: u64) -> u64 {
+        let slowest = self.sessions.iter().map(|s| s.clock().bound_ns).max().unwrap_or(0).max(other_bound_ns);
+        wall_ns() + START_LEAD.as_nanos() as u64 + 4 * slowest
+    }
+
     /// Runs `plan` split across the clients, all starting together; `cancel` stops every client
     /// early (their partial results are still merged). A lost session ends every other one and is
     /// the error, naming its host.
     pub fn run(&mut self, plan: &LoadPlan, cancel: &AtomicBool) -> Result<MergedRun, HostError> {
+        let start = self.next_start(0);
+        self.run_from(plan, cancel, start)
+    }
+
+    /// As `run`, starting at `start` (ns since the epoch on the controller's clock, from
+    /// `next_start`), so that another host can be told the same instant.
+    pub fn run_from(&mut self, plan: &LoadPlan, cancel: &AtomicBool, start: u64) -> Result<MergedRun, HostError> {
         let mut specs = split(plan, self.sessions.len())?;
-        let slowest = self.sessions.iter().map(|s| s.clock().bound_ns).max().unwrap_or(0);
-        let start = wall_ns() + START_LEAD.as_nanos() as u64 + 4 * slowest;
         // Open model: client i starts i arrivals after client 0, so with each client's threads on
         // their own phases the clients' arrivals interleave into the one schedule of the whole rate.
         let stagger_ns = plan.schedule.constant_rate().map_or(0.0, |r| 1e9 / r);
@@ -135,7 +155,8 @@ impl ClientSet {
                             cause: format!("its histograms do not read back: {e}"),
                             hint: "install the controller's build there".into(),
                         })?;
-                        runs[i] = Some(ClientRun { host: s.host(), clock: s.clock(), started_late_ns: result.started_late_ns, output });
+                        let (clock, started_late_ns, noise) = (s.clock(), result.started_late_ns, result.noise.clone());
+                        runs[i] = Some(ClientRun { host: s.host(), clock, started_late_ns, output, noise });
                     }
                     Some(Reply::Error { message }) => {
                         let hint = "check the URL is reachable from that host and the clock offset is small (`bakeoff load` alone there)";

@@ -67,6 +67,18 @@ pub enum HostError {
         /// What to change.
         hint: String,
     },
+    /// The server's host has no such process to measure (a wrong pid, a server that exited).
+    #[error("host {host} has no server process {pid} to measure: {cause}\n  hint: {hint}")]
+    NoServerProcess {
+        /// The server's host as placed.
+        host: String,
+        /// The pid given.
+        pid: u32,
+        /// What the host's agent found.
+        cause: String,
+        /// How to find the right pid there.
+        hint: String,
+    },
     /// The load asked for cannot be split across the clients given.
     #[error("the load cannot be split across {clients} clients: {problem}\n  hint: {hint}")]
     Split {

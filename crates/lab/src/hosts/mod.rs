@@ -1,15 +1,21 @@
 //! Roles on hosts of their own: the agent every host runs (`bakeoff agent`, JSON lines over stdin and
 //! stdout), the controller's persistent session to it (OpenSSH, or `ip netns exec` on this machine),
 //! several load clients started at one instant with their HDR histograms added exactly, and a test
-//! topology of network namespaces (with an `sshd` inside) on this one machine.
+//! topology of network namespaces (with an `sshd` inside) on this one machine. A measured run adds
+//! the server's host: its agent meters the server's tree, every host says what it is and how noisy
+//! it was, and the path from each client to the server is measured before the load.
 
 pub mod agent;
 pub mod clients;
 pub mod error;
+pub mod measured;
 pub mod merge;
 pub mod netns;
+mod path;
 pub mod protocol;
+pub mod server;
 pub mod session;
 pub mod sshd;
+mod watch;
 
 pub use error::HostError;

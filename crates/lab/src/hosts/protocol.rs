@@ -4,7 +4,11 @@
 use std::time::Duration;
 
 use bakeoff_load::{LoadPlan, LoadReport, PlanError, Schedule, Stop};
+use bakeoff_model::noise::TrialNoise;
+use bakeoff_model::results::{MachineInfo, ProcessSample};
 use serde::{Deserialize, Serialize};
+
+use crate::host::doctor::Governor;
 
 /// What the controller asks; the agent answers each with one [`Reply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,6 +25,41 @@ pub enum Request {
     },
     /// Stop a running load early; its reply still comes, flagged cancelled. Never answered itself.
     Cancel,
+    /// Is process `pid` there (the server, as this host numbers it)? Asked before any load.
+    Check {
+        /// The process whose tree is the server.
+        pid: u32,
+    },
+    /// Watch the tree of `pid` from an instant on, until `unwatch`: its CPU, its memory, the noise.
+    Watch {
+        /// The process whose tree is the server.
+        pid: u32,
+        /// When the measurement starts (the load's start plus its warmup), ns since the epoch on
+        /// the agent's clock.
+        zero_at_ns: u64,
+    },
+    /// Stop watching and answer what was measured.
+    Unwatch,
+    /// Listen on `bind` (an address of this host, port 0) for `open_ms`, counting what each
+    /// connection sends: the far end of a link-ceiling probe.
+    Sink {
+        /// The address to listen on, without a port.
+        bind: String,
+        /// How long the listener stays open, ms.
+        open_ms: u64,
+    },
+    /// Measure the path from this host to the server: round trips by TCP connects to `target`,
+    /// and the link's ceiling by sending to `sink` for `send_ms`.
+    Probe {
+        /// The server's address (`ip:port`, the load's).
+        target: String,
+        /// How many connects the round trip is the median of.
+        connects: u32,
+        /// The server host's sink (`ip:port`), when there is one.
+        sink: Option<String>,
+        /// How long to send to the sink, ms.
+        send_ms: u64,
+    },
     /// End the session: the agent answers and exits.
     Bye,
 }
@@ -40,6 +79,25 @@ pub enum Reply {
     Ran {
         /// Its report and histograms.
         result: Box<ClientResult>,
+    },
+    /// The process asked about is there.
+    Process(ProcessFound),
+    /// The watch is set; it starts at its instant.
+    Watching,
+    /// What the watch measured.
+    Watched {
+        /// The server's tree over the measurement.
+        server: Box<ServerMeasure>,
+    },
+    /// The sink listens on this port.
+    Sink {
+        /// The port of the sink, on the address asked for.
+        port: u16,
+    },
+    /// The path from this host to the server.
+    Probed {
+        /// Its round trip and ceiling.
+        path: PathMeasure,
     },
     /// The request could not be done; the session stays usable.
     Error {
@@ -66,7 +124,7 @@ impl std::fmt::Display for Identity {
 }
 
 /// The agent's answer to hello.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hello {
     /// Its build.
     pub identity: Identity,
@@ -74,6 +132,76 @@ pub struct Hello {
     pub pid: u32,
     /// Its host's name (`/proc/sys/kernel/hostname`).
     pub hostname: String,
+    /// What the host is (absent from an agent that does not say).
+    #[serde(default)]
+    pub facts: Option<MachineFacts>,
+}
+
+/// What a host is, for the "what ran" of a run: the machine, its governor, the agent's CPUs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MachineFacts {
+    /// CPU model, cores, kernel, memory, OS, host name (as the lab describes its own machine).
+    pub machine: MachineInfo,
+    /// The frequency governor; None where cpufreq is not exposed (most VMs).
+    pub governor: Option<Governor>,
+    /// The CPUs the agent may run on (its affinity: a cpuset or `taskset` narrows it).
+    pub cpuset: Vec<usize>,
+}
+
+/// A process found on the server's host, before the load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessFound {
+    /// Its pid.
+    pub pid: u32,
+    /// Its command name (`comm`).
+    pub name: String,
+    /// Processes in its tree (its group and every descendant).
+    pub processes: u32,
+    /// The CPUs it may run on.
+    pub cpus: Vec<usize>,
+}
+
+/// The server's tree over a measurement, sampled by its own host's agent as the lab samples a
+/// server locally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerMeasure {
+    /// The process watched.
+    pub process: ProcessFound,
+    /// User + system CPU seconds of the tree over the measurement (the precise meter: CPU clocks
+    /// checked against the tick counters).
+    pub cpu_s: f64,
+    /// The wall time watched, seconds.
+    pub wall_s: f64,
+    /// Highest RSS of the tree over the samples.
+    pub peak_rss_bytes: u64,
+    /// Mean RSS of the tree over the samples.
+    pub mean_rss_bytes: u64,
+    /// The samples (every 250 ms), times from the measurement's start.
+    pub samples: Vec<ProcessSample>,
+    /// Steal and other processes' CPU on the host over the watch (every CPU, as one set).
+    pub noise: TrialNoise,
+}
+
+/// The path from a client host to the server, measured before the load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathMeasure {
+    /// The server's address the round trips went to.
+    pub target: String,
+    /// Connects that succeeded (the round trip is their median).
+    pub connects: u32,
+    /// The median TCP connect time (SYN to SYN-ACK: one round trip plus the kernels' work), µs.
+    pub rtt_median_us: f64,
+    /// The fastest connect, µs.
+    pub rtt_min_us: f64,
+    /// The slowest connect, µs.
+    pub rtt_max_us: f64,
+    /// Bytes the sink counted (None without a sink).
+    pub sent_bytes: Option<u64>,
+    /// Bytes/s from this host to the server host: bytes the sink counted over the time from the
+    /// first write to the sink's count coming back.
+    pub ceiling_bytes_per_s: Option<f64>,
+    /// Why a part of the path could not be measured.
+    pub problem: Option<String>,
 }
 
 /// One client's share of a load, in serializable form: a `LoadPlan` without ramps or ladders.
@@ -218,6 +346,10 @@ pub struct ClientResult {
     pub steps: Vec<StepHistograms>,
     /// How late the load started after the agreed instant, ns on the agent's clock.
     pub started_late_ns: u64,
+    /// Steal and other processes' CPU on the client's host over the load (every CPU, as one set;
+    /// the agent, which is the load generator, is not noise).
+    #[serde(default)]
+    pub noise: Option<TrialNoise>,
 }
 
 /// A step's histograms beyond the latency one its report carries.

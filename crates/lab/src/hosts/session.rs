@@ -38,7 +38,7 @@ impl SessionOptions {
 
 /// A host's clock against the controller's: `offset_ns` is added to a controller instant to get
 /// the host's, give or take `bound_ns` (half the round trip it was measured over).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ClockOffset {
     /// Host clock minus controller clock, ns.
     pub offset_ns: i64,
@@ -56,6 +56,8 @@ pub struct Session {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    /// Closed when the process's error output ends: its last words are all in `stderr`.
+    stderr_done: Receiver<()>,
     hello: Hello,
     clock: ClockOffset,
 }
@@ -79,10 +81,18 @@ impl Session {
         })?;
         let stdin = child.stdin.take();
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
-        let stderr = pipe_tail(child.stderr.take().expect("stderr is piped"));
-        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new() };
-        let mut s =
-            Session { place: place.clone(), child, stdin, lines, stderr, hello: blank, clock: ClockOffset { offset_ns: 0, bound_ns: 0 } };
+        let (stderr, stderr_done) = pipe_tail(child.stderr.take().expect("stderr is piped"));
+        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None };
+        let mut s = Session {
+            place: place.clone(),
+            child,
+            stdin,
+            lines,
+            stderr,
+            stderr_done,
+            hello: blank,
+            clock: ClockOffset { offset_ns: 0, bound_ns: 0 },
+        };
         s.hello = s.greet(opts)?;
         if &s.hello.identity != expect {
             return Err(s.mismatch(opts, expect));
@@ -230,6 +240,21 @@ impl Session {
         written.map_err(|e| self.lost(&format!("cannot send: {e}")))
     }
 
+    /// Sends `request` and waits up to `timeout` for its reply; the agent's refusal is an error
+    /// naming the host, with `hint`.
+    pub fn ask(&mut self, request: &Request, timeout: Duration, hint: &str) -> Result<Reply, HostError> {
+        self.send(request)?;
+        match self.recv(timeout)? {
+            Reply::Error { message } => Err(HostError::Agent { host: self.host(), message, hint: hint.into() }),
+            reply => Ok(reply),
+        }
+    }
+
+    /// An answer that is not the one `request` expects: the agent speaks another protocol.
+    pub fn unexpected(&self, request: &str, reply: &Reply) -> HostError {
+        self.protocol(format!("answered {request} with {reply:?}"))
+    }
+
     /// Waits up to `timeout` for the next reply.
     pub fn recv(&mut self, timeout: Duration) -> Result<Reply, HostError> {
         match self.lines.recv_timeout(timeout) {
@@ -267,7 +292,10 @@ impl Session {
         HostError::SessionLost { host: self.host(), cause, hint: hint.into() }
     }
 
+    /// The last lines of the process's error output; once it has exited, they are waited for (a
+    /// moment at most), or a message would be read before the reader thread got its words.
     fn stderr_tail(&self) -> String {
+        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
         let s = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
         s.trim().lines().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" | ")
     }
@@ -337,11 +365,14 @@ fn pipe_lines(out: impl Read + Send + 'static) -> Receiver<String> {
     rx
 }
 
-/// Keeps the last few kB of the process's error output, for messages.
-fn pipe_tail(err: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+/// Keeps the last few kB of the process's error output, for messages; the receiver is closed when
+/// the output ends.
+fn pipe_tail(err: impl Read + Send + 'static) -> (Arc<Mutex<String>>, Receiver<()>) {
     let tail = Arc::new(Mutex::new(String::new()));
     let t = tail.clone();
+    let (done, ended) = channel::<()>();
     std::thread::spawn(move || {
+        let _done = done;
         for line in BufReader::new(err).lines() {
             let Ok(line) = line else { break };
             if let Ok(mut s) = t.lock() {
@@ -355,7 +386,7 @@ fn pipe_tail(err: impl Read + Send + 'static) -> Arc<Mutex<String>> {
             }
         }
     });
-    tail
+    (tail, ended)
 }
 
 /// Waits up to `limit` for the process, then kills it by its pid and reaps it; says how it ended.
