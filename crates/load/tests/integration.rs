@@ -5,7 +5,7 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bakeoff_load::{run, run_with_cancel, LoadPlan, LoadReport, Warning};
+use bakeoff_load::{run, run_with_cancel, ErrorCounts, LoadPlan, LoadReport, Warning};
 use common::{dead_port, Mode, Server};
 
 fn quick(url: &str) -> bakeoff_load::LoadPlanBuilder {
@@ -106,22 +106,25 @@ fn refused_connection_is_counted_not_hung() {
     assert!(r.steps[0].errors.connect >= 50);
 }
 
-#[test]
-fn server_closing_early_is_a_read_error() {
-    let s = Server::start(Mode::CloseEarly);
+/// 300 ms against a server that never answers properly: no request counts, and these are the errors.
+fn errors_without_an_answer(mode: Mode) -> ErrorCounts {
+    let s = Server::start(mode);
     let plan = quick(&s.url()).duration(Duration::from_millis(300)).build().unwrap();
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(3));
-    assert!(r.steps[0].errors.read > 0, "{:?}", r.steps[0].errors);
     assert_eq!(r.steps[0].requests, 0);
+    r.steps[0].errors.clone()
+}
+
+#[test]
+fn server_closing_early_is_a_read_error() {
+    let e = errors_without_an_answer(Mode::CloseEarly);
+    assert!(e.read > 0, "{e:?}");
 }
 
 #[test]
 fn garbage_is_malformed() {
-    let s = Server::start(Mode::Garbage);
-    let plan = quick(&s.url()).duration(Duration::from_millis(300)).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(3));
-    assert!(r.steps[0].errors.malformed > 0, "{:?}", r.steps[0].errors);
-    assert_eq!(r.steps[0].requests, 0);
+    let e = errors_without_an_answer(Mode::Garbage);
+    assert!(e.malformed > 0, "{e:?}");
 }
 
 #[test]
