@@ -29,7 +29,7 @@ fn closed_model_counts_match_server() {
     assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
     assert_eq!(s.requests.load(Ordering::Relaxed), 1000);
     // keep-alive: one socket per connection
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 4);
+    assert_eq!(s.accepts(), 4);
     assert_eq!(st.latency.count, 1000);
     assert!(st.service_time.is_none());
     assert!(st.bytes >= 1000 * 50);
@@ -66,7 +66,7 @@ fn close_mode_opens_a_connection_per_request() {
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
     assert_eq!(r.steps[0].requests, 200);
     assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts.load(Ordering::Relaxed);
+    let a = s.accepts();
     assert!((200..=204).contains(&a), "accepts {a}");
 }
 
@@ -77,7 +77,7 @@ fn requests_per_conn_reconnects() {
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
     assert_eq!(r.steps[0].requests, 400);
     assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts.load(Ordering::Relaxed);
+    let a = s.accepts();
     assert!((40..=44).contains(&a), "accepts {a}");
 }
 
@@ -88,7 +88,7 @@ fn pipelining() {
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
     assert_eq!(r.steps[0].requests, 2000);
     assert_eq!(r.steps[0].errors.total(), 0);
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
+    assert_eq!(s.accepts(), 2);
 }
 
 #[test]
@@ -219,7 +219,7 @@ fn unreachable_rate_warns() {
 #[test]
 fn multiple_urls_round_robin() {
     let a = Server::start(Mode::Ok);
-    let plan = quick(&a.url()).url(&format!("http://127.0.0.1:{}/other", a.port)).requests(100).build().unwrap();
+    let plan = quick(&a.url()).url(&format!("http://127.0.0.1:{}/other", a.port())).requests(100).build().unwrap();
     let r = run(&plan).unwrap();
     assert_eq!(r.steps[0].requests, 100);
     assert_eq!(r.plan.urls.len(), 2);
@@ -257,7 +257,7 @@ fn open_model_with_pipelining() {
     let st = &r.steps[0];
     assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
     assert!((st.requests as f64 - 800.0).abs() < 40.0, "{}", st.requests);
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
+    assert_eq!(s.accepts(), 2);
 }
 
 #[test]
