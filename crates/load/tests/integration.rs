@@ -5,10 +5,10 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bakeoff_load::{run, run_with_cancel, ErrorCounts, LoadPlan, LoadReport, Warning};
+use bakeoff_load::{run, run_with_cancel, ErrorCounts, LoadPlan, LoadPlanBuilder, LoadReport, Warning};
 use common::{dead_port, Mode, Server};
 
-fn quick(url: &str) -> bakeoff_load::LoadPlanBuilder {
+fn quick(url: &str) -> LoadPlanBuilder {
     LoadPlan::builder(url).connections(4).threads(2).timeout(Duration::from_secs(2))
 }
 
@@ -59,36 +59,32 @@ fn duration_run_and_timeline() {
     assert_eq!(st.timeline.iter().map(|t| t.requests).sum::<u64>(), st.requests);
 }
 
+/// `requests` requests against a healthy server, the plan shaped by `shape`: every one answered,
+/// none failed. Returns how many connections the server accepted.
+fn accepts_for(requests: u64, shape: impl FnOnce(LoadPlanBuilder) -> LoadPlanBuilder) -> u64 {
+    let s = Server::start(Mode::Ok);
+    let plan = shape(quick(&s.url()).requests(requests)).build().unwrap();
+    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
+    assert_eq!(r.steps[0].requests, requests);
+    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
+    s.accepts()
+}
+
 #[test]
 fn close_mode_opens_a_connection_per_request() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).requests(200).close(true).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 200);
-    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts();
+    let a = accepts_for(200, |p| p.close(true));
     assert!((200..=204).contains(&a), "accepts {a}");
 }
 
 #[test]
 fn requests_per_conn_reconnects() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).requests(400).requests_per_conn(10).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 400);
-    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts();
+    let a = accepts_for(400, |p| p.requests_per_conn(10));
     assert!((40..=44).contains(&a), "accepts {a}");
 }
 
 #[test]
 fn pipelining() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).connections(2).requests(2000).pipeline(16).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 2000);
-    assert_eq!(r.steps[0].errors.total(), 0);
-    assert_eq!(s.accepts(), 2);
+    assert_eq!(accepts_for(2000, |p| p.connections(2).pipeline(16)), 2);
 }
 
 #[test]
