@@ -5,10 +5,10 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bakeoff_load::{run, run_with_cancel, LoadPlan, LoadReport, Warning};
+use bakeoff_load::{run, run_with_cancel, ErrorCounts, LoadPlan, LoadPlanBuilder, LoadReport, Warning};
 use common::{dead_port, Mode, Server};
 
-fn quick(url: &str) -> bakeoff_load::LoadPlanBuilder {
+fn quick(url: &str) -> LoadPlanBuilder {
     LoadPlan::builder(url).connections(4).threads(2).timeout(Duration::from_secs(2))
 }
 
@@ -29,7 +29,7 @@ fn closed_model_counts_match_server() {
     assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
     assert_eq!(s.requests.load(Ordering::Relaxed), 1000);
     // keep-alive: one socket per connection
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 4);
+    assert_eq!(s.accepts(), 4);
     assert_eq!(st.latency.count, 1000);
     assert!(st.service_time.is_none());
     assert!(st.bytes >= 1000 * 50);
@@ -59,36 +59,32 @@ fn duration_run_and_timeline() {
     assert_eq!(st.timeline.iter().map(|t| t.requests).sum::<u64>(), st.requests);
 }
 
+/// `requests` requests against a healthy server, the plan shaped by `shape`: every one answered,
+/// none failed. Returns how many connections the server accepted.
+fn accepts_for(requests: u64, shape: impl FnOnce(LoadPlanBuilder) -> LoadPlanBuilder) -> u64 {
+    let s = Server::start(Mode::Ok);
+    let plan = shape(quick(&s.url()).requests(requests)).build().unwrap();
+    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
+    assert_eq!(r.steps[0].requests, requests);
+    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
+    s.accepts()
+}
+
 #[test]
 fn close_mode_opens_a_connection_per_request() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).requests(200).close(true).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 200);
-    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts.load(Ordering::Relaxed);
+    let a = accepts_for(200, |p| p.close(true));
     assert!((200..=204).contains(&a), "accepts {a}");
 }
 
 #[test]
 fn requests_per_conn_reconnects() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).requests(400).requests_per_conn(10).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 400);
-    assert_eq!(r.steps[0].errors.total(), 0, "{:?}", r.steps[0].errors);
-    let a = s.accepts.load(Ordering::Relaxed);
+    let a = accepts_for(400, |p| p.requests_per_conn(10));
     assert!((40..=44).contains(&a), "accepts {a}");
 }
 
 #[test]
 fn pipelining() {
-    let s = Server::start(Mode::Ok);
-    let plan = quick(&s.url()).connections(2).requests(2000).pipeline(16).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(10));
-    assert_eq!(r.steps[0].requests, 2000);
-    assert_eq!(r.steps[0].errors.total(), 0);
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
+    assert_eq!(accepts_for(2000, |p| p.connections(2).pipeline(16)), 2);
 }
 
 #[test]
@@ -106,22 +102,25 @@ fn refused_connection_is_counted_not_hung() {
     assert!(r.steps[0].errors.connect >= 50);
 }
 
-#[test]
-fn server_closing_early_is_a_read_error() {
-    let s = Server::start(Mode::CloseEarly);
+/// 300 ms against a server that never answers properly: no request counts, and these are the errors.
+fn errors_without_an_answer(mode: Mode) -> ErrorCounts {
+    let s = Server::start(mode);
     let plan = quick(&s.url()).duration(Duration::from_millis(300)).build().unwrap();
     let r = timed(|| run(&plan).unwrap(), Duration::from_secs(3));
-    assert!(r.steps[0].errors.read > 0, "{:?}", r.steps[0].errors);
     assert_eq!(r.steps[0].requests, 0);
+    r.steps[0].errors.clone()
+}
+
+#[test]
+fn server_closing_early_is_a_read_error() {
+    let e = errors_without_an_answer(Mode::CloseEarly);
+    assert!(e.read > 0, "{e:?}");
 }
 
 #[test]
 fn garbage_is_malformed() {
-    let s = Server::start(Mode::Garbage);
-    let plan = quick(&s.url()).duration(Duration::from_millis(300)).build().unwrap();
-    let r = timed(|| run(&plan).unwrap(), Duration::from_secs(3));
-    assert!(r.steps[0].errors.malformed > 0, "{:?}", r.steps[0].errors);
-    assert_eq!(r.steps[0].requests, 0);
+    let e = errors_without_an_answer(Mode::Garbage);
+    assert!(e.malformed > 0, "{e:?}");
 }
 
 #[test]
@@ -216,7 +215,7 @@ fn unreachable_rate_warns() {
 #[test]
 fn multiple_urls_round_robin() {
     let a = Server::start(Mode::Ok);
-    let plan = quick(&a.url()).url(&format!("http://127.0.0.1:{}/other", a.port)).requests(100).build().unwrap();
+    let plan = quick(&a.url()).url(&format!("http://127.0.0.1:{}/other", a.port())).requests(100).build().unwrap();
     let r = run(&plan).unwrap();
     assert_eq!(r.steps[0].requests, 100);
     assert_eq!(r.plan.urls.len(), 2);
@@ -254,7 +253,7 @@ fn open_model_with_pipelining() {
     let st = &r.steps[0];
     assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
     assert!((st.requests as f64 - 800.0).abs() < 40.0, "{}", st.requests);
-    assert_eq!(s.accepts.load(Ordering::Relaxed), 2);
+    assert_eq!(s.accepts(), 2);
 }
 
 #[test]

@@ -35,30 +35,19 @@ fn check_snapshot(f: Format) {
     }
 }
 
-#[test]
-fn text_snapshot() {
-    check_snapshot(Format::Text);
+/// One snapshot test per format, each named for its format so a failure says which.
+macro_rules! snapshot_tests {
+    ($($name:ident: $format:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check_snapshot(Format::$format);
+            }
+        )*
+    };
 }
 
-#[test]
-fn markdown_snapshot() {
-    check_snapshot(Format::Markdown);
-}
-
-#[test]
-fn csv_snapshot() {
-    check_snapshot(Format::Csv);
-}
-
-#[test]
-fn json_snapshot() {
-    check_snapshot(Format::Json);
-}
-
-#[test]
-fn html_snapshot() {
-    check_snapshot(Format::Html);
-}
+snapshot_tests!(text_snapshot: Text, markdown_snapshot: Markdown, csv_snapshot: Csv, json_snapshot: Json, html_snapshot: Html);
 
 /// A run read back from the store renders byte for byte as the run the lab handed over, in every
 /// format: the reports depend on nothing the store drops or reorders.

@@ -245,21 +245,25 @@ fn run_round_trips_exactly() {
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);
 }
 
+/// A new results file at `path` holding run `id` with one trial, finished with `status`, then
+/// changed behind the store's back by `sql` (a name from elsewhere, an older schema).
+fn file_edited_by(path: &std::path::Path, id: &str, status: &RunStatus, sql: &str) {
+    let mut s = Store::open(path).unwrap();
+    ResultSink::begin_run(&mut s, &run(id)).unwrap();
+    s.record_trial(&trial(id, "a", 1)).unwrap();
+    s.finish_run(id, status).unwrap();
+    assert_eq!(&s.load_run(id).unwrap().status, status);
+    drop(s);
+    rusqlite::Connection::open(path).unwrap().execute_batch(sql).unwrap();
+}
+
 /// A name this build does not know (a scenario, store or status from elsewhere) is an error that
 /// says which, never a default.
 #[test]
 fn unknown_stored_names_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("names.db");
-    let mut s = Store::open(&path).unwrap();
-    ResultSink::begin_run(&mut s, &run("r")).unwrap();
-    s.record_trial(&trial("r", "a", 1)).unwrap();
-    s.finish_run("r", &RunStatus::Failed("no stacks".into())).unwrap();
-    assert_eq!(s.load_run("r").unwrap().status, RunStatus::Failed("no stacks".into()));
-    drop(s);
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("UPDATE trials SET scenario = 'websocket';").unwrap();
-    drop(conn);
+    file_edited_by(&path, "r", &RunStatus::Failed("no stacks".into()), "UPDATE trials SET scenario = 'websocket';");
     let err = Store::open(&path).unwrap().load_run("r").unwrap_err().to_string();
     assert!(err.contains("unknown scenario `websocket`"), "{err}");
 }
@@ -394,23 +398,18 @@ fn newer_schema_is_refused() {
 fn version_1_file_is_migrated_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
-    let mut s = Store::open(&path).unwrap();
-    ResultSink::begin_run(&mut s, &run("old")).unwrap();
-    s.record_trial(&trial("old", "a", 1)).unwrap();
-    s.finish_run("old", &RunStatus::Complete).unwrap();
-    drop(s);
     // A version 1 file is a version 8 file without the ceilings table (2), the trials' twin,
     // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5),
     // their launch (6), their step_usage_json (7) and their under_load_json (8).
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
+    file_edited_by(
+        &path,
+        "old",
+        &RunStatus::Complete,
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
          ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json;
          ALTER TABLE trials DROP COLUMN launch; ALTER TABLE trials DROP COLUMN step_usage_json;
          ALTER TABLE trials DROP COLUMN under_load_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
-    )
-    .unwrap();
-    drop(conn);
+    );
 
     let mut s = Store::open(&path).unwrap();
     assert_eq!(s.schema_version().unwrap(), SCHEMA_VERSION);

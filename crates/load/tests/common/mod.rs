@@ -1,12 +1,15 @@
 //! Test helper: a tiny in-process HTTP/1.1 target on 127.0.0.1:0 with scripted misbehaviour.
 #![allow(dead_code)]
 
+mod acceptor;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use acceptor::Acceptor;
 
 #[derive(Clone, Copy, Debug)]
 pub enum Mode {
@@ -35,57 +38,37 @@ pub enum Mode {
 }
 
 pub struct Server {
-    pub port: u16,
-    pub accepts: Arc<AtomicU64>,
     pub requests: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 impl Server {
     pub fn start(mode: Mode) -> Server {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        l.set_nonblocking(true).unwrap();
-        let accepts = Arc::new(AtomicU64::new(0));
         let requests = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (a, r, s) = (accepts.clone(), requests.clone(), stop.clone());
+        let r = requests.clone();
         let t0 = Instant::now();
-        let handle = std::thread::spawn(move || {
-            let mut conns = Vec::new();
-            while !s.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((c, _)) => {
-                        a.fetch_add(1, Ordering::Relaxed);
-                        let (r, s) = (r.clone(), s.clone());
-                        if let Mode::OneAtATime = mode {
-                            serve(c, Mode::Ok, r, s, t0);
-                            continue;
-                        }
-                        conns.push(std::thread::spawn(move || serve(c, mode, r, s, t0)));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
-                }
+        let acceptor = Acceptor::start(move |c, s| {
+            if let Mode::OneAtATime = mode {
+                serve(c, Mode::Ok, r.clone(), s, t0);
+                return None;
             }
-            for c in conns {
-                let _ = c.join();
-            }
+            let r = r.clone();
+            Some(std::thread::spawn(move || serve(c, mode, r, s, t0)))
         });
-        Server { port, accepts, requests, stop, handle: Some(handle) }
+        Server { requests, acceptor }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.acceptor.port()
+    }
+
+    /// Connections accepted so far.
+    pub fn accepts(&self) -> u64 {
+        self.acceptor.accepts()
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
+        self.acceptor.url()
     }
 }
 

@@ -4,11 +4,16 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
+
+// The in-process target's acceptor: this server needs all of it but its port.
+#[allow(dead_code)]
+#[path = "../common/acceptor.rs"]
+mod acceptor;
+use acceptor::Acceptor;
 
 /// Bodies kept per path: enough to compare, bounded however long a test runs.
 const KEEP_BODIES: usize = 64;
@@ -28,55 +33,33 @@ pub struct Seen {
 }
 
 pub struct RouteServer {
-    pub port: u16,
-    pub accepts: Arc<AtomicU64>,
     pub seen: Arc<Mutex<Seen>>,
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 impl RouteServer {
     pub fn start(routes: &[(&str, Route)]) -> RouteServer {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        l.set_nonblocking(true).unwrap();
         let routes: Arc<HashMap<String, Route>> = Arc::new(routes.iter().map(|(p, r)| (p.to_string(), *r)).collect());
-        let (accepts, seen, stop) = (Arc::new(AtomicU64::new(0)), Arc::new(Mutex::new(Seen::default())), Arc::new(AtomicBool::new(false)));
-        let (a, sn, st) = (accepts.clone(), seen.clone(), stop.clone());
-        let handle = std::thread::spawn(move || {
-            let mut conns = Vec::new();
-            while !st.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((c, _)) => {
-                        a.fetch_add(1, Ordering::Relaxed);
-                        let (r, sn, st) = (routes.clone(), sn.clone(), st.clone());
-                        conns.push(std::thread::spawn(move || serve(c, &r, &sn, &st)));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(1)),
-                }
-            }
-            for c in conns {
-                let _ = c.join();
-            }
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let sn = seen.clone();
+        let acceptor = Acceptor::start(move |c, st| {
+            let (r, sn) = (routes.clone(), sn.clone());
+            Some(std::thread::spawn(move || serve(c, &r, &sn, &st)))
         });
-        RouteServer { port, accepts, seen, stop, handle: Some(handle) }
+        RouteServer { seen, acceptor }
+    }
+
+    /// Connections accepted so far.
+    pub fn accepts(&self) -> u64 {
+        self.acceptor.accepts()
     }
 
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/", self.port)
+        self.acceptor.url()
     }
 
     pub fn count(&self, path: &str) -> u64 {
         self.seen.lock().unwrap().counts.get(path).copied().unwrap_or(0)
-    }
-}
-
-impl Drop for RouteServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
     }
 }
 

@@ -374,8 +374,7 @@ fn judge_trend(
     let mut slopes: Vec<f64> = fits.iter().map(|f| f.slope).collect();
     slopes.sort_by(f64::total_cmp);
     let value = slopes[(slopes.len() - 1) / 2];
-    let low = fits.iter().map(|f| f.low).fold(f64::INFINITY, f64::min);
-    let high = fits.iter().map(|f| f.high).fold(f64::NEG_INFINITY, f64::max);
+    let (low, high) = envelope(fits.iter().map(|f| (f.low, f.high)));
     let span = fits.iter().map(|f| f.span).fold(f64::INFINITY, f64::min);
     let t = GROWTH_MIB_PER_MIN;
     let expected = match trend {
@@ -385,12 +384,8 @@ fn judge_trend(
     // Each trial's fit interval is a nominal 95% (memory samples are autocorrelated: optimistic).
     let m = Measured { quantity: "RSS slope, MiB/min".into(), value, low, high, confidence: 0.95, expected };
     let detail = format!("{} over {:.1} min", cell.describe(), span);
-    if span < TREND_MIN_MINUTES {
-        let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (e.g. --duration 5m)");
+    if let Some(why) = trend_unjudged(&detail, span, fits.len(), ("e.g. --duration 5m", "a trend")) {
         return result(ClaimVerdict::Inconclusive, Some(m), why);
-    }
-    if fits.len() < 2 {
-        return result(ClaimVerdict::Inconclusive, Some(m), format!("{detail}; a cell has 1 trial: a trend needs 2 or more"));
     }
     let verdict = match trend {
         Trend::Grows if low > t && value * span >= GROWTH_MIN_TOTAL_MIB => ClaimVerdict::Held,
@@ -399,6 +394,20 @@ fn judge_trend(
         Trend::Bounded => below(t, low, high),
     };
     result(verdict, Some(m), detail)
+}
+
+/// Every trial's interval at once: the lowest low and the highest high.
+fn envelope(intervals: impl Iterator<Item = (f64, f64)>) -> (f64, f64) {
+    intervals.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)))
+}
+
+/// Why a trend cannot be judged: a measurement shorter than `TREND_MIN_MINUTES` (`lengthen` says
+/// how to run longer) or a single trial (`needs_two` names what needs a second).
+fn trend_unjudged(detail: &str, span: f64, trials: usize, (lengthen, needs_two): (&str, &str)) -> Option<String> {
+    if span < TREND_MIN_MINUTES {
+        return Some(format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load ({lengthen})"));
+    }
+    (trials < 2).then(|| format!("{detail}; a cell has 1 trial: {needs_two} needs 2 or more"))
 }
 
 /// A throughput trend: per trial, the last quarter's requests/s over the first quarter's with that
@@ -419,19 +428,14 @@ fn judge_throughput(
         return result(ClaimVerdict::NotMeasured, None, format!("{} has no requests/s over time", cell.describe()));
     }
     let value = Estimate::from_values(&fits.iter().map(|f| f.ratio).collect::<Vec<_>>()).median;
-    let low = fits.iter().map(|f| f.low).fold(f64::INFINITY, f64::min);
-    let high = fits.iter().map(|f| f.high).fold(f64::NEG_INFINITY, f64::max);
+    let (low, high) = envelope(fits.iter().map(|f| (f.low, f.high)));
     let confidence = fits.iter().map(|f| f.confidence).fold(1.0, f64::min);
     let [lo, hi] = range;
     let quantity = "requests/s, last quarter over first".to_string();
     let m = Measured { quantity, value, low, high, confidence, expected: format!("{lo} to {hi}") };
     let detail = format!("{} over {:.1} min", cell.describe(), span);
-    if span < TREND_MIN_MINUTES {
-        let why = format!("{detail}: a trend needs {TREND_MIN_MINUTES} min or more of load (a study's [soak])");
+    if let Some(why) = trend_unjudged(&detail, span, fits.len(), ("a study's [soak]", "an interval")) {
         return result(ClaimVerdict::Inconclusive, Some(m), why);
-    }
-    if fits.len() < 2 {
-        return result(ClaimVerdict::Inconclusive, Some(m), format!("{detail}; a cell has 1 trial: an interval needs 2 or more"));
     }
     if m.confidence < VERDICT_CONFIDENCE {
         let why = format!("{detail}: {} coverage, under the {} a verdict needs", m.coverage(), percent(VERDICT_CONFIDENCE));

@@ -4,6 +4,7 @@
 //! Depends on plotters and std only; callers pass label formatters.
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::ops::Range;
@@ -162,6 +163,18 @@ pub struct Series {
     pub in_legend: bool,
 }
 
+impl Series {
+    /// A solid line, named in the legend: what most charts draw.
+    pub fn line(name: String, colour: usize, points: Vec<(f64, f64)>) -> Series {
+        Series { name, colour, points, dashed: false, in_legend: true }
+    }
+
+    /// The same line, dashed (an objective, a second axis).
+    pub fn dashed(self) -> Series {
+        Series { dashed: true, ..self }
+    }
+}
+
 pub struct Axes<'a> {
     pub title: &'a str,
     pub x_desc: &'a str,
@@ -179,6 +192,24 @@ fn svg_or_note(r: Res<()>, svg: String) -> String {
         Ok(()) => svg,
         Err(e) => format!("<p class=\"warn\">chart not drawn: {e}</p>"),
     }
+}
+
+/// A white drawing area of the report's size over `svg`.
+fn canvas(svg: &mut String) -> Res<DrawingArea<SVGBackend<'_>, Shift>> {
+    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
+    Ok(root)
+}
+
+/// Every chart's frame: the title above, the same margin, and room for the x and y tick labels.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    (x_labels, y_labels): (u32, u32),
+) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, ("sans-serif", 17)).margin(12).x_label_area_size(x_labels).y_label_area_size(y_labels);
+    builder
 }
 
 /// A dashed horizontal line across a bar chart (a store ceiling), labelled at its right end.
@@ -215,14 +246,8 @@ fn draw_bars(
     let (y0, y1, yticks) = y.range_and_ticks(if y == Scale::Linear { 0.0 } else { lo }, hi * 1.08);
     let n = bars.len().max(1);
     let xticks: Vec<f64> = (0..n).map(|i| i as f64 + 0.5).collect();
-    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 17))
-        .margin(12)
-        .x_label_area_size(34)
-        .y_label_area_size(78)
-        .build_cartesian_2d(Ticked::new(0.0, n as f64, xticks), Ticked::new(y0, y1, yticks))?;
+    let root = canvas(svg)?;
+    let mut chart = frame(&root, title, (34, 78)).build_cartesian_2d(Ticked::new(0.0, n as f64, xticks), Ticked::new(y0, y1, yticks))?;
     let label = |x: &f64| bars.get(x.floor() as usize).map(|b| b.label.clone()).unwrap_or_default();
     let ylabel = |v: &f64| y_fmt(y.value_at(*v));
     chart
@@ -283,14 +308,8 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
     let (yl, yh) = if yl.is_finite() { (yl, yh) } else { (1.0, 2.0) };
     let (x0, x1, xticks) = axes.x.range_and_ticks(xl, xh);
     let (y0, y1, yticks) = axes.y.range_and_ticks(yl, if axes.y == Scale::Linear { yh * 1.1 } else { yh });
-    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(axes.title, ("sans-serif", 17))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(78)
-        .build_cartesian_2d(Ticked::new(x0, x1, xticks), Ticked::new(y0, y1, yticks))?;
+    let root = canvas(svg)?;
+    let mut chart = frame(&root, axes.title, (40, 78)).build_cartesian_2d(Ticked::new(x0, x1, xticks), Ticked::new(y0, y1, yticks))?;
     let xlabel = |v: &f64| (axes.x_fmt)(axes.x.value_at(*v));
     let ylabel = |v: &f64| (axes.y_fmt)(axes.y.value_at(*v));
     draw_grid(&mut chart, (&xlabel, axes.x_desc), (&ylabel, axes.y_desc))?;
@@ -340,13 +359,8 @@ fn draw_dual(svg: &mut String, axes: &DualAxes, left: &[Series], right: &[Series
     let top = |series: &[Series]| extent(series, |p| p.1, false).1.max(1e-9) * 1.1;
     let (l0, l1, lticks) = Scale::Linear.range_and_ticks(0.0, top(left));
     let (r0, r1, rticks) = Scale::Linear.range_and_ticks(0.0, top(right));
-    let root = SVGBackend::with_string(svg, (WIDTH, HEIGHT)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(axes.title, ("sans-serif", 17))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+    let root = canvas(svg)?;
+    let mut chart = frame(&root, axes.title, (40, 70))
         .right_y_label_area_size(70)
         .build_cartesian_2d(Ticked::new(x0, x1, xticks.clone()), Ticked::new(l0, l1, lticks))?
         .set_secondary_coord(Ticked::new(x0, x1, xticks), Ticked::new(r0, r1, rticks));

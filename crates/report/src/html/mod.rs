@@ -95,9 +95,14 @@ const CLAIMS_HOW: &str = "Each claim measures one value over the trials with an 
 /// A section of one table under a sentence on how to read it; nothing without the table.
 fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<Table>) {
     let Some(t) = t else { return };
-    let _ = writeln!(out, "<section id=\"{id}\"><h2>{}</h2>\n<p class=\"how\">{}</p>", esc(title), esc(how));
+    open_explained(out, (id, title), how);
     table(out, &t);
     out.push_str("</section>\n");
+}
+
+/// Opens a section with its heading and a sentence on how to read it; the caller closes it.
+fn open_explained(out: &mut String, (id, title): (&str, &str), how: &str) {
+    let _ = writeln!(out, "<section id=\"{id}\"><h2>{}</h2>\n<p class=\"how\">{}</p>", esc(title), esc(how));
 }
 
 fn provenance(out: &mut String, view: &ReportView) {

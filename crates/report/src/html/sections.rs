@@ -2,7 +2,7 @@
 //! latency percentiles, memory over time, the full table), concurrency sweeps, soaks and the proxy study.
 
 use super::charts::{self, Axes, Bar, Scale, Series};
-use super::{esc, table};
+use super::{esc, open_explained, table};
 use crate::numbers::{grouped, latency, sig3};
 use crate::overhead::Stat;
 use crate::scenario::ScenarioView;
@@ -93,15 +93,15 @@ fn latency_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let pct: Vec<Series> = sv
         .headline
         .iter()
-        .map(|c| Series {
-            name: c.cell.label(),
-            colour: view.stack_index(&c.cell.stack),
-            points: [(0.5, Metric::P50Us), (0.9, Metric::P90Us), (0.99, Metric::P99Us), (0.999, Metric::P999Us), (0.9999, Metric::P9999Us)]
-                .iter()
-                .map(|&(q, m)| (q, c.get(m).median))
-                .collect(),
-            dashed: false,
-            in_legend: true,
+        .map(|c| {
+            Series::line(
+                c.cell.label(),
+                view.stack_index(&c.cell.stack),
+                [(0.5, Metric::P50Us), (0.9, Metric::P90Us), (0.99, Metric::P99Us), (0.999, Metric::P999Us), (0.9999, Metric::P9999Us)]
+                    .iter()
+                    .map(|&(q, m)| (q, c.get(m).median))
+                    .collect(),
+            )
         })
         .collect();
     let title = format!("{}: latency percentiles (median over trials)", sv.scenario);
@@ -125,12 +125,12 @@ fn slo_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         .headline
         .iter()
         .filter_map(|c| slo.of(&c.cell).filter(|s| !s.steps.is_empty()).map(|s| (c, s)))
-        .map(|(c, s)| Series {
-            name: c.cell.label(),
-            colour: view.stack_index(&c.cell.stack),
-            points: s.steps.iter().map(|st| (st.offered_rps, st.latency_us)).collect(),
-            dashed: false,
-            in_legend: true,
+        .map(|(c, s)| {
+            Series::line(
+                c.cell.label(),
+                view.stack_index(&c.cell.stack),
+                s.steps.iter().map(|st| (st.offered_rps, st.latency_us)).collect(),
+            )
         })
         .collect();
     if series.is_empty() {
@@ -139,14 +139,7 @@ fn slo_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
     let rates = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let (lo, hi) = rates.fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x), hi.max(x)));
     let limit = slo.objective.limit_us();
-    let objective = Series {
-        name: format!("objective {}", slo.objective),
-        colour: 6,
-        points: vec![(lo, limit), (hi, limit)],
-        dashed: true,
-        in_legend: true,
-    };
-    series.push(objective);
+    series.push(Series::line(format!("objective {}", slo.objective), 6, vec![(lo, limit), (hi, limit)]).dashed());
     let p = slo.objective.percentile.id();
     out.push_str(&latency_vs_rate(&format!("{}: {p} vs offered rate (SLO search, median trial)", sv.scenario), &series));
 }
@@ -158,13 +151,7 @@ fn memory_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         let Some(m) = view.memory_of(&c.cell) else { continue };
         let colour = view.stack_index(&c.cell.stack);
         let slope = m.fit.map(|f| format!(" {:+.2} MiB/min{}", f.slope, if m.growing() { " ⚠ growing" } else { "" }));
-        mem.push(Series {
-            name: format!("{}{}", c.cell.label(), slope.unwrap_or_default()),
-            colour,
-            points: m.points.clone(),
-            dashed: false,
-            in_legend: true,
-        });
+        mem.push(Series::line(format!("{}{}", c.cell.label(), slope.unwrap_or_default()), colour, m.points.clone()));
         if let (Some(f), Some(first), Some(last)) = (m.fit, m.points.first(), m.points.last()) {
             let line = vec![(first.0, f.intercept + f.slope * first.0), (last.0, f.intercept + f.slope * last.0)];
             mem.push(Series { name: String::new(), colour, points: line, dashed: true, in_legend: false });
@@ -234,12 +221,8 @@ pub(super) fn proxy(out: &mut String, view: &ReportView) {
     for l in &p.lines {
         let series: Vec<Series> = [(Stat::P50, 2), (Stat::P90, 1), (Stat::P99, 0)]
             .iter()
-            .map(|&(s, colour)| Series {
-                name: s.label().to_string(),
-                colour,
-                points: l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(s))).collect(),
-                dashed: false,
-                in_legend: true,
+            .map(|&(s, colour)| {
+                Series::line(s.label().to_string(), colour, l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(s))).collect())
             })
             .collect();
         out.push_str(&latency_vs_rate(&format!("{}: latency vs request rate", l.cell.label()), &series));
@@ -248,12 +231,12 @@ pub(super) fn proxy(out: &mut String, view: &ReportView) {
         let series: Vec<Series> = p
             .lines
             .iter()
-            .map(|l| Series {
-                name: l.cell.label(),
-                colour: view.stack_index(&l.cell.stack),
-                points: l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(stat))).collect(),
-                dashed: false,
-                in_legend: true,
+            .map(|l| {
+                Series::line(
+                    l.cell.label(),
+                    view.stack_index(&l.cell.stack),
+                    l.points.iter().map(|pt| (pt.target_rate, pt.percentiles.get(stat))).collect(),
+                )
             })
             .collect();
         out.push_str(&latency_vs_rate(&format!("tail: {} vs request rate", stat.label()), &series));
@@ -331,22 +314,12 @@ pub(super) fn soaks(out: &mut String, view: &ReportView) {
     if view.soaks.is_empty() {
         return;
     }
-    out.push_str("<section id=\"soaks\"><h2>Soaks: memory and throughput over time</h2>\n");
-    out.push_str("<p class=\"how\">Cells measured for minutes. Solid lines: the server tree's RSS (left axis); dashed: requests/s each second (right axis); one colour per trial.</p>\n");
+    let how = "Cells measured for minutes. Solid lines: the server tree's RSS (left axis); dashed: requests/s each second (right axis); one colour per trial.";
+    open_explained(out, ("soaks", "Soaks: memory and throughput over time"), how);
     for s in &view.soaks {
         let title = crate::soak::title(s);
         let series = |f: fn(&crate::soak::SoakTrial) -> &Vec<(f64, f64)>, what: &str| -> Vec<Series> {
-            s.trials
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Series {
-                    name: format!("trial {} {what}", t.trial),
-                    colour: i,
-                    points: f(t).clone(),
-                    dashed: false,
-                    in_legend: true,
-                })
-                .collect()
+            s.trials.iter().enumerate().map(|(i, t)| Series::line(format!("trial {} {what}", t.trial), i, f(t).clone())).collect()
         };
         let axes = charts::DualAxes {
             title: &title,
@@ -371,20 +344,20 @@ pub(super) fn sweeps(out: &mut String, view: &ReportView) {
     if view.sweeps.is_empty() {
         return;
     }
-    out.push_str("<section id=\"sweeps\"><h2>Concurrency sweeps</h2>\n");
-    out.push_str("<p class=\"how\">Each point is a level's median over trials; the table adds each median's interval and the best trial, the figure an article that kept the best of its runs would print.</p>\n");
+    let how = "Each point is a level's median over trials; the table adds each median's interval and the best trial, the figure an article that kept the best of its runs would print.";
+    open_explained(out, ("sweeps", "Concurrency sweeps"), how);
     for s in &view.sweeps {
         out.push_str("<div class=\"charts\">");
         for (metric, what, of) in crate::sweep::CHARTED {
             let series: Vec<Series> = s
                 .series
                 .iter()
-                .map(|c| Series {
-                    name: c.cell.label(),
-                    colour: view.stack_index(&c.cell.stack),
-                    points: c.levels.iter().map(|l| (l.connections as f64, of(l).median)).collect(),
-                    dashed: false,
-                    in_legend: true,
+                .map(|c| {
+                    Series::line(
+                        c.cell.label(),
+                        view.stack_index(&c.cell.stack),
+                        c.levels.iter().map(|l| (l.connections as f64, of(l).median)).collect(),
+                    )
                 })
                 .collect();
             let title = format!("{}: {what} by connections", s.scenario);
