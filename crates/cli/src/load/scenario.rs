@@ -4,8 +4,9 @@
 //! any run can become a reproducible one.
 
 use super::LoadArgs;
+use bakeoff_lab::contract::deck::load_deck;
 use bakeoff_lab::contract::verify::{verify_workload, WorkloadVerification};
-use bakeoff_load::{fnv1a64, Checks, Deck, DeckEntry, Target};
+use bakeoff_load::{Deck, Target};
 use bakeoff_model::workload::Workload;
 use std::path::Path;
 use std::time::Duration;
@@ -27,30 +28,13 @@ pub(crate) fn verified_deck(file: &Path, url: &str) -> Result<(Workload, Deck), 
     if !verification.passed() {
         return Err(NotRun::Unverified(verdicts(&verification)));
     }
-    let drawn = workload.deck(workload.seed, workload.deck_size).map_err(|e| {
+    let deck = load_deck(&workload).map_err(|e| {
         NotRun::File(format!(
             "{}: the deck cannot be drawn: {e}\n  hint: add rows to the data file, pick cycle or random, or lower `deck`",
             file.display()
         ))
     })?;
-    let entries = drawn
-        .into_iter()
-        .map(|d| DeckEntry {
-            kind: d.kind as u16,
-            method: d.method,
-            path: d.path,
-            headers: d.headers,
-            body: d.body,
-            // Under load: every answer's status, and its body's hash where the file knows the body.
-            checks: Checks {
-                expect_status: Some(d.expected.status),
-                expect_length: None,
-                expect_body_hash: d.expected.body.as_deref().map(|b| fnv1a64(b.as_bytes())),
-            },
-        })
-        .collect();
-    let kinds = workload.requests.iter().map(|r| r.name.clone()).collect();
-    Ok((workload, Deck { kinds, entries }))
+    Ok((workload, deck))
 }
 
 /// Verification again on the server that has just served the load, with new fresh draws: the
