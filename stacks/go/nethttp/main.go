@@ -38,6 +38,28 @@ type Product struct {
 	CreatedAt   string  `json:"created_at"`
 }
 
+// Item is one item of the shop (scenarios/shop.toml); field order gives its JSON key order.
+type Item struct {
+	ID   int      `json:"id"`
+	Name string   `json:"name"`
+	Tags []string `json:"tags"`
+}
+
+// Found is a search's answer: the word and the ids of the items tagged with it, ascending.
+type Found struct {
+	Q     string `json:"q"`
+	Items []int  `json:"items"`
+}
+
+// Cart is the body of POST /cart; pointers tell a missing field from a zero.
+type Cart struct {
+	Item *int `json:"item"`
+	Qty  *int `json:"qty"`
+}
+
+// words are the tags of the shop's items.
+var words = [5]string{"red", "blue", "green", "oak", "steel"}
+
 var (
 	// Compiled once at start-up; matched per request like the article's router.
 	greetingRe = regexp.MustCompile(`^/greeting/([a-z]+)$`)
@@ -46,6 +68,7 @@ var (
 	records  []Record // decoded once, encoded again on every /json request
 	transfer []byte   // records.json, served as is
 	db       *sql.DB
+	items    []Item // the shop's 50 items, id i at index i-1, encoded again on every request
 )
 
 func main() {
@@ -65,6 +88,10 @@ func main() {
 	mux.HandleFunc("GET /transfer", transferBody)
 	mux.HandleFunc("GET /loop", loop)
 	mux.HandleFunc("GET /products", products)
+	// The shop of scenarios/shop.toml.
+	mux.HandleFunc("GET /items/{id}", item)
+	mux.HandleFunc("GET /search", search)
+	mux.HandleFunc("POST /cart", cart)
 
 	addr := "127.0.0.1:" + os.Getenv("PORT")
 	log.Printf("go/nethttp listening on %s with GOMAXPROCS=%d", addr, runtime.GOMAXPROCS(0))
@@ -87,6 +114,9 @@ func load(dir string) {
 	}
 	if transfer, err = os.ReadFile(filepath.Join(dir, "records.json")); err != nil {
 		log.Fatal(err)
+	}
+	for i := 1; i <= 50; i++ {
+		items = append(items, Item{ID: i, Name: "item " + strconv.Itoa(i), Tags: []string{words[i%5], words[(i*3)%5]}})
 	}
 }
 
@@ -216,6 +246,66 @@ func products(w http.ResponseWriter, r *http.Request) {
 	out, _ := json.Marshal(list)
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(out)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	out, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+// itemByID is the shop's item with id i, or nil.
+func itemByID(i int) *Item {
+	if i < 1 || i > len(items) {
+		return nil
+	}
+	return &items[i-1]
+}
+
+// item answers the shop's item by id, encoded per request; an unknown or non-numeric id is 404.
+func item(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	i, err := strconv.Atoi(id)
+	// Atoi takes a sign: digits only, as in the other stacks' routes.
+	it := itemByID(i)
+	if err != nil || strings.ContainsFunc(id, func(c rune) bool { return c < '0' || c > '9' }) || it == nil {
+		http.NotFound(w, r)
+		return
+	}
+	writeJSON(w, it)
+}
+
+// search answers the ids of the items tagged q, ascending, looked up on every request.
+func search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	found := Found{Q: q, Items: []int{}}
+	for _, it := range items {
+		if it.Tags[0] == q || it.Tags[1] == q {
+			found.Items = append(found.Items, it.ID)
+		}
+	}
+	writeJSON(w, found)
+}
+
+// cart puts an item in the cart: 201; an unknown item is 404, a body that is not
+// {"item": n, "qty": n} is 400.
+func cart(w http.ResponseWriter, r *http.Request) {
+	var c Cart
+	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Item == nil || c.Qty == nil {
+		http.Error(w, "the body must be {\"item\": n, \"qty\": n}", http.StatusBadRequest)
+		return
+	}
+	if itemByID(*c.Item) == nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(http.StatusCreated)
+	w.Write([]byte("added " + strconv.Itoa(*c.Qty) + " of " + strconv.Itoa(*c.Item)))
 }
 
 // poolSize is POOL_SIZE, the database connections this process may open (8 when unset).

@@ -33,6 +33,11 @@ function worker() {
   const records = packed.map((b) => unpack(b));
   const transfer = fs.readFileSync(path.join(dataDir, 'records.json'));
   const products = openProducts(process.env.DATABASE_URL);
+  // The shop of scenarios/shop.toml: 50 items, id i at index i - 1, stringified on every request.
+  const WORDS = ['red', 'blue', 'green', 'oak', 'steel'];
+  const items = [];
+  for (let i = 1; i <= 50; i++) items.push({ id: i, name: `item ${i}`, tags: [WORDS[i % 5], WORDS[(i * 3) % 5]] });
+  const itemById = (id) => (Number.isInteger(id) && id >= 1 && id <= items.length ? items[id - 1] : undefined);
 
   function send(res, status, type, body) {
     res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
@@ -76,7 +81,39 @@ function worker() {
         (rows) => send(res, 200, 'application/json', JSON.stringify(rows)),
         (err) => send(res, 500, 'text/plain', String(err)));
     }],
+    [/^\/items\/(\d+)$/, (req, res, m) => {
+      const item = itemById(Number(m[1]));
+      if (item === undefined) return send(res, 404, 'text/plain', 'Not Found');
+      send(res, 200, 'application/json', JSON.stringify(item));
+    }],
+    [/^\/search$/, (req, res, m, query) => {
+      // The ids tagged q, ascending, looked up on every request.
+      const q = new URLSearchParams(query).get('q') ?? '';
+      const found = [];
+      for (const item of items) if (item.tags.includes(q)) found.push(item.id);
+      send(res, 200, 'application/json', JSON.stringify({ q, items: found }));
+    }],
   ];
+
+  // POST /cart: 201 for a known item, 404 for an unknown one, 400 for a body that is not
+  // {"item": n, "qty": n}.
+  function cart(req, res) {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      let body;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString());
+      } catch {
+        body = null;
+      }
+      if (body === null || typeof body !== 'object' || !Number.isInteger(body.item) || !Number.isInteger(body.qty)) {
+        return send(res, 400, 'text/plain', 'the body must be {"item": n, "qty": n}');
+      }
+      if (itemById(body.item) === undefined) return send(res, 404, 'text/plain', 'Not Found');
+      send(res, 201, 'text/plain', `added ${body.qty} of ${body.item}`);
+    });
+  }
 
   http.createServer((req, res) => {
     const q = req.url.indexOf('?');
@@ -87,6 +124,8 @@ function worker() {
         const m = re.exec(pathname);
         if (m) return handler(req, res, m, query);
       }
+    } else if (req.method === 'POST' && pathname === '/cart') {
+      return cart(req, res);
     }
     send(res, 404, 'text/plain', 'Not Found');
   }).listen(PORT, '127.0.0.1');

@@ -157,6 +157,39 @@ def document(environ, start_response, id_text):
     return respond(start_response, "200 OK", json.dumps(found, separators=(",", ":")).encode(), JSON)
 
 
+# The shop of scenarios/shop.toml: 50 items in memory, encoded again on every request.
+WORDS = ["red", "blue", "green", "oak", "steel"]
+ITEMS = {i: {"id": i, "name": f"item {i}", "tags": [WORDS[i % 5], WORDS[(i * 3) % 5]]} for i in range(1, 51)}
+
+
+def item(environ, start_response, id_text):
+    found = ITEMS.get(int(id_text))
+    if found is None:
+        return not_found(environ, start_response)
+    return respond(start_response, "200 OK", json.dumps(found, separators=(",", ":")).encode(), JSON)
+
+
+def search(environ, start_response):
+    """The ids of the items tagged q, ascending, looked up on every request."""
+    word = parse_qs(environ.get("QUERY_STRING", "")).get("q", [""])[-1]
+    found = [i for i, entry in ITEMS.items() if word in entry["tags"]]
+    return respond(start_response, "200 OK", json.dumps({"q": word, "items": found}, separators=(",", ":")).encode(), JSON)
+
+
+def cart(environ, start_response):
+    """201 for a known item, 404 for an unknown one, 400 for a body that is not {"item": n, "qty": n}."""
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = json.loads(environ["wsgi.input"].read(length))
+    except ValueError:
+        body = None
+    if not isinstance(body, dict) or not all(type(body.get(key)) is int for key in ("item", "qty")):
+        raise BadRequest('the body must be {"item": n, "qty": n}')
+    if body["item"] not in ITEMS:
+        return not_found(environ, start_response)
+    return respond(start_response, "201 Created", f"added {body['qty']} of {body['item']}".encode())
+
+
 def not_found(environ, start_response):
     return respond(start_response, "404 Not Found", b"Not Found")
 
@@ -169,19 +202,24 @@ EXACT = {
     "/transfer": transfer,
     "/loop": loop,
     "/products": products,
+    "/search": search,
 }
+POSTS = {"/cart": cart}
 PATTERNS = [
     (re.compile(r"/greeting/([a-z]+)"), greeting),
     (re.compile(r"/documents/([0-9]{1,9})"), document),
+    (re.compile(r"/items/([0-9]{1,9})"), item),
 ]
 
 
 def application(environ, start_response):
-    if environ["REQUEST_METHOD"] != "GET":
-        return respond(start_response, "405 Method Not Allowed", b"Method Not Allowed")
     path = environ["PATH_INFO"]
+    method = environ["REQUEST_METHOD"]
+    routes = EXACT if method == "GET" else POSTS if method == "POST" else {}
+    if method != "GET" and path not in routes:
+        return respond(start_response, "405 Method Not Allowed", b"Method Not Allowed")
     try:
-        handler = EXACT.get(path)
+        handler = routes.get(path)
         if handler is not None:
             return handler(environ, start_response)
         for pattern, handler in PATTERNS:

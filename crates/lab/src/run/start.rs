@@ -105,6 +105,17 @@ impl Lab<'_> {
         }
     }
 
+    /// Starts `stack`'s `variant` with `workers` in a start directory of its own and waits until it
+    /// answers: for a caller that sends requests of its own (a scenario file's verification and
+    /// deck). No service is started: a scenario file declares none yet. Its address, and its server
+    /// (None for a baseline or an unmanaged server), stopped with [`ServerProcess::stop`] or when
+    /// dropped. The start is not entered in the run's index of cells, which lists what the lab's
+    /// own starts were for.
+    pub fn serve(&mut self, stack: &Stack, variant: &Variant, workers: u32) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+        let label = self.new_cell(stack, variant);
+        self.start_stack(stack, variant, workers, &label)
+    }
+
     /// Starts the stack (a baseline has no process: its address is the upstream's; an unmanaged
     /// server is already running).
     pub(crate) fn start_stack(

@@ -37,6 +37,8 @@ struct Shared {
     transfer: web::Bytes,
     /// The PostgreSQL pool when DATABASE_URL is a postgres:// URL.
     pg: Option<deadpool_postgres::Pool>,
+    /// The shop's 50 items, ids 1 to 50 at indexes 0 to 49, encoded again on every request.
+    items: Vec<Item>,
 }
 
 /// A worker thread's own SQLite connection (rusqlite connections are not `Sync`); the factory
@@ -47,6 +49,37 @@ struct Sqlite(rusqlite::Connection);
 #[derive(Deserialize)]
 struct N {
     n: Option<i64>,
+}
+
+/// One item of the shop (scenarios/shop.toml); field order is its JSON key order.
+#[derive(Serialize)]
+struct Item {
+    id: i64,
+    name: String,
+    tags: [&'static str; 2],
+}
+
+/// The words the shop's items are tagged with.
+const WORDS: [&str; 5] = ["red", "blue", "green", "oak", "steel"];
+
+/// The `q` query parameter of /search.
+#[derive(Deserialize)]
+struct Query {
+    q: Option<String>,
+}
+
+/// A search's answer: the word and the ids of the items tagged with it, ascending.
+#[derive(Serialize)]
+struct Found<'a> {
+    q: &'a str,
+    items: Vec<i64>,
+}
+
+/// The body of POST /cart.
+#[derive(Deserialize)]
+struct Cart {
+    item: i64,
+    qty: i64,
 }
 
 const PRODUCTS_SQL: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id";
@@ -159,6 +192,35 @@ async fn products(req: HttpRequest, state: web::Data<Shared>) -> HttpResponse {
     }
 }
 
+/// The shop's item by id: its JSON, encoded per request; an unknown id (0, 51, too long) is 404.
+async fn item(state: web::Data<Shared>, id: web::Path<String>) -> HttpResponse {
+    let found = id.parse::<usize>().ok().and_then(|i| state.items.get(i.checked_sub(1)?));
+    match found.map(serde_json::to_vec) {
+        Some(Ok(body)) => HttpResponse::Ok().content_type(ContentType::json()).body(body),
+        Some(Err(e)) => error(HttpResponse::InternalServerError(), e.to_string()),
+        None => not_found().await,
+    }
+}
+
+/// The ids of the items tagged `q`, ascending, looked up on every request.
+async fn search(state: web::Data<Shared>, query: web::Query<Query>) -> HttpResponse {
+    let q = query.q.as_deref().unwrap_or("");
+    let items = state.items.iter().filter(|item| item.tags.contains(&q)).map(|item| item.id).collect();
+    match serde_json::to_vec(&Found { q, items }) {
+        Ok(body) => HttpResponse::Ok().content_type(ContentType::json()).body(body),
+        Err(e) => error(HttpResponse::InternalServerError(), e.to_string()),
+    }
+}
+
+/// An item put in the cart: 201; an unknown item is 404, a body that is not `{"item": n, "qty": n}`
+/// is `web::Json`'s own 400.
+async fn cart(state: web::Data<Shared>, body: web::Json<Cart>) -> HttpResponse {
+    if !(1..=state.items.len() as i64).contains(&body.item) {
+        return not_found().await;
+    }
+    HttpResponse::Created().content_type(ContentType::plaintext()).body(format!("added {} of {}", body.qty, body.item))
+}
+
 async fn not_found() -> HttpResponse {
     error(HttpResponse::NotFound(), "Not Found".into())
 }
@@ -172,7 +234,10 @@ fn load(dir: &str, pg: Option<deadpool_postgres::Pool>) -> Shared {
         .map(|b| rmp_serde::from_slice::<Record>(b).expect("records.msgpack: record"))
         .collect();
     let transfer = web::Bytes::from(std::fs::read(format!("{dir}/records.json")).expect("records.json"));
-    Shared { packed, records, transfer, pg }
+    let items = (1..=50)
+        .map(|i| Item { id: i, name: format!("item {i}"), tags: [WORDS[i as usize % 5], WORDS[(i as usize * 3) % 5]] })
+        .collect();
+    Shared { packed, records, transfer, pg, items }
 }
 
 /// The SQLite path of a sqlite:///abs/path URL, opened by each worker (see `Sqlite`).
@@ -227,6 +292,11 @@ async fn main() -> std::io::Result<()> {
             .route("/transfer", web::get().to(transfer))
             .route("/loop", web::get().to(count_loop))
             .route("/products", web::get().to(products))
+            // The shop of scenarios/shop.toml.
+            // A non-numeric id matches no route (404), as a greeting name that is not [a-z]+ does.
+            .route("/items/{id:[0-9]+}", web::get().to(item))
+            .route("/search", web::get().to(search))
+            .route("/cart", web::post().to(cart))
             .default_service(web::to(not_found));
         if let Some(path) = &sqlite_path {
             app = app.app_data(Sqlite(open_sqlite(path)));
