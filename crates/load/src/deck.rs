@@ -1,8 +1,8 @@
 //! A request deck: an ordered list of requests of named kinds, each with its own checks, that the
 //! workers walk in order; validated and serialized once when the plan is built.
 
+use crate::checks::Checks;
 use crate::error::PlanError;
-use crate::plan::Checks;
 use crate::target::{serialize_request, Target};
 
 /// Most kinds a deck may name: an entry's kind is a `u16`.

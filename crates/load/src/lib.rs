@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod checks;
 mod conn;
 mod deck;
 mod duration;
@@ -27,12 +28,13 @@ use std::sync::atomic::AtomicBool;
 
 pub use hdrhistogram::Histogram;
 
+pub use checks::Checks;
 pub use deck::{Deck, DeckEntry, DeckRequest, PlanDeck, MAX_KINDS};
 pub use duration::parse_duration;
 pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
-pub use plan::{Checks, LoadPlan, LoadPlanBuilder};
+pub use plan::{LoadPlan, LoadPlanBuilder};
 pub use report::{
     ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, SCHEMA_VERSION,
 };

@@ -2,35 +2,11 @@
 
 use std::time::Duration;
 
+use crate::checks::Checks;
 use crate::deck::{Deck, PlanDeck};
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
 use crate::target::Target;
-
-/// Response checks; any failure is counted as an error of its kind.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Checks {
-    /// If set, only this status is a success; otherwise any 2xx/3xx is.
-    pub expect_status: Option<u16>,
-    /// Expected decoded body length in bytes.
-    pub expect_length: Option<u64>,
-    /// Expected 64-bit FNV-1a hash of the decoded body (see `parser::fnv1a64`).
-    pub expect_body_hash: Option<u64>,
-}
-
-impl Checks {
-    /// Whether `status` counts as a success.
-    pub fn status_ok(&self, status: u16) -> bool {
-        match self.expect_status {
-            Some(s) => s == status,
-            None => (200..400).contains(&status),
-        }
-    }
-    /// Whether bodies must be hashed (a body hash is expected).
-    pub fn wants_hash(&self) -> bool {
-        self.expect_body_hash.is_some()
-    }
-}
 
 /// A validated plan. Construct with [`LoadPlan::builder`].
 #[derive(Debug, Clone, PartialEq)]

@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use mio::{Events, Poll};
 
+use crate::checks::Checks;
 use crate::conn::Conn;
 use crate::deck::PlanDeck;
-use crate::plan::{Checks, LoadPlan};
+use crate::plan::LoadPlan;
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
 use crate::timer::SendTimer;
