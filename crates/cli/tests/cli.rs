@@ -109,7 +109,7 @@ fn bad_study_files_say_where_and_how_to_fix() {
     let scenario = dir.path().join("scenario.toml");
     std::fs::write(&scenario, "name = \"s\"\nstacks = [\"go/fasthttp\"]\nscenarios = [\"websocket\"]\n").unwrap();
     let err = stderr(&bakeoff(&["run", "--study", scenario.to_str().unwrap()]));
-    assert!(err.contains("unknown variant `websocket`"), "{err}");
+    assert!(err.contains("unknown scenario `websocket`; known: hello, greeting") && err.contains("scenario.toml"), "{err}");
 }
 
 /// Stores the synthetic run as `id` with six trials a cell (its three rounds and three more, each
