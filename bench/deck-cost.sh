@@ -43,27 +43,9 @@ else
   LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
 fi
 
-TMP="$(mktemp -d /tmp/deck-cost.XXXXXX)"
-mkdir -p "$TMP"/{body,proxy,fastcgi,uwsgi,scgi}
-NGINX_PID=""
-cleanup() {
-  if [ -n "$NGINX_PID" ]; then
-    kill "$NGINX_PID" 2>/dev/null || true
-    wait "$NGINX_PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$ROOT/bench/load/nginx.conf.in" >"$TMP/nginx.conf"
-taskset -c "$SCPU" "$NGINX" -p "$TMP" -c "$TMP/nginx.conf" -g 'daemon off;' &
-NGINX_PID=$!
-BASE="http://127.0.0.1:$PORT"
-for _ in $(seq 50); do
-  python3 -c "import urllib.request; urllib.request.urlopen('$BASE/')" 2>/dev/null && break
-  sleep 0.1
-done
+. "$ROOT/bench/load/nginx.sh"
+start_nginx deck-cost "$SCPU"
+BASE="${URL%/}"
 
 # The plain plan sends the deck's first request; the deck adds two of other paths.
 PLAIN="$BASE/items/17"

@@ -65,28 +65,8 @@ fi
 
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-TMP="$(mktemp -d /tmp/load-vs-wrk.XXXXXX)"
-mkdir -p "$TMP"/{body,proxy,fastcgi,uwsgi,scgi}
-NGINX_PID=""
-cleanup() {
-  if [ -n "$NGINX_PID" ]; then
-    kill "$NGINX_PID" 2>/dev/null || true
-    wait "$NGINX_PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$HERE/nginx.conf.in" > "$TMP/nginx.conf"
-taskset -c "$SCPU" "$NGINX" -p "$TMP" -c "$TMP/nginx.conf" -g 'daemon off;' &
-NGINX_PID=$!
-URL="http://127.0.0.1:$PORT/"
-for _ in $(seq 50); do
-  curl -fs "$URL" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fs "$URL" | grep -q 'Hello World!' || { echo "nginx did not come up" >&2; cat "$TMP/error.log" >&2; exit 1; }
+. "$ROOT/bench/load/nginx.sh"
+start_nginx load-vs-wrk "$SCPU"
 
 # run NAME CONNS EXTRA... -> prints "rps requests cpu_s rss_kb"
 run() {

@@ -28,28 +28,8 @@ else
   LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
 fi
 
-TMP="$(mktemp -d /tmp/open-model-timing.XXXXXX)"
-mkdir -p "$TMP"/{body,proxy,fastcgi,uwsgi,scgi}
-NGINX_PID=""
-cleanup() {
-  if [ -n "$NGINX_PID" ]; then
-    kill "$NGINX_PID" 2>/dev/null || true
-    wait "$NGINX_PID" 2>/dev/null || true
-  fi
-  rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$ROOT/bench/load/nginx.conf.in" > "$TMP/nginx.conf"
-taskset -c 0 "$NGINX" -p "$TMP" -c "$TMP/nginx.conf" -g 'daemon off;' &
-NGINX_PID=$!
-URL="http://127.0.0.1:$PORT/"
-for _ in $(seq 50); do
-  curl -fs "$URL" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-curl -fs "$URL" | grep -q 'Hello World!' || { echo "nginx did not come up" >&2; cat "$TMP/error.log" >&2; exit 1; }
+. "$ROOT/bench/load/nginx.sh"
+start_nginx open-model-timing 0
 
 OUT="$ROOT/bench/results/open-model-timing-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
