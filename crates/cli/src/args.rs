@@ -315,7 +315,29 @@ pub struct BenchArgs {
     #[arg(long, value_parser = duration, default_value = "30s")]
     pub ready_timeout: Duration,
     #[command(flatten)]
+    pub quick: QuickArgs,
+    #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// `bench`'s requests without a file, in the habit of wrk and oha: they become a scenario file.
+#[derive(Args)]
+pub struct QuickArgs {
+    /// Measure GETs of this path (repeatable: the paths are sent in turn), e.g. --get /items/1
+    #[arg(long, value_name = "PATH", conflicts_with = "scenario")]
+    pub get: Vec<String>,
+    /// With --get: a header `Name: value` on every request (repeatable)
+    #[arg(short = 'H', long = "header", requires = "get")]
+    pub headers: Vec<String>,
+    /// With --get: the status every answer must have
+    #[arg(long, requires = "get", default_value_t = 200)]
+    pub expect_status: u16,
+    /// With --get: the body every answer must have, exactly
+    #[arg(long, requires = "get")]
+    pub expect_body: Option<String>,
+    /// With --get: write these requests and checks as a scenario file, to rerun with --scenario FILE
+    #[arg(long, requires = "get")]
+    pub save_scenario: Option<PathBuf>,
 }
 
 #[derive(Args)]

@@ -104,12 +104,11 @@ fn report(db: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("the JSON report parses")
 }
 
-#[test]
-fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_pid() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+/// A fixture server (`python3 SCRIPT` with $PORT) started by the test, answering once this returns.
+fn start_server(script: &Path) -> (std::process::Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut server = Command::new("python3")
-        .arg(fixtures.join("hello_server.py"))
+    let server = Command::new("python3")
+        .arg(script)
         .env("PORT", port.to_string())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -118,6 +117,13 @@ fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_p
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+    (server, port)
+}
+
+#[test]
+fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_pid() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let (mut server, port) = start_server(&fixtures.join("hello_server.py"));
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/");
     let pid = server.id().to_string();
@@ -152,4 +158,39 @@ fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_p
     let out = bench(&["--url", "http://192.0.2.1:80"], &[], &dir.path().join("x.db"));
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("not a loopback address") && text(&out).contains("hint:"), "{}", text(&out));
+}
+
+#[test]
+fn get_flags_are_verified_measured_and_saved_as_a_scenario_file_that_reruns() {
+    let (mut server, port) = start_server(&root().join("tests/fixtures/shop/server.py"));
+    let dir = tempfile::tempdir().unwrap();
+    let (url, pid) = (format!("http://127.0.0.1:{port}"), server.id().to_string());
+    let saved = dir.path().join("items.toml");
+    let saved_arg = saved.display().to_string();
+    let quick = ["--trials", "1", "-d", "1s", "--warmup", "0s", "-c", "4", "--url", &url, "--pid", &pid];
+    let get = ["--get", "/items/3", "--get", "/search?q=oak", "--expect-status", "200", "--save-scenario", &saved_arg];
+    let first = bench(&[&quick[..], &get[..]].concat(), &[], &dir.path().join("get.db"));
+    let first_json = report(&dir.path().join("get.db"));
+    let rerun = bench(&[&quick[..], &["--scenario", &saved_arg][..]].concat(), &[], &dir.path().join("rerun.db"));
+    let rerun_json = report(&dir.path().join("rerun.db"));
+    // An expectation the server does not meet: verification fails and nothing is measured.
+    let wrong = bench(&[&quick[..], &["--get", "/items/3", "--expect-body", "{}"][..]].concat(), &[], &dir.path().join("wrong.db"));
+    let _ = server.kill();
+    let _ = server.wait();
+
+    assert!(first.status.success(), "{}", text(&first));
+    let file = std::fs::read_to_string(&saved).expect("--save-scenario wrote the file");
+    assert!(file.contains("path = \"/items/3\"") && file.contains("path = \"/search?q=oak\"") && file.contains("status = 200"), "{file}");
+    assert!(rerun.status.success(), "{}", text(&rerun));
+    for json in [&first_json, &rerun_json] {
+        let cell = &json["cells"][0];
+        assert_eq!(cell["scenario"].as_str(), Some("file:items"), "{cell}");
+        assert!(cell["metrics"]["requests_per_sec"]["median"].as_f64().unwrap() > 0.0, "{cell}");
+        let unmanaged = cell["warnings"].as_array().unwrap().iter().find(|w| w["kind"] == "unmanaged").expect("the unmanaged warning");
+        // python3 keeps the affinity it started with (every CPU), so it may run on the client's.
+        assert!(unmanaged["message"].as_str().unwrap().contains(&format!("taskset -apc 0 {pid}")), "{unmanaged}");
+    }
+    assert!(!wrong.status.success(), "a wrong body must not pass: {}", text(&wrong));
+    let why = text(&wrong);
+    assert!(why.contains("body") && why.contains("/items/3"), "{why}");
 }

@@ -79,6 +79,13 @@ pub enum LabWarning {
     Unmanaged {
         /// The process whose tree was sampled (`--pid`), if given.
         pid: Option<u32>,
+        /// The client's CPUs its tree may run on (its affinity), which the lab did not set: the
+        /// server and the load generator may then compete for them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        on_client_cpus: Vec<usize>,
+        /// The run's server CPUs, which the message tells to pin it to.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        server_cpus: Vec<usize>,
     },
     /// Under the block schedule the server kept using CPU while the others were measured: a
     /// timer, a collector or a pool that taxes its co-resident peers' slices.
@@ -164,8 +171,13 @@ impl LabWarning {
                 )
             }
             LabWarning::DeliberateBug { reproduces } => format!("deliberate reproduction of a bug: {reproduces}"),
-            LabWarning::Unmanaged { pid: None } => "unmanaged server: capacity and latency only".into(),
-            LabWarning::Unmanaged { pid: Some(pid) } => {
+            LabWarning::Unmanaged { pid: None, .. } => "unmanaged server: capacity and latency only".into(),
+            LabWarning::Unmanaged { pid: Some(pid), on_client_cpus, server_cpus } if !on_client_cpus.is_empty() => format!(
+                "unmanaged server: CPU and memory of pid {pid}'s process tree, which may also run on the client's CPU {} (pin it: taskset -apc {} {pid})",
+                cpu_list(on_client_cpus),
+                cpu_list(server_cpus)
+            ),
+            LabWarning::Unmanaged { pid: Some(pid), .. } => {
                 format!("unmanaged server: CPU and memory of pid {pid}'s process tree, on whatever CPUs it runs")
             }
             LabWarning::BusyWhileIdle { cpu_percent } => {
@@ -195,7 +207,10 @@ impl LabWarning {
             }
             LabWarning::NotQuietBeforeTrial { .. } => "stop other work on the machine (see `top`) and rerun; this trial started beside it",
             LabWarning::DeliberateBug { .. } => "compare it only with its own stack's fixed variant: that difference is what the bug costs",
-            LabWarning::Unmanaged { .. } => {
+            LabWarning::Unmanaged { pid: Some(_), .. } => {
+                "bakeoff did not start it (no process group, cgroup, pinned CPUs or WORKERS): keep it on the server CPUs, or use --cmd to let bakeoff start it like any stack"
+            }
+            LabWarning::Unmanaged { pid: None, .. } => {
                 "bakeoff did not start it (no process group, cgroup, pinned CPUs or WORKERS): pass --pid for its CPU and memory, or --cmd to let bakeoff start it like any stack"
             }
             LabWarning::BusyWhileIdle { .. } => {
@@ -207,7 +222,7 @@ impl LabWarning {
     /// The trial measured no CPU of the server (an unmanaged server without its pid): its CPU per
     /// request is no figure to rank by.
     pub fn cpu_unmeasured(&self) -> bool {
-        matches!(self, LabWarning::Unmanaged { pid: None })
+        matches!(self, LabWarning::Unmanaged { pid: None, .. })
     }
 
     /// Whether a trial with this warning describes a broken or unfair server: its cell is shown
@@ -232,6 +247,11 @@ impl LabWarning {
     }
 }
 
+/// CPUs as `taskset` takes them: `0,2`.
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,15 +271,25 @@ mod tests {
             LabWarning::NotQuietBeforeTrial { cpu_percent: 40.0 },
             LabWarning::DeliberateBug { reproduces: "a regex compiled per request".into() },
             LabWarning::BusyWhileIdle { cpu_percent: 3.5 },
-            LabWarning::Unmanaged { pid: None },
-            LabWarning::Unmanaged { pid: Some(7) },
+            LabWarning::Unmanaged { pid: None, on_client_cpus: vec![], server_cpus: vec![] },
+            LabWarning::Unmanaged { pid: Some(7), on_client_cpus: vec![1], server_cpus: vec![0] },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");
         }
         // Only an unmanaged server without its pid has no CPU to rank by, and none disqualifies.
         let unmeasured: Vec<&LabWarning> = all.iter().filter(|w| w.cpu_unmeasured()).collect();
-        assert_eq!(unmeasured, [&LabWarning::Unmanaged { pid: None }]);
+        assert_eq!(unmeasured, [&all[11]]);
+    }
+
+    #[test]
+    fn an_unmanaged_server_that_may_run_on_the_client_s_cpus_is_told_how_to_pin_it() {
+        let clash = LabWarning::Unmanaged { pid: Some(42), on_client_cpus: vec![1, 3], server_cpus: vec![0, 2] };
+        assert!(clash.message().ends_with("may also run on the client's CPU 1,3 (pin it: taskset -apc 0,2 42)"), "{}", clash.message());
+        // Trials stored before the CPUs were checked read back as no clash.
+        let old: LabWarning = serde_json::from_str(r#"{"kind":"unmanaged","pid":7}"#).unwrap();
+        assert_eq!(old, LabWarning::Unmanaged { pid: Some(7), on_client_cpus: vec![], server_cpus: vec![] });
+        assert_eq!(serde_json::to_string(&old).unwrap(), r#"{"kind":"unmanaged","pid":7}"#);
     }
 
     #[test]

@@ -2,14 +2,18 @@
 //! it, through the same plan, lifecycle and report as `bakeoff run`: a start command (`--cmd`) the
 //! lab runs like any stack, or a server already running on loopback (`--url`, `--pid`).
 
-use crate::args::BenchArgs;
+use crate::args::{BenchArgs, QuickArgs};
 use crate::commands::run::{request, run_request};
 use crate::context;
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
+use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::adhoc::{AdHocServer, AdHocSpec};
 use bakeoff_lab::stacks::manifest::Unmanaged;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::workload::quick::{QuickRequest, QuickScenario};
+use bakeoff_model::workload::Workload;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
@@ -22,6 +26,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         ),
     };
     let mut req = request(&args.run, &root)?;
+    if !args.quick.get.is_empty() {
+        let file = ScenarioFile::new(quick_workload(&args.quick)?).map_err(anyhow::Error::msg)?;
+        req.selection.scenarios.push(file.scenario());
+        req.scenario_file = Some(file);
+    }
     // The hello scenario unless another is asked for: every server can implement it in minutes.
     if req.selection.scenarios.is_empty() {
         req.selection.scenarios = vec![Scenario::Hello];
@@ -34,6 +43,39 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         ready_timeout: args.ready_timeout,
     });
     run_request(&args.run, &root, req)
+}
+
+/// `--get PATH…` and its checks as a scenario file's workload, written to `--save-scenario` first
+/// (so the file exists even when the run then fails) and named after that file.
+fn quick_workload(quick: &QuickArgs) -> Result<Workload> {
+    for path in &quick.get {
+        if !path.starts_with('/') {
+            bail!("--get {path}: a path starts with /\n  hint: give the path and query only, e.g. --get /items/1 (the address comes from --url or $PORT)");
+        }
+    }
+    let saved = quick.save_scenario.as_deref();
+    let name = saved.and_then(|p| p.file_stem()).map_or("quick".to_string(), |s| s.to_string_lossy().into_owned());
+    let headers = bakeoff_cli::load::header_pairs(&quick.headers);
+    let text = QuickScenario {
+        name,
+        written_by: "bakeoff bench --get --save-scenario".into(),
+        requests: quick
+            .get
+            .iter()
+            .map(|p| QuickRequest { method: "GET".into(), path: p.clone(), headers: headers.clone(), body: None })
+            .collect(),
+        expect_status: Some(quick.expect_status),
+        expect_body: quick.expect_body.clone(),
+        unsaid: None,
+    }
+    .to_toml();
+    let origin = saved.unwrap_or(Path::new("--get"));
+    let workload = Workload::parse(origin, &text)?;
+    if let Some(path) = saved {
+        std::fs::write(path, &text).with_context(|| format!("--save-scenario {}: cannot write it", path.display()))?;
+        eprintln!("wrote {} (rerun it with --scenario {}; check a server with `bakeoff scenario check`)", path.display(), path.display());
+    }
+    Ok(workload)
 }
 
 /// The address of `http://HOST:PORT[/...]`, which must be loopback: load goes nowhere else.

@@ -7,7 +7,7 @@ mod output;
 mod scenario;
 
 pub use clients::{run_clients, ClientArgs};
-pub use scenario::{fresh_seed, verdicts};
+pub use scenario::{fresh_seed, header_pairs, verdicts};
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -188,8 +188,7 @@ impl LoadArgs {
     /// request and checks of the other flags.
     fn url_deck(&self, hash: Option<u64>) -> Result<Deck, PlanError> {
         let base = Target::new(&self.urls[0], "GET", &[], None, false)?;
-        let headers: Vec<(String, String)> =
-            self.headers.iter().filter_map(|h| h.split_once(':')).map(|(n, v)| (n.trim().into(), v.trim().into())).collect();
+        let headers = scenario::header_pairs(&self.headers);
         let mut deck = Deck::default();
         for u in &self.deck_urls {
             let t = Target::new(u, "GET", &[], None, false)?;

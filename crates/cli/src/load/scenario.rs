@@ -6,6 +6,7 @@
 use super::LoadArgs;
 use bakeoff_lab::contract::verify::{verify_workload, WorkloadVerification};
 use bakeoff_load::{Deck, Target};
+use bakeoff_model::workload::quick::{QuickRequest, QuickScenario};
 use bakeoff_model::workload::Workload;
 use std::path::Path;
 use std::time::Duration;
@@ -48,41 +49,34 @@ pub(crate) fn wrong_after_load(workload: &Workload, addr: std::net::SocketAddr) 
 /// The flags' requests as a scenario file: one request kind per URL, weight 1 each (the URLs are
 /// sent round-robin), the method, headers and body, and the expected status.
 pub(crate) fn scenario_text(args: &LoadArgs, name: &str) -> Result<String, String> {
-    let quote = |s: &str| serde_json::to_string(s).expect("a string serializes");
-    let mut out = format!(
-        "# Written by `bakeoff load --save-scenario`; check it with `bakeoff scenario check FILE --url URL`.\nname = {}\n",
-        quote(name)
-    );
-    if args.expect_length.is_some() || args.expect_body_hash.is_some() {
-        out += "# --expect-length and --expect-body-hash have no form here: write the body under [requests.expect] as `body = \"...\"`.\n";
-    }
-    for (i, url) in args.urls.iter().enumerate() {
+    let mut requests = Vec::new();
+    for url in &args.urls {
         let t = Target::new(url, "GET", &[], None, false).map_err(|e| e.to_string())?;
-        out += &format!(
-            "\n[[requests]]\nname = {}\nweight = 1\nmethod = {}\npath = {}\n",
-            quote(&format!("request{}", i + 1)),
-            quote(&args.method.to_ascii_uppercase()),
-            quote(&t.path)
-        );
-        let headers: Vec<String> = args
-            .headers
-            .iter()
-            .filter_map(|h| h.split_once(':'))
-            .map(|(n, v)| format!("{} = {}", quote(n.trim()), quote(v.trim())))
-            .collect();
-        if !headers.is_empty() {
-            out += &format!("headers = {{ {} }}\n", headers.join(", "));
-        }
-        if let Some(b) = &args.body {
-            out += &format!("body = {}\n", quote(b));
-        }
-        let status = match args.expect_status {
-            Some(s) => format!("status = {s}\n"),
-            None => "status = 200  # the run took any 2xx or 3xx; a file names the one status expected\n".to_string(),
-        };
-        out += &format!("[requests.expect]\n{status}");
+        requests.push(QuickRequest {
+            method: args.method.clone(),
+            path: t.path,
+            headers: header_pairs(&args.headers),
+            body: args.body.clone(),
+        });
     }
-    Ok(out)
+    let unsaid = (args.expect_length.is_some() || args.expect_body_hash.is_some()).then(|| {
+        "--expect-length and --expect-body-hash have no form here: write the body under [requests.expect] as `body = \"...\"`.".to_string()
+    });
+    let quick = QuickScenario {
+        name: name.to_string(),
+        written_by: "bakeoff load --save-scenario".into(),
+        requests,
+        expect_status: args.expect_status,
+        expect_body: None,
+        unsaid,
+    };
+    Ok(quick.to_toml())
+}
+
+/// `Name: value` flags as pairs (a flag without a colon is left out, as the load generator does);
+/// `bench --get` reads its `--header` flags with it too.
+pub fn header_pairs(headers: &[String]) -> Vec<(String, String)> {
+    headers.iter().filter_map(|h| h.split_once(':')).map(|(n, v)| (n.trim().to_string(), v.trim().to_string())).collect()
 }
 
 /// A seed for verification's fresh draws: not the deck's, different each time, printed.

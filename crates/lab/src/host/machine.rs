@@ -83,9 +83,35 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// The CPUs `pid` may run on (`Cpus_allowed_list` of /proc/PID/status, e.g. `0-1,3`).
+pub(crate) fn allowed_cpus(pid: u32) -> Vec<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("").trim();
+    parse_cpu_ranges(list)
+}
+
+fn parse_cpu_ranges(list: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+            out.extend(a..=b);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn cpu_lists_of_proc_status_read_as_cpus() {
+        assert_eq!(parse_cpu_ranges("0-1,3"), [0, 1, 3]);
+        assert_eq!(parse_cpu_ranges("2"), [2]);
+        assert!(parse_cpu_ranges("").is_empty());
+        assert!(!allowed_cpus(std::process::id()).is_empty());
+    }
+
     #[test]
     fn cpu_lists() {
         assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);

@@ -110,6 +110,11 @@ pub(crate) fn tree_cpu_seconds(leader: u32) -> f64 {
     tree(leader).iter().map(|(_, cpu)| cpu).sum()
 }
 
+/// The pids of the tree rooted at `leader` (none when it has exited).
+pub(crate) fn tree_pids(leader: u32) -> Vec<u32> {
+    tree(leader).iter().map(|(stat, _)| stat.pid).collect()
+}
+
 /// One sample of the tree rooted at `leader`.
 pub(crate) fn sample_tree(leader: u32, t_ms: i64) -> ProcessSample {
     let members = tree(leader);

@@ -12,7 +12,8 @@ use bakeoff_load::{encode_histogram, run_observed};
 
 use super::path::{open_sink, probe};
 use super::protocol::{wall_ns, ClientResult, Hello, Identity, MachineFacts, Reply, Request, RunSpec, StepHistograms};
-use super::watch::{allowed_cpus, check, Watch};
+use super::watch::{check, Watch};
+use crate::host::machine::allowed_cpus;
 use crate::host::noise::{Measured, NoiseProbe};
 
 /// How far past its start instant a load may arrive and still run: more means the clock offset or

@@ -13,6 +13,7 @@ use bakeoff_model::noise::TrialNoise;
 
 use super::protocol::{wall_ns, ProcessFound, ServerMeasure};
 use crate::host::cpu_meter::CpuReading;
+use crate::host::machine::allowed_cpus;
 use crate::host::noise::{Measured, NoiseProbe};
 use crate::host::sampler::{group_members, Sampler, SAMPLE_INTERVAL};
 
@@ -27,24 +28,6 @@ pub(crate) fn check(pid: u32) -> Result<ProcessFound, String> {
         return Err(format!("process {pid} ({name}) has exited (a zombie)"));
     }
     Ok(ProcessFound { pid, name, processes: group_members(pid).len() as u32, cpus: allowed_cpus(pid) })
-}
-
-/// The CPUs `pid` may run on (`Cpus_allowed_list` of /proc/PID/status, e.g. `0-1,3`).
-pub(crate) fn allowed_cpus(pid: u32) -> Vec<usize> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap_or("").trim();
-    parse_cpu_ranges(list)
-}
-
-fn parse_cpu_ranges(list: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-            out.extend(a..=b);
-        }
-    }
-    out
 }
 
 /// A watch running on a thread of its own; `finish` stops it and answers what it measured.
@@ -125,14 +108,6 @@ fn watch(found: ProcessFound, zero_at_ns: u64, stop: &AtomicBool) -> ServerMeasu
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists_of_proc_status_read_as_cpus() {
-        assert_eq!(parse_cpu_ranges("0-1,3"), [0, 1, 3]);
-        assert_eq!(parse_cpu_ranges("2"), [2]);
-        assert!(parse_cpu_ranges("").is_empty());
-        assert!(!allowed_cpus(std::process::id()).is_empty());
-    }
 
     #[test]
     fn a_missing_process_or_the_agent_itself_is_refused() {

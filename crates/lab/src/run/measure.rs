@@ -108,7 +108,8 @@ impl Lab<'_> {
         }
         if let Some(u) = cell.stack.unmanaged {
             // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.
-            warnings.push(LabWarning::Unmanaged { pid: u.pid });
+            let on_client_cpus = u.pid.map(|pid| self.client_cpus_of_tree(pid)).unwrap_or_default();
+            warnings.push(LabWarning::Unmanaged { pid: u.pid, on_client_cpus, server_cpus: self.settings.server_cpus.clone() });
             return warnings;
         }
         if let Some(fit) = bakeoff_model::growth::rss_fit(samples).filter(|f| f.is_growth()) {
@@ -119,6 +120,14 @@ impl Lab<'_> {
             warnings.extend(LabWarning::workers_check(cell.workers, server_cpu_percent / 100.0, self.settings.server_cpus.len() as u32));
         }
         warnings
+    }
+
+    /// The client's CPUs that some process of `pid`'s tree may run on: the lab pins the servers it
+    /// starts, but an unmanaged one keeps the affinity it was started with.
+    fn client_cpus_of_tree(&self, pid: u32) -> Vec<usize> {
+        let allowed: std::collections::BTreeSet<usize> =
+            crate::host::sampler::tree_pids(pid).into_iter().flat_map(crate::host::machine::allowed_cpus).collect();
+        self.settings.client_cpus.iter().copied().filter(|c| allowed.contains(c)).collect()
     }
 
     /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU

@@ -8,6 +8,7 @@ pub mod expect;
 mod file;
 pub mod json_path;
 pub mod pattern;
+pub mod quick;
 pub mod template;
 pub mod vars;
 
