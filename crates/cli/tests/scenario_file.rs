@@ -181,6 +181,26 @@ fn answers_that_go_wrong_under_load_fail_the_check_after_it() {
     assert!(t.contains("the answers went wrong under load"), "{t}");
 }
 
+/// The stored trial kept its request kinds: the report's cell has each kind, in the file's order,
+/// with the share the file's weights ask for beside the share sent, and the text report's request
+/// kinds table has a row for each.
+fn request_kinds_are_reported(cell: &serde_json::Value, db: &Path, bench_output: &str) {
+    let kinds = cell["kinds"].as_array().unwrap_or_else(|| panic!("kinds of {cell}\n{bench_output}"));
+    let asked: Vec<(&str, f64)> = kinds.iter().map(|k| (k["name"].as_str().unwrap(), k["asked_percent"].as_f64().unwrap())).collect();
+    assert_eq!(asked, [("item", 60.0), ("search", 30.0), ("cart", 10.0)]);
+    for k in kinds {
+        assert!(k["requests"].as_f64().unwrap() > 0.0 && k["errors"] == 0.0, "{k}");
+        let (share, asked) = (k["share_percent"].as_f64().unwrap(), k["asked_percent"].as_f64().unwrap());
+        assert!((share - asked).abs() < 5.0, "a whole-deck load keeps the mix: {k}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["report", "-f", "text", "--db"]).arg(db).output().unwrap();
+    let report = text(&out);
+    let section = report.split_once("== request kinds ==").unwrap_or_else(|| panic!("no request kinds section:\n{report}")).1;
+    for kind in ["item", "search", "cart"] {
+        assert!(section.lines().any(|l| l.contains(" file:shop ") && l.contains(&format!(" {kind} "))), "{kind}:\n{report}");
+    }
+}
+
 /// `bench --scenario FILE` on a running shop: the file's workload is the cell `file:shop`,
 /// verified per request kind, measured with the lab's trials, CPU and memory, and the file's text
 /// and hash are stored with the run. A cached item fails verification and nothing is measured; a
@@ -226,6 +246,7 @@ fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
     for kind in ["`item` answers as the file expects", "`search` answers as the file expects", "`cart` answers as the file expects"] {
         assert!(checks.contains(kind), "{kind}: {checks}");
     }
+    request_kinds_are_reported(cell, &dir.path().join("honest.db"), &t);
     drop(honest);
     let cached = Shop::start("cached-item");
     let (t, report) = run(&cached, "cached.db");

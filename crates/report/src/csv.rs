@@ -32,6 +32,12 @@ pub(crate) fn render(view: &ReportView) -> String {
     for row in under_load_rows(view) {
         line(&row);
     }
+    // Request kinds: one row per kind of each scenario file's cell-step, `step` and `step_label`
+    // the cell's, `trials` those behind the medians, p50_us and p99_us the kind's medians (no
+    // interval), and the `kind*` columns set; every other metric column empty.
+    for row in kind_rows(view) {
+        line(&row);
+    }
     String::from_utf8(out.into_inner().expect("an in-memory CSV writer flushes")).expect("every field is UTF-8")
 }
 
@@ -48,7 +54,39 @@ fn header() -> Vec<String> {
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header.extend(SLO_COLUMNS.map(String::from));
     header.extend(SERIES_COLUMNS.map(String::from));
+    header.extend(KIND_COLUMNS.map(String::from));
     header
+}
+
+/// A request kind of a scenario file's cell-step (empty on every other row): its name, responses,
+/// percent of the cell-step's responses, percent the file's weights ask for, and failed requests.
+const KIND_COLUMNS: [&str; 5] = ["kind", "kind_requests", "kind_share_percent", "kind_asked_percent", "kind_errors"];
+
+fn kind_rows(view: &ReportView) -> Vec<Vec<String>> {
+    let rest = header().len() - 10 - 3 * Metric::ALL.len() - KIND_COLUMNS.len();
+    let mut rows = Vec::new();
+    for c in &view.kinds {
+        let summary = view.cells.iter().find(|s| s.cell == c.cell && s.step == c.step);
+        for k in &c.kinds {
+            let mut row = key_fields(view, &c.cell);
+            row.extend([c.step.to_string(), summary.map_or(String::new(), |s| s.step_label.clone())]);
+            row.push(summary.and_then(|s| s.target_rate).map(num).unwrap_or_default());
+            row.push(c.trials.to_string());
+            for m in Metric::ALL {
+                let v = match m {
+                    Metric::P50Us => k.p50_us,
+                    Metric::P99Us => k.p99_us,
+                    _ => None,
+                };
+                row.extend([v.map(num).unwrap_or_default(), String::new(), String::new()]);
+            }
+            row.extend(std::iter::repeat_n(String::new(), rest));
+            let asked = k.asked_percent.map(num).unwrap_or_default();
+            row.extend([k.name.clone(), num(k.requests), num(k.share_percent), asked, num(k.errors)]);
+            rows.push(row);
+        }
+    }
+    rows
 }
 
 /// A soak's series, one point per row (empty on cell and ceiling rows): `series` is `rss_mib` or
@@ -57,7 +95,7 @@ const SERIES_COLUMNS: [&str; 4] = ["series", "series_trial", "series_minute", "s
 
 /// Every point of every soaked cell's series, trial by trial, RSS before requests/s.
 fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
-    let blank = header().len() - 8 - SERIES_COLUMNS.len();
+    let blank = header().len() - 8 - SERIES_COLUMNS.len() - KIND_COLUMNS.len();
     let mut rows = Vec::new();
     for s in &view.soaks {
         for t in &s.trials {
@@ -67,6 +105,7 @@ fn soak_rows(view: &ReportView) -> Vec<Vec<String>> {
                     row.extend([String::new(), "soak".into()]);
                     row.extend(std::iter::repeat_n(String::new(), blank));
                     row.extend([series.id().to_string(), t.trial.to_string(), num(minute), num(value)]);
+                    row.extend(KIND_COLUMNS.map(|_| String::new()));
                     rows.push(row);
                 }
             }
@@ -131,6 +170,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));
+    row.extend(KIND_COLUMNS.map(|_| String::new()));
     row
 }
 
@@ -161,6 +201,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row.extend(SLO_COLUMNS.map(|_| String::new()));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));
+    row.extend(KIND_COLUMNS.map(|_| String::new()));
     row
 }
 

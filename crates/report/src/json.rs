@@ -89,6 +89,10 @@ struct Cell<'a> {
     client_bound: bool,
     warnings: Vec<Warning>,
     memory: Option<Memory>,
+    /// A scenario file's cell-step: per request kind `{name, requests, share_percent, asked_percent,
+    /// p50_us, p99_us, errors, mix_drift}`, medians over trials; absent for every other cell.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    kinds: &'a [crate::kinds::KindRow],
 }
 
 #[derive(Serialize)]
@@ -243,6 +247,7 @@ pub(crate) fn render(view: &ReportView) -> String {
             memory: view
                 .memory_of(&c.cell)
                 .and_then(|m| m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })),
+            kinds: view.kinds.iter().find(|k| k.cell == c.cell && k.step == c.step).map_or(&[], |k| &k.kinds[..]),
         })
         .collect();
     let relative = view

@@ -16,6 +16,7 @@ mod csv;
 mod format;
 mod html;
 mod json;
+mod kinds;
 mod markdown;
 mod memory;
 mod noise;

@@ -49,6 +49,15 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             out.push('\n');
             table(out, &u.table());
         }
+        Section::Kinds => {
+            if view.kinds.is_empty() {
+                return;
+            }
+            out.push_str("\n## Request kinds\n\n");
+            bullets(out, &crate::kinds::lines(&view.kinds));
+            out.push('\n');
+            table(out, &crate::kinds::table(&view.kinds));
+        }
         // The settings are the provenance's last rows here (`settings::readable`).
         Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).

@@ -29,6 +29,8 @@ pub(crate) enum Section {
     UnderLoad,
     /// One table (HTML: charts and a table) per scenario.
     Scenarios,
+    /// Per cell-step of a scenario file: each request kind's results beside the share asked.
+    Kinds,
     /// Concurrency sweeps.
     Sweeps,
     /// Soaks over time.
@@ -42,7 +44,7 @@ pub(crate) enum Section {
 impl Section {
     /// What a reader needs first comes first: the summary, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 15] = [
+    pub const ORDER: [Section; 16] = [
         Section::Summary,
         Section::Provenance,
         Section::WhatRan,
@@ -54,6 +56,7 @@ impl Section {
         Section::Slo,
         Section::UnderLoad,
         Section::Scenarios,
+        Section::Kinds,
         Section::Sweeps,
         Section::Soaks,
         Section::Proxy,

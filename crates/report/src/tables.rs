@@ -52,6 +52,7 @@ pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Tabl
         | Section::Noise
         | Section::Slo
         | Section::UnderLoad
+        | Section::Kinds
         | Section::Settings => Vec::new(),
     }
 }
@@ -98,7 +99,7 @@ fn mib_or_gib(bytes: u64) -> String {
     }
 }
 
-fn step_name(c: &CellSummary) -> String {
+pub(crate) fn step_name(c: &CellSummary) -> String {
     match c.target_rate {
         Some(r) => format!("{} req/s", grouped(r)),
         None => c.step_label.clone(),

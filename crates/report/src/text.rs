@@ -46,6 +46,16 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
             layout(out, &u.table());
         }
+        Section::Kinds => {
+            if view.kinds.is_empty() {
+                return;
+            }
+            let _ = writeln!(out, "\n== request kinds ==");
+            for l in crate::kinds::lines(&view.kinds) {
+                let _ = writeln!(out, "{l}");
+            }
+            layout(out, &crate::kinds::table(&view.kinds));
+        }
         // The settings are the provenance's last lines here (`settings::readable`).
         Section::Settings | Section::Summary => {}
         // Every other section is titled tables alone (`tables::titled_tables` says which).

@@ -45,6 +45,8 @@ pub struct ReportView<'a> {
     pub(crate) slo: Option<SloView>,
     /// Each cell's latency at fractions of its capacity, when the run measured it.
     pub(crate) under_load: Option<crate::under_load::UnderLoadView>,
+    /// Each cell-step of a scenario file with its request kinds, in cell order.
+    pub(crate) kinds: Vec<crate::kinds::CellKinds>,
     /// Cells measured for minutes, over time.
     pub(crate) soaks: Vec<crate::soak::SoakCell>,
     /// Cells measured at rising connection counts, per scenario.
@@ -133,6 +135,7 @@ impl<'a> ReportView<'a> {
             precision: precision_view(&policy, min_trials, &cells, &scenarios, &data.trials),
             slo: slo_view(settings, &data.trials),
             under_load: crate::under_load::under_load_view(&data.trials),
+            kinds: crate::kinds::kinds_view(&cells, &data.trials, settings),
             policy,
             claims,
             article,

@@ -141,11 +141,14 @@ fn reports_say_what_matters() {
     let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
     let records: Vec<csv::StringRecord> = reader.records().map(|r| r.expect("valid RFC 4180")).collect();
     // One row per cell-step, then one per store ceiling, then one per point of the soak's two
-    // series, then one per point of each latency-under-load curve.
+    // series, then one per point of each latency-under-load curve, then one per request kind of
+    // each scenario file's cell-step.
     let soak_points = 13 + 60;
     let curve_points: usize = json["under_load"]["cells"].as_array().unwrap().iter().map(|c| c["points"].as_array().unwrap().len()).sum();
     assert_eq!(curve_points, 6 * 5, "three stacks x two scenarios x five fractions");
-    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points + curve_points);
+    let kind_rows: usize = json["cells"].as_array().unwrap().iter().filter_map(|c| c["kinds"].as_array()).map(Vec::len).sum();
+    assert_eq!(kind_rows, 2 * 3, "two stacks x the shop's three kinds");
+    assert_eq!(rows.len(), 1 + json["cells"].as_array().unwrap().len() + d.ceilings.len() + soak_points + curve_points + kind_rows);
     let knee_rows: Vec<&&str> = rows.iter().filter(|r| r.contains(" (knee),")).collect();
     assert_eq!(knee_rows.len(), 6, "one knee per curve: {knee_rows:?}");
     assert!(rows.iter().any(|r| r.contains(",ceiling:postgres,products,pgbench 15.18,")), "{csv}");
@@ -432,4 +435,60 @@ fn soak_series_are_in_json_and_csv() {
     assert_eq!(points("requests_per_sec"), rps, "and the same requests/s points");
     assert!(records.iter().filter(|r| !r[series].is_empty()).all(|r| &r[1] == "go-pocketbase" && r[rps_col].is_empty() && &r[7] == "soak"));
     assert!(records.iter().filter(|r| r[series].is_empty()).count() > 10, "cell rows keep the series columns empty");
+}
+
+/// The scenario file's cells show each request kind in every format, from the same view: the JSON
+/// `kinds` of a cell are the CSV's kind rows and the tables' rows; a run without one shows none.
+#[test]
+fn request_kinds_are_in_every_format() {
+    let d = synthetic::run_data();
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let cells = json["cells"].as_array().unwrap();
+    let with_kinds: Vec<&serde_json::Value> = cells.iter().filter(|c| c.get("kinds").is_some()).collect();
+    assert_eq!(with_kinds.len(), 2, "Rust's and Go's shop cells");
+    assert!(with_kinds.iter().all(|c| c["scenario"] == "file:shop"));
+    assert!(cells.iter().filter(|c| c["scenario"] != "file:shop").all(|c| c.get("kinds").is_none()), "built-in cells have no kinds");
+    let go = with_kinds.iter().find(|c| c["stack"] == "go-fasthttp").unwrap();
+    let kinds = go["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["item", "search", "cart"]);
+    let asked: Vec<f64> = kinds.iter().map(|k| k["asked_percent"].as_f64().unwrap()).collect();
+    assert_eq!(asked, [60.0, 30.0, 10.0]);
+    let search = &kinds[1];
+    assert_eq!(search["errors"], 24.0, "Go's searches failed 12, 24 and 36 times: the median is 24");
+    assert!(search["p99_us"].as_f64().unwrap() > kinds[0]["p99_us"].as_f64().unwrap(), "a search is slower than an item");
+    assert_eq!(kinds[2]["mix_drift"], true, "Go drifted on carts in one trial");
+
+    let csv = render(&d, Format::Csv);
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let records: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    let rows: Vec<&csv::StringRecord> = records.iter().filter(|r| !r[col("kind")].is_empty()).collect();
+    assert_eq!(rows.len(), 6, "a row per cell and kind");
+    let go_search = rows.iter().find(|r| &r[1] == "go-fasthttp" && &r[col("kind")] == "search").unwrap();
+    assert_eq!(go_search[col("kind_errors")].parse::<f64>().unwrap(), 24.0);
+    assert_eq!(go_search[col("kind_asked_percent")].parse::<f64>().unwrap(), 30.0);
+    assert_eq!(go_search[col("kind_share_percent")].parse::<f64>().unwrap(), search["share_percent"].as_f64().unwrap());
+    assert_eq!(go_search[col("p99_us")].parse::<f64>().unwrap(), search["p99_us"].as_f64().unwrap());
+    assert!(go_search[col("requests_per_sec")].is_empty(), "the cell's metrics are on its own row");
+
+    let text = render(&d, Format::Text);
+    let section = text.split_once("== request kinds ==").expect("a request kinds section").1;
+    let row = section.lines().find(|l| l.starts_with("go-fasthttp file:shop w2") && l.contains(" search ")).expect("Go's search row");
+    assert!(row.contains("30.0%") && row.trim_end().ends_with("24"), "{row}");
+    assert!(text.find("== file:shop ==").unwrap() < text.find("== request kinds ==").unwrap(), "after the scenario tables");
+    let md = render(&d, Format::Markdown);
+    assert!(md.contains("## Request kinds") && md.contains("| go-fasthttp file:shop w2 | 64 connections | search |"), "{md}");
+    let html = render(&d, Format::Html);
+    let section = html.split_once("<section id=\"kinds\">").expect("an HTML request kinds section").1;
+    assert!(section.contains("<td>search</td>") && section.contains("<td class=\"warn\">10."), "{section}");
+
+    // Without a scenario file, no format says anything of kinds.
+    let mut plain = synthetic::run_data();
+    plain.trials.retain(|t| t.cell.scenario.id() != "file:shop");
+    assert!(!render(&plain, Format::Text).contains("request kinds"));
+    assert!(!render(&plain, Format::Markdown).contains("Request kinds"));
+    assert!(!render(&plain, Format::Html).contains("id=\"kinds\""));
+    assert!(!render(&plain, Format::Json).contains("\"kinds\""));
 }

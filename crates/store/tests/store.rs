@@ -327,6 +327,35 @@ fn nan_server_numbers_read_back_as_nan() {
     assert!(s.load_run("r").unwrap().trials[0].server.cpu_us_per_request.is_nan());
 }
 
+/// A scenario file's trial keeps each request kind's results: names in the deck's order, counts,
+/// latency, errors by kind and the histogram, exactly as the load generator reported them.
+#[test]
+fn request_kinds_of_a_trial_read_back_exactly() {
+    let mut s = Store::open_in_memory().unwrap();
+    s.insert_run(&run("r")).unwrap();
+    let mut t = trial("r", "a", 1);
+    t.cell.scenario = "file:shop".parse().unwrap();
+    let kind = |name: &str, requests: u64, base: f64, errors: ErrorCounts| KindReport {
+        name: name.into(),
+        requests,
+        requests_per_sec: requests as f64 / 3.0,
+        latency: latency(base),
+        errors,
+        histogram: "HISTFAAAAB54nJNpmSzMwMDAxQABzFAaxmey+wBhAACGwwWd".into(),
+    };
+    t.load.steps[0].kinds = vec![
+        kind("item", 7_407, 101.3, ErrorCounts::default()),
+        kind("search", 3_704, 0.1 + 0.2, ErrorCounts { status: BTreeMap::from([(500, 3)]), timeout: 1, ..Default::default() }),
+        kind("cart", 1_235, 250.0, ErrorCounts { body_mismatch: 2, ..Default::default() }),
+    ];
+    s.insert_trial(&t).unwrap();
+    let back = s.load_run("r").unwrap().trials;
+    assert_eq!(back, [t]);
+    let names: Vec<&str> = back[0].load.steps[0].kinds.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["item", "search", "cart"]);
+    assert_eq!(back[0].load.steps[0].kinds[1].errors.total(), 4);
+}
+
 #[test]
 fn unfinished_run_keeps_its_trials() {
     let dir = tempfile::tempdir().unwrap();

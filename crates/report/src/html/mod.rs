@@ -75,6 +75,12 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
         Section::Slo => sections::slo(out, view),
         Section::UnderLoad => under_load::render(out, view),
         Section::Scenarios => view.scenarios.iter().for_each(|sv| sections::scenario(out, view, sv)),
+        Section::Kinds => {
+            if !view.kinds.is_empty() {
+                let how = format!("{}.", crate::kinds::lines(&view.kinds).join(". "));
+                explained(out, ("kinds", "Request kinds"), &how, Some(crate::kinds::table(&view.kinds)));
+            }
+        }
         Section::Sweeps => sections::sweeps(out, view),
         Section::Soaks => sections::soaks(out, view),
         Section::Proxy => sections::proxy(out, view),

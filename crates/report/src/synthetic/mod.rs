@@ -1,9 +1,11 @@
 //! A deterministic synthetic run for tests and the format snapshots (the `test-support` feature; not
 //! in a release build): three HTTP stacks over two scenarios, a proxy study with a baseline, a failed
 //! verification, background noise, one leaking server, an A/A twin, per-trial noise records, an SLO
-//! capacity search per HTTP trial (one stack meets the objective nowhere) and a one-minute soak.
+//! capacity search per HTTP trial (one stack meets the objective nowhere), a one-minute soak and a
+//! scenario file whose trials report their request kinds.
 //! Histograms are real HDR histograms, so every format reads realistic data.
 
+mod shop;
 mod trials;
 
 pub use trials::{latency_histogram, trial};
@@ -82,6 +84,7 @@ pub fn run_data() -> RunData {
         trials.push(hung_trial(n));
         trials.extend(ladder_trials(n, drift));
         trials.extend(proxy_trials(n, drift));
+        trials.extend(shop::shop_trials(n, drift));
         trials.append(&mut twins);
     }
     trials.push(soak_trial());
@@ -242,7 +245,8 @@ fn run_info() -> RunInfo {
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
                                               "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
                                               "slo_budget": bakeoff_model::slo::SearchBudget::default(),
-                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1}},
+                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1},
+                                              "scenario_file": {"name": "shop", "text_hash": "5d1c0ffee5d1c0ff", "text": shop::SHOP_TEXT}},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [
                                          {"statement": "Rust serves hello faster than Python", "scenario": "hello",
