@@ -59,7 +59,9 @@ pub fn print_event(event: &Event<'_>) {
         Event::CostRechecked { cell, checks } => print_rechecks(cell, checks),
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
         Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
-        Event::BudgetSpent { pending } => eprintln!("budget spent: {pending} cell(s) did not reach the precision target"),
+        Event::BudgetSpent { pending } => {
+            eprintln!("budget: another launch of {pending} cell(s) does not fit, so they keep the precision they reached (what is left goes to scenarios nearer the target)")
+        }
         Event::StillBusyAfterStart { stack, cores } => eprintln!(
             "  note: {stack} answers but still uses {:.0}% CPU while idle; warming up anyway \
              (a longer start.ready_timeout lets its start-up finish first)",

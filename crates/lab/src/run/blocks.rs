@@ -113,26 +113,33 @@ impl Lab<'_> {
         let Some(target) = self.settings.precision else { return Ok(()) };
         let budget = self.settings.budget.unwrap_or(Duration::MAX);
         let mut launch = plan.launches;
+        let mut given_up = std::collections::BTreeSet::new();
         loop {
             let metric = self.settings.rank_by.metric();
             // The precision asked is on the ratios a scenario ranks, paired block by block.
             let keys = |g: &[&Cell<'_>]| g.iter().map(|c| c.key()).collect::<Vec<_>>();
-            let pending: Vec<(Scenario, &Vec<&Cell<'_>>)> =
-                groups.iter().filter(|(_, g)| tally.ratios_pending(&keys(g), target, metric)).map(|(&s, g)| (s, g)).collect();
+            let pending: Vec<(f64, Scenario, &Vec<&Cell<'_>>)> = groups
+                .iter()
+                .filter(|(s, _)| !given_up.contains(*s))
+                .filter_map(|(&s, g)| tally.widest_ratio(&keys(g), metric).filter(|&w| w > target).map(|w| (w, s, g)))
+                .collect();
             let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
             if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());
             }
-            // Another launch of the pending scenarios must fit in what is left of the budget.
             let per_slice = started.elapsed().as_secs_f64() / tally.trials_done.max(1) as f64;
-            let cells: usize = pending.iter().map(|(_, g)| g.len()).sum();
-            let slices = cells * plan.extra_blocks() as usize;
-            if started.elapsed().as_secs_f64() + per_slice * slices as f64 > budget.as_secs_f64() {
-                (self.events)(Event::BudgetSpent { pending: cells });
+            let left = budget.as_secs_f64() - started.elapsed().as_secs_f64();
+            let (pending, dropped) = within_budget(pending, |g| per_slice * (g.len() * plan.extra_blocks() as usize) as f64, left);
+            if !dropped.is_empty() {
+                (self.events)(Event::BudgetSpent { pending: dropped.iter().map(|(_, g)| g.len()).sum() });
+                given_up.extend(dropped.iter().map(|(s, _)| *s));
+            }
+            if pending.is_empty() {
                 return Ok(());
             }
+            let cells: usize = pending.iter().map(|(_, _, g)| g.len()).sum();
             (self.events)(Event::PrecisionRound { round: launch + 1, cells });
-            for (scenario, group) in pending {
+            for (_, scenario, group) in pending {
                 let blocks = blocks_of(scenario, plan.extra_blocks());
                 if !self.launch(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
                     return Ok(());
@@ -365,6 +372,28 @@ impl Lab<'_> {
 }
 
 /// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
+/// The scenarios another launch measures (with their widest ratio's half-width), and the others.
+type BudgetSplit<S, G> = (Vec<(f64, S, G)>, Vec<(S, G)>);
+
+/// The pending scenarios (each with its widest ratio's half-width) that another launch can measure
+/// in `left` seconds, given what a launch of each `costs`; and those that do not fit. Where not
+/// all fit, the budget goes where it helps most: the scenarios nearest their target first, as
+/// another launch can bring those within it and only narrows the others.
+fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -> f64, mut left: f64) -> BudgetSplit<S, G> {
+    pending.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut kept, mut dropped) = (Vec::new(), Vec::new());
+    for (width, scenario, group) in pending {
+        let cost = costs(&group);
+        if cost <= left {
+            left -= cost;
+            kept.push((width, scenario, group));
+        } else {
+            dropped.push((scenario, group));
+        }
+    }
+    (kept, dropped)
+}
+
 fn seed_of(run_id: &str) -> u64 {
     run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
@@ -383,6 +412,18 @@ mod tests {
         assert_eq!(per_launch(LaunchPlan::for_blocks(20, Some(1))), [20]);
         assert_eq!(per_launch(LaunchPlan::for_blocks(2, Some(5))), [1, 1], "never a launch without a block");
         assert_eq!(LaunchPlan::for_blocks(10, None).extra_blocks(), 4);
+    }
+
+    #[test]
+    fn a_budget_short_of_every_pending_scenario_goes_to_those_nearest_their_target() {
+        // Widest ratios ±20%, ±6% and ±9%; each launch costs 10 s per cell; 25 s are left.
+        let pending = vec![(0.20, "hello", 1usize), (0.06, "json", 2), (0.09, "products", 1)];
+        let (kept, dropped) = within_budget(pending, |cells| 10.0 * *cells as f64, 25.0);
+        let kept: Vec<&str> = kept.iter().map(|k| k.1).collect();
+        assert_eq!(kept, ["json"], "the nearest first; products no longer fits");
+        assert_eq!(dropped.iter().map(|d| d.0).collect::<Vec<_>>(), ["products", "hello"]);
+        let (kept, dropped) = within_budget(vec![(0.2, "hello", 1usize), (0.1, "json", 1)], |c| 10.0 * *c as f64, 60.0);
+        assert_eq!((kept.len(), dropped.len()), (2, 0), "all fit: all measured");
     }
 
     #[test]

@@ -107,7 +107,8 @@ pub enum Event<'a> {
         /// How many cells the round measures.
         cells: usize,
     },
-    /// The budget would be overrun by another round; `pending` cells missed the target.
+    /// Another round of `pending` cells would overrun the budget: they keep the precision they
+    /// reached (under the block schedule, scenarios nearer their target may still get one).
     BudgetSpent {
         /// Cells whose interval is still wider than the target.
         pending: usize,
