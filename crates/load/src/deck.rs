@@ -3,7 +3,7 @@
 
 mod login;
 
-pub use login::{Capture, JsonStep, Login, LoginRequest, PlanLogin, Splice, SHARED};
+pub use login::{Capture, JsonStep, Login, LoginRequest, PlanLogin, Splice, SHARED_SPAN};
 
 use crate::checks::Checks;
 use crate::error::PlanError;

@@ -73,7 +73,7 @@ pub struct Splice {
 }
 
 /// The span of an entry whose shared bytes serve every connection.
-pub const SHARED: (u32, u32) = (u32::MAX, 0);
+pub const SHARED_SPAN: (u32, u32) = (u32::MAX, 0);
 
 impl PlanLogin {
     /// Validates `login` and serializes it against `target`; finds each captured name's place in
@@ -95,7 +95,8 @@ impl PlanLogin {
                 return bad(format!("header `{k}`"));
             }
             let method = r.method.to_ascii_uppercase();
-            requests.push((serialize_request(&method, &r.path, &target.host_header, &r.headers, r.body.as_deref(), false), r.expect_status));
+            requests
+                .push((serialize_request(&method, &r.path, &target.host_header, &r.headers, r.body.as_deref(), false), r.expect_status));
         }
         let mut splices = Vec::with_capacity(entries.len());
         for (i, e) in entries.iter().enumerate() {
@@ -130,13 +131,13 @@ impl PlanLogin {
     }
 
     /// Builds one connection's bytes of the entries that take captured values into `bytes`, and
-    /// into `spans` each entry's range there ([`SHARED`] for an entry whose shared bytes serve).
+    /// into `spans` each entry's range there ([`SHARED_SPAN`] for an entry whose shared bytes serve).
     pub fn build(&self, entries: &[DeckRequest], values: &[Vec<u8>], bytes: &mut Vec<u8>, spans: &mut Vec<(u32, u32)>) {
         bytes.clear();
         spans.clear();
         for (e, splices) in entries.iter().zip(&self.splices) {
             if splices.is_empty() {
-                spans.push(SHARED);
+                spans.push(SHARED_SPAN);
                 continue;
             }
             let start = bytes.len();
@@ -191,7 +192,7 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_s_bytes_take_its_captured_values() {
+    fn each_connection_s_bytes_take_its_captured_values() {
         let entries = [
             entry("GET /a HTTP/1.1\r\nAuthorization: Bearer {{token}}\r\nX-User: {{user}}\r\n\r\n"),
             entry("GET /b HTTP/1.1\r\n\r\n{{token}}"),
@@ -205,7 +206,7 @@ mod tests {
         login.build(&entries, &values, &mut bytes, &mut spans);
         let (a, b) = spans[0];
         assert_eq!(&bytes[a as usize..b as usize], b"GET /a HTTP/1.1\r\nAuthorization: Bearer t-1\r\nX-User: 7\r\n\r\n");
-        assert_eq!(spans[1], SHARED);
+        assert_eq!(spans[1], SHARED_SPAN);
         for body in [&br#"{"ids":[5,7]}"#[..], br#"{"token":{},"ids":[5,7]}"#, b"not json", br#"{"token":"a\nb","ids":[1,2]}"#] {
             assert!(!login.capture(body, &mut values), "{}", String::from_utf8_lossy(body));
         }

@@ -2,7 +2,7 @@
 //! connection, reads the answer, captures its values and builds that connection's request bytes
 //! once; a failed login is an error of kind `login` and the connection retries after a backoff.
 
-use crate::deck::{PlanDeck, SHARED};
+use crate::deck::{PlanDeck, SHARED_SPAN};
 use crate::parser::ParseSink;
 use crate::report::ErrorKind;
 
@@ -29,7 +29,7 @@ pub(super) struct Session {
     values: Vec<Vec<u8>>,
     /// This connection's bytes of the entries that take captured values.
     bytes: Vec<u8>,
-    /// Each entry's range in `bytes`, or [`SHARED`].
+    /// Each entry's range in `bytes`, or [`SHARED_SPAN`].
     spans: Vec<(u32, u32)>,
 }
 
@@ -38,7 +38,7 @@ impl Session {
     #[inline]
     pub fn request<'d>(&'d self, deck: &'d PlanDeck, e: usize) -> &'d [u8] {
         match self.spans.get(e) {
-            Some(&(a, b)) if (a, b) != SHARED => &self.bytes[a as usize..b as usize],
+            Some(&(a, b)) if (a, b) != SHARED_SPAN => &self.bytes[a as usize..b as usize],
             _ => &deck.entries[e].request,
         }
     }

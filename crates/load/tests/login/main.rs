@@ -77,7 +77,7 @@ fn the_open_model_logs_in_once_per_connection() {
     let plan = quick(&s.url()).rate(400.0).duration(Duration::from_secs(1)).build().unwrap();
     let (st, logins) = run(&plan, Duration::from_secs(10));
     assert_eq!(st.errors.total(), 0, "{:?}", st.errors);
-    assert!(st.requests >= 300, "{}", st.requests);
+    assert!(st.requests >= 200, "{}", st.requests);
     assert_eq!(logins, LoginCounts { sent: 4, failed: 0 });
     assert_eq!(s.get(|c| &c.authorized) + s.get(|c| &c.unauthorized), st.requests + st.errors.total());
 }
@@ -86,7 +86,14 @@ fn the_open_model_logs_in_once_per_connection() {
 fn a_failed_login_is_a_login_error_and_the_connection_retries() {
     for how in [Refusal::Forbidden, Refusal::NoToken] {
         let s = LoginServer::start(3, how);
-        let plan = LoadPlan::builder(&s.url()).connections(1).threads(1).timeout(Duration::from_secs(2)).deck(deck()).requests(40).build().unwrap();
+        let plan = LoadPlan::builder(&s.url())
+            .connections(1)
+            .threads(1)
+            .timeout(Duration::from_secs(2))
+            .deck(deck())
+            .requests(40)
+            .build()
+            .unwrap();
         // Backoffs of 20, 40 and 80 ms: well within a second.
         let (st, logins) = run(&plan, Duration::from_secs(5));
         assert_eq!(logins, LoginCounts { sent: 4, failed: 3 }, "{how:?}");
@@ -101,7 +108,8 @@ fn a_failed_login_is_a_login_error_and_the_connection_retries() {
 #[test]
 fn a_server_that_never_lets_anyone_in_ends_a_request_count_run() {
     let s = LoginServer::start(u64::MAX, Refusal::Forbidden);
-    let plan = LoadPlan::builder(&s.url()).connections(2).threads(1).timeout(Duration::from_secs(2)).deck(deck()).requests(5).build().unwrap();
+    let plan =
+        LoadPlan::builder(&s.url()).connections(2).threads(1).timeout(Duration::from_secs(2)).deck(deck()).requests(5).build().unwrap();
     let (st, logins) = run(&plan, Duration::from_secs(10));
     assert_eq!(st.requests, 0);
     // Logins still unanswered when the run ends are neither successes nor failures.

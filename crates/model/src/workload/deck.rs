@@ -2,9 +2,9 @@
 //! before the run, so every server gets the same requests in the same order and the exact mix.
 
 use super::expect::Expected;
-use super::vars::Draws;
 use super::login::LOGIN_DRAWS;
 use super::template::Value;
+use super::vars::Draws;
 use super::{Body, RequestSpec, Workload};
 use std::collections::BTreeMap;
 

@@ -154,8 +154,8 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
     let mut requests = Vec::new();
     for r in &raw.requests {
         let at = r.span().start;
-        let spec =
-            request(r.get_ref(), &vars, &captured).map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
+        let spec = request(r.get_ref(), &vars, &captured)
+            .map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
         if requests.iter().any(|s: &RequestSpec| s.name == spec.name) {
             return Err(located(path, text, at, format!("two requests are named `{}`", spec.name), "give each request its own name"));
         }
@@ -237,7 +237,8 @@ fn login(l: &RawLogin, vars: &BTreeMap<String, Generator>) -> Result<LoginSpec, 
                 "rename the capture or the variable: `{{name}}` must say which it means",
             ));
         }
-        let path = JsonPath::parse(at).map_err(|p| (format!("capture `{name}`: {p}"), "write a JSON path into the login's answer, e.g. $.token"))?;
+        let path = JsonPath::parse(at)
+            .map_err(|p| (format!("capture `{name}`: {p}"), "write a JSON path into the login's answer, e.g. $.token"))?;
         captures.push(Capture { name: name.clone(), path });
     }
     Ok(LoginSpec { request, captures })
@@ -316,8 +317,11 @@ fn check_captured(spec: &RequestSpec, captured: &BTreeSet<String>) -> Result<(),
             ));
         }
     }
-    for p in headers.iter().flat_map(|t| t.placeholders()).filter(|p| captured.contains(&p.var) && p.column.is_some()) {
-        return Err((format!("`{}` is a captured value, so `.{}` names nothing", p.var, p.column.as_deref().unwrap_or("")), "write {{token}}"));
+    if let Some(p) = headers.iter().flat_map(|t| t.placeholders()).find(|p| captured.contains(&p.var) && p.column.is_some()) {
+        return Err((
+            format!("`{}` is a captured value, so `.{}` names nothing", p.var, p.column.as_deref().unwrap_or("")),
+            "write {{token}}",
+        ));
     }
     Ok(())
 }

@@ -58,12 +58,20 @@ fn a_login_captures_values_that_requests_headers_use() {
 fn login_mistakes_are_named_with_their_line_and_fix() {
     let cases = [
         (SHOP.replace("capture = { token", "capture = { id"), "t.toml:9", "capture `id` has the name of a variable"),
-        (SHOP.replace("path = \"/items/{{id}}\"", "path = \"/items/{{token}}\""), "t.toml:16", "captured by [login] and is used outside the headers"),
+        (
+            SHOP.replace("path = \"/items/{{id}}\"", "path = \"/items/{{token}}\""),
+            "t.toml:16",
+            "captured by [login] and is used outside the headers",
+        ),
         (SHOP.replace("equals = \"{{id}}\"", "equals = \"{{token}}\""), "t.toml:16", "used outside the headers"),
         (SHOP.replace("\"$.token\"", "\"$.token[\""), "t.toml:9", "capture `token`: `$.token[`"),
         (SHOP.replace("[login]", "[nologin]"), "t.toml:9", "unknown field `nologin`"),
         (SHOP.replace("capture = {", "captur = {"), "t.toml:12", "unknown field `captur`"),
-        (SHOP.replace("json_body = { user = \"{{user}}\" }", "json_body = { user = \"{{who}}\" }"), "t.toml:9", "[login]: `{{who}}` names no variable"),
+        (
+            SHOP.replace("json_body = { user = \"{{user}}\" }", "json_body = { user = \"{{who}}\" }"),
+            "t.toml:9",
+            "[login]: `{{who}}` names no variable",
+        ),
     ];
     for (text, at, says) in cases {
         let e = Workload::parse(Path::new("t.toml"), &text).unwrap_err();

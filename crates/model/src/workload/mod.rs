@@ -14,9 +14,9 @@ pub mod vars;
 
 use crate::InputError;
 use expect::{Expect, TemplatedJson};
+use login::LoginSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use login::LoginSpec;
 use template::Template;
 use vars::Generator;
 
@@ -120,7 +120,8 @@ impl Workload {
         } else if !blind.is_empty() {
             out.push(format!("{}: no expectation depends on an input, so a cached answer passes there", blind.join(", ")));
         }
-        let used: BTreeSet<&str> = self.requests.iter().chain(self.login.as_ref().map(|l| &l.request)).flat_map(RequestSpec::variables).collect();
+        let used: BTreeSet<&str> =
+            self.requests.iter().chain(self.login.as_ref().map(|l| &l.request)).flat_map(RequestSpec::variables).collect();
         for name in self.login.iter().flat_map(LoginSpec::names).filter(|n| !used.contains(n)) {
             out.push(format!("[login] captures `{name}` but no request's headers use it"));
         }
