@@ -21,6 +21,8 @@ pub(super) struct Session {
     pub waiting: bool,
     /// When the login was sent.
     since: u64,
+    /// Which of the login's requests was sent.
+    sent: usize,
     /// Failed logins in a row, for the backoff.
     failures: u32,
     /// The login answer's decoded body.
@@ -59,8 +61,9 @@ impl Worker<'_> {
     pub(super) fn send_login(&mut self, i: usize, now: u64) {
         let Some(login) = self.login else { return };
         let (request, _) = &login.requests[self.login_cursor];
-        self.login_cursor = (self.login_cursor + 1) % login.requests.len();
         let s = &mut self.sessions[i];
+        s.sent = self.login_cursor;
+        self.login_cursor = (self.login_cursor + 1) % login.requests.len();
         s.waiting = true;
         s.since = now;
         s.body.clear();
@@ -86,8 +89,8 @@ impl Worker<'_> {
             }
         };
         let login = self.login.expect("a session waits only with a login");
-        let expected = login.requests.iter().any(|(_, status)| *status == resp.status);
-        if !expected || resp.close || !login.capture(&s.body, &mut s.values) {
+        // An answer that closes the connection leaves nothing to send the deck on.
+        if resp.status != login.requests[s.sent].1 || resp.close || !login.capture(&s.body, &mut s.values) {
             self.login_failed(i, now);
             return None;
         }
