@@ -136,7 +136,12 @@ impl Workload {
         let mut draws = Draws::new(self.seed ^ 0x6c6f_6769_6e00);
         let mut requests = Vec::with_capacity(n);
         for _ in 0..n {
-            let d = self.render(&login.request, 0, &mut draws, &BTreeMap::new())?;
+            let d = match self.render(&login.request, 0, &mut draws, &BTreeMap::new()) {
+                Ok(d) => d,
+                // A `unique` data file with fewer rows than draws: its rows, in turn.
+                Err(_) if !requests.is_empty() => break,
+                Err(e) => return Err(e),
+            };
             requests.push(bakeoff_load::LoginRequest {
                 method: d.method,
                 path: d.path,

@@ -86,3 +86,18 @@ fn login_mistakes_are_named_with_their_line_and_fix() {
     let w = Workload::parse(Path::new("t.toml"), &unused).unwrap();
     assert_eq!(w.warnings(), ["[login] captures `n` but no request's headers use it"]);
 }
+
+#[test]
+fn a_login_of_unique_users_is_drawn_once_per_row() {
+    let dir = std::env::temp_dir().join(format!("bakeoff-login-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("users.csv"), "name\nada\nbob\n").unwrap();
+    let text = SHOP
+        .replace("user = { choice = [\"ada\", \"bob\"] }", "user = { data = \"users.csv\", pick = \"unique\" }")
+        .replace("{{user}}", "{{user.name}}");
+    let w = Workload::parse(&dir.join("s.toml"), &text).unwrap();
+    let login = w.load_deck().unwrap().login.unwrap();
+    let users: Vec<String> = login.requests.iter().map(|r| String::from_utf8(r.body.clone().unwrap()).unwrap()).collect();
+    assert_eq!(users, [r#"{"user":"ada"}"#, r#"{"user":"bob"}"#]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
