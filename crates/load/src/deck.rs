@@ -1,6 +1,10 @@
 //! A request deck: an ordered list of requests of named kinds, each with its own checks, that the
 //! workers walk in order; validated and serialized once when the plan is built.
 
+mod login;
+
+pub use login::{Capture, JsonStep, Login, LoginRequest, PlanLogin, Splice, SHARED_SPAN};
+
 use crate::checks::Checks;
 use crate::error::PlanError;
 use crate::target::{serialize_request, Target};
@@ -17,6 +21,8 @@ pub struct Deck {
     pub kinds: Vec<String>,
     /// The requests, in the order they are sent.
     pub entries: Vec<DeckEntry>,
+    /// A login every new connection sends first, if any; it is not one of the entries.
+    pub login: Option<Login>,
 }
 
 /// One request of a deck.
@@ -54,6 +60,8 @@ pub struct PlanDeck {
     pub has_head: bool,
     /// Whether any entry's checks need the body hashed.
     pub wants_hash: bool,
+    /// The login each connection runs first, if any.
+    pub login: Option<PlanLogin>,
 }
 
 /// One serialized deck entry.
@@ -98,7 +106,9 @@ impl PlanDeck {
             let request = serialize_request(&method, &e.path, &target.host_header, &e.headers, e.body.as_deref(), close);
             entries.push(DeckRequest { kind: e.kind, request, checks: e.checks.clone(), head: method == "HEAD" });
         }
+        let login = deck.login.as_ref().map(|l| PlanLogin::new(l, &entries, target)).transpose()?;
         Ok(PlanDeck {
+            login,
             kinds: deck.kinds.clone(),
             has_head: entries.iter().any(|e| e.head),
             wants_hash: entries.iter().any(|e| e.checks.wants_hash()),
@@ -134,7 +144,7 @@ mod tests {
         post.method = "post".into();
         post.headers.push(("Content-Type".into(), "application/json".into()));
         post.body = Some(b"{\"id\":1}".to_vec());
-        let deck = Deck { kinds: vec!["item".into(), "cart".into()], entries: vec![DeckEntry::get(0, "/items/17"), post] };
+        let deck = Deck { kinds: vec!["item".into(), "cart".into()], entries: vec![DeckEntry::get(0, "/items/17"), post], login: None };
         let d = PlanDeck::new(&deck, &target(), false).unwrap();
         assert_eq!(d.entries[0].request, b"GET /items/17 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
         let cart = "POST /cart HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nContent-Length: 8\r\n\r\n{\"id\":1}";
@@ -147,12 +157,12 @@ mod tests {
     fn bad_decks_say_why() {
         let k = || vec!["a".to_string()];
         let cases = [
-            Deck { kinds: k(), entries: vec![] },
-            Deck { kinds: vec![], entries: vec![DeckEntry::get(0, "/")] },
-            Deck { kinds: k(), entries: vec![DeckEntry::get(1, "/")] },
-            Deck { kinds: k(), entries: vec![DeckEntry::get(0, "x")] },
-            Deck { kinds: k(), entries: vec![DeckEntry::get(0, "/a b")] },
-            Deck { kinds: vec!["k".into(); MAX_KINDS + 1], entries: vec![DeckEntry::get(0, "/")] },
+            Deck { kinds: k(), entries: vec![], login: None },
+            Deck { kinds: vec![], entries: vec![DeckEntry::get(0, "/")], login: None },
+            Deck { kinds: k(), entries: vec![DeckEntry::get(1, "/")], login: None },
+            Deck { kinds: k(), entries: vec![DeckEntry::get(0, "x")], login: None },
+            Deck { kinds: k(), entries: vec![DeckEntry::get(0, "/a b")], login: None },
+            Deck { kinds: vec!["k".into(); MAX_KINDS + 1], entries: vec![DeckEntry::get(0, "/")], login: None },
         ];
         for deck in cases {
             let e = PlanDeck::new(&deck, &target(), false).unwrap_err();
@@ -160,6 +170,6 @@ mod tests {
         }
         let mut e = DeckEntry::get(0, "/");
         e.headers.push(("X".into(), "a\r\nEvil: 1".into()));
-        assert!(PlanDeck::new(&Deck { kinds: k(), entries: vec![e] }, &target(), false).is_err());
+        assert!(PlanDeck::new(&Deck { kinds: k(), entries: vec![e], login: None }, &target(), false).is_err());
     }
 }

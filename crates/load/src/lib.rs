@@ -29,14 +29,15 @@ use std::sync::atomic::AtomicBool;
 pub use hdrhistogram::Histogram;
 
 pub use checks::Checks;
-pub use deck::{Deck, DeckEntry, DeckRequest, PlanDeck, MAX_KINDS};
+pub use deck::{Capture, Deck, DeckEntry, DeckRequest, JsonStep, Login, LoginRequest, PlanDeck, PlanLogin, Splice, MAX_KINDS, SHARED_SPAN};
 pub use duration::parse_duration;
 pub use error::{LoadError, PlanError};
 pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
 pub use plan::{LoadPlan, LoadPlanBuilder};
 pub use report::{
-    ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint, SCHEMA_VERSION,
+    ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, LoginCounts, PlanSummary, ScheduleKind, StepReport, TimelinePoint,
+    SCHEMA_VERSION,
 };
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};

@@ -212,12 +212,16 @@ pub struct ErrorCounts {
     /// hangs, not one that is merely busy or slow.
     #[serde(default)]
     pub unanswered: u64,
+    /// Logins that failed (a status other than the expected one, a captured value missing, no
+    /// answer in time); the connection retries after a backoff. Not a request of the deck.
+    #[serde(default)]
+    pub login: u64,
 }
 
 impl ErrorCounts {
     /// Every failed request, of any kind.
     pub fn total(&self) -> u64 {
-        self.transport() + self.status.values().sum::<u64>() + self.body_mismatch
+        self.transport() + self.status.values().sum::<u64>() + self.body_mismatch + self.login
     }
 
     /// Requests that got no (parseable) response at all.
@@ -237,6 +241,7 @@ impl ErrorCounts {
         }
         self.body_mismatch += o.body_mismatch;
         self.unanswered += o.unanswered;
+        self.login += o.login;
     }
 
     pub(crate) fn add(&mut self, kind: ErrorKind, n: u64) {
@@ -249,6 +254,7 @@ impl ErrorCounts {
             ErrorKind::Status(s) => *self.status.entry(s).or_default() += n,
             ErrorKind::BodyMismatch => self.body_mismatch += n,
             ErrorKind::Unanswered => self.unanswered += n,
+            ErrorKind::Login => self.login += n,
         }
     }
 }
@@ -272,6 +278,26 @@ pub enum ErrorKind {
     BodyMismatch,
     /// See [`ErrorCounts::unanswered`].
     Unanswered,
+    /// See [`ErrorCounts::login`].
+    Login,
+}
+
+/// The logins of a deck with a login, over a whole step (warmup included): one per connection,
+/// and one per reconnect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoginCounts {
+    /// Logins sent.
+    pub sent: u64,
+    /// Logins that failed (each also an error of kind `login` if in the measured window).
+    pub failed: u64,
+}
+
+impl LoginCounts {
+    /// Adds another thread's counts.
+    pub fn merge(&mut self, o: &LoginCounts) {
+        self.sent += o.sent;
+        self.failed += o.failed;
+    }
 }
 
 /// One second of a step's measured window.

@@ -26,6 +26,8 @@ pub struct StepDetail {
     pub service: Option<Histogram<u64>>,
     /// One (coarser, 2-digit) histogram per measured second.
     pub seconds: Vec<Histogram<u64>>,
+    /// The step's logins, if the deck has a login.
+    pub logins: Option<crate::report::LoginCounts>,
 }
 
 /// A finished run: its report and the histograms behind it.
@@ -143,6 +145,12 @@ pub fn run_observed(
             latency: rec.latency.clone(),
             service: rec.service.clone(),
             seconds: rec.timeline.iter().map(|s| s.hist.clone()).collect(),
+            logins: plan.deck.as_ref().and_then(|d| d.login.as_ref()).map(|_| {
+                results.iter().fold(crate::report::LoginCounts::default(), |mut all, r| {
+                    all.merge(&r.logins);
+                    all
+                })
+            }),
         });
         if cancelled {
             break;

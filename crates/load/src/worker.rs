@@ -1,5 +1,6 @@
 //! The per-thread event loop: one mio Poll owning its connections, one loop for every schedule.
-//! One `Worker` in three files: the loop here, the request path in `requests`, upkeep in `upkeep`.
+//! One `Worker` in four files: the loop here, the request path in `requests`, upkeep in `upkeep`,
+//! a deck's logins in `login`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -10,14 +11,17 @@ use mio::{Events, Poll};
 
 use crate::checks::Checks;
 use crate::conn::Conn;
-use crate::deck::PlanDeck;
+use crate::deck::{PlanDeck, PlanLogin};
 use crate::plan::LoadPlan;
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
 use crate::timer::SendTimer;
 
+mod login;
 mod requests;
 mod upkeep;
+
+use login::Session;
 
 /// Housekeeping period: timeouts, reconnects, cancel flag, progress counters.
 /// Bounds how late a timeout or a cancel is noticed, off the request path.
@@ -72,6 +76,8 @@ pub struct WorkerResult {
     pub starved: u32,
     /// The first stall of the measured window: (last response before it, last tick still silent).
     pub stall: Option<(u64, u64)>,
+    /// Logins sent and failed (a deck with a login).
+    pub logins: crate::report::LoginCounts,
 }
 
 struct Worker<'a> {
@@ -82,6 +88,14 @@ struct Worker<'a> {
     deck: Option<&'a PlanDeck>,
     /// The next deck entry this thread sends, whichever connection sends it.
     deck_cursor: usize,
+    /// The deck's login, if any: every new connection sends it first.
+    login: Option<&'a PlanLogin>,
+    /// Per connection, its login state and own request bytes; empty without a login, so the
+    /// request path's only extra work is one bounds check.
+    sessions: Vec<Session>,
+    /// The next login request (a login drawn several times is taken in turn).
+    login_cursor: usize,
+    logins: crate::report::LoginCounts,
     poll: Poll,
     /// Open model only: wakes the poll when the next request is due, to the nanosecond.
     timer: Option<SendTimer>,
@@ -189,7 +203,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     spec.progress.errors.store(w.rec.errors.total(), Ordering::Relaxed);
     let cpu1 = crate::usage::thread_cpu();
     let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
-    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall })
+    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall, logins: w.logins })
 }
 
 impl<'a> Worker<'a> {
@@ -203,6 +217,7 @@ impl<'a> Worker<'a> {
         let hash = deck.map_or(plan.checks.wants_hash(), |d| d.wants_hash);
         let poll = Poll::new().map_err(crate::LoadError::Poll)?;
         let timer = if open { Some(SendTimer::new(poll.registry()).map_err(crate::LoadError::Poll)?) } else { None };
+        let login = deck.and_then(|d| d.login.as_ref());
         let conns = (0..spec.connections as usize)
             .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, hash, head))
             .collect();
@@ -212,6 +227,10 @@ impl<'a> Worker<'a> {
             checks: &plan.checks,
             deck,
             deck_cursor: deck.map_or(0, |d| d.start(spec.phase)),
+            login,
+            sessions: login.map_or(Vec::new(), |_| (0..spec.connections).map(|_| Session::default()).collect()),
+            login_cursor: login.map_or(0, |l| ((spec.phase * l.requests.len() as f64) as usize).min(l.requests.len() - 1)),
+            logins: Default::default(),
             poll,
             timer,
             conns,

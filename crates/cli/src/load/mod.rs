@@ -18,7 +18,7 @@ use clap::Args;
 
 use bakeoff_load::{parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Ramp, Target};
 
-use output::{human_summary, progress_line};
+use output::{human_summary, logins_lines, progress_line};
 
 /// Load-test HTTP/1.1 servers (wrk-like flags).
 #[derive(Debug, Clone, Args)]
@@ -276,6 +276,12 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         write!(stdout, "{}", human_summary(r))?;
     }
     stdout.flush()?;
+    // On stderr with --json, whose report has no place for them.
+    if args.json {
+        eprint!("{}", logins_lines(&out.details));
+    } else {
+        write!(stdout, "{}", logins_lines(&out.details))?;
+    }
     if let Some(failures) = workload.and_then(|w| scenario::wrong_after_load(&w, plan.targets[0].addr)) {
         eprint!("after the load, {failures}");
         eprintln!("the answers went wrong under load: these numbers are not of a server doing the file's work");

@@ -60,6 +60,9 @@ fn errors_line(e: &ErrorCounts) -> String {
         "connect {}, read {}, write {}, timeout {}, malformed {}, unanswered {}, body mismatch {}",
         e.connect, e.read, e.write, e.timeout, e.malformed, e.unanswered, e.body_mismatch
     );
+    if e.login > 0 {
+        let _ = write!(s, ", login {}", e.login);
+    }
     for (code, n) in &e.status {
         let _ = write!(s, ", status {code}: {n}");
     }
@@ -157,6 +160,18 @@ pub(crate) fn human_summary(r: &LoadReport) -> String {
 }
 
 /// One live progress line (no newline), for a terminal.
+/// One line per step of a deck with a login: logins sent and failed (they are not requests of the
+/// deck, so the report's counts leave them out). Empty without a login.
+pub(crate) fn logins_lines(details: &[bakeoff_load::StepDetail]) -> String {
+    let mut out = String::new();
+    for d in details {
+        if let Some(l) = d.logins {
+            let _ = writeln!(out, "Logins (step {}): {} sent, {} failed", d.label, l.sent, l.failed);
+        }
+    }
+    out
+}
+
 pub(crate) fn progress_line(p: &ProgressSnapshot) -> String {
     let el = p.elapsed_s.max(0.0);
     let planned = p.planned_s.map(|t| format!("/{t:.0}s")).unwrap_or_default();

@@ -22,6 +22,8 @@ pub fn decode_result(r: &ClientResult) -> Result<RunOutput, DecodeError> {
             latency: decode_histogram(&step.histogram)?,
             service: h.service.as_deref().map(decode_histogram).transpose()?,
             seconds: h.seconds.iter().map(|s| decode_histogram(s)).collect::<Result<_, _>>()?,
+            // A client's saved result does not carry its logins.
+            logins: None,
         });
     }
     Ok(RunOutput { report: r.report.clone(), details })
@@ -127,7 +129,11 @@ fn merge_step(parts: Vec<(&StepReport, &StepDetail)>) -> (StepReport, StepDetail
         warnings,
         kinds: merge_kinds(parts.iter().map(|(s, _)| *s), duration_s),
     };
-    let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds };
+    let logins = parts.iter().filter_map(|(_, d)| d.logins).reduce(|mut a, b| {
+        a.merge(&b);
+        a
+    });
+    let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds, logins };
     (report, detail)
 }
 

@@ -38,7 +38,11 @@ impl Worker<'_> {
                 match connected {
                     Some(true) => {
                         self.conns[i].state = ConnState::Open;
-                        self.fill(i, now);
+                        if self.login.is_some() {
+                            self.send_login(i, now);
+                        } else {
+                            self.fill(i, now);
+                        }
                     }
                     Some(false) => self.connect_failed(i, now),
                     None => {}
@@ -90,6 +94,11 @@ impl Worker<'_> {
     }
 
     fn eof(&mut self, i: usize, now: u64) {
+        if self.logging_in(i) {
+            // Closed before the login was answered, or after an answer that needed the close.
+            self.login_failed(i, now);
+            return;
+        }
         match self.conns[i].parser.finish() {
             Ok(Some(resp)) => {
                 self.respond(i, now, resp);
@@ -104,6 +113,12 @@ impl Worker<'_> {
     }
 
     fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
+        if self.logging_in(i) {
+            match self.login_read(i, now, data) {
+                Some(rest) => data = rest,
+                None => return,
+            }
+        }
         let generation = self.conns[i].generation;
         while !data.is_empty() {
             if let Some(d) = self.deck.filter(|d| d.has_head) {
@@ -227,13 +242,17 @@ impl Worker<'_> {
             let (request, entry) = match self.deck {
                 Some(d) => {
                     let e = advance(&mut self.deck_cursor, d.entries.len());
-                    (&d.entries[e].request, e as u32)
+                    let request = match self.sessions.get(i) {
+                        Some(s) => s.request(d, e),
+                        None => &d.entries[e].request[..],
+                    };
+                    (request, e as u32)
                 }
                 None => {
                     let g = &self.groups[c.group];
                     let t = g.targets[c.cursor];
                     c.cursor = (c.cursor + 1) % g.targets.len();
-                    (&self.plan.targets[t].request, 0)
+                    (&self.plan.targets[t].request[..], 0)
                 }
             };
             c.wbuf.extend_from_slice(request);
@@ -271,7 +290,7 @@ impl Worker<'_> {
         }
     }
 
-    fn write(&mut self, i: usize, now: u64) {
+    pub(super) fn write(&mut self, i: usize, now: u64) {
         let c = &mut self.conns[i];
         let Some(s) = c.stream.as_mut() else { return };
         let failed = loop {

@@ -46,11 +46,20 @@ impl Worker<'_> {
         }
         self.inflight -= c.inflight.len() as u64;
         c.reset_socket();
+        if let Some(s) = self.sessions.get_mut(i) {
+            s.waiting = false;
+        }
     }
 
     /// Ends the socket: in-flight requests count as `kind` errors (none if
-    /// `kind` is None), then reconnect at once unless stopping.
+    /// `kind` is None), then reconnect at once unless stopping (a login still unanswered is a
+    /// failed login, retried after its backoff).
     pub(super) fn recycle(&mut self, i: usize, now: u64, kind: Option<ErrorKind>) {
+        if self.logging_in(i) {
+            // Nothing of the deck is in flight: the login failed, and its backoff applies.
+            self.login_failed(i, now);
+            return;
+        }
         if let Some(k) = kind {
             let n = self.conns[i].inflight.len() as u64;
             self.rec.error(now, k, n.max(u64::from(k == ErrorKind::Malformed)));
@@ -88,7 +97,9 @@ impl Worker<'_> {
                     }
                 }
                 ConnState::Open => {
-                    if c.inflight.front().is_some_and(|r| now - r.sent > self.timeout_ns) {
+                    if self.login_late(i, now) {
+                        self.login_failed(i, now);
+                    } else if c.inflight.front().is_some_and(|r| now - r.sent > self.timeout_ns) {
                         self.recycle(i, now, Some(ErrorKind::Timeout));
                     }
                 }

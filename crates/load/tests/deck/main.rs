@@ -29,7 +29,7 @@ fn echo(kind: u16, path: &str) -> DeckEntry {
 }
 
 fn deck(kinds: &[&str], entries: Vec<DeckEntry>) -> Deck {
-    Deck { kinds: kinds.iter().map(|k| k.to_string()).collect(), entries }
+    Deck { kinds: kinds.iter().map(|k| k.to_string()).collect(), entries, login: None }
 }
 
 fn kind<'a>(st: &'a StepReport, name: &str) -> &'a bakeoff_load::KindReport {
@@ -220,7 +220,7 @@ fn bad_decks_are_plan_errors_with_a_hint() {
         b().deck(deck(&["a"], vec![])),
         b().deck(deck(&["a"], vec![DeckEntry::get(1, "/")])),
         b().deck(deck(&[], vec![DeckEntry::get(0, "/")])),
-        b().deck(Deck { kinds: vec!["k".into(); 65_536], entries: vec![DeckEntry::get(0, "/")] }),
+        b().deck(Deck { kinds: vec!["k".into(); 65_536], entries: vec![DeckEntry::get(0, "/")], login: None }),
         b().deck(deck(&["a"], vec![DeckEntry::get(0, "items")])),
     ];
     for p in bad {
@@ -230,7 +230,7 @@ fn bad_decks_are_plan_errors_with_a_hint() {
     }
     let two_urls = b().url("http://127.0.0.1:10/").deck(weighted()).build().unwrap_err();
     assert!(matches!(two_urls, PlanError::Conflict(_)), "{two_urls}");
-    assert!(b().deck(Deck { kinds: vec!["k".into(); 65_535], entries: vec![DeckEntry::get(65_534, "/")] }).build().is_ok());
+    assert!(b().deck(Deck { kinds: vec!["k".into(); 65_535], entries: vec![DeckEntry::get(65_534, "/")], login: None }).build().is_ok());
 }
 
 #[test]

@@ -2,8 +2,10 @@
 //! before the run, so every server gets the same requests in the same order and the exact mix.
 
 use super::expect::Expected;
+use super::login::LOGIN_DRAWS;
+use super::template::Value;
 use super::vars::Draws;
-use super::{Body, Workload};
+use super::{Body, RequestSpec, Workload};
 use std::collections::BTreeMap;
 
 /// One drawn request.
@@ -35,12 +37,32 @@ impl Workload {
         kinds.into_iter().map(|k| self.draw(k, &mut draws)).collect()
     }
 
-    /// One request of kind `kind` with fresh draws.
+    /// One request of kind `kind` with fresh draws; a value the login captures is left as its
+    /// `{{name}}`, which the load generator fills in per connection.
     pub fn draw(&self, kind: usize, draws: &mut Draws) -> Result<Drawn, String> {
-        let spec = &self.requests[kind];
+        let markers = self.login.iter().flat_map(|l| l.names()).map(|n| (n.to_string(), format!("{{{{{n}}}}}"))).collect();
+        self.draw_with(kind, draws, &markers)
+    }
+
+    /// One request of kind `kind` with fresh draws and the login's `captured` values.
+    pub fn draw_with(&self, kind: usize, draws: &mut Draws, captured: &BTreeMap<String, String>) -> Result<Drawn, String> {
+        self.render(&self.requests[kind], kind, draws, captured)
+    }
+
+    /// The login's request with fresh draws, if the file has a login (its kind is 0: it is no
+    /// kind of the deck).
+    pub fn draw_login(&self, draws: &mut Draws) -> Option<Result<Drawn, String>> {
+        self.login.as_ref().map(|l| self.render(&l.request, 0, draws, &BTreeMap::new()))
+    }
+
+    fn render(&self, spec: &RequestSpec, kind: usize, draws: &mut Draws, captured: &BTreeMap<String, String>) -> Result<Drawn, String> {
         let mut values = BTreeMap::new();
         for var in spec.variables() {
-            values.insert(var.to_string(), self.vars[var].draw(var, draws)?);
+            let value = match captured.get(var) {
+                Some(v) => Value::Text(v.clone()),
+                None => self.vars[var].draw(var, draws)?,
+            };
+            values.insert(var.to_string(), value);
         }
         let mut headers: Vec<(String, String)> = spec.headers.iter().map(|(n, t)| (n.clone(), t.render(&values))).collect();
         let body = spec.body.as_ref().map(|b| match b {
@@ -102,6 +124,32 @@ impl Workload {
                 },
             })
             .collect();
-        Ok(bakeoff_load::Deck { kinds: self.requests.iter().map(|r| r.name.clone()).collect(), entries })
+        Ok(bakeoff_load::Deck { kinds: self.requests.iter().map(|r| r.name.clone()).collect(), entries, login: self.load_login()? })
+    }
+
+    /// The login for the load generator: one request if it draws no variable, else
+    /// [`LOGIN_DRAWS`] drawn from the file's seed that connections take in turn.
+    fn load_login(&self) -> Result<Option<bakeoff_load::Login>, String> {
+        let Some(login) = &self.login else { return Ok(None) };
+        let n = if login.request.variables().is_empty() { 1 } else { LOGIN_DRAWS };
+        // Its own stream, so adding a login does not change the deck's draws.
+        let mut draws = Draws::new(self.seed ^ 0x6c6f_6769_6e00);
+        let mut requests = Vec::with_capacity(n);
+        for _ in 0..n {
+            let d = match self.render(&login.request, 0, &mut draws, &BTreeMap::new()) {
+                Ok(d) => d,
+                // A `unique` data file with fewer rows than draws: its rows, in turn.
+                Err(_) if !requests.is_empty() => break,
+                Err(e) => return Err(e),
+            };
+            requests.push(bakeoff_load::LoginRequest {
+                method: d.method,
+                path: d.path,
+                headers: d.headers,
+                body: d.body,
+                expect_status: d.expected.status,
+            });
+        }
+        Ok(Some(bakeoff_load::Login { requests, captures: login.load_captures() }))
     }
 }

@@ -3,13 +3,14 @@
 
 use super::expect::{Expect, JsonIs, JsonRule, TemplatedJson};
 use super::json_path::JsonPath;
+use super::login::{Capture, LoginSpec};
 use super::pattern::Pattern;
 use super::template::Template;
 use super::vars::{DataFile, Generator, Pick};
 use super::{Body, RequestSpec, Workload};
 use crate::InputError;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use toml::Spanned;
 
@@ -30,6 +31,23 @@ struct RawFile {
     #[serde(default)]
     vars: BTreeMap<String, Spanned<RawVar>>,
     requests: Vec<Spanned<RawRequest>>,
+    login: Option<Spanned<RawLogin>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLogin {
+    #[serde(default = "post")]
+    method: String,
+    path: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    body: Option<String>,
+    json_body: Option<toml::Value>,
+    #[serde(default)]
+    capture: BTreeMap<String, String>,
+    #[serde(default)]
+    expect: RawExpect,
 }
 
 #[derive(Deserialize)]
@@ -60,7 +78,7 @@ struct RawRequest {
     expect: RawExpect,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawExpect {
     status: Option<u16>,
@@ -73,7 +91,7 @@ struct RawExpect {
     headers: BTreeMap<String, String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawJson {
     path: String,
@@ -88,6 +106,10 @@ fn one() -> u32 {
 
 fn get() -> String {
     "GET".into()
+}
+
+fn post() -> String {
+    "POST".into()
 }
 
 /// Where a problem is: the file and the line of the byte offset `at`.
@@ -120,11 +142,20 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
     if raw.requests.is_empty() {
         return Err(located(path, text, 0, "no [[requests]]".into(), example));
     }
+    let login = match &raw.login {
+        Some(l) => {
+            let at = l.span().start;
+            let spec = login(l.get_ref(), &vars).map_err(|(p, h)| located(path, text, at, format!("[login]: {p}"), h))?;
+            Some(LoginSpec { request: RequestSpec { line: located(path, text, at, String::new(), "").what, ..spec.request }, ..spec })
+        }
+        None => None,
+    };
+    let captured: BTreeSet<String> = login.iter().flat_map(|l| l.names()).map(str::to_string).collect();
     let mut requests = Vec::new();
     for r in &raw.requests {
         let at = r.span().start;
-        let spec =
-            request(r.get_ref(), &vars).map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
+        let spec = request(r.get_ref(), &vars, &captured)
+            .map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
         if requests.iter().any(|s: &RequestSpec| s.name == spec.name) {
             return Err(located(path, text, at, format!("two requests are named `{}`", spec.name), "give each request its own name"));
         }
@@ -143,6 +174,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         deck_size: deck,
         vars,
         requests,
+        login,
     })
 }
 
@@ -180,7 +212,40 @@ fn generator(base: &Path, name: &str, v: &RawVar) -> Result<Generator, Problem> 
     })
 }
 
-fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>) -> Result<RequestSpec, Problem> {
+/// The `[login]`: a request like the others (its captured names not yet usable in it), and what it
+/// captures, each name new and each path valid.
+fn login(l: &RawLogin, vars: &BTreeMap<String, Generator>) -> Result<LoginSpec, Problem> {
+    let raw = RawRequest {
+        name: "login".into(),
+        weight: 1,
+        method: l.method.clone(),
+        path: l.path.clone(),
+        headers: l.headers.clone(),
+        body: l.body.clone(),
+        json_body: l.json_body.clone(),
+        expect: l.expect.clone(),
+    };
+    let request = request(&raw, vars, &BTreeSet::new())?;
+    let mut captures = Vec::new();
+    for (name, at) in &l.capture {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err((format!("capture `{name}`: a name of letters, digits and _ only"), "rename it, e.g. token"));
+        }
+        if vars.contains_key(name) {
+            return Err((
+                format!("capture `{name}` has the name of a variable"),
+                "rename the capture or the variable: `{{name}}` must say which it means",
+            ));
+        }
+        let path = JsonPath::parse(at)
+            .map_err(|p| (format!("capture `{name}`: {p}"), "write a JSON path into the login's answer, e.g. $.token"))?;
+        captures.push(Capture { name: name.clone(), path });
+    }
+    Ok(LoginSpec { request, captures })
+}
+
+/// A `[[requests]]` entry; `captured` are the names the login captures, usable in headers only.
+fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>, captured: &BTreeSet<String>) -> Result<RequestSpec, Problem> {
     let bad_template = |e: String| (e, "placeholders are {{var}} or {{var.column}}");
     if r.weight == 0 {
         return Err(("`weight = 0`: a request that is never sent".into(), "give it a weight of 1 or more, or remove it"));
@@ -213,9 +278,17 @@ fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>) -> Result<Request
         expect: expect(&r.expect).map_err(|(p, h)| (format!("expect: {p}"), h))?,
         line: String::new(),
     };
+    check_captured(&spec, captured)?;
     for p in spec.templates().into_iter().flat_map(Template::placeholders) {
+        if captured.contains(&p.var) {
+            continue;
+        }
         let Some(g) = vars.get(&p.var) else {
-            return Err((format!("`{{{{{}}}}}` names no variable", p.var), "declare it under [vars], e.g. id = { range = [1, 100] }"));
+            let also = if captured.is_empty() { " (and there is no [login] to capture it)" } else { "" };
+            return Err((
+                format!("`{{{{{}}}}}` names no variable{also}", p.var),
+                "declare it under [vars], e.g. id = { range = [1, 100] }, or capture it from a [login]: capture = { token = \"$.token\" }",
+            ));
         };
         match (g.columns(), &p.column) {
             (Some(cols), Some(c)) if !cols.contains(c) => {
@@ -230,6 +303,27 @@ fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>) -> Result<Request
         }
     }
     Ok(spec)
+}
+
+/// A captured value is one per connection, spliced into headers only: the path, body and
+/// expectations are fixed before the run.
+fn check_captured(spec: &RequestSpec, captured: &BTreeSet<String>) -> Result<(), Problem> {
+    let headers: Vec<_> = spec.headers.iter().map(|(_, t)| t).collect();
+    for t in spec.templates().into_iter().filter(|t| !headers.iter().any(|h| std::ptr::eq(*h, *t))) {
+        if let Some(p) = t.placeholders().find(|p| captured.contains(&p.var)) {
+            return Err((
+                format!("`{{{{{}}}}}` is captured by [login] and is used outside the headers", p.var),
+                "use a captured value in headers only, e.g. headers = { Authorization = \"Bearer {{token}}\" }",
+            ));
+        }
+    }
+    if let Some(p) = headers.iter().flat_map(|t| t.placeholders()).find(|p| captured.contains(&p.var) && p.column.is_some()) {
+        return Err((
+            format!("`{}` is a captured value, so `.{}` names nothing", p.var, p.column.as_deref().unwrap_or("")),
+            "write {{token}}",
+        ));
+    }
+    Ok(())
 }
 
 fn expect(e: &RawExpect) -> Result<Expect, Problem> {

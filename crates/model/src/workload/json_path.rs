@@ -49,6 +49,17 @@ impl JsonPath {
         Ok(JsonPath { text: text.to_string(), steps })
     }
 
+    /// The same steps for the load generator, which reads a login's answer with them.
+    pub fn load_steps(&self) -> Vec<bakeoff_load::JsonStep> {
+        self.steps
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => bakeoff_load::JsonStep::Key(k.clone()),
+                Step::Index(i) => bakeoff_load::JsonStep::Index(*i),
+            })
+            .collect()
+    }
+
     /// The value at the path in `root`, if there is one.
     pub fn find<'a>(&self, root: &'a Value) -> Option<&'a Value> {
         self.steps.iter().try_fold(root, |v, step| match step {

@@ -7,6 +7,7 @@ pub mod deck;
 pub mod expect;
 mod file;
 pub mod json_path;
+pub mod login;
 pub mod pattern;
 pub mod quick;
 pub mod template;
@@ -14,6 +15,7 @@ pub mod vars;
 
 use crate::InputError;
 use expect::{Expect, TemplatedJson};
+use login::LoginSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use template::Template;
@@ -36,6 +38,8 @@ pub struct Workload {
     pub vars: BTreeMap<String, Generator>,
     /// The request kinds, in file order.
     pub requests: Vec<RequestSpec>,
+    /// The login each connection runs first, if the file has one.
+    pub login: Option<LoginSpec>,
 }
 
 /// One kind of request.
@@ -82,7 +86,8 @@ impl RequestSpec {
         all
     }
 
-    /// The variables it draws, each once per request.
+    /// The names its placeholders use, each once: variables it draws once per request, and
+    /// values a login captured.
     pub fn variables(&self) -> BTreeSet<&str> {
         self.templates().into_iter().flat_map(Template::placeholders).map(|p| p.var.as_str()).collect()
     }
@@ -116,7 +121,11 @@ impl Workload {
         } else if !blind.is_empty() {
             out.push(format!("{}: no expectation depends on an input, so a cached answer passes there", blind.join(", ")));
         }
-        let used: BTreeSet<&str> = self.requests.iter().flat_map(RequestSpec::variables).collect();
+        let used: BTreeSet<&str> =
+            self.requests.iter().chain(self.login.as_ref().map(|l| &l.request)).flat_map(RequestSpec::variables).collect();
+        for name in self.login.iter().flat_map(LoginSpec::names).filter(|n| !used.contains(n)) {
+            out.push(format!("[login] captures `{name}` but no request's headers use it"));
+        }
         for name in self.vars.keys().filter(|v| !used.contains(v.as_str())) {
             out.push(format!("var `{name}` is declared but no request uses it"));
         }
@@ -131,5 +140,7 @@ impl Workload {
     }
 }
 
+#[cfg(test)]
+mod login_tests;
 #[cfg(test)]
 mod tests;

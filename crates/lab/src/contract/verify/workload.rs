@@ -1,13 +1,16 @@
 //! Verification of a server against a scenario file: every request kind sent with fresh draws
 //! (not the deck's, so an answer cannot be learnt from the measured requests), every answer held to
 //! the file's expectations, a path no request names must answer 404, and every response framed as
-//! the load generator reads it. Any failure means the server is not measured.
+//! the load generator reads it. A file with a `[login]` logs in first (again whenever the server
+//! closed the connection), its answer held to the login's expectations, and the requests carry the
+//! values it captured. Any failure means the server is not measured.
 
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::workload::expect::{Answer, Mismatch};
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -61,9 +64,19 @@ pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout
     let mut client = Client::new(addr, timeout);
     let mut draws = Draws::new(seed);
     let mut sent = Vec::new();
-    for _ in 0..DRAWS_PER_KIND {
+    let mut captured: Option<BTreeMap<String, String>> = None;
+    'draws: for _ in 0..DRAWS_PER_KIND {
         for (kind, spec) in workload.requests.iter().enumerate() {
-            let request = match workload.draw(kind, &mut draws) {
+            if workload.login.is_some() && (captured.is_none() || !client.connected()) {
+                let (s, values) = log_in(&mut client, workload, &mut draws);
+                sent.push(s);
+                match values {
+                    Some(v) => captured = Some(v),
+                    // Every request needs the login's values: none is sent without them.
+                    None => break 'draws,
+                }
+            }
+            let request = match workload.draw_with(kind, &mut draws, captured.as_ref().unwrap_or(&BTreeMap::new())) {
                 Ok(d) => d,
                 Err(e) => {
                     sent.push(Sent { kind: spec.name.clone(), request: String::new(), mismatches: vec![], failed: Some(e) });
@@ -82,6 +95,37 @@ pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout
     sent.push(unknown_path(&mut client, seed));
     WorkloadVerification { seed, sent }
 }
+
+/// Logs in with fresh draws: the answer held to the login's expectations, then its values
+/// captured; None with the failure in the [`Sent`] when either fails.
+fn log_in(client: &mut Client, workload: &Workload, draws: &mut Draws) -> (Sent, Option<BTreeMap<String, String>>) {
+    let fail = |request: String, mismatches: Vec<Mismatch>, failed: Option<String>| {
+        (Sent { kind: LOGIN.into(), request, mismatches, failed }, None)
+    };
+    let (Some(login), Some(drawn)) = (&workload.login, workload.draw_login(draws)) else {
+        return fail(String::new(), vec![], Some("the file has no [login]".into()));
+    };
+    let request = match drawn {
+        Ok(d) => d,
+        Err(e) => return fail(String::new(), vec![], Some(e)),
+    };
+    let line = format!("{} {}", request.method, request.path);
+    let answer = match client.send(&request.method, &request.path, &request.headers, request.body.as_deref()) {
+        Ok(r) => r,
+        Err(e) => return fail(line, vec![], Some(format!("the login got no answer: {e}"))),
+    };
+    let mismatches = request.expected.check(&Answer { status: answer.status, headers: &answer.headers, body: &answer.body });
+    if !mismatches.is_empty() {
+        return fail(line, mismatches, None);
+    }
+    match login.capture(&answer.body) {
+        Ok(values) => (Sent { kind: LOGIN.into(), request: line, mismatches: vec![], failed: None }, Some(values)),
+        Err(e) => fail(line, vec![], Some(e)),
+    }
+}
+
+/// The kind the login's answers are reported under.
+const LOGIN: &str = "login";
 
 /// A path no request of the file names must answer 404: a server that answers anything with 200
 /// would pass a request whose path it never routed.
@@ -113,18 +157,26 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     let scope = CheckScope::Scenario(bakeoff_model::scenario::Scenario::File(bakeoff_model::scenario::FileScenario::named(&workload.name)));
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
-    let mut kinds: Vec<&str> = workload.requests.iter().map(|r| r.name.as_str()).collect();
+    let mut kinds: Vec<&str> = workload.login.iter().map(|_| LOGIN).collect();
+    kinds.extend(workload.requests.iter().map(|r| r.name.as_str()));
     kinds.push("404");
     for kind in kinds {
         let sent: Vec<&Sent> = verification.sent.iter().filter(|s| s.kind == kind).collect();
         let Some(first) = sent.first() else { continue };
-        let what =
-            if kind == "404" { "a path no request names answers 404".to_string() } else { format!("`{kind}` answers as the file expects") };
+        let what = match kind {
+            "404" => "a path no request names answers 404".to_string(),
+            LOGIN => "the [login] answers as the file expects, with every value it captures".to_string(),
+            _ => format!("`{kind}` answers as the file expects"),
+        };
         let wrong: Vec<String> = sent.iter().filter(|s| !s.passed()).map(|s| describe(s)).collect();
+        let after = if kind == LOGIN { " (no request was verified after it: each needs the login's values)" } else { "" };
         let outcome = if wrong.is_empty() {
             Ok(())
         } else {
-            Err((Verdict::Fail, format!("{} of {} answers wrong (draws from seed {seed}): {}", wrong.len(), sent.len(), wrong.join("; "))))
+            Err((
+                Verdict::Fail,
+                format!("{} of {} answers wrong (draws from seed {seed}): {}{after}", wrong.len(), sent.len(), wrong.join("; ")),
+            ))
         };
         let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
         checks.add(scope, &what, path, outcome);
