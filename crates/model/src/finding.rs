@@ -186,6 +186,12 @@ impl Finding {
     pub fn is_deliberate_bug(&self) -> bool {
         matches!(self.kind, FindingKind::Lab(LabWarning::DeliberateBug { .. }))
     }
+
+    /// Whether it says the cell's work was not proven (a scenario file's cell), so that no claim
+    /// about the cell is judged.
+    pub fn is_work_not_proven(&self) -> bool {
+        matches!(self.kind, FindingKind::Lab(LabWarning::WorkNotProven { .. }))
+    }
 }
 
 /// One finding per kind over a cell's trials, in order of first appearance: the worst instance,

@@ -93,6 +93,13 @@ pub enum LabWarning {
         /// Percent of one core while idle beside the others.
         cpu_percent: f64,
     },
+    /// A scenario file's answers were checked, but nothing proved the server did the work behind
+    /// them (no live-data probe, cost pair or statement count): a cache or a precomputed answer
+    /// passes. Measured and ranked; no claim about it is judged.
+    WorkNotProven {
+        /// The scenario.
+        scenario: Scenario,
+    },
 }
 
 /// How many cores beyond WORKERS a server may keep busy before it counts as not honouring WORKERS:
@@ -127,6 +134,7 @@ impl LabWarning {
             LabWarning::DeliberateBug { .. } => "deliberate_bug",
             LabWarning::BusyWhileIdle { .. } => "busy_while_idle",
             LabWarning::Unmanaged { .. } => "unmanaged",
+            LabWarning::WorkNotProven { .. } => "work_not_proven",
         }
     }
 
@@ -142,7 +150,8 @@ impl LabWarning {
             | LabWarning::StaleAfterLoad { .. }
             | LabWarning::CostAfterLoad { .. }
             | LabWarning::DeliberateBug { .. }
-            | LabWarning::Unmanaged { .. } => 1.0,
+            | LabWarning::Unmanaged { .. }
+            | LabWarning::WorkNotProven { .. } => 1.0,
         }
     }
 
@@ -180,6 +189,9 @@ impl LabWarning {
             LabWarning::Unmanaged { pid: Some(pid), .. } => {
                 format!("unmanaged server: CPU and memory of pid {pid}'s process tree, on whatever CPUs it runs")
             }
+            LabWarning::WorkNotProven { scenario } => format!(
+                "work not proven: {scenario}'s answers were checked, but no live-data probe, cost pair or statement count proved the server did the work behind them"
+            ),
             LabWarning::BusyWhileIdle { cpu_percent } => {
                 format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for")
             }
@@ -213,6 +225,9 @@ impl LabWarning {
             LabWarning::Unmanaged { pid: None, .. } => {
                 "bakeoff did not start it (no process group, cgroup, pinned CPUs or WORKERS): pass --pid for its CPU and memory, or --cmd to let bakeoff start it like any stack"
             }
+            LabWarning::WorkNotProven { .. } => {
+                "a cached or precomputed answer would pass: read its figures as what the answers cost, not the work; no claim about it is judged"
+            }
             LabWarning::BusyWhileIdle { .. } => {
                 "measure this scenario with `--schedule trials` (a fresh server per trial, alone), or find what the idle server does (a timer, a GC, a pool's keep-alive)"
             }
@@ -242,7 +257,8 @@ impl LabWarning {
             | LabWarning::MemoryGrowth { .. }
             | LabWarning::NotQuietBeforeTrial { .. }
             | LabWarning::BusyWhileIdle { .. }
-            | LabWarning::Unmanaged { .. } => false,
+            | LabWarning::Unmanaged { .. }
+            | LabWarning::WorkNotProven { .. } => false,
         }
     }
 }
@@ -273,6 +289,7 @@ mod tests {
             LabWarning::BusyWhileIdle { cpu_percent: 3.5 },
             LabWarning::Unmanaged { pid: None, on_client_cpus: vec![], server_cpus: vec![] },
             LabWarning::Unmanaged { pid: Some(7), on_client_cpus: vec![1], server_cpus: vec![0] },
+            LabWarning::WorkNotProven { scenario: Scenario::File(crate::scenario::FileScenario::named("shop")) },
         ];
         for w in &all {
             assert_eq!(serde_json::to_value(w).unwrap()["kind"], w.kind(), "{w:?}");

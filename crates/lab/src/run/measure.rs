@@ -106,6 +106,11 @@ impl Lab<'_> {
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
         }
+        // A scenario file's answers are verified, but the format declares no probe, cost pair or
+        // statement count yet: nothing proves the work behind them, and every report says so.
+        if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
+            warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
+        }
         if let Some(u) = cell.stack.unmanaged {
             // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.
             let on_client_cpus = u.pid.map(|pid| self.client_cpus_of_tree(pid)).unwrap_or_default();

@@ -159,6 +159,14 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
         let why = format!("{} is not ranked ({}), so nothing is claimed about it", broken.cell.label(), reasons.join("; "));
         return result(ClaimVerdict::Inconclusive, None, why);
     }
+    // Answers checked but work not proven: a cache would measure the same, so nothing is held.
+    if let Some(unproven) = found.iter().find(|c| c.warnings.iter().any(Finding::is_work_not_proven)) {
+        let why = format!(
+            "{}'s work is not proven (no live-data probe, cost pair or statement count): nothing is claimed about it",
+            unproven.cell.label()
+        );
+        return result(ClaimVerdict::Inconclusive, None, why);
+    }
     // A client-bound cell's requests/s is the load generator's ceiling, a lower bound.
     if let Some(bound) = found.iter().find(|c| c.client_bound && metric_of(&claim.check) == Metric::RequestsPerSec) {
         let why = format!(

@@ -414,3 +414,20 @@ fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
     let few = |a: &CellKey, b: &CellKey, s: usize, m: Metric| pairs(a, b, s, m).into_iter().take(4).collect::<Vec<_>>();
     assert_eq!(judged(&few).verdict, ClaimVerdict::Inconclusive);
 }
+
+#[test]
+fn no_claim_is_held_about_a_cell_whose_work_is_not_proven() {
+    let unproven = |stack: &str, v: f64, mark: bool| {
+        let mut c = rps(stack, "file:shop", v, 1.0, 3);
+        if mark {
+            let w = crate::results::LabWarning::WorkNotProven { scenario: c.cell.scenario };
+            c.warnings.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(w)));
+        }
+        c
+    };
+    let c = claim(r#"{ kind = "faster", faster = "rust", slower = "go", scenario = "file:shop" }"#);
+    assert_eq!(verdict_of(&c, &[unproven("rust", 300.0, false), unproven("go", 100.0, false)]).verdict, ClaimVerdict::Held);
+    let r = verdict_of(&c, &[unproven("rust", 300.0, true), unproven("go", 100.0, true)]);
+    assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
+    assert!(r.detail.contains("work is not proven"), "{}", r.detail);
+}
