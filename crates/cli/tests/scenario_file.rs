@@ -239,7 +239,7 @@ fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
     assert_eq!(cell["scenario"], "file:shop", "{t}");
     assert_eq!(cell["unrankable"].as_array().map(Vec::len), Some(0), "{t}");
     assert!(cell["metrics"].to_string().contains("cpu_us_per_req"), "CPU per request is measured: {t}");
-    let stored = &report["run"]["settings"]["load"]["scenario_file"];
+    let stored = &report["run"]["settings"]["load"]["scenario_files"][0];
     assert_eq!(stored["text"].as_str(), Some(std::fs::read_to_string(shop_file()).unwrap().as_str()));
     assert_eq!(stored["text_hash"].as_str().map(str::len), Some(16));
     let checks = report["verifications"].to_string();

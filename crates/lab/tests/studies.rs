@@ -1,8 +1,8 @@
-//! Every shipped study file parses, names stacks, scenarios and variants the real catalogue has, and
-//! every claim and article figure refers to a cell the study measures (its soak cells included): on a
+//! Every shipped study file parses, names stacks, scenarios, scenario files and variants the real
+//! catalogue has, and every claim and article figure refers to a cell the study measures (its soak cells included): on a
 //! machine with one server CPU and on one with four, where "all" workers differ.
 
-use bakeoff_lab::run::cells::{add_soak, plan};
+use bakeoff_lab::run::cells::{add_soak, plan_with_files};
 use bakeoff_lab::stacks::catalog::discover;
 use bakeoff_model::results::CellKey;
 use bakeoff_model::scenario::Scenario;
@@ -56,14 +56,20 @@ fn every_study_names_real_stacks_and_refers_to_measured_cells() {
         let study = Study::load(&path).unwrap_or_else(|e| panic!("{e}"));
         let stacks = catalog.select(&study.stacks).unwrap_or_else(|e| panic!("{name}: {e}"));
         let scenarios: Vec<Scenario> = study.scenarios.clone();
+        let files: Vec<Scenario> = study
+            .scenario_files
+            .iter()
+            .map(|p| bakeoff_model::workload::Workload::load(&root().join(p)).unwrap_or_else(|e| panic!("{name}: {e}")))
+            .map(|w| Scenario::File(bakeoff_model::scenario::FileScenario::named(&w.name)))
+            .collect();
         for v in &study.variants {
             assert!(stacks.iter().any(|s| s.variants.iter().any(|x| &x.name == v)), "{name}: no stack of the study has variant `{v}`");
         }
         let variants = (!study.variants.is_empty()).then_some(study.variants.as_slice());
         for cpus in [1, 4] {
             let counts = study.worker_counts(cpus);
-            let mut cells = plan(&stacks, (!scenarios.is_empty()).then_some(scenarios.as_slice()), variants, &counts)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let chosen = (!scenarios.is_empty()).then_some(scenarios.as_slice());
+            let mut cells = plan_with_files(&stacks, chosen, variants, &counts, &files).unwrap_or_else(|e| panic!("{name}: {e}"));
             if let Some(soak) = &study.soak {
                 let lowest = counts.default.iter().copied().min().unwrap_or(1);
                 add_soak(&mut cells, &stacks, soak, soak.workers(cpus, lowest)).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -135,10 +135,13 @@ fn one() -> u32 {
 }
 
 /// Each kind's percent of the requests as the file named `name` asks, from its text kept in the
-/// run's settings (`load.scenario_file`). The text is read for the weights alone: the whole check
-/// would need the file's data files, which need not be where they were when the run measured.
+/// run's settings (`load.scenario_files`, or `load.scenario_file` in runs stored when a run held
+/// one file). The text is read for the weights alone: the whole check would need the file's data
+/// files, which need not be where they were when the run measured.
 fn asked_shares(settings: &serde_json::Value, name: &str) -> Option<Vec<(String, f64)>> {
-    let file = settings.pointer("/load/scenario_file").filter(|f| f.get("name").and_then(|n| n.as_str()) == Some(name))?;
+    let named = |f: &&serde_json::Value| f.get("name").and_then(|n| n.as_str()) == Some(name);
+    let listed = settings.pointer("/load/scenario_files").and_then(|l| l.as_array()).and_then(|l| l.iter().find(named));
+    let file = listed.or_else(|| settings.pointer("/load/scenario_file").filter(named))?;
     let parsed: AskedFile = toml::from_str(file.get("text")?.as_str()?).ok()?;
     let total: u64 = parsed.requests.iter().map(|r| u64::from(r.weight)).sum();
     (total > 0).then(|| parsed.requests.into_iter().map(|r| (r.name, 100.0 * f64::from(r.weight) / total as f64)).collect())
@@ -195,8 +198,10 @@ mod tests {
     #[test]
     fn asked_shares_follow_the_weights_and_a_missing_weight_is_one() {
         let text = "name = \"shop\"\n[[requests]]\nname = \"item\"\nweight = 6\npath = \"/\"\n[[requests]]\nname = \"search\"\nweight = 3\npath = \"/s\"\n[[requests]]\nname = \"cart\"\npath = \"/c\"\n";
-        let settings = serde_json::json!({"load": {"scenario_file": {"name": "shop", "text": text}}});
+        let settings = serde_json::json!({"load": {"scenario_files": [{"name": "other", "text": ""}, {"name": "shop", "text": text}]}});
         let shares = asked_shares(&settings, "shop").expect("the file's shares");
+        let stored_before = serde_json::json!({"load": {"scenario_file": {"name": "shop", "text": text}}});
+        assert_eq!(asked_shares(&stored_before, "shop"), Some(shares.clone()), "a run stored with one file reads the same");
         let want = [("item", 60.0), ("search", 30.0), ("cart", 10.0)];
         assert_eq!(shares.len(), 3);
         for ((n, p), (wn, wp)) in shares.iter().zip(want) {

@@ -29,7 +29,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if !args.quick.get.is_empty() {
         let file = ScenarioFile::new(quick_workload(&args.quick)?).map_err(anyhow::Error::msg)?;
         req.selection.scenarios.push(file.scenario());
-        req.scenario_file = Some(file);
+        req.scenario_files.push(file);
     }
     // The hello scenario unless another is asked for: every server can implement it in minutes.
     if req.selection.scenarios.is_empty() {

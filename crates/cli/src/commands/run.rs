@@ -46,13 +46,13 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
         docstore: args.selection.docstore.clone(),
         keep: args.keep,
         adhoc: Vec::new(),
-        scenario_file: None,
+        scenario_files: Vec::new(),
     };
     with_scenario(args, req)
 }
 
-/// `--scenario`: a scenario file (a `.toml` path or an existing file) becomes the run's
-/// `file:NAME` scenario, its deck drawn once for every cell; a built-in name joins `--scenarios`.
+/// `--scenario`: a scenario file (a `.toml` path or an existing file) becomes one of the run's
+/// `file:NAME` scenarios, its deck drawn once for every cell; a built-in name joins `--scenarios`.
 fn with_scenario(args: &RunArgs, mut req: RunRequest) -> Result<RunRequest> {
     let Some(given) = &args.selection.scenario else { return Ok(req) };
     let path = Path::new(given);
@@ -60,12 +60,9 @@ fn with_scenario(args: &RunArgs, mut req: RunRequest) -> Result<RunRequest> {
         req.selection.scenarios.push(given.parse().map_err(|e: String| anyhow::anyhow!("--scenario {given}: {e}"))?);
         return Ok(req);
     }
-    let workload = bakeoff_model::workload::Workload::load(path)?;
-    let file = bakeoff_lab::run::ScenarioFile::new(workload).map_err(|e| {
-        anyhow::anyhow!("{given}: the deck cannot be drawn: {e}\n  hint: add rows to the data file, pick cycle or random, or lower `deck`")
-    })?;
+    let file = bakeoff_lab::run::ScenarioFile::load(path, "--scenario")?;
     req.selection.scenarios.push(file.scenario());
-    req.scenario_file = Some(file);
+    req.scenario_files.push(file);
     Ok(req)
 }
 

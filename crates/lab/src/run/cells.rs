@@ -55,17 +55,34 @@ impl Cell<'_> {
     }
 }
 
-/// Every cell of `stacks` for the chosen scenarios (all a stack implements when `None`) and variants.
+/// Every cell of `stacks` for the chosen scenarios (all a stack implements when `None`) and
+/// variants, with no scenario file: a `file:NAME` scenario a stack declares has no cell.
 pub fn plan<'a>(
     stacks: &[&'a Stack],
     scenarios: Option<&[Scenario]>,
     variants: Option<&[String]>,
     workers: &WorkerCounts,
 ) -> Result<Vec<Cell<'a>>, LabError> {
+    plan_with_files(stacks, scenarios, variants, workers, &[])
+}
+
+/// [`plan`] for a run given the scenario files of `files` (their `file:NAME` scenarios): a stack's
+/// `file:NAME` scenario makes cells only when its file is among them, so a stack may declare a file
+/// that most runs are not given.
+pub fn plan_with_files<'a>(
+    stacks: &[&'a Stack],
+    scenarios: Option<&[Scenario]>,
+    variants: Option<&[String]>,
+    workers: &WorkerCounts,
+    files: &[Scenario],
+) -> Result<Vec<Cell<'a>>, LabError> {
     let mut cells = Vec::new();
     for &stack in stacks {
         for &scenario in &stack.scenarios {
             if scenarios.map(|s| !s.contains(&scenario)).unwrap_or(false) {
+                continue;
+            }
+            if matches!(scenario, Scenario::File(_)) && !files.contains(&scenario) {
                 continue;
             }
             for variant in stack.variants_for(scenario) {

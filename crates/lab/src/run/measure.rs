@@ -236,7 +236,7 @@ impl Lab<'_> {
         if let Some(k) = s.requests_per_conn {
             b = b.requests_per_conn(k);
         }
-        if let (bakeoff_model::scenario::Scenario::File(_), Some(file)) = (cell.scenario, &s.scenario_file) {
+        if let Some(file) = s.scenario_file(cell.scenario) {
             b = b.deck(file.deck.clone());
         }
         b.build().map_err(|e| LabError::Input {

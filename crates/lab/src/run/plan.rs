@@ -4,6 +4,7 @@
 
 use crate::error::LabError;
 use crate::run::cells::{self, Cell};
+use crate::run::files;
 use crate::run::LoadSettings;
 use crate::stacks::adhoc::{self, AdHocRecord, AdHocSpec};
 use crate::stacks::catalog;
@@ -98,8 +99,9 @@ pub struct RunRequest {
     pub keep: bool,
     /// Ad-hoc stacks (a start command each), measured after the selected ones like any stack.
     pub adhoc: Vec<AdHocSpec>,
-    /// A scenario file whose `file:NAME` scenario the selection names (`--scenario FILE`).
-    pub scenario_file: Option<super::settings::ScenarioFile>,
+    /// Scenario files given by the front end (`--scenario FILE`), besides the study's
+    /// `scenario_files`: each becomes scenario `file:NAME` for the stacks that declare it.
+    pub scenario_files: Vec<super::settings::ScenarioFile>,
 }
 
 /// A resolved run: what will be set up, verified and measured, and how.
@@ -130,7 +132,8 @@ pub struct RunPlan {
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let study = resolve_study(&req)?;
     let mut settings = merge_settings(&study, &req.overrides)?;
-    settings.scenario_file = req.scenario_file.clone();
+    let study_file = req.study.as_deref().map_or(DEFAULT_STUDY.into(), |p| p.display().to_string());
+    settings.scenario_files = files::gather(&req.root, &study, &study_file, req.scenario_files.clone())?;
     let study_aa = study.aa();
     let found = catalog::discover(&req.root.join("stacks"));
     let pick = |flag: &[String], from_study: &[String]| if flag.is_empty() { from_study.to_vec() } else { flag.to_vec() };
@@ -150,7 +153,14 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
         }
         stacks.push(stack);
     }
-    let scenarios = if req.selection.scenarios.is_empty() { study.scenarios.clone() } else { req.selection.scenarios.clone() };
+    let (scenarios, chosen_by) = if req.selection.scenarios.is_empty() {
+        (study.scenarios.clone(), format!("{study_file}: `scenarios`"))
+    } else {
+        (req.selection.scenarios.clone(), "--scenarios".to_string())
+    };
+    files::check_chosen(&scenarios, &settings.scenario_files, &chosen_by)?;
+    let files_from = if study.scenario_files.is_empty() { "--scenario".to_string() } else { format!("{study_file}: `scenario_files`") };
+    files::check_declared(&stacks, &settings.scenario_files, &files_from)?;
     let variants = pick(&req.selection.variants, &study.variants);
     // --workers applies to every stack; without it the study's counts (and its per-stack ones).
     let workers = if req.selection.workers.is_empty() {
@@ -199,7 +209,8 @@ impl RunPlan {
     /// Every cell of the plan: stack x scenario x variant x workers.
     pub(crate) fn cells(&self) -> Result<Vec<Cell<'_>>, LabError> {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
-        let mut cells = cells::plan(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers)?;
+        let files = files::scenarios(&self.settings.scenario_files);
+        let mut cells = cells::plan_with_files(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers, &files)?;
         if let Some(soak) = &self.soak {
             let cpus = self.settings.server_cpus.len() as u32;
             let lowest = self.workers.default.iter().copied().min().unwrap_or(1);

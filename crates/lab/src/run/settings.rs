@@ -61,9 +61,11 @@ pub struct LoadSettings {
     pub slo_budget: bakeoff_model::slo::SearchBudget,
     /// Latency at fixed fractions of each trial's closed-model capacity, after its measurement.
     pub latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
-    /// The scenario file the run measures (`--scenario FILE`), kept with the run's settings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scenario_file: Option<ScenarioFile>,
+    /// The scenario files the run measures (`--scenario FILE`, a study's `scenario_files`), one per
+    /// name, kept with the run's settings as `scenario_files` (a run stored before there could be
+    /// several kept its one file as `scenario_file`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scenario_files: Vec<ScenarioFile>,
 }
 
 /// A scenario file as a run measures it: the checked file and its deck, drawn once so that every
@@ -99,6 +101,26 @@ impl ScenarioFile {
         })
     }
 
+    /// Reads, checks and draws the file at `path`; `what` names who asked for it (`--scenario`, a
+    /// study file), so the error says where to fix it, then which file and line.
+    pub fn load(path: &std::path::Path, what: &str) -> Result<ScenarioFile, crate::error::LabError> {
+        let bad = |problem: String, hint: String| crate::error::LabError::Input { what: what.into(), problem, hint };
+        let workload = bakeoff_model::workload::Workload::load(path).map_err(|e| {
+            let hint = if path.exists() {
+                e.hint
+            } else {
+                "give the path of a scenario file, e.g. scenarios/shop.toml (a study's paths are the project root's)".into()
+            };
+            bad(format!("scenario file {}: {}", e.what, e.problem), hint)
+        })?;
+        ScenarioFile::new(workload).map_err(|e| {
+            bad(
+                format!("scenario file {}: the deck cannot be drawn: {e}", path.display()),
+                "add rows to the data file, pick cycle or random, or lower `deck`".into(),
+            )
+        })
+    }
+
     /// Its scenario.
     pub fn scenario(&self) -> bakeoff_model::scenario::Scenario {
         bakeoff_model::scenario::Scenario::File(bakeoff_model::scenario::FileScenario::named(&self.name))
@@ -127,6 +149,11 @@ impl LoadSettings {
     /// measurement, with no ramp, connection ladder, SLO search or closed maximum after it.
     pub(crate) fn allows_blocks(&self) -> bool {
         self.ramp.is_none() && self.conn_ladder.is_none() && self.slo.is_none() && !self.max_throughput
+    }
+
+    /// The file of a `file:NAME` scenario, when the run was given it.
+    pub fn scenario_file(&self, scenario: bakeoff_model::scenario::Scenario) -> Option<&ScenarioFile> {
+        self.scenario_files.iter().find(|f| f.scenario() == scenario)
     }
 }
 
@@ -158,7 +185,7 @@ impl Default for LoadSettings {
             slo: None,
             slo_budget: Default::default(),
             latency_under_load: None,
-            scenario_file: None,
+            scenario_files: Vec::new(),
         }
     }
 }

@@ -99,11 +99,14 @@ pub struct VerifyFilter {
 
 impl VerifyFilter {
     /// The scenarios of `variant` this filter keeps (none when the variant itself is filtered out).
+    /// A `file:NAME` scenario is left out: verification is given no scenario file (`bakeoff run
+    /// --scenario FILE` verifies one before measuring it).
     pub(crate) fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
         if !self.variants.is_empty() && !self.variants.contains(&variant.name) {
             return Vec::new();
         }
-        variant.scenarios.iter().copied().filter(|s| self.scenarios.is_empty() || self.scenarios.contains(s)).collect()
+        let kept = |s: &Scenario| !matches!(s, Scenario::File(_)) && (self.scenarios.is_empty() || self.scenarios.contains(s));
+        variant.scenarios.iter().copied().filter(kept).collect()
     }
 }
 
@@ -157,6 +160,9 @@ mod tests {
         let some = VerifyFilter { variants: vec!["postgres".into()], scenarios: vec![Scenario::Products, Scenario::Loop] };
         assert!(some.scenarios_of(&variant("default")).is_empty());
         assert_eq!(some.scenarios_of(&variant("postgres")), [Scenario::Products], "loop is not among the variant's scenarios");
+        let shop = Scenario::File(bakeoff_model::scenario::FileScenario::named("shop"));
+        let declares = Variant { scenarios: vec![Scenario::Hello, shop], ..variant("default") };
+        assert_eq!(all.scenarios_of(&declares), [Scenario::Hello], "no file is given to verification");
     }
 
     #[test]

@@ -103,7 +103,7 @@ impl Lab<'_> {
             server_pid,
             client_cpus: &self.settings.client_cpus,
             warmup: stack.warmup.unwrap_or_default(),
-            workload: self.settings.scenario_file.as_ref().map(|f| &*f.workload),
+            workloads: self.settings.scenario_files.iter().map(|f| &*f.workload).collect(),
         })
     }
 

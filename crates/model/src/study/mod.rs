@@ -44,6 +44,11 @@ pub struct Study {
     /// The scenarios measured (empty: every one each stack implements).
     #[serde(default)]
     pub scenarios: Vec<Scenario>,
+    /// Scenario files measured as `file:NAME` by the stacks whose manifests declare it, paths
+    /// relative to the project root, e.g. `["scenarios/shop.toml"]`; a stack that declares a file
+    /// the run is not given has no cell of it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenario_files: Vec<std::path::PathBuf>,
     /// The stack variants measured (empty: each stack's default).
     #[serde(default)]
     pub variants: Vec<String>,
@@ -122,6 +127,7 @@ impl Study {
             description: String::new(),
             stacks,
             scenarios: vec![],
+            scenario_files: vec![],
             variants: vec![],
             workers: vec![],
             stack_workers: Default::default(),

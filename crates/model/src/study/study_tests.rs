@@ -4,7 +4,10 @@ use super::*;
 use crate::error::InputError;
 
 fn load(text: &str) -> Result<Study, InputError> {
-    let path = std::env::temp_dir().join(format!("bakeoff-study-test-{}-{}.toml", std::process::id(), text.len()));
+    // A file per call: tests run in parallel, and two texts may have the same length.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("bakeoff-study-test-{}-{call}.toml", std::process::id()));
     std::fs::write(&path, text).unwrap();
     let study = Study::load(&path);
     std::fs::remove_file(&path).ok();
@@ -87,4 +90,16 @@ fn latency_under_load_reads_percentages_and_refuses_what_it_cannot_measure() {
     }
     let typo = load(&format!("{HEAD}latency_under_load = {{ percents = [50] }}\n")).unwrap_err().to_string();
     assert!(typo.contains("percents"), "{typo}");
+}
+
+#[test]
+fn scenario_files_are_paths_read_as_written_and_default_to_none() {
+    let study = load(&format!("{HEAD}scenarios = [\"file:shop\"]\nscenario_files = [\"scenarios/shop.toml\"]\n")).unwrap();
+    assert_eq!(study.scenario_files, [std::path::PathBuf::from("scenarios/shop.toml")]);
+    assert_eq!(study.scenarios[0].id(), "file:shop");
+    assert!(load(HEAD).unwrap().scenario_files.is_empty());
+    let text = toml::to_string(&load(HEAD).unwrap()).unwrap();
+    assert!(!text.contains("scenario_files"), "left out when empty, as a stored study before them: {text}");
+    let wrong = load(&format!("{HEAD}scenario_files = \"scenarios/shop.toml\"\n")).unwrap_err().to_string();
+    assert!(wrong.contains("scenario_files"), "{wrong}");
 }

@@ -246,7 +246,7 @@ fn run_info() -> RunInfo {
                                               "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
                                               "slo_budget": bakeoff_model::slo::SearchBudget::default(),
                                               "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1},
-                                              "scenario_file": {"name": "shop", "text_hash": "5d1c0ffee5d1c0ff", "text": shop::SHOP_TEXT}},
+                                              "scenario_files": [{"name": "shop", "text_hash": "5d1c0ffee5d1c0ff", "text": shop::SHOP_TEXT}]},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [
                                          {"statement": "Rust serves hello faster than Python", "scenario": "hello",

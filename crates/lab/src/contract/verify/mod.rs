@@ -47,8 +47,8 @@ pub(crate) struct Target<'a> {
     pub(crate) client_cpus: &'a [usize],
     /// The warm-up the stack's manifest asks for (a JIT's), which the cost bursts honour up to a bound.
     pub(crate) warmup: Duration,
-    /// The scenario file the run measures, for its `file:NAME` scenario.
-    pub(crate) workload: Option<&'a bakeoff_model::workload::Workload>,
+    /// The scenario files the run measures, for their `file:NAME` scenarios.
+    pub(crate) workloads: Vec<&'a bakeoff_model::workload::Workload>,
 }
 
 /// Collects checks for one stack variant.
@@ -116,7 +116,7 @@ pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
             // id would miss it 99 times in 100 (`/products` has one URL, the load's).
             Scenario::Document => scenarios::probe_documents(&mut checks, &mut client, target, scenarios::load_document_id()),
             // New draws on the warm server: an answer cached after N requests is wrong for them.
-            Scenario::File(_) => workload::check(&mut checks, target),
+            Scenario::File(f) => workload::check(&mut checks, target, *f),
             _ => {}
         }
     }

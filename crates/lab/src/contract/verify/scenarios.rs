@@ -45,7 +45,7 @@ pub(super) fn check(scenario: Scenario, checks: &mut Checks, client: &mut Client
         Scenario::Products => products(checks, client, target),
         Scenario::Document => documents(checks, client, target),
         Scenario::Proxy => proxy::check(checks, target),
-        Scenario::File(_) => super::workload::check(checks, target),
+        Scenario::File(f) => super::workload::check(checks, target, f),
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::scenario::{FileScenario, Scenario};
 use bakeoff_model::workload::expect::{Answer, Mismatch};
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
@@ -139,22 +140,20 @@ fn unknown_path(client: &mut Client, seed: u64) -> Sent {
     Sent { kind: "404".into(), request: format!("GET {path}"), mismatches, failed }
 }
 
-/// The target's scenario file verified as checks of its `file:NAME` scenario: one per request kind
-/// (its draws together) and the unknown path's; a file the run does not hold is a failure.
-pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
-    let Some(workload) = target.workload else {
-        let scope = target.scenarios.iter().find(|s| matches!(s, bakeoff_model::scenario::Scenario::File(_))).copied();
-        if let Some(s) = scope {
-            checks.add(
-                CheckScope::Scenario(s),
-                "the scenario file is loaded",
-                "/",
-                Err((Verdict::Fail, format!("{s} names a scenario file this run was not given: pass --scenario FILE"))),
-            );
-        }
+/// The target's scenario file of `file` verified as checks of its `file:NAME` scenario: one per
+/// request kind (its draws together) and the unknown path's; a file the run does not hold is a
+/// failure.
+pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario) {
+    let scope = CheckScope::Scenario(Scenario::File(file));
+    let Some(workload) = target.workloads.iter().find(|w| w.name == file.name()) else {
+        checks.add(
+            scope,
+            "the scenario file is loaded",
+            "/",
+            Err((Verdict::Fail, format!("{} names a scenario file this run was not given: pass --scenario FILE", file.id()))),
+        );
         return;
     };
-    let scope = CheckScope::Scenario(bakeoff_model::scenario::Scenario::File(bakeoff_model::scenario::FileScenario::named(&workload.name)));
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
     let mut kinds: Vec<&str> = workload.login.iter().map(|_| LOGIN).collect();

@@ -309,6 +309,17 @@ scenarios = ["products"]
     }
 
     #[test]
+    fn a_scenario_file_is_declared_by_name_in_scenarios_and_measured_on_the_default_variant() {
+        let text = GOOD.replace("scenarios = [\"hello\", \"products\"]", "scenarios = [\"hello\", \"products\", \"file:shop\"]");
+        let s = parse(&text, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        let shop = Scenario::File(bakeoff_model::scenario::FileScenario::named("shop"));
+        assert_eq!(s.scenarios, vec![Scenario::Hello, Scenario::Products, shop]);
+        assert_eq!(s.variants_for(shop).iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["sqlite"]);
+        let empty = parse_err(&GOOD.replace("\"hello\", \"products\"", "\"hello\", \"file:\""));
+        assert!(empty.contains("unknown scenario `file:`") && empty.contains("file:NAME"), "{empty}");
+    }
+
+    #[test]
     fn a_good_manifest_loads_with_variants_per_scenario() {
         let s = parse(GOOD, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
         assert_eq!(s.scenarios, vec![Scenario::Hello, Scenario::Products]);
