@@ -62,6 +62,18 @@ pub fn default_cpu_split() -> (Vec<usize>, Vec<usize>) {
     ((0..half).collect(), (half..n).collect())
 }
 
+/// The split for a run whose servers need at most `most_workers` CPUs: the server side keeps one
+/// CPU beyond them (for a runtime's own threads, and so a server that ignores WORKERS shows it) and
+/// the client gets every other CPU, so it is not the bottleneck while CPUs sit idle on the server
+/// side. Never more server CPUs than [`default_cpu_split`] gives, and the same split on 2 cores.
+pub fn cpu_split_for(cpus: usize, most_workers: u32) -> (Vec<usize>, Vec<usize>) {
+    if cpus < 2 {
+        return (vec![], vec![]);
+    }
+    let server = (most_workers as usize + 1).clamp(1, cpus / 2);
+    ((0..server).collect(), (server..cpus).collect())
+}
+
 /// Parses a CPU list such as `0`, `0,2` or `0-3`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -110,6 +122,15 @@ mod tests {
         assert_eq!(parse_cpu_ranges("2"), [2]);
         assert!(parse_cpu_ranges("").is_empty());
         assert!(!allowed_cpus(std::process::id()).is_empty());
+    }
+
+    #[test]
+    fn the_client_gets_every_cpu_the_servers_workers_do_not_need() {
+        assert_eq!(cpu_split_for(2, 1), (vec![0], vec![1]), "2 cores: as before");
+        assert_eq!(cpu_split_for(8, 1), (vec![0, 1], vec![2, 3, 4, 5, 6, 7]));
+        assert_eq!(cpu_split_for(8, 4), (vec![0, 1, 2, 3], vec![4, 5, 6, 7]), "never more than half");
+        assert_eq!(cpu_split_for(16, 2).1.len(), 13);
+        assert_eq!(cpu_split_for(1, 1), (vec![], vec![]));
     }
 
     #[test]

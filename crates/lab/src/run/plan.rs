@@ -12,7 +12,7 @@ use crate::stacks::manifest::Stack;
 use bakeoff_model::goal::{AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::Slo;
-use bakeoff_model::study::{RampSetting, Study, WorkerCounts};
+use bakeoff_model::study::{RampSetting, Study, WorkerCount, WorkerCounts};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -127,11 +127,38 @@ pub struct RunPlan {
     adhoc: Vec<AdHocRecord>,
 }
 
+/// Without CPUs given by flags, a run whose worker counts are all fixed numbers gives the client
+/// every CPU its servers do not need (`cpu_split_for`), rather than half the machine: a client
+/// held to half of a large machine is the bottleneck of any fast stack.
+fn size_cpus(settings: &mut LoadSettings, study: &Study, req: &RunRequest) {
+    if req.overrides.server_cpus.is_some() || req.overrides.client_cpus.is_some() {
+        return;
+    }
+    let fixed = |w: &WorkerCount| match w {
+        WorkerCount::Count(n) => Some(*n),
+        WorkerCount::AllServerCpus => None,
+    };
+    let counts: Option<Vec<u32>> = if req.selection.workers.is_empty() {
+        let per_stack = study.stack_workers.values().flatten().map(|&n| Some(n));
+        study.workers.iter().map(fixed).chain(per_stack).collect()
+    } else {
+        Some(req.selection.workers.clone())
+    };
+    // No count at all is one worker, as `worker_counts` makes it.
+    let Some(most) = counts.map(|c| c.into_iter().max().unwrap_or(1)) else { return };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (settings.server_cpus, settings.client_cpus) = crate::host::machine::cpu_split_for(cpus, most);
+    if req.overrides.client_threads.is_none() {
+        settings.client_threads = settings.client_cpus.len().max(1) as u32;
+    }
+}
+
 /// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and
 /// selects the stacks, and checks that the selection makes at least one cell.
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
     let study = resolve_study(&req)?;
     let mut settings = merge_settings(&study, &req.overrides)?;
+    size_cpus(&mut settings, &study, &req);
     let study_file = req.study.as_deref().map_or(DEFAULT_STUDY.into(), |p| p.display().to_string());
     settings.scenario_files = files::gather(&req.root, &study, &study_file, req.scenario_files.clone())?;
     let study_aa = study.aa();
