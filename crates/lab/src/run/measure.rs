@@ -106,10 +106,12 @@ impl Lab<'_> {
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
         }
-        // A scenario file's answers are verified, but the format declares no probe, cost pair or
-        // statement count yet: nothing proves the work behind them, and every report says so.
+        // A scenario file's answers are verified; unless the file declares a proof of the work
+        // behind them (a cost pair), a cache or a precomputed answer passes, and every report says so.
         if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
-            warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
+            if !self.settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof()) {
+                warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
+            }
         }
         if let Some(u) = cell.stack.unmanaged {
             // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.

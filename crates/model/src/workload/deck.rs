@@ -104,32 +104,36 @@ impl Workload {
     }
 }
 
+impl Drawn {
+    /// The request for the load generator: its bytes, and its checks under load (the status, and
+    /// the body's hash where the file gives the exact body).
+    pub fn into_deck_entry(self) -> bakeoff_load::DeckEntry {
+        bakeoff_load::DeckEntry {
+            kind: self.kind as u16,
+            method: self.method,
+            path: self.path,
+            headers: self.headers,
+            body: self.body,
+            checks: bakeoff_load::Checks {
+                expect_status: Some(self.expected.status),
+                expect_length: None,
+                expect_body_hash: self.expected.body.as_deref().map(|b| bakeoff_load::fnv1a64(b.as_bytes())),
+            },
+        }
+    }
+}
+
 impl Workload {
     /// The deck of the file's own seed and size for the load generator: each entry's bytes, and its
     /// checks under load (the status, and the body's hash where the file gives the exact body).
     pub fn load_deck(&self) -> Result<bakeoff_load::Deck, String> {
-        let entries = self
-            .deck(self.seed, self.deck_size)?
-            .into_iter()
-            .map(|d| bakeoff_load::DeckEntry {
-                kind: d.kind as u16,
-                method: d.method,
-                path: d.path,
-                headers: d.headers,
-                body: d.body,
-                checks: bakeoff_load::Checks {
-                    expect_status: Some(d.expected.status),
-                    expect_length: None,
-                    expect_body_hash: d.expected.body.as_deref().map(|b| bakeoff_load::fnv1a64(b.as_bytes())),
-                },
-            })
-            .collect();
+        let entries = self.deck(self.seed, self.deck_size)?.into_iter().map(Drawn::into_deck_entry).collect();
         Ok(bakeoff_load::Deck { kinds: self.requests.iter().map(|r| r.name.clone()).collect(), entries, login: self.load_login()? })
     }
 
     /// The login for the load generator: one request if it draws no variable, else
     /// [`LOGIN_DRAWS`] drawn from the file's seed that connections take in turn.
-    fn load_login(&self) -> Result<Option<bakeoff_load::Login>, String> {
+    pub(super) fn load_login(&self) -> Result<Option<bakeoff_load::Login>, String> {
         let Some(login) = &self.login else { return Ok(None) };
         let n = if login.request.variables().is_empty() { 1 } else { LOGIN_DRAWS };
         // Its own stream, so adding a login does not change the deck's draws.

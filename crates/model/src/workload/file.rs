@@ -1,6 +1,7 @@
 //! A scenario file as TOML: the raw shape serde reads, turned into a checked [`Workload`] whose
 //! every error names the file, the line and the fix.
 
+use super::cost::{self, CostPair, RawCost};
 use super::expect::{Expect, JsonIs, JsonRule, TemplatedJson};
 use super::json_path::JsonPath;
 use super::login::{Capture, LoginSpec};
@@ -32,6 +33,8 @@ struct RawFile {
     vars: BTreeMap<String, Spanned<RawVar>>,
     requests: Vec<Spanned<RawRequest>>,
     login: Option<Spanned<RawLogin>>,
+    #[serde(default)]
+    cost: Vec<Spanned<RawCost>>,
 }
 
 #[derive(Deserialize)]
@@ -161,6 +164,13 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         }
         requests.push(RequestSpec { line: located(path, text, at, String::new(), "").what, ..spec });
     }
+    let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
+    let mut costs = Vec::new();
+    for c in &raw.cost {
+        let at = c.span().start;
+        let pair = cost::pair(c.get_ref(), &names).map_err(|(p, h)| located(path, text, at, format!("[[cost]]: {p}"), &h))?;
+        costs.push(CostPair { line: located(path, text, at, String::new(), "").what, ..pair });
+    }
     let deck = raw.deck.unwrap_or(DEFAULT_DECK);
     if deck == 0 || deck > MAX_DECK {
         return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
@@ -175,6 +185,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         vars,
         requests,
         login,
+        costs,
     })
 }
 

@@ -3,6 +3,7 @@
 //! once ([`Workload::load`]); a [`deck`] is drawn from it by seed, so every server gets the same
 //! requests in the same order.
 
+pub mod cost;
 pub mod deck;
 pub mod expect;
 mod file;
@@ -14,6 +15,7 @@ pub mod template;
 pub mod vars;
 
 use crate::InputError;
+use cost::CostPair;
 use expect::{Expect, TemplatedJson};
 use login::LoginSpec;
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,6 +42,8 @@ pub struct Workload {
     pub requests: Vec<RequestSpec>,
     /// The login each connection runs first, if the file has one.
     pub login: Option<LoginSpec>,
+    /// The `[[cost]]` pairs: kinds whose CPU per request must differ, in file order.
+    pub costs: Vec<CostPair>,
 }
 
 /// One kind of request.

@@ -123,7 +123,8 @@ pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
     checks.out
 }
 
-/// The CPU-cost pairs alone (json, loop, msgpack among `target.scenarios`), run again on the warm
+/// The CPU-cost pairs alone (json, loop, msgpack, a scenario file's `[[cost]]` among
+/// `target.scenarios`), run again on the warm
 /// server after it was measured: work that stopped costing what it claims (an answer cached after
 /// N requests, work done only while the verifier's light URL is seen) fails here. Returns the
 /// pairs' checks.

@@ -154,7 +154,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         );
         return;
     };
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let seed = fresh_seed();
     let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
     let mut kinds: Vec<&str> = workload.login.iter().map(|_| LOGIN).collect();
     kinds.extend(workload.requests.iter().map(|r| r.name.as_str()));
@@ -180,6 +180,12 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
         checks.add(scope, &what, path, outcome);
     }
+}
+
+/// A seed for fresh draws, new every call (the clock's nanoseconds), printed with a failure so it
+/// can be drawn again.
+pub(super) fn fresh_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
 }
 
 /// One wrong answer in a line: the request, then each difference.

@@ -2,7 +2,7 @@
 //! enough CPU to read, the connections' set-up measured and taken off, and the tree's CPU read only
 //! once it settled; what a burst counts as the server's fault and what as the machine's.
 
-use super::Target;
+use super::{Requests, Target};
 use crate::host::cpu_meter::CpuReading;
 use bakeoff_load::ErrorCounts;
 use bakeoff_model::results::Verdict;
@@ -123,7 +123,7 @@ impl Setup {
 /// Measures a pair's [`Setup`]: the median of PROBES runs of one light request per connection.
 /// A server that serves one kept-alive connection at a time (a blocking worker) leaves the other
 /// connections waiting into the timeout: such a pair is measured on one connection.
-pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &[String], conns: u32) -> Result<(Setup, CpuReading), BurstError> {
+pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &Requests, conns: u32) -> Result<(Setup, CpuReading), BurstError> {
     const PROBES: usize = 3;
     let mut conns = conns;
     let mut cpu = settled_cpu(pid);
@@ -134,7 +134,7 @@ pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &[String], conns
         let errors = &report.steps[0].errors;
         if errors.total() > 0 || report.steps[0].requests < conns as u64 {
             if conns == 1 {
-                let url = format!("http://{}{}", target.addr, light[0]);
+                let url = format!("http://{}{}", target.addr, light.first_path());
                 return Err(if broken(errors) > 0 {
                     BurstError::Broken(format!("a run of one request to {url} was answered with an error ({})", broken_kinds(errors)))
                 } else {
@@ -153,7 +153,7 @@ pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &[String], conns
     Ok((Setup { conns, probe_s: used[PROBES / 2] }, cpu))
 }
 
-/// Runs `paths` round-robin on `conns` connections in rounds of a count of requests (`first_round`,
+/// Runs `routes` in turn on `conns` connections in rounds of a count of requests (`first_round`,
 /// then sized from the CPU measured so far), each round
 /// waiting for its answers (no request is cut off, so none is billed without being counted), from
 /// `before` (the tree's settled CPU) until the server tree has used [`MIN_CPU`] beyond its runs'
@@ -163,7 +163,7 @@ pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &[String], conns
 pub(super) fn burst(
     target: &Target<'_>,
     pid: u32,
-    paths: &[String],
+    routes: &Requests,
     before: &CpuReading,
     setup: &Setup,
     first_round: u64,
@@ -172,7 +172,7 @@ pub(super) fn burst(
     let (mut requests, mut errors, mut round, mut runs) = (0u64, ErrorCounts::default(), first_round, 0u32);
     loop {
         let began = std::time::Instant::now();
-        let report = bakeoff_load::run(&burst_plan(target, paths, setup.conns, round)?).map_err(|e| format!("burst: {e}"))?;
+        let report = bakeoff_load::run(&burst_plan(target, routes, setup.conns, round)?).map_err(|e| format!("burst: {e}"))?;
         requests += report.steps[0].requests;
         errors.merge(&report.steps[0].errors);
         runs += 1;
@@ -185,7 +185,7 @@ pub(super) fn burst(
             // A few failed requests are tolerated (a server that closes a kept-alive connection
             // as a request arrives); more than one in twenty is the server's answer.
             let sent = requests + errors.total();
-            let url = format!("http://{}{}", target.addr, paths[0]);
+            let url = format!("http://{}{}", target.addr, routes.first_path());
             if broken(&errors) * 20 > sent {
                 return Err(BurstError::Broken(format!(
                     "{} of {sent} requests to {url} were answered with errors during the burst ({}): each answer must be right; see the server log",
@@ -235,30 +235,40 @@ pub(super) fn settled_cpu(pid: u32) -> CpuReading {
 }
 
 /// Routes for `duration` (a pair's two for [`WARMUP`](super::measure::WARMUP)) on four connections,
-/// unmeasured: a JVM or PyPy runs a framework's path interpreted until it has seen many requests
+/// unmeasured: a JIT or PyPy runs a framework's path interpreted until it has seen many requests
 /// (pekko-http's hello cost 3.3 ms a request cold, against tens of µs warm), which no burst of
 /// 20 ms would outgrow. Requests cut off at its end finish before the next reading (see
-/// [`settled_cpu`]).
-pub(super) fn warm_up(target: &Target<'_>, paths: &[String], duration: Duration) {
-    if let Ok(plan) = plan_builder(target, paths, CONNECTIONS).duration(duration).build() {
-        let _ = bakeoff_load::run(&plan);
+/// [`settled_cpu`]). Sides that one plan cannot carry together (paths and a file's requests, or
+/// two files') each get `duration`.
+pub(super) fn warm_up(target: &Target<'_>, sides: &[&Requests], duration: Duration) {
+    for routes in Requests::merged(sides) {
+        if let Ok(plan) = plan_builder(target, &routes, CONNECTIONS).duration(duration).build() {
+            let _ = bakeoff_load::run(&plan);
+        }
     }
 }
 
-fn burst_plan(target: &Target<'_>, paths: &[String], conns: u32, requests: u64) -> Result<bakeoff_load::LoadPlan, String> {
-    plan_builder(target, paths, conns).requests(requests).expect_status(200).build().map_err(|e| format!("burst plan: {e}"))
+fn burst_plan(target: &Target<'_>, routes: &Requests, conns: u32, requests: u64) -> Result<bakeoff_load::LoadPlan, String> {
+    plan_builder(target, routes, conns).requests(requests).expect_status(200).build().map_err(|e| format!("burst plan: {e}"))
 }
 
-/// Load on `paths` round-robin over `conns` connections of one thread on the load generator's CPUs.
-fn plan_builder(target: &Target<'_>, paths: &[String], conns: u32) -> bakeoff_load::LoadPlanBuilder {
+/// Load on `routes` over `conns` connections of one thread on the load generator's CPUs: GET paths
+/// round-robin, or a file's requests as a deck (each with its own checks, the plan's 200 unused;
+/// each connection logs in first where the file has a login).
+fn plan_builder(target: &Target<'_>, routes: &Requests, conns: u32) -> bakeoff_load::LoadPlanBuilder {
     let base = format!("http://{}", target.addr);
-    let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", paths[0]))
+    let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", routes.first_path()))
         .connections(conns)
         .threads(1)
         .timeout(Duration::from_secs(5))
         .pin_cpus(target.client_cpus.to_vec());
-    for p in &paths[1..] {
-        builder = builder.url(&format!("{base}{p}"));
+    match routes {
+        Requests::Paths(paths) => {
+            for p in &paths[1..] {
+                builder = builder.url(&format!("{base}{p}"));
+            }
+        }
+        Requests::Deck(deck) => builder = builder.deck(deck.clone()),
     }
     builder
 }

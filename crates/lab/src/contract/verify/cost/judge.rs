@@ -52,15 +52,12 @@ pub(super) fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, Strin
     // bursts on a machine running eight verifications at once put one round of five above 1.6x.
     if m.ratios().iter().filter(|&&r| r >= p.min_ratio).count() >= 2 {
         return warn(format!(
-            "the rounds disagree about whether the work scales ({ratio:.1}x median, honest stacks measure >= {:.1}x; {figures}): rerun verify on a quieter machine",
+            "the rounds disagree about whether the work scales ({ratio:.1}x median, {} >= {:.1}x; {figures}): rerun verify on a quieter machine",
+            p.threshold_source(),
             p.min_ratio
         ));
     }
-    let heavy_path = p.scenario.load_path();
-    let light_input = p.light.split_once('?').map(|(_, q)| q).unwrap_or(p.light);
+    let (heavy, light) = p.subjects();
     let costs = if ratio < 1.5 { "costs the same as".to_string() } else { format!("costs only {ratio:.1}x") };
-    fail(format!(
-        "{heavy_path} {costs} {light_input} ({ratio:.1}x; honest stacks measure >= {:.1}x; {figures}): {}",
-        p.min_ratio, p.question
-    ))
+    fail(format!("{heavy} {costs} {light} ({ratio:.1}x; {} >= {:.1}x; {figures}): {}", p.threshold_source(), p.min_ratio, p.question))
 }

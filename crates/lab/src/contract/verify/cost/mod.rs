@@ -10,11 +10,14 @@
 //! the load sends when measuring, so a precomputed answer, a closed formula, a memo of that URL or
 //! an answer special-cased for it all cost what the light request costs, and fail here although
 //! the body is right. The judged pairs run again after a cell's first trial ([`check_again`]), on
-//! the server that has just served the load, so work that stops after N requests fails too.
+//! the server that has just served the load, so work that stops after N requests fails too. A
+//! scenario file declares its pairs as request kinds (`[[cost]]`): each side's bursts send a
+//! handful of that kind's requests, drawn fresh, repeated within every burst as the load's URL is.
 
 mod burst;
 mod judge;
 mod measure;
+mod pair;
 
 use super::{Checks, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
@@ -22,12 +25,13 @@ use bakeoff_model::scenario::Scenario;
 use burst::{warm_up, BurstError, CONNECTIONS};
 use judge::{judge, judge_reads, store_name};
 use measure::{alternate, heavy_only, heavy_then_light, Measured};
+use pair::{pairs, Pair, Requests};
 use std::time::Duration;
 
-/// One comparison: the light request, the least ratio of CPU per request an honest stack shows
-/// (with a wide margin) and the question a failure asks. The heavy request is the scenario's
-/// load path.
-struct Pair {
+/// One built-in comparison: the light request, the least ratio of CPU per request an honest stack
+/// shows (with a wide margin) and the question a failure asks. The heavy request is the scenario's
+/// load path. A scenario file declares its own pairs (`[[cost]]`, [`pair`]).
+struct Builtin {
     scenario: Scenario,
     light: &'static str,
     min_ratio: f64,
@@ -39,12 +43,12 @@ struct Pair {
 /// the measured ratios. `products` and `document` are measured and shown but not judged by cost
 /// (0.0): a driver's query can cost little beside a slow framework, so the store's own count of
 /// the statements (finds) it ran, and the live-data probes, judge them.
-const PAIRS: [Pair; 5] = [
-    Pair { scenario: Scenario::Json, light: "/json?n=1", min_ratio: 1.6, question: "is the answer precomputed?" },
-    Pair { scenario: Scenario::Loop, light: "/loop?n=0", min_ratio: 2.0, question: "is the loop replaced by a formula?" },
-    Pair { scenario: Scenario::Msgpack, light: "/", min_ratio: 2.0, question: "are the records decoded per request?" },
-    Pair { scenario: Scenario::Products, light: "/", min_ratio: 0.0, question: "is the database read per request?" },
-    Pair { scenario: Scenario::Document, light: "/", min_ratio: 0.0, question: "is the document store read per request?" },
+const PAIRS: [Builtin; 5] = [
+    Builtin { scenario: Scenario::Json, light: "/json?n=1", min_ratio: 1.6, question: "is the answer precomputed?" },
+    Builtin { scenario: Scenario::Loop, light: "/loop?n=0", min_ratio: 2.0, question: "is the loop replaced by a formula?" },
+    Builtin { scenario: Scenario::Msgpack, light: "/", min_ratio: 2.0, question: "are the records decoded per request?" },
+    Builtin { scenario: Scenario::Products, light: "/", min_ratio: 0.0, question: "is the database read per request?" },
+    Builtin { scenario: Scenario::Document, light: "/", min_ratio: 0.0, question: "is the document store read per request?" },
 ];
 
 /// A stack whose manifest asks for a warm-up (a JIT: the JVMs, PyPy) gets it once, on every route
@@ -53,25 +57,30 @@ const PAIRS: [Pair; 5] = [
 /// load, which made an honest msgpack decoder look only 1.9x dearer than hello).
 const STACK_WARMUP_BOUND: Duration = Duration::from_secs(30);
 
-/// Checks every pair whose scenario the target serves; needs the server's pid (absent for a
-/// baseline, which is not checked).
+/// What a check of a pair in verification is titled, before `HEAVY vs LIGHT`.
+const TITLE: &str = "CPU cost scales with the work";
+/// The same after the load.
+const TITLE_AGAIN: &str = "CPU cost still scales with the work after the load";
+
+/// Checks every pair whose scenario the target serves (a scenario file's, its `[[cost]]`); needs
+/// the server's pid (absent for a baseline, which is not checked).
 pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
-    let pairs: Vec<&Pair> = PAIRS.iter().filter(|p| target.scenarios.contains(&p.scenario)).collect();
+    let pairs = pairs(checks, target, TITLE);
     if pairs.is_empty() {
         return;
     }
     let warmup = target.warmup.min(STACK_WARMUP_BOUND);
-    let judged: Vec<&&Pair> = pairs.iter().filter(|p| p.min_ratio > 0.0).collect();
+    let judged: Vec<&Pair> = pairs.iter().filter(|p| p.min_ratio > 0.0).collect();
     if !warmup.is_zero() && !judged.is_empty() {
-        let routes: Vec<String> = judged.iter().flat_map(|p| [p.light.to_string(), p.scenario.load_path().to_string()]).collect();
+        let routes: Vec<&Requests> = judged.iter().flat_map(|p| [&p.light, &p.heavy]).collect();
         warm_up(target, &routes, warmup);
     }
     // Connections per burst: four, or one for every later pair once one pair found that four fail
     // (rediscovering it costs a burst's timeout, 5 s, per pair).
     let mut conns = CONNECTIONS;
-    for p in pairs {
-        let heavy = p.scenario.load_path();
+    for p in &pairs {
+        let heavy = p.heavy.first_path();
         let reads_before = reads(target, p);
         let measured = if p.min_ratio > 0.0 {
             alternate(target, pid, p, &mut conns).map(Measured::Judged)
@@ -92,24 +101,23 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
                 heavy.us_per_request, heavy.requests
             )),
         });
-        let what = format!("CPU cost scales with the work: {heavy} vs {}", p.light);
+        let what = format!("{TITLE}: {}", p.versus());
         checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
     }
 }
 
 /// After the measurement, on the warm server that has just served the load: the judged pairs of
-/// `target.scenarios` again ([`heavy_then_light`]), so a stack that does the work only for its
-/// first N requests, or only while it sees requests other than the load's (the verifier's light
-/// URL), costs here what a precomputed answer costs. Once per cell, so it stays about what one
-/// pair costs verification.
+/// `target.scenarios` again ([`heavy_then_light`]), a scenario file's with new draws, so a stack
+/// that does the work only for its first N requests, or only while it sees requests other than the
+/// load's (the verifier's light URL), costs here what a precomputed answer costs. Once per cell, so
+/// it stays about what one pair costs verification.
 pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
     let mut conns = CONNECTIONS;
-    for p in PAIRS.iter().filter(|p| p.min_ratio > 0.0 && target.scenarios.contains(&p.scenario)) {
-        let heavy = p.scenario.load_path();
+    for p in pairs(checks, target, TITLE_AGAIN).iter().filter(|p| p.min_ratio > 0.0) {
         let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
-        let what = format!("CPU cost still scales with the work after the load: {heavy} vs {}", p.light);
-        checks.add_measured(CheckScope::Scenario(p.scenario), &what, heavy, outcome);
+        let what = format!("{TITLE_AGAIN}: {}", p.versus());
+        checks.add_measured(CheckScope::Scenario(p.scenario), &what, p.heavy.first_path(), outcome);
     }
 }
 
