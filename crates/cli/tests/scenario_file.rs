@@ -69,6 +69,12 @@ fn the_shop_file_is_linted_with_its_mix_and_a_sample_of_its_deck() {
     assert_eq!(sample.len(), 10, "{t}");
     assert!(sample.iter().all(|l| l.contains(" GET /items/") || l.contains(" GET /search?q=") || l.contains(" POST /cart")), "{t}");
     assert!(!t.contains("warning:"), "{t}");
+    assert!(t.contains("work not proven: no cost pair or live-data probe"), "the shop proves no work: {t}");
+    let work = root().join("tests/fixtures/shopcost/work.toml");
+    let cost = bakeoff(&["scenario", "check", work.to_str().unwrap()]);
+    let cost = text(&cost);
+    assert!(cost.contains("login per connection: POST /login") && cost.contains("cost pair: work must cost at least 1.5x"), "{cost}");
+    assert!(!cost.contains("work not proven"), "{cost}");
     // Twice the same: the deck is drawn from the file's seed.
     assert_eq!(t, text(&bakeoff(&["scenario", "check", shop_file().to_str().unwrap()])));
 }

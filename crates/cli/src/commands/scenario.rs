@@ -45,6 +45,7 @@ fn describe(w: &Workload) -> Result<String> {
     for (name, g) in &w.vars {
         out += &format!("  var {name}: {}\n", generator(g));
     }
+    out += &proof_lines(w);
     let deck = match w.deck(w.seed, w.deck_size) {
         Ok(d) => d,
         Err(e) => {
@@ -60,6 +61,32 @@ fn describe(w: &Workload) -> Result<String> {
         out += &format!("warning: {warning}\n");
     }
     Ok(out)
+}
+
+/// The login each connection sends first, the cost pairs, and whether anything proves the work.
+fn proof_lines(w: &Workload) -> String {
+    let mut out = String::new();
+    if let Some(login) = &w.login {
+        let captures: Vec<String> = login.captures.iter().map(|c| format!("{} from {}", c.name, c.path)).collect();
+        out += &format!(
+            "  login per connection: {} {}  expects {}; captures {}\n",
+            login.request.method,
+            login.request.path,
+            expectations(&login.request.expect),
+            captures.join(", ")
+        );
+    }
+    for c in &w.costs {
+        out += &format!(
+            "  cost pair: {} must cost at least {}x the CPU per request of {} ({})\n",
+            w.requests[c.heavy].name, c.min_ratio, w.requests[c.light].name, c.question
+        );
+    }
+    if !w.declares_proof() {
+        out +=
+            "  work not proven: no cost pair or live-data probe, so a run marks its cells work_not_proven and judges no claim about them\n";
+    }
+    out
 }
 
 fn expectations(e: &Expect) -> String {
