@@ -137,6 +137,10 @@ pub struct StepReport {
     /// step's own figures above are all kinds together.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kinds: Vec<KindReport>,
+    /// The step's logins (warm-up included), when the deck has a login: they are not requests
+    /// of the deck, so they are counted here and in none of the figures above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logins: Option<LoginCounts>,
 }
 
 /// What one kind of request of a deck measured in a step's measured window.

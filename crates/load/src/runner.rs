@@ -26,8 +26,6 @@ pub struct StepDetail {
     pub service: Option<Histogram<u64>>,
     /// One (coarser, 2-digit) histogram per measured second.
     pub seconds: Vec<Histogram<u64>>,
-    /// The step's logins, if the deck has a login.
-    pub logins: Option<crate::report::LoginCounts>,
 }
 
 /// A finished run: its report and the histograms behind it.
@@ -138,6 +136,12 @@ pub fn run_observed(
             report.warnings.extend(mix_drift(&step.label, deck, &report.kinds));
         }
         report.warnings.extend(stopped_answering(&step.label, &results, warm_ns));
+        report.logins = plan.deck.as_ref().and_then(|d| d.login.as_ref()).map(|_| {
+            results.iter().fold(crate::report::LoginCounts::default(), |mut all, r| {
+                all.merge(&r.logins);
+                all
+            })
+        });
         steps.push(report);
         details.push(StepDetail {
             label: step.label.clone(),
@@ -145,12 +149,6 @@ pub fn run_observed(
             latency: rec.latency.clone(),
             service: rec.service.clone(),
             seconds: rec.timeline.iter().map(|s| s.hist.clone()).collect(),
-            logins: plan.deck.as_ref().and_then(|d| d.login.as_ref()).map(|_| {
-                results.iter().fold(crate::report::LoginCounts::default(), |mut all, r| {
-                    all.merge(&r.logins);
-                    all
-                })
-            }),
         });
         if cancelled {
             break;
@@ -280,6 +278,7 @@ fn step_report(step: &StepSpec, rec: &Recorder, ended_ns: u64, starved: u32, can
         max_schedule_lag_ms: lag_ms,
         warnings: step_warnings(step, rec, rps, lag_ms, starved, cancelled),
         kinds: Vec::new(),
+        logins: None,
     }
 }
 

@@ -68,6 +68,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         max_schedule_lag_ms: None,
         warnings: vec![Warning::HighErrorRate { step: "s".into(), errors: 5, attempts: 100, percent: 5.0 }],
         kinds: Vec::new(),
+        logins: None,
     };
     TrialRecord {
         run_id: run_id.into(),

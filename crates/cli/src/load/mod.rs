@@ -276,11 +276,9 @@ pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
         write!(stdout, "{}", human_summary(r))?;
     }
     stdout.flush()?;
-    // On stderr with --json, whose report has no place for them.
-    if args.json {
-        eprint!("{}", logins_lines(&out.details));
-    } else {
-        write!(stdout, "{}", logins_lines(&out.details))?;
+    // With --json they are each step's `logins`.
+    if !args.json {
+        write!(stdout, "{}", logins_lines(&out.report.steps))?;
     }
     if let Some(failures) = workload.and_then(|w| scenario::wrong_after_load(&w, plan.targets[0].addr)) {
         eprint!("after the load, {failures}");

@@ -159,19 +159,19 @@ pub(crate) fn human_summary(r: &LoadReport) -> String {
     out
 }
 
-/// One live progress line (no newline), for a terminal.
 /// One line per step of a deck with a login: logins sent and failed (they are not requests of the
 /// deck, so the report's counts leave them out). Empty without a login.
-pub(crate) fn logins_lines(details: &[bakeoff_load::StepDetail]) -> String {
+pub(crate) fn logins_lines(steps: &[bakeoff_load::StepReport]) -> String {
     let mut out = String::new();
-    for d in details {
-        if let Some(l) = d.logins {
-            let _ = writeln!(out, "Logins (step {}): {} sent, {} failed", d.label, l.sent, l.failed);
+    for s in steps {
+        if let Some(l) = s.logins {
+            let _ = writeln!(out, "Logins (step {}): {} sent, {} failed", s.label, l.sent, l.failed);
         }
     }
     out
 }
 
+/// One live progress line (no newline), for a terminal.
 pub(crate) fn progress_line(p: &ProgressSnapshot) -> String {
     let el = p.elapsed_s.max(0.0);
     let planned = p.planned_s.map(|t| format!("/{t:.0}s")).unwrap_or_default();

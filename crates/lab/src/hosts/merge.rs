@@ -22,8 +22,6 @@ pub fn decode_result(r: &ClientResult) -> Result<RunOutput, DecodeError> {
             latency: decode_histogram(&step.histogram)?,
             service: h.service.as_deref().map(decode_histogram).transpose()?,
             seconds: h.seconds.iter().map(|s| decode_histogram(s)).collect::<Result<_, _>>()?,
-            // A client's saved result does not carry its logins.
-            logins: None,
         });
     }
     Ok(RunOutput { report: r.report.clone(), details })
@@ -128,12 +126,12 @@ fn merge_step(parts: Vec<(&StepReport, &StepDetail)>) -> (StepReport, StepDetail
         max_schedule_lag_ms: parts.iter().filter_map(|(s, _)| s.max_schedule_lag_ms).reduce(f64::max),
         warnings,
         kinds: merge_kinds(parts.iter().map(|(s, _)| *s), duration_s),
+        logins: parts.iter().filter_map(|(s, _)| s.logins).reduce(|mut a, b| {
+            a.merge(&b);
+            a
+        }),
     };
-    let logins = parts.iter().filter_map(|(_, d)| d.logins).reduce(|mut a, b| {
-        a.merge(&b);
-        a
-    });
-    let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds, logins };
+    let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds };
     (report, detail)
 }
 

@@ -36,7 +36,9 @@ fn run(plan: &LoadPlan, max: Duration) -> (StepReport, LoginCounts) {
     let t = Instant::now();
     let out = run_observed(plan, &AtomicBool::new(false), None).unwrap();
     assert!(t.elapsed() < max, "took {:?}", t.elapsed());
-    (out.report.steps[0].clone(), out.details[0].logins.expect("a deck with a login counts its logins"))
+    let step = out.report.steps[0].clone();
+    let logins = step.logins.expect("a deck with a login counts its logins");
+    (step, logins)
 }
 
 fn quick(url: &str) -> bakeoff_load::LoadPlanBuilder {

@@ -77,6 +77,7 @@ pub(super) fn step(label: &str, connections: u32, target_rate: Option<f64>, h: &
         max_schedule_lag_ms: target_rate.map(|_| 0.4),
         warnings: Vec::new(),
         kinds: Vec::new(),
+        logins: None,
     }
 }
 
