@@ -44,12 +44,20 @@ mod tests {
             libc::CPU_SET(cpu, &mut set);
             libc::sched_setaffinity(burner.id() as i32, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
-        let t = Instant::now();
-        let noise = wait(&[cpu], Duration::from_secs(1));
+        // The lab's own CPU is subtracted, and in this test that is every test of the binary
+        // running beside it: one busy neighbour can hide the burner from one wait, not from three.
+        let mut waits = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let noise = wait(&[cpu], Duration::from_secs(1));
+            assert!(t.elapsed() < Duration::from_millis(1500), "bounded: {:?}", t.elapsed());
+            waits.push(noise);
+            if noise.is_some_and(|cores| cores > 0.5) {
+                break;
+            }
+        }
         burner.kill().unwrap();
         burner.wait().unwrap();
-        assert!(t.elapsed() < Duration::from_millis(1500), "bounded: {:?}", t.elapsed());
-        let cores = noise.expect("a spinning shell on the CPU is noise");
-        assert!(cores > 0.5, "{cores}");
+        assert!(waits.iter().any(|n| n.is_some_and(|cores| cores > 0.5)), "a spinning shell on the CPU is noise: {waits:?}");
     }
 }
