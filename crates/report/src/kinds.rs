@@ -66,7 +66,7 @@ pub fn kinds_view(cells: &[CellSummary], trials: &[TrialRecord], settings: &serd
             (!kinds.is_empty()).then(|| CellKinds {
                 cell: c.cell.clone(),
                 step: c.step,
-                step_name: crate::tables::step_name(c),
+                step_name: crate::numbers::step_name(c),
                 trials: steps.len(),
                 kinds,
             })

@@ -100,6 +100,14 @@ pub fn mib(bytes: u64) -> String {
     format!("{} MiB", sig3(bytes as f64 / (1024.0 * 1024.0)))
 }
 
+/// A step's name in a table: its target rate for an open-model step, else its label.
+pub(crate) fn step_name(c: &bakeoff_model::summary::CellSummary) -> String {
+    match c.target_rate {
+        Some(r) => format!("{} req/s", grouped(r)),
+        None => c.step_label.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! The tables shared by the text, Markdown and HTML formats, as plain rows of strings: what each table
 //! says is decided here once, and each format only lays it out.
 
-use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3};
+use crate::numbers::{estimate, grouped, latency, metric_value, mib, sig3, step_name};
 use crate::overhead::STATS;
 use crate::scenario::{scenario_view, ScenarioView};
 use crate::section::Section;
@@ -96,13 +96,6 @@ fn mib_or_gib(bytes: u64) -> String {
         format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
     } else {
         mib(bytes)
-    }
-}
-
-pub(crate) fn step_name(c: &CellSummary) -> String {
-    match c.target_rate {
-        Some(r) => format!("{} req/s", grouped(r)),
-        None => c.step_label.clone(),
     }
 }
 
