@@ -3,12 +3,11 @@
 //! and each bad command told what to fix, with nothing left running. Needs python3 and the go
 //! toolchain (go/nethttp is set up by the run itself, cached).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
-}
+use common::{root, Fixture};
+use std::path::Path;
+use std::process::{Command, Output};
 
 /// `bakeoff ARGS` run from the fixtures folder (the ad-hoc command's working folder) with `env`.
 fn bench(args: &[&str], env: &[(&str, &str)], db: &Path) -> Output {
@@ -106,29 +105,12 @@ fn report(db: &Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("the JSON report parses")
 }
 
-/// A fixture server (`python3 SCRIPT` with $PORT) started by the test, answering once this returns.
-fn start_server(script: &Path) -> (std::process::Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = Command::new("python3")
-        .arg(script)
-        .env("PORT", port.to_string())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("python3 runs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    (server, port)
-}
-
 #[test]
 fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_pid() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let (mut server, port) = start_server(&fixtures.join("hello_server.py"));
+    let server = Fixture::start("crates/cli/tests/fixtures/hello_server.py", &[]);
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://127.0.0.1:{port}/");
-    let pid = server.id().to_string();
+    let url = format!("{}/", server.url());
+    let pid = server.pid().to_string();
     let quick = ["--trials", "1", "-d", "1s", "--warmup", "0s", "-c", "4", "--rank-by", "efficiency"];
     let mut results = Vec::new();
     for with_pid in [false, true] {
@@ -141,8 +123,7 @@ fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_p
         let out = bench(&args, &[], &db);
         results.push((with_pid, out.status.success(), text(&out), report(&db)));
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     for (with_pid, ok, text, json) in results {
         assert!(ok, "--pid {with_pid}: {text}");
         let cell = &json["cells"][0];
@@ -164,9 +145,9 @@ fn a_running_server_is_measured_by_url_and_its_efficiency_ranked_only_with_its_p
 
 #[test]
 fn get_flags_are_verified_measured_and_saved_as_a_scenario_file_that_reruns() {
-    let (mut server, port) = start_server(&root().join("tests/fixtures/shop/server.py"));
+    let server = Fixture::shop("");
     let dir = tempfile::tempdir().unwrap();
-    let (url, pid) = (format!("http://127.0.0.1:{port}"), server.id().to_string());
+    let (url, pid) = (server.url(), server.pid().to_string());
     let saved = dir.path().join("items.toml");
     let saved_arg = saved.display().to_string();
     let quick = ["--trials", "1", "-d", "1s", "--warmup", "0s", "-c", "4", "--url", &url, "--pid", &pid];
@@ -177,8 +158,7 @@ fn get_flags_are_verified_measured_and_saved_as_a_scenario_file_that_reruns() {
     let rerun_json = report(&dir.path().join("rerun.db"));
     // An expectation the server does not meet: verification fails and nothing is measured.
     let wrong = bench(&[&quick[..], &["--get", "/items/3", "--expect-body", "{}"][..]].concat(), &[], &dir.path().join("wrong.db"));
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
 
     assert!(first.status.success(), "{}", text(&first));
     let file = std::fs::read_to_string(&saved).expect("--save-scenario wrote the file");

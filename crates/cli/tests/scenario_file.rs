@@ -2,14 +2,11 @@
 //! against it, and servers that cache an item or ignore the search parameter refused with the
 //! difference shown. Needs python3 (the shop fixture server).
 
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{root, Fixture};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 fn shop_file() -> PathBuf {
     root().join("scenarios/shop.toml")
@@ -21,39 +18,6 @@ fn bakeoff(args: &[&str]) -> Output {
 
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
-}
-
-/// The shop fixture on a free loopback port, stopped by its PID when dropped.
-struct Shop {
-    child: Child,
-    url: String,
-}
-
-impl Shop {
-    fn start(cheat: &str) -> Shop {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new("python3")
-            .arg(root().join("tests/fixtures/shop/server.py"))
-            .env("PORT", port.to_string())
-            .env("SHOP_CHEAT", cheat)
-            // A timed load ends with answers in flight: the stdlib server prints each broken pipe.
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("python3 runs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the shop did not listen within 10 s");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Shop { child, url: format!("http://127.0.0.1:{port}") }
-    }
-}
-
-impl Drop for Shop {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 #[test]
@@ -81,15 +45,15 @@ fn the_shop_file_is_linted_with_its_mix_and_a_sample_of_its_deck() {
 
 #[test]
 fn an_honest_shop_is_verified_and_a_cached_item_or_an_ignored_search_is_not() {
-    let honest = Shop::start("");
-    let out = bakeoff(&["scenario", "check", shop_file().to_str().unwrap(), "--url", &honest.url]);
+    let honest = Fixture::shop("");
+    let out = bakeoff(&["scenario", "check", shop_file().to_str().unwrap(), "--url", &honest.url()]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("verified: 10 requests answered as expected"), "{t}");
     drop(honest);
     for (cheat, kind, what) in [("cached-item", "item", "json $.id"), ("ignore-search", "search", "json $.q")] {
-        let shop = Shop::start(cheat);
-        let out = bakeoff(&["scenario", "check", shop_file().to_str().unwrap(), "--url", &shop.url]);
+        let shop = Fixture::shop(cheat);
+        let out = bakeoff(&["scenario", "check", shop_file().to_str().unwrap(), "--url", &shop.url()]);
         let t = text(&out);
         assert!(!out.status.success(), "{cheat}: {t}");
         assert!(t.contains(&format!("fail {kind}: GET /")), "{cheat}: {t}");
@@ -116,9 +80,9 @@ fn a_broken_file_is_refused_with_its_line_and_the_fix() {
 /// cached-item shop is refused before any load.
 #[test]
 fn load_sends_the_files_deck_with_results_per_kind_after_verifying() {
-    let shop = Shop::start("");
+    let shop = Fixture::shop("");
     let file = shop_file();
-    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "2000", "-c", "4", "--json", &shop.url]);
+    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "2000", "-c", "4", "--json", &shop.url()]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(t.contains("shop: verified; its deck of 1000 requests is the load"), "{t}");
@@ -139,8 +103,8 @@ fn load_sends_the_files_deck_with_results_per_kind_after_verifying() {
     assert_eq!(kinds, [("item".into(), 1200, 0), ("search".into(), 600, 0), ("cart".into(), 200, 0)], "{t}");
     assert!(report["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "mix_drift"), "{t}");
     drop(shop);
-    let cached = Shop::start("cached-item");
-    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "100", &cached.url]);
+    let cached = Fixture::shop("cached-item");
+    let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "100", &cached.url()]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("fail item: GET /items/") && t.contains("nothing would be measured"), "{t}");
@@ -151,14 +115,14 @@ fn load_sends_the_files_deck_with_results_per_kind_after_verifying() {
 /// cache), verifies against the server and runs again as a scenario.
 #[test]
 fn an_ad_hoc_run_saved_as_a_scenario_runs_again_from_the_file() {
-    let shop = Shop::start("");
+    let shop = Fixture::shop("");
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("mine.toml");
-    let (item, search) = (format!("{}/items/3", shop.url), format!("{}/search?q=red", shop.url));
+    let (item, search) = (format!("{}/items/3", shop.url()), format!("{}/search?q=red", shop.url()));
     let out =
         bakeoff(&["load", "-n", "40", "-c", "2", "--expect-status", "200", "--save-scenario", saved.to_str().unwrap(), &item, &search]);
     assert!(out.status.success(), "{}", text(&out));
-    let out = bakeoff(&["scenario", "check", saved.to_str().unwrap(), "--url", &shop.url]);
+    let out = bakeoff(&["scenario", "check", saved.to_str().unwrap(), "--url", &shop.url()]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(
@@ -166,7 +130,7 @@ fn an_ad_hoc_run_saved_as_a_scenario_runs_again_from_the_file() {
         "{t}"
     );
     assert!(t.contains("this scenario cannot catch a cached answer"), "{t}");
-    let out = bakeoff(&["load", "--scenario", saved.to_str().unwrap(), "-n", "1000", "-c", "2", "--json", &shop.url]);
+    let out = bakeoff(&["load", "--scenario", saved.to_str().unwrap(), "-n", "1000", "-c", "2", "--json", &shop.url()]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", text(&out)));
     let counts: Vec<u64> = report["steps"][0]["kinds"].as_array().unwrap().iter().map(|k| k["requests"].as_u64().unwrap()).collect();
     assert_eq!(counts, [500, 500]);
@@ -177,8 +141,8 @@ fn an_ad_hoc_run_saved_as_a_scenario_runs_again_from_the_file() {
 /// the load fails with the difference, exit 1, after the numbers were printed.
 #[test]
 fn answers_that_go_wrong_under_load_fail_the_check_after_it() {
-    let shop = Shop::start("late-cache");
-    let out = bakeoff(&["load", "--scenario", shop_file().to_str().unwrap(), "-n", "2000", "-c", "2", &shop.url]);
+    let shop = Fixture::shop("late-cache");
+    let out = bakeoff(&["load", "--scenario", shop_file().to_str().unwrap(), "-n", "2000", "-c", "2", &shop.url()]);
     let t = text(&out);
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("shop: verified; its deck of 1000 requests is the load"), "{t}");
@@ -214,13 +178,13 @@ fn request_kinds_are_reported(cell: &serde_json::Value, db: &Path, bench_output:
 #[test]
 fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
     let dir = tempfile::tempdir().unwrap();
-    let run = |shop: &Shop, db: &str| {
-        let pid = shop.child.id().to_string();
+    let run = |shop: &Fixture, db: &str| {
+        let pid = shop.pid().to_string();
         let db = dir.path().join(db);
         let args = [
             "bench",
             "--url",
-            &shop.url,
+            &shop.url(),
             "--pid",
             &pid,
             "--scenario",
@@ -238,7 +202,7 @@ fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
         let report = Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["report", "-f", "json", "--db"]).arg(&db).output().unwrap();
         (text(&out), serde_json::from_slice::<serde_json::Value>(&report.stdout).ok())
     };
-    let honest = Shop::start("");
+    let honest = Fixture::shop("");
     let (t, report) = run(&honest, "honest.db");
     let report = report.unwrap_or_else(|| panic!("{t}"));
     let cell = &report["cells"][0];
@@ -254,12 +218,12 @@ fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
     }
     request_kinds_are_reported(cell, &dir.path().join("honest.db"), &t);
     drop(honest);
-    let cached = Shop::start("cached-item");
+    let cached = Fixture::shop("cached-item");
     let (t, report) = run(&cached, "cached.db");
     assert!(t.contains("`item` answers as the file expects") && t.contains("json $.id: expected"), "{t}");
     assert!(report.is_none_or(|r| r["cells"].as_array().is_none_or(Vec::is_empty)), "nothing measured: {t}");
     drop(cached);
-    let late = Shop::start("late-cache");
+    let late = Fixture::shop("late-cache");
     let (t, report) = run(&late, "late.db");
     let report = report.unwrap_or_else(|| panic!("{t}"));
     let unrankable = report["cells"][0]["unrankable"].to_string();

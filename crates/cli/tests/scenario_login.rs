@@ -2,70 +2,35 @@
 //! requests' headers), then one login per connection and no error under load; a server that
 //! refuses the login is not measured. Needs python3 (the shop fixture server).
 
+mod common;
+
+use common::{root, Fixture};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
-use std::time::{Duration, Instant};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Output};
 
 fn login_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/shop/login.toml")
+    root().join("tests/fixtures/shop/login.toml")
 }
 
 fn bakeoff(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(args).output().unwrap()
 }
 
-/// The shop fixture on a free loopback port, stopped by its PID when dropped.
-struct Shop {
-    child: Child,
-    port: u16,
-}
-
-impl Shop {
-    fn start(cheat: &str) -> Shop {
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/shop/server.py");
-        let child = Command::new("python3")
-            .arg(server)
-            .env("PORT", port.to_string())
-            .env("SHOP_CHEAT", cheat)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("python3 runs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "the shop did not listen within 10 s");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Shop { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Logins the server issued, from its `GET /logins`.
-    fn logins(&self) -> u64 {
-        let mut c = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        c.write_all(b"GET /logins HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
-        let mut answer = String::new();
-        c.read_to_string(&mut answer).unwrap();
-        let body = answer.split("\r\n\r\n").nth(1).unwrap();
-        serde_json::from_str::<serde_json::Value>(body).unwrap()["logins"].as_u64().unwrap()
-    }
-}
-
-impl Drop for Shop {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Logins the shop issued, from its `GET /logins`.
+fn logins(shop: &Fixture) -> u64 {
+    let mut c = TcpStream::connect(("127.0.0.1", shop.port)).unwrap();
+    c.write_all(b"GET /logins HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    c.read_to_string(&mut answer).unwrap();
+    let body = answer.split("\r\n\r\n").nth(1).unwrap();
+    serde_json::from_str::<serde_json::Value>(body).unwrap()["logins"].as_u64().unwrap()
 }
 
 #[test]
 fn a_file_with_a_login_is_verified_and_each_connection_logs_in_once() {
-    let shop = Shop::start("");
+    let shop = Fixture::shop("");
     let file = login_file();
     let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "1000", "-c", "4", "--json", &shop.url()]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -78,12 +43,12 @@ fn a_file_with_a_login_is_verified_and_each_connection_logs_in_once() {
     assert!(step["errors"]["status"].as_object().unwrap().is_empty(), "{}", step["errors"]);
     assert_eq!((step["logins"]["sent"].as_u64(), step["logins"]["failed"].as_u64()), (Some(4), Some(0)), "{step}");
     // Verification logs in before the load and again after it, on connections of its own.
-    assert!(shop.logins() >= 4 + 2, "{} logins", shop.logins());
+    assert!(logins(&shop) >= 4 + 2, "{} logins", logins(&shop));
 }
 
 #[test]
 fn reconnects_log_in_again_and_the_summary_says_so() {
-    let shop = Shop::start("");
+    let shop = Fixture::shop("");
     let file = login_file();
     let out = bakeoff(&["load", "--scenario", file.to_str().unwrap(), "-n", "200", "-c", "2", "--requests-per-conn", "50", &shop.url()]);
     let text = String::from_utf8_lossy(&out.stdout);
@@ -96,7 +61,7 @@ fn reconnects_log_in_again_and_the_summary_says_so() {
 
 #[test]
 fn a_server_that_refuses_the_login_is_not_measured() {
-    let shop = Shop::start("deny-login");
+    let shop = Fixture::shop("deny-login");
     let out = bakeoff(&["load", "--scenario", login_file().to_str().unwrap(), "-n", "100", &shop.url()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
