@@ -1,10 +1,14 @@
 //! A scenario file as TOML: the raw shape serde reads, turned into a checked [`Workload`] whose
 //! every error names the file, the line and the fix.
 
+use super::database::Database;
+use super::database::RawDatabase;
 use super::expect::{Expect, JsonIs, JsonRule, TemplatedJson};
 use super::json_path::JsonPath;
 use super::login::{Capture, LoginSpec};
 use super::pattern::Pattern;
+use super::probe::{ProbeSpec, RawProbe};
+use super::rows::RowsRule;
 use super::template::Template;
 use super::vars::{DataFile, Generator, Pick};
 use super::{Body, RequestSpec, Workload};
@@ -32,6 +36,9 @@ struct RawFile {
     vars: BTreeMap<String, Spanned<RawVar>>,
     requests: Vec<Spanned<RawRequest>>,
     login: Option<Spanned<RawLogin>>,
+    database: Option<Spanned<RawDatabase>>,
+    #[serde(default)]
+    probes: Vec<Spanned<RawProbe>>,
 }
 
 #[derive(Deserialize)]
@@ -89,6 +96,8 @@ struct RawExpect {
     json: Vec<RawJson>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    rows: Option<String>,
+    rows_one: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -161,6 +170,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         }
         requests.push(RequestSpec { line: located(path, text, at, String::new(), "").what, ..spec });
     }
+    let (database, probes) = database_and_probes(path, text, &raw, &requests, login.as_ref())?;
     let deck = raw.deck.unwrap_or(DEFAULT_DECK);
     if deck == 0 || deck > MAX_DECK {
         return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
@@ -175,7 +185,47 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         vars,
         requests,
         login,
+        database,
+        probes,
     })
+}
+
+/// The `[database]` (its files read) and the `[[probes]]`; a `rows` expectation needs the one, a
+/// probe both.
+fn database_and_probes(
+    path: &Path,
+    text: &str,
+    raw: &RawFile,
+    requests: &[RequestSpec],
+    login: Option<&LoginSpec>,
+) -> Result<(Option<Database>, Vec<ProbeSpec>), InputError> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let database = match &raw.database {
+        Some(d) => Some(d.get_ref().check(base).map_err(|(p, h)| located(path, text, d.span().start, format!("[database]: {p}"), h))?),
+        None => None,
+    };
+    if let Some(l) = login.filter(|l| l.request.expect.rows.is_some()) {
+        return Err(InputError {
+            what: l.request.line.clone(),
+            problem: "[login]: `rows` is not checked on a login".into(),
+            hint: "hold the login to its status and json; put `rows` on a request".into(),
+        });
+    }
+    if let (None, Some(r)) = (&database, requests.iter().find(|r| r.expect.rows.is_some())) {
+        return Err(InputError {
+            what: r.line.clone(),
+            problem: format!("request `{}`: `rows` queries the file's database and the file has no [database]", r.name),
+            hint: "add [database] with schema = \"schema.sql\" and seed = \"seed.sql\"".into(),
+        });
+    }
+    let mut probes = Vec::new();
+    for p in &raw.probes {
+        let at = p.span().start;
+        let probe =
+            p.get_ref().check(requests, database.is_some()).map_err(|(e, h)| located(path, text, at, format!("[[probes]]: {e}"), h))?;
+        probes.push(ProbeSpec { line: located(path, text, at, String::new(), "").what, ..probe });
+    }
+    Ok((database, probes))
 }
 
 type Problem = (String, &'static str);
@@ -355,5 +405,21 @@ fn expect(e: &RawExpect) -> Result<Expect, Problem> {
         .iter()
         .map(|(k, v)| Ok((k.clone(), Template::parse(v).map_err(|e| (e, "placeholders are {{var}}"))?)))
         .collect::<Result<_, Problem>>()?;
-    Ok(Expect { status: e.status.unwrap_or(200), content_type: t(&e.content_type)?, body: t(&e.body)?, json, regex: t(&e.regex)?, headers })
+    let rows = match (&e.rows, &e.rows_one) {
+        (Some(_), Some(_)) => {
+            return Err(("both `rows` and `rows_one`".into(), "keep `rows` for an array of rows, `rows_one` for one object"))
+        }
+        (Some(sql), None) => Some(RowsRule { sql: Template::parse(sql).map_err(|e| (e, "placeholders are {{var}}"))?, one: false }),
+        (None, Some(sql)) => Some(RowsRule { sql: Template::parse(sql).map_err(|e| (e, "placeholders are {{var}}"))?, one: true }),
+        (None, None) => None,
+    };
+    Ok(Expect {
+        status: e.status.unwrap_or(200),
+        content_type: t(&e.content_type)?,
+        body: t(&e.body)?,
+        json,
+        regex: t(&e.regex)?,
+        headers,
+        rows,
+    })
 }
