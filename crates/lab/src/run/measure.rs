@@ -34,7 +34,7 @@ impl Lab<'_> {
         let key = cell.key();
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
-        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label)?;
+        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label, &[cell.scenario])?;
         let measured_pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
@@ -106,10 +106,14 @@ impl Lab<'_> {
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
         }
-        // A scenario file's answers are verified, but the format declares no probe, cost pair or
-        // statement count yet: nothing proves the work behind them, and every report says so.
+        // A scenario file's answers are verified, but only what the file declares (a probe) proves
+        // the work behind them, and only on a server the lab started with the file's database;
+        // else every report says so.
         if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
-            warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
+            let declared = self.settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof());
+            if !declared || cell.stack.unmanaged.is_some() || cell.stack.kind == StackKind::Baseline {
+                warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
+            }
         }
         if let Some(u) = cell.stack.unmanaged {
             // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.

@@ -59,8 +59,17 @@ impl Lab<'_> {
         result
     }
 
-    /// The environment a stack starts with.
-    pub(crate) fn stack_env(&self, stack: &Stack, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
+    /// The environment a stack starts with; `file_db` is the URL of a scenario file's own database,
+    /// made for this start.
+    pub(crate) fn stack_env(
+        &self,
+        stack: &Stack,
+        variant: &Variant,
+        port: u16,
+        workers: u32,
+        cell_dir: &Path,
+        file_db: Option<&str>,
+    ) -> BTreeMap<String, String> {
         let mut env = self.services.env();
         env.extend(crate::stacks::setup::build_env(&stack.name));
         env.insert("PORT".into(), port.to_string());
@@ -68,8 +77,9 @@ impl Lab<'_> {
         env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
         env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
         env.insert("RUN_DIR".into(), cell_dir.display().to_string());
-        let db = match (variant.database, &self.services.postgres) {
-            (Some(Database::Postgres), Some(pg)) => pg.url.clone(),
+        let db = match (file_db, variant.database, &self.services.postgres) {
+            (Some(url), _, _) => url.to_string(),
+            (None, Some(Database::Postgres), Some(pg)) => pg.url.clone(),
             _ => format!("sqlite://{}", cell_dir.join("products.sqlite").display()),
         };
         env.insert("DATABASE_URL".into(), db);
@@ -113,17 +123,19 @@ impl Lab<'_> {
     /// own starts were for.
     pub fn serve(&mut self, stack: &Stack, variant: &Variant, workers: u32) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         let label = self.new_cell(stack, variant);
-        self.start_stack(stack, variant, workers, &label)
+        self.start_stack(stack, variant, workers, &label, &[])
     }
 
-    /// Starts the stack (a baseline has no process: its address is the upstream's; an unmanaged
-    /// server is already running).
+    /// Starts the stack for `scenarios` (a baseline has no process: its address is the upstream's;
+    /// an unmanaged server is already running); a scenario file among them that has a database
+    /// gets it made afresh for this start.
     pub(crate) fn start_stack(
         &mut self,
         stack: &Stack,
         variant: &Variant,
         workers: u32,
         label: &str,
+        scenarios: &[Scenario],
     ) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         if stack.kind == StackKind::Baseline {
             let nginx = self
@@ -153,8 +165,9 @@ impl Lab<'_> {
             problem: format!("cannot copy the SQLite fixture: {e}"),
             hint: "check free space in the temporary directory".into(),
         })?;
+        let file_db = self.make_file_db(scenarios, variant, label)?;
         let port = free_port();
-        let env = self.stack_env(stack, variant, port, workers, &cell_dir);
+        let env = self.stack_env(stack, variant, port, workers, &cell_dir, file_db.as_deref());
         let mut server = ServerProcess::start(Launch {
             name: &stack.name,
             command: &stack.start_command,

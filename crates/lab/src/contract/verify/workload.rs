@@ -3,11 +3,15 @@
 //! the file's expectations, a path no request names must answer 404, and every response framed as
 //! the load generator reads it. A file with a `[login]` logs in first (again whenever the server
 //! closed the connection), its answer held to the login's expectations, and the requests carry the
-//! values it captured. Any failure means the server is not measured.
+//! values it captured. A `rows` expectation is held to the server's database and the file's
+//! `[[probes]]` change it between two identical requests ([`super::probes`]). Any failure means the
+//! server is not measured.
 
+use super::database::{FileDatabase, SqliteDatabase};
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
+use bakeoff_model::workload::deck::Drawn;
 use bakeoff_model::workload::expect::{Answer, Mismatch};
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
@@ -45,6 +49,8 @@ pub struct WorkloadVerification {
     pub seed: u64,
     /// Every request sent, in order.
     pub sent: Vec<Sent>,
+    /// Whether the file's probes ran (on the server's own database); a file without probes counts.
+    pub probes_run: bool,
 }
 
 impl WorkloadVerification {
@@ -60,8 +66,64 @@ impl WorkloadVerification {
 }
 
 /// Sends [`DRAWS_PER_KIND`] requests of every kind drawn from `seed`, then the unknown path, to
-/// the server at `addr`; every read waits `timeout` at most.
+/// the server at `addr`; every read waits `timeout` at most. For a server the lab did not start,
+/// whose database is not the lab's: a `rows` expectation is held to a fresh copy of the file's
+/// seeded database (writes the server made are not in it), and no probe runs.
 pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout: Duration) -> WorkloadVerification {
+    let Some(database) = &workload.database else { return verify_with(addr, workload, seed, timeout, None) };
+    let path = std::env::temp_dir().join(format!("bakeoff-rows-{}-{seed:x}.sqlite", std::process::id()));
+    let verification = match SqliteDatabase::create(&path, database) {
+        Ok(copy) => WorkloadVerification { probes_run: false, ..verify_with(addr, workload, seed, timeout, Some(&copy)) },
+        Err(e) => WorkloadVerification { seed, sent: vec![database_failed(e)], probes_run: false },
+    };
+    std::fs::remove_file(&path).ok();
+    verification
+}
+
+/// [`verify_workload`] on a server started with `database`: every `rows` expectation is held to
+/// it, then each of the file's probes changes it between two identical requests.
+pub fn verify_workload_on(
+    addr: SocketAddr,
+    workload: &Workload,
+    seed: u64,
+    timeout: Duration,
+    database: &dyn FileDatabase,
+) -> WorkloadVerification {
+    verify_with(addr, workload, seed, timeout, Some(database))
+}
+
+/// The kind a database that could not be made is reported under.
+const DATABASE: &str = "database";
+
+fn database_failed(why: String) -> Sent {
+    Sent { kind: DATABASE.into(), request: String::new(), mismatches: vec![], failed: Some(why) }
+}
+
+/// Sends one drawn request and holds its answer to the expectations, `rows` to `database`.
+pub(super) fn send_checked(client: &mut Client, kind: &str, request: &Drawn, database: Option<&dyn FileDatabase>) -> Sent {
+    let line = format!("{} {}", request.method, request.path);
+    let answer = client.send(&request.method, &request.path, &request.headers, request.body.as_deref());
+    let (mismatches, failed) = match answer {
+        Ok(r) => {
+            let mut mismatches = request.expected.check(&Answer { status: r.status, headers: &r.headers, body: &r.body });
+            if let Some(rows) = &request.expected.rows {
+                let found = database.map_or_else(|| Err("the run has no database of the file to query".into()), |d| d.rows(&rows.sql));
+                mismatches.extend(rows.check(found, &r.body));
+            }
+            (mismatches, None)
+        }
+        Err(e) => (vec![], Some(e)),
+    };
+    Sent { kind: kind.into(), request: line, mismatches, failed }
+}
+
+fn verify_with(
+    addr: SocketAddr,
+    workload: &Workload,
+    seed: u64,
+    timeout: Duration,
+    database: Option<&dyn FileDatabase>,
+) -> WorkloadVerification {
     let mut client = Client::new(addr, timeout);
     let mut draws = Draws::new(seed);
     let mut sent = Vec::new();
@@ -84,17 +146,17 @@ pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout
                     continue;
                 }
             };
-            let line = format!("{} {}", request.method, request.path);
-            let answer = client.send(&request.method, &request.path, &request.headers, request.body.as_deref());
-            let (mismatches, failed) = match answer {
-                Ok(r) => (request.expected.check(&Answer { status: r.status, headers: &r.headers, body: &r.body }), None),
-                Err(e) => (vec![], Some(e)),
-            };
-            sent.push(Sent { kind: spec.name.clone(), request: line, mismatches, failed });
+            sent.push(send_checked(&mut client, &spec.name, &request, database));
         }
     }
+    // Every request needs the login's values: without them no probe is sent either.
+    let logged_in = workload.login.is_none() || captured.is_some();
+    if let (Some(db), true) = (database, logged_in) {
+        let captured = captured.unwrap_or_default();
+        sent.extend(workload.probes.iter().map(|p| super::probes::probe(&mut client, workload, p, &mut draws, &captured, db)));
+    }
     sent.push(unknown_path(&mut client, seed));
-    WorkloadVerification { seed, sent }
+    WorkloadVerification { seed, sent, probes_run: database.is_some() && logged_in }
 }
 
 /// Logs in with fresh draws: the answer held to the login's expectations, then its values
@@ -155,17 +217,30 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         return;
     };
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-    let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
-    let mut kinds: Vec<&str> = workload.login.iter().map(|_| LOGIN).collect();
-    kinds.extend(workload.requests.iter().map(|r| r.name.as_str()));
-    kinds.push("404");
+    let timeout = Duration::from_secs(10);
+    let verification = match target.file_db {
+        Some(db) => verify_workload_on(target.addr, workload, seed, timeout, db),
+        None => verify_workload(target.addr, workload, seed, timeout),
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in &verification.sent {
+        if !kinds.contains(&s.kind.as_str()) {
+            kinds.push(&s.kind);
+        }
+    }
     for kind in kinds {
         let sent: Vec<&Sent> = verification.sent.iter().filter(|s| s.kind == kind).collect();
         let Some(first) = sent.first() else { continue };
         let what = match kind {
             "404" => "a path no request names answers 404".to_string(),
             LOGIN => "the [login] answers as the file expects, with every value it captures".to_string(),
-            _ => format!("`{kind}` answers as the file expects"),
+            DATABASE => "the file's database is made from its schema and seed".to_string(),
+            _ => match kind.strip_prefix(super::probes::PROBE) {
+                Some(request) => {
+                    format!("probe `{request}`: the answer shows a change made to the database between two identical requests")
+                }
+                None => format!("`{kind}` answers as the file expects"),
+            },
         };
         let wrong: Vec<String> = sent.iter().filter(|s| !s.passed()).map(|s| describe(s)).collect();
         let after = if kind == LOGIN { " (no request was verified after it: each needs the login's values)" } else { "" };
