@@ -38,6 +38,10 @@ impl Lab<'_> {
 
     pub(crate) fn ensure_services(&mut self, stack: &Stack, scenarios: &[Scenario], variant: &Variant) -> Result<(), LabError> {
         let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
+        // A scenario file's own database is made in PostgreSQL for a variant that asks for it.
+        if variant.database == Some(Database::Postgres) && self.database_file(scenarios).is_some() {
+            kinds.push(bakeoff_model::scenario::ServiceKind::Postgres);
+        }
         kinds.sort();
         kinds.dedup();
         for k in &kinds {
@@ -106,9 +110,11 @@ impl Lab<'_> {
 
     /// Appends what the start `label` was for to the run's index of cell directories
     /// (`cells/index.txt`, beside their server logs), once its server has stopped, so a running
-    /// stack never finds what its own start is for.
+    /// stack never finds what its own start is for; a scenario file's PostgreSQL database of the
+    /// start is dropped then.
     pub(crate) fn note_cell(&self, label: &str, what: &str) {
         use std::io::Write;
+        self.drop_file_db(label);
         let index = self.run_dir.join("cells").join("index.txt");
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(index) {
             let _ = writeln!(f, "{label}\t{what}");
