@@ -106,3 +106,43 @@ fn a_rows_mismatch_shows_the_difference() {
     let want = format!("rows (SELECT id, name, price FROM items WHERE id = {id}) at $.price: expected {id}.5, got \"{id}.5\"");
     assert!(t.contains(&want), "{want}\n{t}");
 }
+
+/// The fixture's database made at `path` as a user would, with python3's sqlite3.
+fn make_database(path: &Path) {
+    let script = "import csv, sqlite3, sys\n\
+        c = sqlite3.connect(sys.argv[1])\n\
+        c.executescript(open('schema.sql').read() + open('seed.sql').read())\n\
+        c.executemany('INSERT INTO tags VALUES (?, ?)', [(r['item_id'], r['tag']) for r in csv.DictReader(open('tags.csv'))])\n\
+        c.commit()\n";
+    let made = Command::new("python3").args(["-c", script]).arg(path).current_dir(shopdb()).status().unwrap();
+    assert!(made.success());
+}
+
+#[test]
+fn a_server_the_lab_did_not_start_is_verified_without_rows_or_probes_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("own.sqlite");
+    make_database(&database);
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = Command::new("python3")
+        .arg(shopdb().join("server.py"))
+        .env("PORT", port.to_string())
+        .env("DATABASE_URL", format!("sqlite://{}", database.display()))
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let file = shopdb().join("shop.toml");
+    let url = format!("http://127.0.0.1:{port}");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["scenario", "check", file.to_str().unwrap(), "--url", &url]).output().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    // 3 draws each of item, tags and count.
+    assert!(t.contains("note: 9 answers' `rows` were not checked and 1 probe(s) did not run") && t.contains("verified: "), "{t}");
+    assert!(t.contains("rows_one `SELECT id, name, price FROM items WHERE id = {{id}}`"), "the lint shows the rows: {t}");
+}

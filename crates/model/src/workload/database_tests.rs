@@ -30,6 +30,7 @@ fn the_fixture_reads_its_schema_seed_and_csv_and_declares_a_probe() {
     assert_eq!((db.seed_csv[0].table.as_str(), db.seed_csv[0].data.columns.clone()), ("tags", vec!["item_id".to_string(), "tag".into()]));
     let script = db.script(Engine::Sqlite);
     assert!(script.contains("INSERT INTO \"tags\" (\"item_id\", \"tag\") VALUES ('1', 'blue');"), "{script}");
+    assert!(!script.contains("SERIAL") && db.script(Engine::Postgres).contains("id SERIAL PRIMARY KEY"), "schema_postgres for PostgreSQL");
     assert_eq!(w.database_hash().map(|h| h.len()), Some(16));
     assert!(w.declares_proof() && w.probes.len() == 1 && w.requests[w.probes[0].request].name == "item");
     assert!(w.probes[0].line.ends_with(&format!("shop.toml:{}", line_of("[[probes]]"))), "{}", w.probes[0].line);
@@ -54,7 +55,7 @@ fn the_fixture_reads_its_schema_seed_and_csv_and_declares_a_probe() {
 fn a_change_to_a_seed_file_changes_the_database_hash_not_the_text_hash() {
     let dir = tempfile_dir("hash");
     let fixtures = fixture().parent().unwrap().to_path_buf();
-    for f in ["shop.toml", "schema.sql", "seed.sql", "tags.csv"] {
+    for f in ["shop.toml", "schema.sql", "schema.postgres.sql", "seed.sql", "tags.csv"] {
         std::fs::copy(fixtures.join(f), dir.join(f)).unwrap();
     }
     let before = Workload::load(&dir.join("shop.toml")).unwrap();

@@ -63,9 +63,9 @@ impl ExpectedRows {
 
 /// The first place `got` differs from `want`: its JSON path, what was expected there, what came.
 fn difference(at: &str, want: &Json, got: &Json) -> Option<(String, String, String)> {
-    let here = || Some((at.to_string(), cut(&want.to_string()), cut(&got.to_string())));
+    let here = || (at.to_string(), cut(&want.to_string()), cut(&got.to_string()));
     match (want, got) {
-        (Json::Number(a), Json::Number(b)) => (a.as_f64() != b.as_f64()).then(|| here()).flatten(),
+        (Json::Number(a), Json::Number(b)) => (a.as_f64() != b.as_f64()).then(here),
         (Json::Array(a), Json::Array(b)) => {
             if let Some(d) = a.iter().zip(b).enumerate().find_map(|(i, (x, y))| difference(&format!("{at}[{i}]"), x, y)) {
                 return Some(d);
@@ -85,7 +85,7 @@ fn difference(at: &str, want: &Json, got: &Json) -> Option<(String, String, Stri
             }
             b.keys().find(|k| !a.contains_key(*k)).map(|k| (format!("{at}.{k}"), "no such field".into(), cut(&b[k].to_string())))
         }
-        _ => (want != got).then(|| here()).flatten(),
+        _ => (want != got).then(here),
     }
 }
 
