@@ -123,7 +123,8 @@ impl Lab<'_> {
 
     /// Starts `stack`'s `variant` with `workers` in a start directory of its own and waits until it
     /// answers: for a caller that sends requests of its own (a scenario file's verification and
-    /// deck). No service is started: a scenario file declares none yet. Its address, and its server
+    /// deck). No service is started and no scenario file's database is made: a caller that needs one
+    /// verifies through the lab ([`Lab::verify_variant`]). Its address, and its server
     /// (None for a baseline or an unmanaged server), stopped with [`ServerProcess::stop`] or when
     /// dropped. The start is not entered in the run's index of cells, which lists what the lab's
     /// own starts were for.

@@ -17,15 +17,17 @@ impl Lab<'_> {
     /// DATABASE_URL: each scenario file with a database of its own is checked on a start of its own.
     pub fn verify_variant(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
         let (own, shared): (Vec<Scenario>, Vec<Scenario>) = scenarios.iter().partition(|&&s| self.database_file(&[s]).is_some());
+        if own.is_empty() {
+            return self.verify_start(stack, variant, scenarios, workers);
+        }
         let mut starts: Vec<Vec<Scenario>> = own.into_iter().map(|s| vec![s]).collect();
         if !shared.is_empty() {
             starts.insert(0, shared);
         }
-        let mut reports = starts.into_iter().map(|s| self.verify_start(stack, variant, &s, workers));
-        let mut report =
-            reports.next().unwrap_or_else(|| VerifyReport { stack: stack.name.clone(), variant: variant.name.clone(), checks: vec![] });
-        for r in reports {
-            report.checks.extend(r.checks);
+        let mut report = self.verify_start(stack, variant, &starts[0], workers);
+        for s in &starts[1..] {
+            let more = self.verify_start(stack, variant, s, workers);
+            report.checks.extend(more.checks);
         }
         report
     }

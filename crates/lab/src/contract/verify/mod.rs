@@ -121,7 +121,8 @@ pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
             // The load's own document: a cache of the load's answer holds that one, and a random
             // id would miss it 99 times in 100 (`/products` has one URL, the load's).
             Scenario::Document => scenarios::probe_documents(&mut checks, &mut client, target, scenarios::load_document_id()),
-            // New draws on the warm server: an answer cached after N requests is wrong for them.
+            // New draws on the warm server: an answer cached after N requests is wrong for them,
+            // and the file's probes change its database under a cache filled by the load.
             Scenario::File(f) => workload::check(&mut checks, target, *f),
             _ => {}
         }
