@@ -119,7 +119,7 @@ fn make_database(path: &Path) {
 }
 
 #[test]
-fn a_server_the_lab_did_not_start_is_verified_without_rows_or_probes_and_says_so() {
+fn a_server_the_lab_did_not_start_is_verified_without_rows_or_probes_says_so_and_its_work_is_not_proven() {
     let dir = tempfile::tempdir().unwrap();
     let database = dir.path().join("own.sqlite");
     make_database(&database);
@@ -138,8 +138,21 @@ fn a_server_the_lab_did_not_start_is_verified_without_rows_or_probes_and_says_so
     let url = format!("http://127.0.0.1:{port}");
     let out =
         Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(["scenario", "check", file.to_str().unwrap(), "--url", &url]).output().unwrap();
+    let db = dir.path().join("r.db");
+    let db_arg = db.display().to_string();
+    let load = ["--trials", "1", "-d", "1s", "--warmup", "0s", "-c", "2", "--no-ceiling", "--db", &db_arg];
+    let bench = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["bench", "--url", &url, "--scenario", file.to_str().unwrap()])
+        .args(load)
+        .env("BAKEOFF_ROOT", shopdb().join("../../.."))
+        .output()
+        .unwrap();
     let _ = server.kill();
     let _ = server.wait();
+    let b = text(&bench);
+    assert!(bench.status.success(), "{b}");
+    assert!(b.contains("probe(s) did not run: the lab did not start this server with the file's database"), "{b}");
+    assert!(warning_kinds(&report(&db)).iter().any(|k| k == "work_not_proven"), "no probe ran: the work is not proven\n{b}");
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     // 3 draws each of item, tags and count.

@@ -247,6 +247,14 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
         checks.add(scope, &what, path, outcome);
     }
+    if target.file_db.is_none() && workload.database.is_some() {
+        let reason = format!(
+            "{} answers' `rows` were not checked and {} probe(s) did not run: the lab did not start this server with the file's \
+             database (let the lab start it, e.g. `bakeoff bench --cmd ... --scenario FILE`)",
+            verification.rows_unchecked, verification.probes_skipped
+        );
+        checks.add(scope, "the file's `rows` and probes are checked on its database", "/", Err((Verdict::Warn, reason)));
+    }
 }
 
 /// One wrong answer in a line: the request, then each difference.
