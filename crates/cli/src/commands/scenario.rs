@@ -45,6 +45,18 @@ fn describe(w: &Workload) -> Result<String> {
     for (name, g) in &w.vars {
         out += &format!("  var {name}: {}\n", generator(g));
     }
+    if let Some(db) = &w.database {
+        let mut files: Vec<String> = [Some(&db.schema), db.schema_postgres.as_ref(), db.seed.as_ref()]
+            .into_iter()
+            .flatten()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        files.extend(db.seed_csv.iter().map(|c| format!("{} into {}", c.data.path.display(), c.table)));
+        out += &format!("  database: {} (hash {})\n", files.join(", "), db.hash());
+    }
+    for p in &w.probes {
+        out += &format!("  probe {}: {}\n", w.requests[p.request].name, p.change);
+    }
     out += &proof_lines(w);
     let deck = match w.deck(w.seed, w.deck_size) {
         Ok(d) => d,
@@ -108,6 +120,9 @@ fn expectations(e: &Expect) -> String {
         });
     }
     parts.extend(e.headers.iter().map(|(n, _)| format!("header {n}")));
+    if let Some(r) = &e.rows {
+        parts.push(format!("{} `{}`", if r.one { "rows_one" } else { "rows" }, r.sql));
+    }
     parts.join(", ")
 }
 

@@ -96,6 +96,12 @@ pub fn verdicts(v: &WorkloadVerification) -> String {
             out += &format!("    {}\n      expected {}\n      got      {}\n", m.what, m.expected, m.got);
         }
     }
+    if v.rows_unchecked + v.probes_skipped > 0 {
+        out += &format!(
+            "note: {} answers' `rows` were not checked and {} probe(s) did not run: they need the server's database, which the lab makes when it starts the server (`bakeoff bench --cmd ... --scenario FILE`)\n",
+            v.rows_unchecked, v.probes_skipped
+        );
+    }
     let failed = v.failures().count();
     out += &if failed == 0 {
         format!("verified: {} requests answered as expected (fresh draws from seed {})\n", v.sent.len(), v.seed)

@@ -221,7 +221,7 @@ impl Lab<'_> {
             let starting = Instant::now();
             let started = self
                 .ensure_services(cell.stack, &[cell.scenario], cell.variant)
-                .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label));
+                .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label, &[cell.scenario]));
             match started {
                 Ok((server, addr)) => {
                     let pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));

@@ -34,7 +34,7 @@ impl Lab<'_> {
         let key = cell.key();
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
-        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label)?;
+        let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label, &[cell.scenario])?;
         let measured_pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
@@ -106,10 +106,12 @@ impl Lab<'_> {
         if let Some(reproduces) = &cell.variant.reproduces {
             warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
         }
-        // A scenario file's answers are verified; unless the file declares a proof of the work
-        // behind them (a cost pair), a cache or a precomputed answer passes, and every report says so.
+        // A scenario file's answers are verified, but only what the file declares (a probe, a cost
+        // pair) proves the work behind them, and only on a server the lab started (with the
+        // file's database); else every report says so.
         if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
-            if !self.settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof()) {
+            let declared = self.settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof());
+            if !declared || cell.stack.unmanaged.is_some() || cell.stack.kind == StackKind::Baseline {
                 warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
             }
         }

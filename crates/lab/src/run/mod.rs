@@ -6,6 +6,7 @@ pub mod cells;
 pub(crate) mod estimate;
 pub(crate) mod events;
 pub(crate) mod execute;
+mod file_db;
 mod files;
 mod measure;
 pub mod noise_probe;

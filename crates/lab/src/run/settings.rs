@@ -79,6 +79,9 @@ pub struct ScenarioFile {
     pub text_hash: String,
     /// Its text, whole.
     pub text: String,
+    /// FNV-1a 64 of its database's files (schema and seed), when it declares a `[database]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database_hash: Option<String>,
     /// The checked file.
     #[serde(skip)]
     pub workload: std::sync::Arc<bakeoff_model::workload::Workload>,
@@ -96,6 +99,7 @@ impl ScenarioFile {
             name: workload.name.clone(),
             text_hash: workload.text_hash(),
             text: workload.text.clone(),
+            database_hash: workload.database_hash(),
             workload: std::sync::Arc::new(workload),
             deck,
         })

@@ -38,6 +38,10 @@ impl Lab<'_> {
 
     pub(crate) fn ensure_services(&mut self, stack: &Stack, scenarios: &[Scenario], variant: &Variant) -> Result<(), LabError> {
         let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
+        // A scenario file's own database is made in PostgreSQL for a variant that asks for it.
+        if variant.database == Some(Database::Postgres) && self.database_file(scenarios).is_some() {
+            kinds.push(bakeoff_model::scenario::ServiceKind::Postgres);
+        }
         kinds.sort();
         kinds.dedup();
         for k in &kinds {
@@ -59,8 +63,17 @@ impl Lab<'_> {
         result
     }
 
-    /// The environment a stack starts with.
-    pub(crate) fn stack_env(&self, stack: &Stack, variant: &Variant, port: u16, workers: u32, cell_dir: &Path) -> BTreeMap<String, String> {
+    /// The environment a stack starts with; `file_db` is the URL of a scenario file's own database,
+    /// made for this start.
+    pub(crate) fn stack_env(
+        &self,
+        stack: &Stack,
+        variant: &Variant,
+        port: u16,
+        workers: u32,
+        cell_dir: &Path,
+        file_db: Option<&str>,
+    ) -> BTreeMap<String, String> {
         let mut env = self.services.env();
         env.extend(crate::stacks::setup::build_env(&stack.name));
         env.insert("PORT".into(), port.to_string());
@@ -68,8 +81,9 @@ impl Lab<'_> {
         env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
         env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
         env.insert("RUN_DIR".into(), cell_dir.display().to_string());
-        let db = match (variant.database, &self.services.postgres) {
-            (Some(Database::Postgres), Some(pg)) => pg.url.clone(),
+        let db = match (file_db, variant.database, &self.services.postgres) {
+            (Some(url), _, _) => url.to_string(),
+            (None, Some(Database::Postgres), Some(pg)) => pg.url.clone(),
             _ => format!("sqlite://{}", cell_dir.join("products.sqlite").display()),
         };
         env.insert("DATABASE_URL".into(), db);
@@ -96,9 +110,11 @@ impl Lab<'_> {
 
     /// Appends what the start `label` was for to the run's index of cell directories
     /// (`cells/index.txt`, beside their server logs), once its server has stopped, so a running
-    /// stack never finds what its own start is for.
+    /// stack never finds what its own start is for; a scenario file's PostgreSQL database of the
+    /// start is dropped then.
     pub(crate) fn note_cell(&self, label: &str, what: &str) {
         use std::io::Write;
+        self.drop_file_db(label);
         let index = self.run_dir.join("cells").join("index.txt");
         if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(index) {
             let _ = writeln!(f, "{label}\t{what}");
@@ -107,23 +123,26 @@ impl Lab<'_> {
 
     /// Starts `stack`'s `variant` with `workers` in a start directory of its own and waits until it
     /// answers: for a caller that sends requests of its own (a scenario file's verification and
-    /// deck). No service is started: a scenario file declares none yet. Its address, and its server
+    /// deck). No service is started and no scenario file's database is made: a caller that needs one
+    /// verifies through the lab ([`Lab::verify_variant`]). Its address, and its server
     /// (None for a baseline or an unmanaged server), stopped with [`ServerProcess::stop`] or when
     /// dropped. The start is not entered in the run's index of cells, which lists what the lab's
     /// own starts were for.
     pub fn serve(&mut self, stack: &Stack, variant: &Variant, workers: u32) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         let label = self.new_cell(stack, variant);
-        self.start_stack(stack, variant, workers, &label)
+        self.start_stack(stack, variant, workers, &label, &[])
     }
 
-    /// Starts the stack (a baseline has no process: its address is the upstream's; an unmanaged
-    /// server is already running).
+    /// Starts the stack for `scenarios` (a baseline has no process: its address is the upstream's;
+    /// an unmanaged server is already running); a scenario file among them that has a database
+    /// gets it made afresh for this start.
     pub(crate) fn start_stack(
         &mut self,
         stack: &Stack,
         variant: &Variant,
         workers: u32,
         label: &str,
+        scenarios: &[Scenario],
     ) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         if stack.kind == StackKind::Baseline {
             let nginx = self
@@ -153,8 +172,9 @@ impl Lab<'_> {
             problem: format!("cannot copy the SQLite fixture: {e}"),
             hint: "check free space in the temporary directory".into(),
         })?;
+        let file_db = self.make_file_db(scenarios, variant, label)?;
         let port = free_port();
-        let env = self.stack_env(stack, variant, port, workers, &cell_dir);
+        let env = self.stack_env(stack, variant, port, workers, &cell_dir, file_db.as_deref());
         let mut server = ServerProcess::start(Launch {
             name: &stack.name,
             command: &stack.start_command,

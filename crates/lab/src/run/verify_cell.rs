@@ -13,8 +13,27 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 impl Lab<'_> {
-    /// Starts one stack variant and checks every chosen scenario's contract.
+    /// Starts one stack variant and checks every chosen scenario's contract. A start has one
+    /// DATABASE_URL: each scenario file with a database of its own is checked on a start of its own.
     pub fn verify_variant(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
+        let (own, shared): (Vec<Scenario>, Vec<Scenario>) = scenarios.iter().partition(|&&s| self.database_file(&[s]).is_some());
+        if own.is_empty() {
+            return self.verify_start(stack, variant, scenarios, workers);
+        }
+        let mut starts: Vec<Vec<Scenario>> = own.into_iter().map(|s| vec![s]).collect();
+        if !shared.is_empty() {
+            starts.insert(0, shared);
+        }
+        let mut report = self.verify_start(stack, variant, &starts[0], workers);
+        for s in &starts[1..] {
+            let more = self.verify_start(stack, variant, s, workers);
+            report.checks.extend(more.checks);
+        }
+        report
+    }
+
+    /// One start of the variant, checked for `scenarios`.
+    fn verify_start(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
         let failed = |reason: String| VerifyReport {
             stack: stack.name.clone(),
             variant: variant.name.clone(),
@@ -32,7 +51,7 @@ impl Lab<'_> {
         let label = self.new_cell(stack, variant);
         let ids: Vec<&str> = scenarios.iter().map(|s| s.id()).collect();
         let what = format!("verify {} [{}] ({}), WORKERS={workers}", stack.name, variant.name, ids.join(", "));
-        let (server, addr) = match self.start_stack(stack, variant, workers, &label) {
+        let (server, addr) = match self.start_stack(stack, variant, workers, &label, scenarios) {
             Ok(s) => s,
             Err(e) => {
                 self.note_cell(&label, &what);
@@ -92,6 +111,7 @@ impl Lab<'_> {
             Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
             _ => Some(&sqlite),
         };
+        let file_db = self.file_db(stack, variant, label, scenarios);
         f(&Target {
             stack: &stack.name,
             variant: &variant.name,
@@ -104,6 +124,7 @@ impl Lab<'_> {
             client_cpus: &self.settings.client_cpus,
             warmup: stack.warmup.unwrap_or_default(),
             workloads: self.settings.scenario_files.iter().map(|f| &*f.workload).collect(),
+            file_db: file_db.as_deref(),
         })
     }
 

@@ -1,11 +1,13 @@
 //! A PostgreSQL cluster made for the run: initdb as the `postgres` user (initdb refuses root) into a
-//! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`.
+//! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`;
+//! and the databases of scenario files made in it, one per server start.
 
 use super::{launch, service_dir, service_error, ServiceContext};
-use crate::contract::verify::LiveData;
+use crate::contract::verify::{FileDatabase, LiveData};
 use crate::error::LabError;
 use crate::host::process::{free_port, ServerProcess};
 use crate::install::{apt_install, run_bounded};
+use bakeoff_model::workload::database::{Database, Engine};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -112,6 +114,54 @@ impl Postgres {
     /// The server's process id (its tree's CPU is part of a cell's work).
     pub fn pid(&self) -> u32 {
         self.process.pid()
+    }
+}
+
+/// A database of the cluster made for one server start of a scenario file (`[database]`).
+pub struct PostgresDatabase<'a> {
+    pg: &'a Postgres,
+    /// Its name.
+    pub name: String,
+}
+
+impl Postgres {
+    /// Makes database `name` afresh from `database`'s PostgreSQL script (written to `script` for
+    /// psql, and kept beside the start's log), in one transaction; its URL.
+    pub fn create_database(&self, name: &str, database: &Database, script: &Path) -> Result<String, LabError> {
+        std::fs::write(script, database.script(Engine::Postgres))
+            .map_err(|e| service_error("postgres", format!("{}: {e}", script.display()), "check free space"))?;
+        self.drop_database(name)?;
+        self.psql("postgres", &["-q", "-c", &format!("CREATE DATABASE {name}")])?;
+        self.psql(name, &["-v", "ON_ERROR_STOP=1", "-q", "-1", "-f", &script.to_string_lossy()]).map_err(|e| LabError::Input {
+            what: format!("[database] of a scenario file, in PostgreSQL ({})", script.display()),
+            problem: e.to_string(),
+            hint: "the schema and seed must be valid PostgreSQL too: give `schema_postgres = \"schema.postgres.sql\"` where they differ"
+                .into(),
+        })?;
+        Ok(format!("postgres://postgres@127.0.0.1:{}/{name}", self.port))
+    }
+
+    /// Drops database `name`, its connections closed first.
+    pub fn drop_database(&self, name: &str) -> Result<(), LabError> {
+        self.psql("postgres", &["-q", "-c", &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")]).map(|_| ())
+    }
+
+    /// The database `name`, for verification to query and change.
+    pub fn database(&self, name: &str) -> PostgresDatabase<'_> {
+        PostgresDatabase { pg: self, name: name.to_string() }
+    }
+}
+
+impl FileDatabase for PostgresDatabase<'_> {
+    /// The rows as PostgreSQL's `json_agg` writes them (a number column's values numbers).
+    fn rows(&self, sql: &str) -> Result<Vec<serde_json::Value>, String> {
+        let query = format!("SELECT coalesce(json_agg(q), '[]'::json) FROM ({}) q", sql.trim().trim_end_matches(';'));
+        let out = self.pg.psql(&self.name, &["-X", "-At", "-v", "ON_ERROR_STOP=1", "-c", &query]).map_err(|e| e.to_string())?;
+        serde_json::from_str(out.trim()).map_err(|e| format!("psql answered `{}`: {e}", out.trim()))
+    }
+
+    fn execute(&self, sql: &str) -> Result<(), String> {
+        self.pg.psql(&self.name, &["-v", "ON_ERROR_STOP=1", "-q", "-c", sql]).map(|_| ()).map_err(|e| e.to_string())
     }
 }
 

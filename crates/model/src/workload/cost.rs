@@ -69,12 +69,6 @@ pub(super) fn pair(raw: &RawCost, names: &[&str]) -> Result<CostPair, Problem> {
 pub const SIDE_DRAWS: usize = 8;
 
 impl Workload {
-    /// Whether the file declares a proof of the work behind its answers (a cost pair), so its
-    /// cells are not marked as unproven.
-    pub fn declares_proof(&self) -> bool {
-        !self.costs.is_empty()
-    }
-
     /// What one side of a cost check sends: up to `n` requests of kind `kind` with fresh `draws`
     /// (fewer when a `unique` data file runs out, none is the error), as the load generator's deck
     /// with each request's bytes, its checks and the file's login.

@@ -23,6 +23,8 @@ pub struct Drawn {
     pub body: Option<Vec<u8>>,
     /// What its answer must be.
     pub expected: Expected,
+    /// The values it drew, by variable (a probe's change uses them too).
+    pub values: BTreeMap<String, Value>,
 }
 
 impl Workload {
@@ -81,6 +83,7 @@ impl Workload {
             headers,
             body,
             expected: spec.expect.render(&values),
+            values,
         })
     }
 

@@ -3,6 +3,7 @@
 //! response; a mismatch says what was expected and what came.
 
 use super::json_path::JsonPath;
+use super::rows::{ExpectedRows, RowsRule};
 use super::template::{Template, Value};
 use std::collections::BTreeMap;
 
@@ -21,6 +22,9 @@ pub struct Expect {
     pub regex: Option<Template>,
     /// Headers that must be present with these values.
     pub headers: Vec<(String, Template)>,
+    /// The body is what this query returns on the server's database (checked by the lab, which
+    /// holds the database; under load only the status is checked).
+    pub rows: Option<RowsRule>,
 }
 
 /// One check of a JSON body's value.
@@ -110,13 +114,16 @@ impl Expect {
     pub fn depends_on_input(&self) -> bool {
         let json = self.json.iter().any(|r| matches!(&r.is, JsonIs::Equals(v) if v.has_placeholders()));
         let texts = [&self.content_type, &self.body, &self.regex].into_iter().flatten().any(Template::has_placeholders);
-        json || texts || self.headers.iter().any(|(_, t)| t.has_placeholders())
+        // The rows are read from the database, which writes and probes change under the server.
+        let rows = self.rows.is_some();
+        json || texts || rows || self.headers.iter().any(|(_, t)| t.has_placeholders())
     }
 
     /// Every template it holds.
     pub fn templates(&self) -> Vec<&Template> {
         let mut all: Vec<&Template> = [&self.content_type, &self.body, &self.regex].into_iter().flatten().collect();
         all.extend(self.headers.iter().map(|(_, t)| t));
+        all.extend(self.rows.as_ref().map(|r| &r.sql));
         for r in &self.json {
             if let JsonIs::Equals(v) = &r.is {
                 all.extend(v.templates());
@@ -147,6 +154,7 @@ impl Expect {
             json,
             regex: render(&self.regex),
             headers: self.headers.iter().map(|(n, t)| (n.clone(), t.render(values))).collect(),
+            rows: self.rows.as_ref().map(|r| r.render(values)),
         }
     }
 }
@@ -166,6 +174,9 @@ pub struct Expected {
     pub regex: Option<String>,
     /// Headers and their values.
     pub headers: Vec<(String, String)>,
+    /// The query whose rows the body must be, checked by the lab against the server's database
+    /// ([`ExpectedRows::check`]); [`Expected::check`] does not.
+    pub rows: Option<ExpectedRows>,
 }
 
 /// A JSON rule with its value known.

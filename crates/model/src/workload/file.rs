@@ -2,10 +2,14 @@
 //! every error names the file, the line and the fix.
 
 use super::cost::{self, CostPair, RawCost};
+use super::database::Database;
+use super::database::RawDatabase;
 use super::expect::{Expect, JsonIs, JsonRule, TemplatedJson};
 use super::json_path::JsonPath;
 use super::login::{Capture, LoginSpec};
 use super::pattern::Pattern;
+use super::probe::{ProbeSpec, RawProbe};
+use super::rows::RowsRule;
 use super::template::Template;
 use super::vars::{DataFile, Generator, Pick};
 use super::{Body, RequestSpec, Workload};
@@ -35,6 +39,9 @@ struct RawFile {
     login: Option<Spanned<RawLogin>>,
     #[serde(default)]
     cost: Vec<Spanned<RawCost>>,
+    database: Option<Spanned<RawDatabase>>,
+    #[serde(default)]
+    probes: Vec<Spanned<RawProbe>>,
 }
 
 #[derive(Deserialize)]
@@ -92,6 +99,8 @@ struct RawExpect {
     json: Vec<RawJson>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    rows: Option<String>,
+    rows_one: Option<String>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -171,6 +180,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         let pair = cost::pair(c.get_ref(), &names).map_err(|(p, h)| located(path, text, at, format!("[[cost]]: {p}"), &h))?;
         costs.push(CostPair { line: located(path, text, at, String::new(), "").what, ..pair });
     }
+    let (database, probes) = database_and_probes(path, text, &raw, &requests, login.as_ref())?;
     let deck = raw.deck.unwrap_or(DEFAULT_DECK);
     if deck == 0 || deck > MAX_DECK {
         return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
@@ -186,7 +196,47 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         requests,
         login,
         costs,
+        database,
+        probes,
     })
+}
+
+/// The `[database]` (its files read) and the `[[probes]]`; a `rows` expectation needs the one, a
+/// probe both.
+fn database_and_probes(
+    path: &Path,
+    text: &str,
+    raw: &RawFile,
+    requests: &[RequestSpec],
+    login: Option<&LoginSpec>,
+) -> Result<(Option<Database>, Vec<ProbeSpec>), InputError> {
+    let base = path.parent().unwrap_or(Path::new("."));
+    let database = match &raw.database {
+        Some(d) => Some(d.get_ref().check(base).map_err(|(p, h)| located(path, text, d.span().start, format!("[database]: {p}"), h))?),
+        None => None,
+    };
+    if let Some(l) = login.filter(|l| l.request.expect.rows.is_some()) {
+        return Err(InputError {
+            what: l.request.line.clone(),
+            problem: "[login]: `rows` is not checked on a login".into(),
+            hint: "hold the login to its status and json; put `rows` on a request".into(),
+        });
+    }
+    if let (None, Some(r)) = (&database, requests.iter().find(|r| r.expect.rows.is_some())) {
+        return Err(InputError {
+            what: r.line.clone(),
+            problem: format!("request `{}`: `rows` queries the file's database and the file has no [database]", r.name),
+            hint: "add [database] with schema = \"schema.sql\" and seed = \"seed.sql\"".into(),
+        });
+    }
+    let mut probes = Vec::new();
+    for p in &raw.probes {
+        let at = p.span().start;
+        let probe =
+            p.get_ref().check(requests, database.is_some()).map_err(|(e, h)| located(path, text, at, format!("[[probes]]: {e}"), h))?;
+        probes.push(ProbeSpec { line: located(path, text, at, String::new(), "").what, ..probe });
+    }
+    Ok((database, probes))
 }
 
 type Problem = (String, &'static str);
@@ -366,5 +416,21 @@ fn expect(e: &RawExpect) -> Result<Expect, Problem> {
         .iter()
         .map(|(k, v)| Ok((k.clone(), Template::parse(v).map_err(|e| (e, "placeholders are {{var}}"))?)))
         .collect::<Result<_, Problem>>()?;
-    Ok(Expect { status: e.status.unwrap_or(200), content_type: t(&e.content_type)?, body: t(&e.body)?, json, regex: t(&e.regex)?, headers })
+    let rows = match (&e.rows, &e.rows_one) {
+        (Some(_), Some(_)) => {
+            return Err(("both `rows` and `rows_one`".into(), "keep `rows` for an array of rows, `rows_one` for one object"))
+        }
+        (Some(sql), None) => Some(RowsRule { sql: Template::parse(sql).map_err(|e| (e, "placeholders are {{var}}"))?, one: false }),
+        (None, Some(sql)) => Some(RowsRule { sql: Template::parse(sql).map_err(|e| (e, "placeholders are {{var}}"))?, one: true }),
+        (None, None) => None,
+    };
+    Ok(Expect {
+        status: e.status.unwrap_or(200),
+        content_type: t(&e.content_type)?,
+        body: t(&e.body)?,
+        json,
+        regex: t(&e.regex)?,
+        headers,
+        rows,
+    })
 }

@@ -4,20 +4,25 @@
 //! requests in the same order.
 
 pub mod cost;
+pub mod database;
 pub mod deck;
 pub mod expect;
 mod file;
 pub mod json_path;
 pub mod login;
 pub mod pattern;
+pub mod probe;
 pub mod quick;
+pub mod rows;
 pub mod template;
 pub mod vars;
 
 use crate::InputError;
 use cost::CostPair;
+use database::Database;
 use expect::{Expect, TemplatedJson};
 use login::LoginSpec;
+use probe::ProbeSpec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use template::Template;
@@ -44,6 +49,10 @@ pub struct Workload {
     pub login: Option<LoginSpec>,
     /// The `[[cost]]` pairs: kinds whose CPU per request must differ, in file order.
     pub costs: Vec<CostPair>,
+    /// The file's own database (`[database]`), which the lab makes afresh for every server start.
+    pub database: Option<Database>,
+    /// The live-data probes (`[[probes]]`), in file order.
+    pub probes: Vec<ProbeSpec>,
 }
 
 /// One kind of request.
@@ -130,6 +139,12 @@ impl Workload {
         for name in self.login.iter().flat_map(LoginSpec::names).filter(|n| !used.contains(n)) {
             out.push(format!("[login] captures `{name}` but no request's headers use it"));
         }
+        if self.database.is_some() && self.probes.is_empty() {
+            out.push(
+                "[database] without [[probes]]: nothing proves the answers are read from it per request (add [[probes]] request = \"...\" change = \"UPDATE ...\")"
+                    .to_string(),
+            );
+        }
         for name in self.vars.keys().filter(|v| !used.contains(v.as_str())) {
             out.push(format!("var `{name}` is declared but no request uses it"));
         }
@@ -144,6 +159,8 @@ impl Workload {
     }
 }
 
+#[cfg(test)]
+mod database_tests;
 #[cfg(test)]
 mod login_tests;
 #[cfg(test)]

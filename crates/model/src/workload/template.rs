@@ -87,11 +87,17 @@ impl Template {
     /// The text with every placeholder replaced by its value in `values` (which the file's checks
     /// guarantee holds every variable and column a template names).
     pub fn render(&self, values: &BTreeMap<String, Value>) -> String {
+        self.render_each(|p| p.render(values))
+    }
+
+    /// The text with every placeholder replaced by what `fill` makes of it (SQL writes values as
+    /// literals, not as bare text).
+    pub fn render_each(&self, mut fill: impl FnMut(&Placeholder) -> String) -> String {
         let mut out = String::new();
         for part in &self.parts {
             match part {
                 Part::Text(t) => out.push_str(t),
-                Part::Var(p) => out.push_str(&p.render(values)),
+                Part::Var(p) => out.push_str(&fill(p)),
             }
         }
         out

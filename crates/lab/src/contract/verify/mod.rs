@@ -3,15 +3,18 @@
 
 mod client;
 mod cost;
+mod database;
 mod listen;
+mod probes;
 mod proxy;
 mod scenarios;
 mod workload;
 
 pub(crate) use bakeoff_load::Framing;
 pub use client::{Client, Response};
+pub use database::{FileDatabase, SqliteDatabase};
 pub use listen::listening_addresses;
-pub use workload::{verify_workload, Sent, WorkloadVerification, DRAWS_PER_KIND};
+pub use workload::{verify_workload, verify_workload_on, Sent, WorkloadVerification, DRAWS_PER_KIND};
 
 use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
@@ -49,6 +52,9 @@ pub(crate) struct Target<'a> {
     pub(crate) warmup: Duration,
     /// The scenario files the run measures, for their `file:NAME` scenarios.
     pub(crate) workloads: Vec<&'a bakeoff_model::workload::Workload>,
+    /// The database the server was started with for a scenario file that has one (`[database]`):
+    /// `rows` are held to it and the file's probes change it.
+    pub(crate) file_db: Option<&'a dyn FileDatabase>,
 }
 
 /// Collects checks for one stack variant.
@@ -115,7 +121,8 @@ pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
             // The load's own document: a cache of the load's answer holds that one, and a random
             // id would miss it 99 times in 100 (`/products` has one URL, the load's).
             Scenario::Document => scenarios::probe_documents(&mut checks, &mut client, target, scenarios::load_document_id()),
-            // New draws on the warm server: an answer cached after N requests is wrong for them.
+            // New draws on the warm server: an answer cached after N requests is wrong for them,
+            // and the file's probes change its database under a cache filled by the load.
             Scenario::File(f) => workload::check(&mut checks, target, *f),
             _ => {}
         }

@@ -3,11 +3,15 @@
 //! the file's expectations, a path no request names must answer 404, and every response framed as
 //! the load generator reads it. A file with a `[login]` logs in first (again whenever the server
 //! closed the connection), its answer held to the login's expectations, and the requests carry the
-//! values it captured. Any failure means the server is not measured.
+//! values it captured. A `rows` expectation is held to the server's database and the file's
+//! `[[probes]]` change it between two identical requests ([`super::probes`]). Any failure means the
+//! server is not measured.
 
+use super::database::FileDatabase;
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
+use bakeoff_model::workload::deck::Drawn;
 use bakeoff_model::workload::expect::{Answer, Mismatch};
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
@@ -45,6 +49,12 @@ pub struct WorkloadVerification {
     pub seed: u64,
     /// Every request sent, in order.
     pub sent: Vec<Sent>,
+    /// Answers whose `rows` expectation was not checked: every one, when the server's database is
+    /// not one the lab made.
+    pub rows_unchecked: usize,
+    /// The file's probes that did not run: all of them when the server's database is not one the
+    /// lab made, or the login failed.
+    pub probes_skipped: usize,
 }
 
 impl WorkloadVerification {
@@ -60,8 +70,50 @@ impl WorkloadVerification {
 }
 
 /// Sends [`DRAWS_PER_KIND`] requests of every kind drawn from `seed`, then the unknown path, to
-/// the server at `addr`; every read waits `timeout` at most.
+/// the server at `addr`; every read waits `timeout` at most. The server's database is not known
+/// here (the lab did not make it), so no `rows` expectation is checked and no probe runs: both are
+/// counted in the verification.
 pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout: Duration) -> WorkloadVerification {
+    verify_with(addr, workload, seed, timeout, None)
+}
+
+/// [`verify_workload`] on a server started with `database`: every `rows` expectation is held to
+/// it, then each of the file's probes changes it between two identical requests.
+pub fn verify_workload_on(
+    addr: SocketAddr,
+    workload: &Workload,
+    seed: u64,
+    timeout: Duration,
+    database: &dyn FileDatabase,
+) -> WorkloadVerification {
+    verify_with(addr, workload, seed, timeout, Some(database))
+}
+
+/// Sends one drawn request and holds its answer to the expectations, `rows` to `database` (not
+/// checked without one).
+pub(super) fn send_checked(client: &mut Client, kind: &str, request: &Drawn, database: Option<&dyn FileDatabase>) -> Sent {
+    let line = format!("{} {}", request.method, request.path);
+    let answer = client.send(&request.method, &request.path, &request.headers, request.body.as_deref());
+    let (mismatches, failed) = match answer {
+        Ok(r) => {
+            let mut mismatches = request.expected.check(&Answer { status: r.status, headers: &r.headers, body: &r.body });
+            if let (Some(rows), Some(db)) = (&request.expected.rows, database) {
+                mismatches.extend(rows.check(db.rows(&rows.sql), &r.body));
+            }
+            (mismatches, None)
+        }
+        Err(e) => (vec![], Some(e)),
+    };
+    Sent { kind: kind.into(), request: line, mismatches, failed }
+}
+
+fn verify_with(
+    addr: SocketAddr,
+    workload: &Workload,
+    seed: u64,
+    timeout: Duration,
+    database: Option<&dyn FileDatabase>,
+) -> WorkloadVerification {
     let mut client = Client::new(addr, timeout);
     let mut draws = Draws::new(seed);
     let mut sent = Vec::new();
@@ -84,17 +136,20 @@ pub fn verify_workload(addr: SocketAddr, workload: &Workload, seed: u64, timeout
                     continue;
                 }
             };
-            let line = format!("{} {}", request.method, request.path);
-            let answer = client.send(&request.method, &request.path, &request.headers, request.body.as_deref());
-            let (mismatches, failed) = match answer {
-                Ok(r) => (request.expected.check(&Answer { status: r.status, headers: &r.headers, body: &r.body }), None),
-                Err(e) => (vec![], Some(e)),
-            };
-            sent.push(Sent { kind: spec.name.clone(), request: line, mismatches, failed });
+            sent.push(send_checked(&mut client, &spec.name, &request, database));
         }
     }
+    // Every request needs the login's values: without them no probe is sent either.
+    let logged_in = workload.login.is_none() || captured.is_some();
+    if let (Some(db), true) = (database, logged_in) {
+        let captured = captured.unwrap_or_default();
+        sent.extend(workload.probes.iter().map(|p| super::probes::probe(&mut client, workload, p, &mut draws, &captured, db)));
+    }
     sent.push(unknown_path(&mut client, seed));
-    WorkloadVerification { seed, sent }
+    let probes_skipped = if database.is_some() && logged_in { 0 } else { workload.probes.len() };
+    let with_rows = |s: &&Sent| workload.requests.iter().any(|r| r.name == s.kind && r.expect.rows.is_some());
+    let rows_unchecked = if database.is_some() { 0 } else { sent.iter().filter(with_rows).count() };
+    WorkloadVerification { seed, sent, rows_unchecked, probes_skipped }
 }
 
 /// Logs in with fresh draws: the answer held to the login's expectations, then its values
@@ -155,17 +210,29 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         return;
     };
     let seed = fresh_seed();
-    let verification = verify_workload(target.addr, workload, seed, Duration::from_secs(10));
-    let mut kinds: Vec<&str> = workload.login.iter().map(|_| LOGIN).collect();
-    kinds.extend(workload.requests.iter().map(|r| r.name.as_str()));
-    kinds.push("404");
+    let timeout = Duration::from_secs(10);
+    let verification = match target.file_db {
+        Some(db) => verify_workload_on(target.addr, workload, seed, timeout, db),
+        None => verify_workload(target.addr, workload, seed, timeout),
+    };
+    let mut kinds: Vec<&str> = Vec::new();
+    for s in &verification.sent {
+        if !kinds.contains(&s.kind.as_str()) {
+            kinds.push(&s.kind);
+        }
+    }
     for kind in kinds {
         let sent: Vec<&Sent> = verification.sent.iter().filter(|s| s.kind == kind).collect();
         let Some(first) = sent.first() else { continue };
         let what = match kind {
             "404" => "a path no request names answers 404".to_string(),
             LOGIN => "the [login] answers as the file expects, with every value it captures".to_string(),
-            _ => format!("`{kind}` answers as the file expects"),
+            _ => match kind.strip_prefix(super::probes::PROBE) {
+                Some(request) => {
+                    format!("probe `{request}`: the answer shows a change made to the database between two identical requests")
+                }
+                None => format!("`{kind}` answers as the file expects"),
+            },
         };
         let wrong: Vec<String> = sent.iter().filter(|s| !s.passed()).map(|s| describe(s)).collect();
         let after = if kind == LOGIN { " (no request was verified after it: each needs the login's values)" } else { "" };
@@ -179,6 +246,14 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         };
         let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
         checks.add(scope, &what, path, outcome);
+    }
+    if target.file_db.is_none() && workload.database.is_some() {
+        let reason = format!(
+            "{} answers' `rows` were not checked and {} probe(s) did not run: the lab did not start this server with the file's \
+             database (let the lab start it, e.g. `bakeoff bench --cmd ... --scenario FILE`)",
+            verification.rows_unchecked, verification.probes_skipped
+        );
+        checks.add(scope, "the file's `rows` and probes are checked on its database", "/", Err((Verdict::Warn, reason)));
     }
 }
 
