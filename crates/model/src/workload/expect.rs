@@ -3,6 +3,7 @@
 //! response; a mismatch says what was expected and what came.
 
 use super::json_path::JsonPath;
+pub use super::mismatch::Mismatch;
 use super::rows::{ExpectedRows, RowsRule};
 use super::template::{Template, Value};
 use std::collections::BTreeMap;
@@ -188,23 +189,6 @@ pub enum Rendered {
     Within(f64, f64),
     /// A length within the bounds.
     Length(u64, u64),
-}
-
-/// One way an answer was not what was expected.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mismatch {
-    /// What was compared: `status`, `body`, `json $.id`, `header X-A`, ….
-    pub what: String,
-    /// What was expected.
-    pub expected: String,
-    /// What came.
-    pub got: String,
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: expected {}, got {}", self.what, self.expected, self.got)
-    }
 }
 
 /// An answer as a check sees it.

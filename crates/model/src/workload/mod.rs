@@ -10,6 +10,7 @@ pub mod expect;
 mod file;
 pub mod json_path;
 pub mod login;
+mod mismatch;
 pub mod pattern;
 pub mod probe;
 pub mod quick;

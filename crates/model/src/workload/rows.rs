@@ -3,7 +3,7 @@
 //! one row, as an object). The lab runs the query; this compares, and says where they differ.
 
 use super::database::render_sql;
-use super::expect::Mismatch;
+use super::mismatch::Mismatch;
 use super::template::{Template, Value};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

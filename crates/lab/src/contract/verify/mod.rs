@@ -8,6 +8,7 @@ mod listen;
 mod probes;
 mod proxy;
 mod scenarios;
+mod sent;
 mod workload;
 
 pub(crate) use bakeoff_load::Framing;

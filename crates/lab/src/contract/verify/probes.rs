@@ -4,7 +4,7 @@
 //! something filled before the change (a cache, a copy read at start) fails.
 
 use super::database::FileDatabase;
-use super::workload::{send_checked, Sent};
+use super::sent::{send_checked, Sent};
 use super::Client;
 use bakeoff_model::workload::probe::ProbeSpec;
 use bakeoff_model::workload::vars::Draws;
