@@ -142,7 +142,11 @@ pub fn outlook_line(o: &Outlook) -> String {
         None => format!("it plans {}", minutes(o.planned)),
     };
     if o.fits() {
-        format!("the study's {target} target needs {needs} here; {has}: expected to reach it")
+        format!(
+            "the study's {target} target needs {needs} here; {has}: expected to reach it (about ±{:.1}% with {} trials)",
+            100.0 * o.reaches,
+            o.trials_possible
+        )
     } else {
         format!(
             "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \

@@ -219,6 +219,48 @@ fn hierarchical_bootstrap(pairs: &[Pair], confidence: f64) -> (f64, f64) {
     (at(tail), at(1.0 - tail))
 }
 
+/// The half-width (of the log ratio) the paired interval of `blocks` blocks spread over `launches`
+/// launches can expect, per unit of the per-block log ratios' standard deviation: the median,
+/// over simulated normal blocks (fixed seed, so the same on every machine), of what
+/// [`paired_ratio`] gives. The exact interval of few blocks is much wider than 1.96 σ/√n (six
+/// blocks give the range of their Walsh averages), and several launches add the bootstrap's, so a
+/// projection from one design to another scales by these factors, not by √n. The blocks carry no
+/// launch-to-launch difference of their own: what a launch adds beyond that is not simulated.
+/// Infinite below six blocks, which give no 95% interval. Memoized per design.
+pub fn paired_half_width_factor(blocks: u32, launches: u32) -> f64 {
+    static MEMO: std::sync::Mutex<BTreeMap<(u32, u32), f64>> = std::sync::Mutex::new(BTreeMap::new());
+    let n = blocks.max(2);
+    let l = launches.clamp(1, n);
+    if let Some(k) = MEMO.lock().ok().and_then(|m| m.get(&(n, l)).copied()) {
+        return k;
+    }
+    const SIMULATIONS: usize = 101;
+    const SIGMA: f64 = 0.01;
+    let mut rng = SplitMix64(0x6b1a_5eed ^ (u64::from(n) << 16) ^ u64::from(l));
+    let mut widths: Vec<f64> = (0..SIMULATIONS)
+        .map(|_| {
+            let pairs: Vec<Pair> = (0..n).map(|i| Pair { launch: i * l / n, log_ratio: SIGMA * standard_normal(&mut rng) }).collect();
+            // Too few blocks for a real 95% interval (under six): no half-width reaches a target.
+            paired_ratio(&pairs)
+                .filter(|r| r.confidence >= PAIRED_CONFIDENCE)
+                .map_or(f64::INFINITY, |r| (r.high.ln() - r.low.ln()) / 2.0 / SIGMA)
+        })
+        .collect();
+    widths.sort_by(f64::total_cmp);
+    let k = widths[SIMULATIONS / 2];
+    if let Ok(mut m) = MEMO.lock() {
+        m.insert((n, l), k);
+    }
+    k
+}
+
+/// A standard normal draw (Box-Muller from two uniforms in (0, 1]).
+fn standard_normal(rng: &mut SplitMix64) -> f64 {
+    let mut uniform = || ((rng.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+    let (a, b) = (uniform(), uniform());
+    (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+}
+
 /// The standard normal quantile (Acklam's rational approximation, relative error under 1.2e-9).
 pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [

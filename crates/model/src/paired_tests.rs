@@ -103,3 +103,19 @@ fn merit_is_half_width_in_percent_times_root_minutes() {
     let r = PairedRatio { ratio: 1.0, low: 0.98, high: 1.02, confidence: 0.95, blocks: 20, launches: 2 };
     assert!((r.merit(4.0) - 4.0).abs() < 1e-9, "{}", r.merit(4.0));
 }
+
+#[test]
+fn few_blocks_give_a_much_wider_interval_than_the_square_root_law_says() {
+    let k = |n| paired_half_width_factor(n, 1);
+    // Many blocks: close to the normal theory's 1.96 σ/√n (the Hodges-Lehmann estimate is nearly
+    // as efficient as the mean).
+    let large = k(60) * 60f64.sqrt();
+    assert!((1.8..2.4).contains(&large), "{large}");
+    // Six blocks (the default study) are far wider than √(60/6) times sixty's.
+    assert!(k(6) > 1.2 * k(60) * (60.0f64 / 6.0).sqrt(), "{} vs {}", k(6), k(60));
+    assert!(k(6) > k(8) && k(8) > k(12) && k(12) > k(30), "shrinks with blocks");
+    // Spreading six blocks over three launches adds the bootstrap's interval: never narrower.
+    assert!(paired_half_width_factor(6, 3) >= k(6));
+    assert!(k(5).is_infinite(), "five blocks give no 95% interval");
+    assert_eq!(k(6), k(6), "memoized and seeded: the same on every call");
+}
