@@ -208,7 +208,8 @@ mod tests {
         let enough = Outlook { trials_needed: 6, needs: Some(m(330)), trials_possible: 10, reaches: 0.03, ..short };
         assert_eq!(
             outlook_line(&enough),
-            "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it"
+            "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it \
+             (about ±3.0% with 10 trials)"
         );
     }
 }
