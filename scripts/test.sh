@@ -15,5 +15,7 @@ cargo build --release --locked -p bakeoff -j 2
 if [[ "${BAKEOFF_VERIFY_STACKS:-1}" == 1 ]]; then
   "$CARGO_TARGET_DIR/release/bakeoff" setup --all
   "$CARGO_TARGET_DIR/release/bakeoff" verify all --db "$(mktemp -d)/verify.db"
+  # The shop on its own database, on every stack that declares it (SQLite and PostgreSQL).
+  "$CARGO_TARGET_DIR/release/bakeoff" verify --scenario scenarios/shop.toml --db "$(mktemp -d)/verify.db"
 fi
 cargo test --release --locked --workspace -j 2 -- --test-threads=1

@@ -1,4 +1,4 @@
-//! `bakeoff scenario check`: the example shop file linted and sampled, a real server verified
+//! `bakeoff scenario check`: the memory shop fixture file (tests/fixtures/shop) linted and sampled, a real server verified
 //! against it, and servers that cache an item or ignore the search parameter refused with the
 //! difference shown. Needs python3 (the shop fixture server).
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn shop_file() -> PathBuf {
-    root().join("scenarios/shop.toml")
+    root().join("tests/fixtures/shop/shop.toml")
 }
 
 fn bakeoff(args: &[&str]) -> Output {
@@ -191,7 +191,7 @@ fn bench_measures_a_scenario_file_as_a_cell_with_the_lab_s_rigour() {
             "--pid",
             &pid,
             "--scenario",
-            "scenarios/shop.toml",
+            "tests/fixtures/shop/shop.toml",
             "--trials",
             "1",
             "-d",

@@ -1,7 +1,8 @@
 //! A study that names a scenario file (studies/shop.toml): planned by `bakeoff studies`, refused
-//! when no selected stack declares its file, and run on two of its stacks (Go and Python, one short
-//! trial each), the file verified and measured as `file:shop`; a run stored with the one
-//! `scenario_file` of older runs still reads back. Needs go and python3.
+//! when no selected stack declares its file, and run on two of its stacks (Go and Python, on SQLite
+//! and PostgreSQL, one short trial each), the file verified on its own database and measured as
+//! `file:shop`; a run stored with the one `scenario_file` of older runs still reads back. Needs go,
+//! python3 and PostgreSQL.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -25,7 +26,7 @@ fn the_shop_study_is_planned_with_a_cell_per_stack() {
     assert!(out.status.success(), "{t}");
     let line = t.lines().find(|l| l.starts_with("shop ")).unwrap_or_else(|| panic!("no shop study: {t}"));
     let fields: Vec<&str> = line.split_whitespace().collect();
-    assert_eq!(fields[1..3], ["4", "3"], "4 cells x 3 trials: {line}");
+    assert_eq!(fields[1..3], ["8", "3"], "4 stacks on SQLite and PostgreSQL x 3 trials: {line}");
 }
 
 #[test]
@@ -53,17 +54,25 @@ fn the_shop_study_runs_on_two_stacks_and_an_older_stored_run_still_reads_back() 
         serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap_or_else(|e| panic!("{what}: {e}: {}", text(&out)))
     };
     let json = report("the run");
-    let cells: Vec<(String, String)> = json["cells"]
+    let mut cells: Vec<String> = json["cells"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["stack"].as_str().unwrap().to_string(), c["scenario"].as_str().unwrap().to_string()))
+        .map(|c| format!("{} [{}] {}", c["stack"].as_str().unwrap(), c["variant"].as_str().unwrap(), c["scenario"].as_str().unwrap()))
         .collect();
-    let want: Vec<(String, String)> = stacks.split(',').map(|s| (s.to_string(), "file:shop".to_string())).collect();
+    cells.sort();
+    let mut want: Vec<String> = stacks.split(',').flat_map(|s| ["postgres", "sqlite"].map(|v| format!("{s} [{v}] file:shop"))).collect();
+    want.sort();
     assert_eq!(cells, want, "{t}");
     let checks = json["verifications"].to_string();
-    for kind in ["item", "search", "cart"] {
-        assert_eq!(checks.matches(&format!("`{kind}` answers as the file expects")).count(), 2, "{kind} on both stacks: {checks}");
+    for kind in [
+        "`item` answers as the file expects",
+        "`search` answers as the file expects",
+        "`cart` answers as the file expects",
+        "probe `item`",
+        "probe `search`",
+    ] {
+        assert_eq!(checks.matches(kind).count(), 4, "{kind} on both stacks and both engines: {checks}");
     }
     let stored = &json["run"]["settings"]["load"]["scenario_files"];
     assert_eq!((stored[0]["name"].as_str(), stored.as_array().map(Vec::len)), (Some("shop"), Some(1)), "{stored}");
@@ -82,7 +91,7 @@ db.commit()
     assert!(py.status.success(), "{}", text(&py));
     let older = report("the older run");
     assert_eq!(older["run"]["settings"]["load"]["scenario_file"]["name"], "shop");
-    assert_eq!(older["cells"].as_array().map(Vec::len), Some(2));
+    assert_eq!(older["cells"].as_array().map(Vec::len), Some(4));
     let shown = bakeoff(&["report", "--db", db_arg]);
     assert!(shown.status.success() && text(&shown).contains("== file:shop =="), "{}", text(&shown));
 }

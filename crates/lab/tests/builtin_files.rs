@@ -97,3 +97,53 @@ fn the_json_file_s_lengths_are_the_fixtures_answers() {
         assert_eq!(*row, format!("{k},{expected}"), "row of K = {k}");
     }
 }
+
+/// The file's verdicts from a verification of `file` through the lab (its database made for the
+/// start): every answer, probe and statement count right; the unknown path 404.
+fn file_verdicts(report: &VerifyReport, file: Scenario) -> Verdicts {
+    let scoped: Vec<_> = report.checks.iter().filter(|c| c.scenario.to_string() == file.id()).collect();
+    let is_404 = |what: &str| what == "a path no request names answers 404";
+    let failed = |c: &&&bakeoff_model::results::Check| c.verdict == Verdict::Fail;
+    Verdicts {
+        answers: !scoped.iter().filter(|c| !is_404(&c.what)).any(|c| failed(&c)),
+        not_found: !scoped.iter().filter(|c| is_404(&c.what)).any(|c| failed(&c)),
+    }
+}
+
+/// scenarios/products.toml against the built-in products contract, on SQLite and PostgreSQL: an
+/// honest stack passes both, wrong answers fail both, and a micro-cache on PostgreSQL (which the
+/// live-data probe misses) fails both, the built-in on its read count and the file on its
+/// `[[statements]]`.
+#[test]
+fn the_products_file_judges_as_the_built_in_products_contract() {
+    let root = common::project_root();
+    let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
+    let go = catalog.stacks.iter().find(|s| s.name == "go/nethttp").expect("go/nethttp").clone();
+    if let Some(job) = SetupJob::for_stack(&go) {
+        setup::run(&job, &root, false).expect("go/nethttp sets up");
+    }
+    let faulty = common::fixture_stack("faulty-stack");
+    let cheating = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/cheating-stack")).unwrap();
+    let scratch = common::Scratch::new("products-file");
+    let mut sink = MemorySink::default();
+    let mut events = common::ignore;
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let file = bakeoff_lab::run::ScenarioFile::load(&root.join("scenarios/products.toml"), "test").unwrap();
+    let products_file = file.scenario();
+    lab.settings_mut().scenario_files = vec![file];
+    let cases = [
+        (&go, "sqlite", true),
+        (&go, "postgres", true),
+        (&faulty, faulty.variants[0].name.as_str(), false),
+        (&cheating, "pg-honest", true),
+        (&cheating, "pg-cache", false),
+    ];
+    for (stack, variant, honest) in cases {
+        let v = stack.variant(variant).unwrap_or_else(|| panic!("{}: no variant {variant}", stack.name));
+        let (built_in, _) = builtin(&lab.verify_variant(stack, v, &[Scenario::Products], 1), Scenario::Products);
+        let report = lab.verify_variant(stack, v, &[products_file], 1);
+        let file = file_verdicts(&report, products_file);
+        assert_eq!(built_in.answers, honest, "{} [{variant}]: the built-in", stack.name);
+        assert_eq!(file, built_in, "{} [{variant}]: the file as the built-in", stack.name);
+    }
+}

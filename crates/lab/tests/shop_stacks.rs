@@ -1,81 +1,108 @@
-//! The shop of scenarios/shop.toml on the repository's stacks that serve it: each one started
-//! (default variant, WORKERS=1), verified against the file, sent two whole passes of the file's deck
-//! on one thread with every answer's status and known body checked, and stopped with nothing left.
+//! The shop of scenarios/shop.toml, on a database of its own, on the repository's four stacks that
+//! serve it: each variant (SQLite and PostgreSQL) verified through the lab on a database made for
+//! its start, every answer held to the rows its query returns there and both live-data probes
+//! passing; and the Python stack wrapped to cache items, or to ignore the search word, refused.
+//! Needs go, cargo, node, python3 and PostgreSQL.
 
 mod common;
 
-use bakeoff_lab::contract::verify::verify_workload;
+use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_lab::stacks::setup::{self, SetupJob};
-use bakeoff_load::LoadPlan;
-use bakeoff_model::results::MemorySink;
-use bakeoff_model::workload::Workload;
-use std::time::Duration;
+use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
 
-/// The stacks whose READMEs say they serve the shop.
+/// The stacks whose manifests declare `file:shop`.
 const SHOP_STACKS: [&str; 4] = ["go/nethttp", "rust/actix", "node/cluster-http", "python/wsgi-gunicorn-sync"];
 
-/// Sets `stack` up (cached), starts it, verifies and loads it, stops it: what it served, or what went wrong.
-fn shop_on(lab: &mut bakeoff_lab::run::Lab<'_>, workload: &Workload, stack: &Stack) -> Result<String, String> {
-    let root = common::project_root();
-    if let Some(job) = SetupJob::for_stack(stack) {
-        setup::run(&job, &root, false).map_err(|e| format!("setup: {e}"))?;
-    }
-    let (server, addr) = lab.serve(stack, &stack.variants[0], 1).map_err(|e| format!("start: {e}"))?;
-    let mut server = server.ok_or("the lab started no process")?;
-    let result = verify_and_load(workload, addr);
-    let left = server.stop(Duration::from_secs(5));
-    if !left.is_empty() {
-        return Err(format!("left running after stop: {left:?}"));
-    }
-    result
+fn shop_file() -> ScenarioFile {
+    ScenarioFile::load(&common::project_root().join("scenarios/shop.toml"), "test").expect("scenarios/shop.toml")
 }
 
-fn verify_and_load(workload: &Workload, addr: std::net::SocketAddr) -> Result<String, String> {
-    // Fresh draws each run, as the CLI's; the seed is in any failure, so it can be drawn again.
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-    let verification = verify_workload(addr, workload, seed, Duration::from_secs(5));
-    if !verification.passed() {
-        let wrong: Vec<String> =
-            verification.failures().map(|s| format!("{} {} {:?} {:?}", s.kind, s.request, s.failed, s.mismatches)).collect();
-        return Err(format!("not verified (seed {seed}):\n{}", wrong.join("\n")));
+fn failures(report: &VerifyReport) -> Vec<String> {
+    report.checks.iter().filter(|c| c.verdict == Verdict::Fail).map(|c| format!("{}: {}", c.what, c.reason)).collect()
+}
+
+fn stack(name: &str) -> Stack {
+    let root = common::project_root();
+    let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
+    let stack = catalog.stacks.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}: no such stack")).clone();
+    if let Some(job) = SetupJob::for_stack(&stack) {
+        setup::run(&job, &root, false).unwrap_or_else(|e| panic!("{name}: setup: {e}"));
     }
-    let deck = workload.load_deck()?;
-    let plan = LoadPlan::builder(&format!("http://{addr}/"))
-        .connections(4)
-        .threads(1)
-        .requests(2 * deck.entries.len() as u64)
-        .timeout(Duration::from_secs(5))
-        .deck(deck)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let report = bakeoff_load::run(&plan).map_err(|e| e.to_string())?;
-    let step = &report.steps[0];
-    let kinds: Vec<(&str, u64, u64)> = step.kinds.iter().map(|k| (k.name.as_str(), k.requests, k.errors.total())).collect();
-    if kinds != [("item", 1200, 0), ("search", 600, 0), ("cart", 200, 0)] || step.errors.total() != 0 {
-        return Err(format!("deck of 2000: kinds {kinds:?}, errors {:?}", step.errors));
-    }
-    Ok(format!("verified {} answers, deck {kinds:?}", verification.sent.len()))
+    stack
 }
 
 #[test]
-fn the_shop_stacks_pass_the_shop_file_and_serve_its_deck() {
-    let workload = Workload::load(&common::project_root().join("scenarios/shop.toml")).expect("scenarios/shop.toml");
+fn the_shop_stacks_pass_the_shop_on_sqlite_and_on_postgres() {
     let scratch = common::Scratch::new("shop-stacks");
-    let mut sink = MemorySink::default();
-    let mut events = common::ignore;
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    let catalog = bakeoff_lab::stacks::catalog::discover(&common::project_root().join("stacks"));
+    let file = shop_file();
+    let shop = file.scenario();
+    lab.settings_mut().scenario_files = vec![file];
     let mut problems = Vec::new();
     for name in SHOP_STACKS {
-        let Some(stack) = catalog.stacks.iter().find(|s| s.name == name) else {
-            problems.push(format!("{name}: no such stack"));
-            continue;
-        };
-        match shop_on(&mut lab, &workload, stack) {
-            Ok(seen) => eprintln!("{name:<28} {seen}"),
-            Err(e) => problems.push(format!("{name}: {e}")),
+        let stack = stack(name);
+        for variant in ["sqlite", "postgres"] {
+            let Some(v) = stack.variant(variant).filter(|v| v.scenarios.contains(&shop)) else {
+                problems.push(format!("{name} [{variant}]: no such variant declaring file:shop"));
+                continue;
+            };
+            let report = lab.verify_variant(&stack, v, &[shop], 1);
+            let probes = report.checks.iter().filter(|c| c.what.starts_with("probe `") && c.verdict == Verdict::Pass).count();
+            match failures(&report) {
+                wrong if !wrong.is_empty() => problems.push(format!("{name} [{variant}]: {}", wrong.join("\n  "))),
+                _ if probes != 2 => problems.push(format!("{name} [{variant}]: {probes} probes passed, not 2: {report:?}")),
+                _ => eprintln!("{name:<28} [{variant}] verified, {} checks", report.checks.len()),
+            }
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// A stack folder in `scratch` that serves the Python stack's app through `cheat.py`, which wraps
+/// the app's statement runner: `cache-items` answers each item from the first rows read for it,
+/// `ignore-search` runs every search for "red".
+fn cheating_python(scratch: &common::Scratch, mode: &str) -> Stack {
+    let app = common::project_root().join("stacks/python/wsgi-gunicorn-sync");
+    let dir = scratch.dir.join(format!("cheat-{mode}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cheat = "import os\nimport app\n\nreal, seen = app.RUN, {}\n\n\ndef run(sql, *args):\n    \
+                 if sql == app.ITEM_SQL and os.environ['CHEAT'] == 'cache-items':\n        \
+                 return seen.setdefault(args, real(sql, *args))\n    \
+                 if sql == app.SEARCH_SQL and os.environ['CHEAT'] == 'ignore-search':\n        \
+                 return real(sql, 'red')\n    return real(sql, *args)\n\n\napp.RUN = run\napplication = app.application\n";
+    std::fs::write(dir.join("cheat.py"), cheat).unwrap();
+    let manifest = format!(
+        "language = \"python\"\nruntime = \"CPython 3\"\nframework = \"none\"\nserver = \"gunicorn\"\n\
+         description = \"The Python shop, cheating\"\nkind = \"http\"\nscenarios = [\"file:shop\"]\nservices = []\n\
+         toolchain = [\"python3\"]\napt = []\n\n[profile]\nserver_model = \"prefork\"\njson = \"\"\nmsgpack = \"\"\n\
+         database = \"sqlite3\"\npool = \"\"\n\n[start]\ncommand = \"CHEAT={mode} exec {venv}/bin/gunicorn --bind 127.0.0.1:$PORT \
+         --workers 1 --pythonpath {app},{dir} --worker-tmp-dir $RUN_DIR --no-control-socket cheat:application\"\n\n\
+         [[variants]]\nname = \"sqlite\"\ndatabase = \"sqlite\"\n",
+        venv = app.join(".venv").display(),
+        app = app.display(),
+        dir = dir.display(),
+    );
+    std::fs::write(dir.join("stack.toml"), manifest).unwrap();
+    bakeoff_lab::stacks::catalog::load_dir(&dir).unwrap()
+}
+
+#[test]
+fn a_shop_that_caches_items_or_ignores_the_search_word_is_refused() {
+    stack("python/wsgi-gunicorn-sync");
+    let scratch = common::Scratch::new("shop-cheats");
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let file = shop_file();
+    let shop = file.scenario();
+    lab.settings_mut().scenario_files = vec![file];
+    for (mode, wrong) in [("cache-items", "probe `item`"), ("ignore-search", "`search`")] {
+        let cheat = cheating_python(&scratch, mode);
+        let mut verify = || failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
+        // Four draws of five words are all "red", the word this cheat answers for, once in 625
+        // checks: a second check with new draws makes that 1 in 390,625.
+        let failed = Some(verify()).filter(|f| !f.is_empty()).unwrap_or_else(verify);
+        assert!(!failed.is_empty() && failed.iter().all(|f| f.contains(wrong)), "{mode}: {failed:?}");
+    }
 }

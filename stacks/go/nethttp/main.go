@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,17 +39,18 @@ type Product struct {
 	CreatedAt   string  `json:"created_at"`
 }
 
-// Item is one item of the shop (scenarios/shop.toml); field order gives its JSON key order.
+// Item is one row of the shop's table items (scenarios/shop.toml); field order gives its JSON key order.
 type Item struct {
-	ID   int      `json:"id"`
-	Name string   `json:"name"`
-	Tags []string `json:"tags"`
+	ID    int64  `json:"id"`
+	Name  string `json:"name"`
+	Price int64  `json:"price"`
 }
 
-// Found is a search's answer: the word and the ids of the items tagged with it, ascending.
-type Found struct {
-	Q     string `json:"q"`
-	Items []int  `json:"items"`
+// CartLine is one row of the shop's table cart, as POST /cart wrote it.
+type CartLine struct {
+	ID     int64 `json:"id"`
+	ItemID int64 `json:"item_id"`
+	Qty    int64 `json:"qty"`
 }
 
 // Cart is the body of POST /cart; pointers tell a missing field from a zero.
@@ -57,8 +59,15 @@ type Cart struct {
 	Qty  *int `json:"qty"`
 }
 
-// words are the tags of the shop's items.
-var words = [5]string{"red", "blue", "green", "oak", "steel"}
+// The shop's queries, in SQLite's placeholders (?) and PostgreSQL's ($1); sqlite picks one.
+const (
+	itemSQLite   = "SELECT id, name, price FROM items WHERE id = ?"
+	itemPG       = "SELECT id, name, price FROM items WHERE id = $1"
+	searchSQLite = "SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ? ORDER BY i.id"
+	searchPG     = "SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = $1 ORDER BY i.id"
+	cartSQLite   = "INSERT INTO cart (item_id, qty) SELECT id, ? FROM items WHERE id = ? RETURNING id, item_id, qty"
+	cartPG       = "INSERT INTO cart (item_id, qty) SELECT id, $1 FROM items WHERE id = $2 RETURNING id, item_id, qty"
+)
 
 var (
 	// Compiled once at start-up; matched per request like the article's router.
@@ -68,7 +77,7 @@ var (
 	records  []Record // decoded once, encoded again on every /json request
 	transfer []byte   // records.json, served as is
 	db       *sql.DB
-	items    []Item // the shop's 50 items, id i at index i-1, encoded again on every request
+	sqlite   bool // db is SQLite (? placeholders), not PostgreSQL ($1)
 )
 
 func main() {
@@ -115,17 +124,16 @@ func load(dir string) {
 	if transfer, err = os.ReadFile(filepath.Join(dir, "records.json")); err != nil {
 		log.Fatal(err)
 	}
-	for i := 1; i <= 50; i++ {
-		items = append(items, Item{ID: i, Name: "item " + strconv.Itoa(i), Tags: []string{words[i%5], words[(i*3)%5]}})
-	}
 }
 
 func openDB(url string) *sql.DB {
 	var d *sql.DB
 	var err error
 	if path, ok := strings.CutPrefix(url, "sqlite://"); ok {
-		// Read-only: the stack never writes; the harness's live-data probe writes from outside.
-		d, err = sql.Open("sqlite", "file:"+path+"?mode=ro")
+		// Read-write: the shop's POST /cart writes. Every connection of the pool may write, one
+		// at a time: the busy timeout makes a connection wait up to 5 s for the lock.
+		sqlite = true
+		d, err = sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	} else {
 		d, err = sql.Open("pgx", url)
 	}
@@ -258,54 +266,107 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Write(out)
 }
 
-// itemByID is the shop's item with id i, or nil.
-func itemByID(i int) *Item {
-	if i < 1 || i > len(items) {
-		return nil
+// pick is the query for the database in use: SQLite's text or PostgreSQL's.
+func pick(lite, pg string) string {
+	if sqlite {
+		return lite
 	}
-	return &items[i-1]
+	return pg
 }
 
-// item answers the shop's item by id, encoded per request; an unknown or non-numeric id is 404.
+// mayExist says whether an item id fits the id column: PostgreSQL's INTEGER is 32-bit (pgx would
+// refuse to send a larger one), SQLite's 64.
+func mayExist(id int64) bool { return sqlite || id <= math.MaxInt32 && id >= math.MinInt32 }
+
+// item answers the shop's item by id, read from the database on every request; an unknown or
+// non-numeric id is 404. (pgx prepares and caches each query text per connection by itself.)
 func item(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	i, err := strconv.Atoi(id)
-	// Atoi takes a sign: digits only, as in the other stacks' routes.
-	it := itemByID(i)
-	if err != nil || strings.ContainsFunc(id, func(c rune) bool { return c < '0' || c > '9' }) || it == nil {
+	// ParseInt takes a sign: digits only, as in the other stacks' routes.
+	i, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || strings.ContainsFunc(id, func(c rune) bool { return c < '0' || c > '9' }) {
 		http.NotFound(w, r)
+		return
+	}
+	if db == nil {
+		http.Error(w, "DATABASE_URL not set", 500)
+		return
+	}
+	if !mayExist(i) {
+		http.NotFound(w, r)
+		return
+	}
+	var it Item
+	err = db.QueryRowContext(r.Context(), pick(itemSQLite, itemPG), i).Scan(&it.ID, &it.Name, &it.Price)
+	if err == sql.ErrNoRows {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), 500)
 		return
 	}
 	writeJSON(w, it)
 }
 
-// search answers the ids of the items tagged q, ascending, looked up on every request.
+// search answers the items tagged q, by id, read from the database on every request.
 func search(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query().Get("q")
-	found := Found{Q: q, Items: []int{}}
-	for _, it := range items {
-		if it.Tags[0] == q || it.Tags[1] == q {
-			found.Items = append(found.Items, it.ID)
+	if db == nil {
+		http.Error(w, "DATABASE_URL not set", 500)
+		return
+	}
+	rows, err := db.QueryContext(r.Context(), pick(searchSQLite, searchPG), r.URL.Query().Get("q"))
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	defer rows.Close()
+	found := make([]Item, 0, 16)
+	for rows.Next() {
+		var it Item
+		if err := rows.Scan(&it.ID, &it.Name, &it.Price); err != nil {
+			http.Error(w, err.Error(), 500)
+			return
 		}
+		found = append(found, it)
+	}
+	if err := rows.Err(); err != nil {
+		http.Error(w, err.Error(), 500)
+		return
 	}
 	writeJSON(w, found)
 }
 
-// cart puts an item in the cart: 201; an unknown item is 404, a body that is not
-// {"item": n, "qty": n} is 400.
+// cart writes a line in the cart and answers it: 201; an unknown item is 404, a body that is
+// not {"item": n, "qty": n} is 400.
 func cart(w http.ResponseWriter, r *http.Request) {
 	var c Cart
 	if err := json.NewDecoder(r.Body).Decode(&c); err != nil || c.Item == nil || c.Qty == nil {
 		http.Error(w, "the body must be {\"item\": n, \"qty\": n}", http.StatusBadRequest)
 		return
 	}
-	if itemByID(*c.Item) == nil {
+	if db == nil {
+		http.Error(w, "DATABASE_URL not set", 500)
+		return
+	}
+	if !mayExist(int64(*c.Item)) {
 		http.NotFound(w, r)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain")
+	var line CartLine
+	err := db.QueryRowContext(r.Context(), pick(cartSQLite, cartPG), *c.Qty, *c.Item).Scan(&line.ID, &line.ItemID, &line.Qty)
+	if err == sql.ErrNoRows {
+		http.NotFound(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	out, _ := json.Marshal(line)
+	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
-	w.Write([]byte("added " + strconv.Itoa(*c.Qty) + " of " + strconv.Itoa(*c.Item)))
+	w.Write(out)
 }
 
 // poolSize is POOL_SIZE, the database connections this process may open (8 when unset).

@@ -32,12 +32,7 @@ function worker() {
   const packed = unpack(fs.readFileSync(path.join(dataDir, 'records.msgpack')));
   const records = packed.map((b) => unpack(b));
   const transfer = fs.readFileSync(path.join(dataDir, 'records.json'));
-  const products = openProducts(process.env.DATABASE_URL);
-  // The shop of scenarios/shop.toml: 50 items, id i at index i - 1, stringified on every request.
-  const WORDS = ['red', 'blue', 'green', 'oak', 'steel'];
-  const items = [];
-  for (let i = 1; i <= 50; i++) items.push({ id: i, name: `item ${i}`, tags: [WORDS[i % 5], WORDS[(i * 3) % 5]] });
-  const itemById = (id) => (Number.isInteger(id) && id >= 1 && id <= items.length ? items[id - 1] : undefined);
+  const { products, shop } = openDatabase(process.env.DATABASE_URL);
 
   function send(res, status, type, body) {
     res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
@@ -81,21 +76,23 @@ function worker() {
         (rows) => send(res, 200, 'application/json', JSON.stringify(rows)),
         (err) => send(res, 500, 'text/plain', String(err)));
     }],
+    // The shop of scenarios/shop.toml, read from the database on every request.
     [/^\/items\/(\d+)$/, (req, res, m) => {
-      const item = itemById(Number(m[1]));
-      if (item === undefined) return send(res, 404, 'text/plain', 'Not Found');
-      send(res, 200, 'application/json', JSON.stringify(item));
+      shop.item(Number(m[1])).then(
+        (row) => (row === undefined
+          ? send(res, 404, 'text/plain', 'Not Found')
+          : send(res, 200, 'application/json', JSON.stringify(row))),
+        (err) => send(res, 500, 'text/plain', String(err)));
     }],
     [/^\/search$/, (req, res, m, query) => {
-      // The ids tagged q, ascending, looked up on every request.
-      const q = new URLSearchParams(query).get('q') ?? '';
-      const found = [];
-      for (const item of items) if (item.tags.includes(q)) found.push(item.id);
-      send(res, 200, 'application/json', JSON.stringify({ q, items: found }));
+      // The items tagged q, by id.
+      shop.search(new URLSearchParams(query).get('q') ?? '').then(
+        (rows) => send(res, 200, 'application/json', JSON.stringify(rows)),
+        (err) => send(res, 500, 'text/plain', String(err)));
     }],
   ];
 
-  // POST /cart: 201 for a known item, 404 for an unknown one, 400 for a body that is not
+  // POST /cart: the cart line written, 201; 404 for an unknown item, 400 for a body that is not
   // {"item": n, "qty": n}.
   function cart(req, res) {
     const chunks = [];
@@ -110,8 +107,11 @@ function worker() {
       if (body === null || typeof body !== 'object' || !Number.isInteger(body.item) || !Number.isInteger(body.qty)) {
         return send(res, 400, 'text/plain', 'the body must be {"item": n, "qty": n}');
       }
-      if (itemById(body.item) === undefined) return send(res, 404, 'text/plain', 'Not Found');
-      send(res, 201, 'text/plain', `added ${body.qty} of ${body.item}`);
+      shop.cart(body.qty, body.item).then(
+        (row) => (row === undefined
+          ? send(res, 404, 'text/plain', 'Not Found')
+          : send(res, 201, 'application/json', JSON.stringify(row))),
+        (err) => send(res, 500, 'text/plain', String(err)));
     });
   }
 
@@ -131,18 +131,58 @@ function worker() {
   }).listen(PORT, '127.0.0.1');
 }
 
-// Returns an async function reading all products on each call, or one that fails without a database.
-function openProducts(url) {
-  const sql = 'SELECT id, name, description, price, stock, created_at FROM product ORDER BY id';
-  if (!url) return async () => { throw new Error('DATABASE_URL not set'); };
+// Returns { products, shop }: async functions running their query on every call (products: all
+// rows; shop.item and shop.cart: the row or undefined; shop.search: the rows), or ones that fail
+// without a database.
+function openDatabase(url) {
+  const productsSql = 'SELECT id, name, description, price, stock, created_at FROM product ORDER BY id';
+  // The shop's queries in SQLite's placeholders; PostgreSQL's are numbered ($1, $2) by pgText.
+  const itemSql = 'SELECT id, name, price FROM items WHERE id = ?';
+  const searchSql = 'SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ? ORDER BY i.id';
+  const cartSql = 'INSERT INTO cart (item_id, qty) SELECT id, ? FROM items WHERE id = ? RETURNING id, item_id, qty';
+  const pgText = (sql) => { let n = 0; return sql.replace(/\?/g, () => `$${++n}`); };
+  if (!url) {
+    const none = async () => { throw new Error('DATABASE_URL not set'); };
+    return { products: none, shop: { item: none, search: none, cart: none } };
+  }
   if (url.startsWith('sqlite://')) {
     const Database = require('better-sqlite3');
-    const stmt = new Database(url.slice('sqlite://'.length), { readonly: true }).prepare(sql);
-    // better-sqlite3 is synchronous; a 20-row read is microseconds, so it runs on the event loop.
-    return async () => stmt.all();
+    // Read-write: POST /cart writes. Every worker process has its own connection and writes one at
+    // a time; the timeout makes a writer wait up to 5 s for the lock.
+    const db = new Database(url.slice('sqlite://'.length), { timeout: 5000 });
+    // Each statement is prepared once per worker, on first use (a products database has no shop
+    // tables, nor a shop database a product table), and run again on every request.
+    const prepared = new Map();
+    const stmt = (sql) => {
+      let s = prepared.get(sql);
+      if (s === undefined) prepared.set(sql, (s = db.prepare(sql)));
+      return s;
+    };
+    // better-sqlite3 is synchronous; these reads and the one-row insert take microseconds, so
+    // they run on the event loop.
+    return {
+      products: async () => stmt(productsSql).all(),
+      shop: {
+        item: async (id) => stmt(itemSql).get(id),
+        search: async (word) => stmt(searchSql).all(word),
+        cart: async (qty, item) => stmt(cartSql).get(qty, item),
+      },
+    };
   }
   const { Pool } = require('pg');
   // POOL_SIZE connections per worker process (8 when unset): WORKERS * POOL_SIZE in total.
   const pool = new Pool({ connectionString: url, max: Math.max(1, Number(process.env.POOL_SIZE) || 8) });
-  return async () => (await pool.query({ name: 'products', text: sql })).rows;
+  // Named queries: pg prepares each once per connection and executes it by name afterwards.
+  const query = async (name, text, values) => (await pool.query({ name, text, values })).rows;
+  const [itemText, searchText, cartText] = [itemSql, searchSql, cartSql].map(pgText);
+  // The id column is a 32-bit INTEGER: a larger id names no item (PostgreSQL would refuse it).
+  const mayExist = (id) => Number.isInteger(id) && id >= -2147483648 && id <= 2147483647;
+  return {
+    products: () => query('products', productsSql),
+    shop: {
+      item: async (id) => (mayExist(id) ? (await query('item', itemText, [id]))[0] : undefined),
+      search: (word) => query('search', searchText, [word]),
+      cart: async (qty, item) => (mayExist(item) ? (await query('cart', cartText, [qty, item]))[0] : undefined),
+    },
+  };
 }

@@ -1,5 +1,7 @@
 # The seed-003 WSGI micro-app: a dict/regex router and every scenario's handler, no framework.
 # One source of truth: the sibling gunicorn stacks (eventlet, PyPy sync, PyPy tornado) import this file.
+import functools
+import itertools
 import json
 import os
 import re
@@ -91,22 +93,33 @@ PRODUCTS_SQL = "SELECT id, name, description, price, stock, created_at FROM prod
 PRODUCT_KEYS = ("id", "name", "description", "price", "stock", "created_at")
 
 
-def connect_products():
-    """A function running the products query on this worker's one connection (opened at start-up)."""
+def connect():
+    """run(sql, *args): a statement with `?` placeholders on this worker's one connection to
+    DATABASE_URL (opened at start-up, autocommit so no transaction stays open and changed rows
+    show at once), its rows as tuples; None when DATABASE_URL is not set."""
     if DATABASE_URL.startswith("sqlite://"):
-        # check_same_thread=False: the tornado and eventlet workers may call from another (green) thread.
-        db = sqlite3.connect(DATABASE_URL[len("sqlite://"):], check_same_thread=False)
-        return lambda: db.execute(PRODUCTS_SQL).fetchall()
+        # check_same_thread=False: the tornado and eventlet workers may call from another (green)
+        # thread; timeout: the cart is written by every worker process, one writer at a time.
+        db = sqlite3.connect(DATABASE_URL[len("sqlite://"):], check_same_thread=False, timeout=5, isolation_level=None)
+        return lambda sql, *args: db.execute(sql, args).fetchall()
     if DATABASE_URL.startswith(("postgres://", "postgresql://")):
         try:
             import psycopg
         except ImportError:
             # PyPy: psycopg 3's ctypes binding fails on PyPy 3.9, so the PyPy stacks install pg8000.
             return connect_pg8000()
-        # autocommit: no transaction is left open between requests, so changed rows show at once.
         db = psycopg.connect(DATABASE_URL, autocommit=True)
-        return lambda: db.execute(PRODUCTS_SQL).fetchall()
+        return lambda sql, *args: db.execute(in_dialect(sql, "%s"), args).fetchall()
     return None
+
+
+@functools.lru_cache(maxsize=None)
+def in_dialect(sql, placeholder):
+    """`sql` with each `?` written as the driver's placeholder ("%s", or ":p" numbered from 0)."""
+    if placeholder == "%s":
+        return sql.replace("?", "%s")
+    count = itertools.count()
+    return re.sub(r"\?", lambda _: f":p{next(count)}", sql)
 
 
 def connect_pg8000():
@@ -123,16 +136,16 @@ def connect_pg8000():
         port=url.port or 5432,
         database=url.path.lstrip("/"),
     )
-    return lambda: db.run(PRODUCTS_SQL)
+    return lambda sql, *args: db.run(in_dialect(sql, ":p"), **{f"p{i}": a for i, a in enumerate(args)})
 
 
-QUERY_PRODUCTS = connect_products()
+RUN = connect()
 
 
 def products(environ, start_response):
-    if QUERY_PRODUCTS is None:
+    if RUN is None:
         return respond(start_response, "503 Service Unavailable", b"DATABASE_URL is not set")
-    rows = QUERY_PRODUCTS()
+    rows = RUN(PRODUCTS_SQL)
     body = json.dumps([dict(zip(PRODUCT_KEYS, row)) for row in rows], separators=(",", ":"))
     return respond(start_response, "200 OK", body.encode(), JSON)
 
@@ -157,27 +170,34 @@ def document(environ, start_response, id_text):
     return respond(start_response, "200 OK", json.dumps(found, separators=(",", ":")).encode(), JSON)
 
 
-# The shop of scenarios/shop.toml: 50 items in memory, encoded again on every request.
-WORDS = ["red", "blue", "green", "oak", "steel"]
-ITEMS = {i: {"id": i, "name": f"item {i}", "tags": [WORDS[i % 5], WORDS[(i * 3) % 5]]} for i in range(1, 51)}
+# The shop of scenarios/shop.toml, read from and written to DATABASE_URL on every request.
+ITEM_SQL = "SELECT id, name, price FROM items WHERE id = ?"
+SEARCH_SQL = "SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ? ORDER BY i.id"
+CART_SQL = "INSERT INTO cart (item_id, qty) SELECT id, ? FROM items WHERE id = ? RETURNING id, item_id, qty"
+ITEM_KEYS = ("id", "name", "price")
+CART_KEYS = ("id", "item_id", "qty")
+
+
+def as_json(keys, row):
+    return json.dumps(dict(zip(keys, row)), separators=(",", ":")).encode()
 
 
 def item(environ, start_response, id_text):
-    found = ITEMS.get(int(id_text))
-    if found is None:
+    rows = RUN(ITEM_SQL, int(id_text))
+    if not rows:
         return not_found(environ, start_response)
-    return respond(start_response, "200 OK", json.dumps(found, separators=(",", ":")).encode(), JSON)
+    return respond(start_response, "200 OK", as_json(ITEM_KEYS, rows[0]), JSON)
 
 
 def search(environ, start_response):
-    """The ids of the items tagged q, ascending, looked up on every request."""
+    """The items tagged q, by id."""
     word = parse_qs(environ.get("QUERY_STRING", "")).get("q", [""])[-1]
-    found = [i for i, entry in ITEMS.items() if word in entry["tags"]]
-    return respond(start_response, "200 OK", json.dumps({"q": word, "items": found}, separators=(",", ":")).encode(), JSON)
+    found = [dict(zip(ITEM_KEYS, row)) for row in RUN(SEARCH_SQL, word)]
+    return respond(start_response, "200 OK", json.dumps(found, separators=(",", ":")).encode(), JSON)
 
 
 def cart(environ, start_response):
-    """201 for a known item, 404 for an unknown one, 400 for a body that is not {"item": n, "qty": n}."""
+    """The cart line written, 201; 404 for an unknown item, 400 for a body that is not {"item": n, "qty": n}."""
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = json.loads(environ["wsgi.input"].read(length))
@@ -185,9 +205,10 @@ def cart(environ, start_response):
         body = None
     if not isinstance(body, dict) or not all(type(body.get(key)) is int for key in ("item", "qty")):
         raise BadRequest('the body must be {"item": n, "qty": n}')
-    if body["item"] not in ITEMS:
+    rows = RUN(CART_SQL, body["qty"], body["item"])
+    if not rows:
         return not_found(environ, start_response)
-    return respond(start_response, "201 Created", f"added {body['qty']} of {body['item']}".encode())
+    return respond(start_response, "201 Created", as_json(CART_KEYS, rows[0]), JSON)
 
 
 def not_found(environ, start_response):

@@ -5,6 +5,7 @@ use crate::args::RunArgs;
 use crate::context;
 use anyhow::{Context, Result};
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
+use bakeoff_model::scenario::Scenario;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -55,15 +56,31 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
 /// `file:NAME` scenarios, its deck drawn once for every cell; a built-in name joins `--scenarios`.
 fn with_scenario(args: &RunArgs, mut req: RunRequest) -> Result<RunRequest> {
     let Some(given) = &args.selection.scenario else { return Ok(req) };
+    match scenario_arg(given)? {
+        ScenarioArg::BuiltIn(scenario) => req.selection.scenarios.push(scenario),
+        ScenarioArg::File(file) => {
+            req.selection.scenarios.push(file.scenario());
+            req.scenario_files.push(file);
+        }
+    }
+    Ok(req)
+}
+
+/// What `--scenario` names.
+pub(crate) enum ScenarioArg {
+    /// A built-in scenario by name.
+    BuiltIn(Scenario),
+    /// A scenario file, read and checked.
+    File(bakeoff_lab::run::ScenarioFile),
+}
+
+/// Reads `--scenario`: a `.toml` path or an existing file is a scenario file, anything else a built-in name.
+pub(crate) fn scenario_arg(given: &str) -> Result<ScenarioArg> {
     let path = Path::new(given);
     if !(path.is_file() || given.ends_with(".toml")) {
-        req.selection.scenarios.push(given.parse().map_err(|e: String| anyhow::anyhow!("--scenario {given}: {e}"))?);
-        return Ok(req);
+        return given.parse().map(ScenarioArg::BuiltIn).map_err(|e: String| anyhow::anyhow!("--scenario {given}: {e}"));
     }
-    let file = bakeoff_lab::run::ScenarioFile::load(path, "--scenario")?;
-    req.selection.scenarios.push(file.scenario());
-    req.scenario_files.push(file);
-    Ok(req)
+    Ok(ScenarioArg::File(bakeoff_lab::run::ScenarioFile::load(path, "--scenario")?))
 }
 
 pub fn run(args: &RunArgs) -> Result<ExitCode> {

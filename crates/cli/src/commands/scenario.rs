@@ -57,6 +57,10 @@ fn describe(w: &Workload) -> Result<String> {
     for p in &w.probes {
         out += &format!("  probe {}: {}\n", w.requests[p.request].name, p.change);
     }
+    for c in &w.statements {
+        let (name, table, n) = (&w.requests[c.request].name, &c.table, c.at_least);
+        out += &format!("  statements {name}: at least {n} naming `{table}` per request, over a burst (counted on PostgreSQL)\n");
+    }
     out += &proof_lines(w);
     let deck = match w.deck(w.seed, w.deck_size) {
         Ok(d) => d,

@@ -2,6 +2,7 @@
 //! every problem with its reason and URL; exits non-zero when a check fails.
 
 use crate::args::VerifyArgs;
+use crate::commands::run::{scenario_arg, ScenarioArg};
 use crate::context;
 use bakeoff_lab::run::{plan_verification, verify, VerifyFilter, VerifyRequest};
 use bakeoff_model::results::{Verdict, VerifyReport};
@@ -11,8 +12,20 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     let root = context::project_root(&args.common)?;
     let mut stacks = args.names.clone();
     stacks.extend(args.selection.stacks.iter().cloned());
-    let filter = VerifyFilter { variants: args.selection.variants.clone(), scenarios: args.selection.scenarios.clone() };
-    let plan = plan_verification(VerifyRequest { root: root.clone(), stacks, filter, docstore: args.selection.docstore.clone() });
+    let mut filter =
+        VerifyFilter { variants: args.selection.variants.clone(), scenarios: args.selection.scenarios.clone(), ..VerifyFilter::default() };
+    let mut scenario_files = Vec::new();
+    // As in `run`: `--scenario` narrows what is checked to that scenario (and any `--scenarios`).
+    match args.selection.scenario.as_deref().map(scenario_arg).transpose()? {
+        Some(ScenarioArg::BuiltIn(scenario)) => filter.scenarios.push(scenario),
+        Some(ScenarioArg::File(file)) => {
+            filter.scenarios.push(file.scenario());
+            scenario_files.push(file);
+        }
+        None => {}
+    }
+    let docstore = args.selection.docstore.clone();
+    let plan = plan_verification(VerifyRequest { root: root.clone(), stacks, filter, docstore, scenario_files });
     context::print_problems(&plan.problems);
     let cancel = context::cancel_on_ctrl_c();
     let mut store = bakeoff_store::Store::open(root.join(&args.db))?;

@@ -100,7 +100,7 @@ impl RunPlan {
 /// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
 fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
     if s.schedule == Schedule::Blocks && pairable {
-        let launches = crate::run::blocks::LaunchPlan::for_blocks(trials, s.launches).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches).launches;
         (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
         trial_time(s, warmup) * trials
@@ -193,7 +193,7 @@ mod tests {
         let at_study_warmup = estimate(s, cells.len(), 4);
         // PyPy's manifest asks for 30 s of warm-up: 28 s more than the study's 2 s in each of its
         // launches (the block schedule's 2 for 3 blocks), and 30 s in its verification.
-        let launches = crate::run::blocks::LaunchPlan::for_blocks(s.trials, s.launches).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches).launches;
         assert_eq!(launches, 2);
         let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
         assert_eq!(plan.estimate().unwrap(), at_study_warmup + extra);

@@ -103,9 +103,12 @@ mod tests {
     fn the_shop_study_plans_the_shop_on_its_four_stacks_with_the_file_kept_in_the_settings() {
         let study = root().join("studies/shop.toml");
         let plan = plan_run(RunRequest { root: root(), study: Some(study), ..RunRequest::default() }).unwrap();
-        let cells: Vec<(String, &str)> = plan.cells().unwrap().iter().map(|c| (c.stack.name.clone(), c.scenario.id())).collect();
+        let cells: Vec<(String, &str)> =
+            plan.cells().unwrap().iter().map(|c| (format!("{} [{}]", c.stack.name, c.variant.name), c.scenario.id())).collect();
         let stacks: Vec<&str> = cells.iter().map(|(s, _)| s.as_str()).collect();
-        assert_eq!(stacks, ["go/nethttp", "rust/actix", "node/cluster-http", "python/wsgi-gunicorn-sync"]);
+        let each = ["go/nethttp", "rust/actix", "node/cluster-http", "python/wsgi-gunicorn-sync"];
+        let want: Vec<String> = each.iter().flat_map(|s| ["sqlite", "postgres"].map(|v| format!("{s} [{v}]"))).collect();
+        assert_eq!(stacks, want, "every stack on SQLite and on PostgreSQL");
         assert!(cells.iter().all(|(_, s)| *s == "file:shop"), "{cells:?}");
         let stored = &plan.settings_json()["load"]["scenario_files"];
         assert_eq!(stored[0]["name"], "shop");

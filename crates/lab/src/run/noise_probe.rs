@@ -94,7 +94,7 @@ impl NoiseFloor {
     /// probe's eight says). What a block-scheduled run ranks and judges on; the pair's slices meet
     /// different moments of the machine, so it is wider than a cell's own spread alone predicts.
     pub fn ratio_half_width(&self, blocks: u32) -> f64 {
-        let launches = crate::run::blocks::LaunchPlan::for_blocks(blocks, None).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, None).launches;
         self.block_sigma() * paired_half_width_factor(blocks, launches)
     }
 

@@ -6,8 +6,8 @@
 use crate::error::LabError;
 use crate::run::execute::setup_stacks;
 use crate::run::workspace::{new_run, Workspace};
-use crate::run::LoadSettings;
 use crate::run::{Event, Lab};
+use crate::run::{LoadSettings, ScenarioFile};
 use crate::stacks::catalog::{self, Catalog};
 use crate::stacks::manifest::{Stack, Variant};
 use bakeoff_model::results::{ResultSink, RunInfo, Verdict, VerifyReport};
@@ -27,6 +27,8 @@ pub struct VerifyRequest {
     pub filter: VerifyFilter,
     /// A MongoDB URL to use instead of starting the bundled document store.
     pub docstore: Option<String>,
+    /// Scenario files (`--scenario FILE`): verified as `file:NAME` on the stacks that declare it.
+    pub scenario_files: Vec<ScenarioFile>,
 }
 
 /// A verification ready to run: the stacks found and what to check of them.
@@ -36,6 +38,7 @@ pub struct VerifyPlan {
     names: Vec<String>,
     filter: VerifyFilter,
     docstore: Option<String>,
+    scenario_files: Vec<ScenarioFile>,
     /// Manifests that did not load (other stacks are still verified).
     pub problems: Vec<LabError>,
 }
@@ -46,7 +49,9 @@ pub fn plan_verification(req: VerifyRequest) -> VerifyPlan {
     let mut catalog = catalog::discover(&req.root.join("stacks"));
     let problems = std::mem::take(&mut catalog.problems);
     let names = if req.stacks.is_empty() { vec!["all".to_string()] } else { req.stacks };
-    VerifyPlan { root: req.root, catalog, names, filter: req.filter, docstore: req.docstore, problems }
+    let mut filter = req.filter;
+    filter.files.extend(req.scenario_files.iter().map(|f| f.scenario()));
+    VerifyPlan { root: req.root, catalog, names, filter, docstore: req.docstore, scenario_files: req.scenario_files, problems }
 }
 
 /// What a verification did: its provenance (the id to read it back by) and every report.
@@ -79,7 +84,8 @@ pub fn verify(
     let run = new_run(&plan.root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     sink.begin_run(&run)?;
-    let mut lab = ws.lab(&plan.root, plan.docstore, LoadSettings::default(), sink, events, cancel);
+    let settings = LoadSettings { scenario_files: plan.scenario_files, ..LoadSettings::default() };
+    let mut lab = ws.lab(&plan.root, plan.docstore, settings, sink, events, cancel);
     let reports = lab.verify_selection(&run.id, &stacks, &plan.filter, each)?;
     lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
     drop(lab);
@@ -95,17 +101,20 @@ pub struct VerifyFilter {
     pub variants: Vec<String>,
     /// Scenarios.
     pub scenarios: Vec<Scenario>,
+    /// The `file:NAME` scenarios whose files were given: only these of a variant's files are checked.
+    pub files: Vec<Scenario>,
 }
 
 impl VerifyFilter {
     /// The scenarios of `variant` this filter keeps (none when the variant itself is filtered out).
-    /// A `file:NAME` scenario is left out: verification is given no scenario file (`bakeoff run
-    /// --scenario FILE` verifies one before measuring it).
+    /// A `file:NAME` scenario is kept only when its file was given (`bakeoff verify --scenario
+    /// FILE`): a stack's declaration alone does not say where the file is.
     pub(crate) fn scenarios_of(&self, variant: &Variant) -> Vec<Scenario> {
         if !self.variants.is_empty() && !self.variants.contains(&variant.name) {
             return Vec::new();
         }
-        let kept = |s: &Scenario| !matches!(s, Scenario::File(_)) && (self.scenarios.is_empty() || self.scenarios.contains(s));
+        let given = |s: &Scenario| !matches!(s, Scenario::File(_)) || self.files.contains(s);
+        let kept = |s: &Scenario| given(s) && (self.scenarios.is_empty() || self.scenarios.contains(s));
         variant.scenarios.iter().copied().filter(kept).collect()
     }
 }
@@ -157,12 +166,18 @@ mod tests {
     fn an_empty_filter_keeps_every_scenario_and_a_named_variant_only_itself() {
         let all = VerifyFilter::default();
         assert_eq!(all.scenarios_of(&variant("default")), [Scenario::Hello, Scenario::Json, Scenario::Products]);
-        let some = VerifyFilter { variants: vec!["postgres".into()], scenarios: vec![Scenario::Products, Scenario::Loop] };
+        let some = VerifyFilter {
+            variants: vec!["postgres".into()],
+            scenarios: vec![Scenario::Products, Scenario::Loop],
+            ..VerifyFilter::default()
+        };
         assert!(some.scenarios_of(&variant("default")).is_empty());
         assert_eq!(some.scenarios_of(&variant("postgres")), [Scenario::Products], "loop is not among the variant's scenarios");
         let shop = Scenario::File(bakeoff_model::scenario::FileScenario::named("shop"));
         let declares = Variant { scenarios: vec![Scenario::Hello, shop], ..variant("default") };
         assert_eq!(all.scenarios_of(&declares), [Scenario::Hello], "no file is given to verification");
+        let with_file = VerifyFilter { files: vec![shop], ..VerifyFilter::default() };
+        assert_eq!(with_file.scenarios_of(&declares), [Scenario::Hello, shop], "the shop's file is given");
     }
 
     #[test]

@@ -163,6 +163,18 @@ impl FileDatabase for PostgresDatabase<'_> {
     fn execute(&self, sql: &str) -> Result<(), String> {
         self.pg.psql(&self.name, &["-v", "ON_ERROR_STOP=1", "-q", "-c", sql]).map(|_| ()).map_err(|e| e.to_string())
     }
+
+    /// Counted from the lab's own database, where the extension is, for this database only;
+    /// `table` as a whole word of the statement's text (checked to be an identifier).
+    fn statements(&self, table: &str) -> Option<Result<u64, String>> {
+        let sql = format!(
+            "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements \
+             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{}') AND query ~* '\\m{table}\\M'",
+            self.name
+        );
+        let out = self.pg.psql("bakeoff", &["-X", "-At", "-c", &sql]).map_err(|e| e.to_string());
+        Some(out.and_then(|o| o.trim().parse().map_err(|e| format!("pg_stat_statements answered `{}`: {e}", o.trim()))))
+    }
 }
 
 fn shell_prefix(program: &Path) -> String {

@@ -127,3 +127,35 @@ fn rows_and_probe_mistakes_are_named_with_their_line_and_fix() {
     let e = edited("|| id WHERE id = {{id}}", "|| id WHERE id = {{other}}").unwrap_err();
     assert!(e.contains("the change's `{{other}}` is not drawn by request `item`"), "{e}");
 }
+
+#[test]
+fn statement_counts_are_read_and_their_mistakes_named_with_their_line_and_fix() {
+    let counted = "[[statements]]\nrequest = \"item\"\ntable = \"items\"\n\n[[probes]]";
+    let w = edited("[[probes]]", counted).unwrap();
+    assert_eq!(
+        (w.statements.len(), w.statements[0].request, w.statements[0].table.as_str(), w.statements[0].at_least),
+        (1, 0, "items", 1.0)
+    );
+    assert!(w.statements[0].line.ends_with(&format!("shop.toml:{}", line_of("[[probes]]"))), "{}", w.statements[0].line);
+    for (to, problem, hint) in [
+        (
+            "[[statements]]\nrequest = \"nosuch\"\ntable = \"items\"\n\n[[probes]]",
+            "`request = \"nosuch\"` names no request",
+            "write the `name`",
+        ),
+        ("[[statements]]\nrequest = \"item\"\ntable = \"items; DROP\"\n\n[[probes]]", "is not a table name", "write a table of the schema"),
+        (
+            "[[statements]]\nrequest = \"item\"\ntable = \"items\"\nat_least = 0\n\n[[probes]]",
+            "`at_least = 0` must be above 0",
+            "leave it out",
+        ),
+    ] {
+        let err = edited("[[probes]]", to).unwrap_err();
+        assert!(err.contains("[[statements]]: ") && err.contains(problem) && err.contains(hint), "{err}");
+    }
+    let without_db = "name = \"t\"\n[[requests]]\nname = \"a\"\npath = \"/\"\n[[statements]]\nrequest = \"a\"\ntable = \"t\"\n";
+    let err = Workload::parse(Path::new("t.toml"), without_db).unwrap_err().to_string();
+    assert!(err.contains("t.toml:5") && err.contains("the file has no [database]"), "{err}");
+    let proven = Workload::parse(Path::new("t.toml"), &without_db.replace("[[statements]]\nrequest = \"a\"\ntable = \"t\"\n", "")).unwrap();
+    assert!(!proven.declares_proof(), "no probe, pair or count: work not proven");
+}

@@ -10,6 +10,7 @@ use super::login::{Capture, LoginSpec};
 use super::pattern::Pattern;
 use super::probe::{ProbeSpec, RawProbe};
 use super::rows::RowsRule;
+use super::statements::{RawStatements, StatementsSpec};
 use super::template::Template;
 use super::vars::{DataFile, Generator, Pick};
 use super::{Body, RequestSpec, Workload};
@@ -42,6 +43,8 @@ struct RawFile {
     database: Option<Spanned<RawDatabase>>,
     #[serde(default)]
     probes: Vec<Spanned<RawProbe>>,
+    #[serde(default)]
+    statements: Vec<Spanned<RawStatements>>,
 }
 
 #[derive(Deserialize)]
@@ -181,6 +184,15 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         costs.push(CostPair { line: located(path, text, at, String::new(), "").what, ..pair });
     }
     let (database, probes) = database_and_probes(path, text, &raw, &requests, login.as_ref())?;
+    let mut statements = Vec::new();
+    for c in &raw.statements {
+        let at = c.span().start;
+        let count = c
+            .get_ref()
+            .check(&requests, database.is_some())
+            .map_err(|(e, h)| located(path, text, at, format!("[[statements]]: {e}"), h))?;
+        statements.push(StatementsSpec { line: located(path, text, at, String::new(), "").what, ..count });
+    }
     let deck = raw.deck.unwrap_or(DEFAULT_DECK);
     if deck == 0 || deck > MAX_DECK {
         return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
@@ -198,6 +210,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         costs,
         database,
         probes,
+        statements,
     })
 }
 

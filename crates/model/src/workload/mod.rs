@@ -15,6 +15,7 @@ pub mod pattern;
 pub mod probe;
 pub mod quick;
 pub mod rows;
+pub mod statements;
 pub mod template;
 pub mod vars;
 
@@ -54,6 +55,8 @@ pub struct Workload {
     pub database: Option<Database>,
     /// The live-data probes (`[[probes]]`), in file order.
     pub probes: Vec<ProbeSpec>,
+    /// The statement counts (`[[statements]]`), checked on PostgreSQL, in file order.
+    pub statements: Vec<statements::StatementsSpec>,
 }
 
 /// One kind of request.

@@ -73,9 +73,10 @@ impl ProbeSpec {
 
 impl Workload {
     /// Whether the file declares something that proves the work behind its answers (a live-data
-    /// probe or a cost pair): without it, a cell of the file is marked as work not proven.
+    /// probe, a cost pair or a statement count): without it, a cell of the file is marked as
+    /// work not proven.
     pub fn declares_proof(&self) -> bool {
-        !self.probes.is_empty() || !self.costs.is_empty()
+        !self.probes.is_empty() || !self.costs.is_empty() || !self.statements.is_empty()
     }
 
     /// The fingerprint of the database's files (schema and seed), kept with a run beside

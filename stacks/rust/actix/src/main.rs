@@ -2,6 +2,8 @@
 
 use actix_web::http::header::ContentType;
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use rusqlite::OptionalExtension;
+use tokio_postgres::types::{ToSql, Type};
 use serde::{Deserialize, Serialize};
 
 /// One fixture record; field order is the canonical JSON key order.
@@ -37,8 +39,6 @@ struct Shared {
     transfer: web::Bytes,
     /// The PostgreSQL pool when DATABASE_URL is a postgres:// URL.
     pg: Option<deadpool_postgres::Pool>,
-    /// The shop's 50 items, ids 1 to 50 at indexes 0 to 49, encoded again on every request.
-    items: Vec<Item>,
 }
 
 /// A worker thread's own SQLite connection (rusqlite connections are not `Sync`); the factory
@@ -51,16 +51,13 @@ struct N {
     n: Option<i64>,
 }
 
-/// One item of the shop (scenarios/shop.toml); field order is its JSON key order.
+/// One row of the shop's table `items` (scenarios/shop.toml); field order is its JSON key order.
 #[derive(Serialize)]
 struct Item {
     id: i64,
     name: String,
-    tags: [&'static str; 2],
+    price: i64,
 }
-
-/// The words the shop's items are tagged with.
-const WORDS: [&str; 5] = ["red", "blue", "green", "oak", "steel"];
 
 /// The `q` query parameter of /search.
 #[derive(Deserialize)]
@@ -68,21 +65,32 @@ struct Query {
     q: Option<String>,
 }
 
-/// A search's answer: the word and the ids of the items tagged with it, ascending.
-#[derive(Serialize)]
-struct Found<'a> {
-    q: &'a str,
-    items: Vec<i64>,
-}
-
-/// The body of POST /cart.
+/// The body of POST /cart; `web::Json` answers 400 when it is not `{"item": n, "qty": n}`.
 #[derive(Deserialize)]
 struct Cart {
     item: i64,
     qty: i64,
 }
 
+/// The row POST /cart wrote to table `cart`.
+#[derive(Serialize)]
+struct CartLine {
+    id: i64,
+    item_id: i64,
+    qty: i64,
+}
+
 const PRODUCTS_SQL: &str = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id";
+
+// The shop's queries, in SQLite's placeholders and in PostgreSQL's.
+const ITEM_SQLITE: &str = "SELECT id, name, price FROM items WHERE id = ?1";
+const ITEM_PG: &str = "SELECT id, name, price FROM items WHERE id = $1";
+const SEARCH_SQLITE: &str =
+    "SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = ?1 ORDER BY i.id";
+const SEARCH_PG: &str =
+    "SELECT i.id, i.name, i.price FROM items i JOIN tags t ON t.item_id = i.id WHERE t.tag = $1 ORDER BY i.id";
+const CART_SQLITE: &str = "INSERT INTO cart (item_id, qty) SELECT id, ?1 FROM items WHERE id = ?2 RETURNING id, item_id, qty";
+const CART_PG: &str = "INSERT INTO cart (item_id, qty) SELECT id, $1 FROM items WHERE id = $2 RETURNING id, item_id, qty";
 
 fn text(body: impl actix_web::body::MessageBody + 'static) -> HttpResponse {
     HttpResponse::Ok().content_type(ContentType::plaintext()).body(body)
@@ -192,33 +200,131 @@ async fn products(req: HttpRequest, state: web::Data<Shared>) -> HttpResponse {
     }
 }
 
-/// The shop's item by id: its JSON, encoded per request; an unknown id (0, 51, too long) is 404.
-async fn item(state: web::Data<Shared>, id: web::Path<String>) -> HttpResponse {
-    let found = id.parse::<usize>().ok().and_then(|i| state.items.get(i.checked_sub(1)?));
-    match found.map(serde_json::to_vec) {
-        Some(Ok(body)) => HttpResponse::Ok().content_type(ContentType::json()).body(body),
-        Some(Err(e)) => error(HttpResponse::InternalServerError(), e.to_string()),
-        None => not_found().await,
-    }
+/// A shop query's outcome: the rows (or row) it returned, or the error's message.
+type Rows<T> = Result<T, String>;
+
+fn sqlite_item(row: &rusqlite::Row) -> rusqlite::Result<Item> {
+    Ok(Item { id: row.get(0)?, name: row.get(1)?, price: row.get(2)? })
 }
 
-/// The ids of the items tagged `q`, ascending, looked up on every request.
-async fn search(state: web::Data<Shared>, query: web::Query<Query>) -> HttpResponse {
-    let q = query.q.as_deref().unwrap_or("");
-    let items = state.items.iter().filter(|item| item.tags.contains(&q)).map(|item| item.id).collect();
-    match serde_json::to_vec(&Found { q, items }) {
-        Ok(body) => HttpResponse::Ok().content_type(ContentType::json()).body(body),
+fn pg_item(row: &tokio_postgres::Row) -> Item {
+    // INTEGER columns are int4 in PostgreSQL.
+    Item { id: row.get::<_, i32>(0) as i64, name: row.get(1), price: row.get::<_, i32>(2) as i64 }
+}
+
+/// A JSON answer with the given status, or 500 when encoding fails.
+fn json(mut builder: actix_web::HttpResponseBuilder, value: &impl Serialize) -> HttpResponse {
+    match serde_json::to_vec(value) {
+        Ok(body) => builder.content_type(ContentType::json()).body(body),
         Err(e) => error(HttpResponse::InternalServerError(), e.to_string()),
     }
 }
 
-/// An item put in the cart: 201; an unknown item is 404, a body that is not `{"item": n, "qty": n}`
-/// is `web::Json`'s own 400.
-async fn cart(state: web::Data<Shared>, body: web::Json<Cart>) -> HttpResponse {
-    if !(1..=state.items.len() as i64).contains(&body.item) {
-        return not_found().await;
+/// The shop's answer to a query: `found` with the row(s) as JSON, 404 when no row came back, 500
+/// when the query failed.
+fn shop_answer<T: Serialize>(found: actix_web::HttpResponseBuilder, rows: Rows<Option<T>>) -> HttpResponse {
+    match rows {
+        Ok(Some(value)) => json(found, &value),
+        Ok(None) => error(HttpResponse::NotFound(), "Not Found".into()),
+        Err(e) => error(HttpResponse::InternalServerError(), e),
     }
-    HttpResponse::Created().content_type(ContentType::plaintext()).body(format!("added {} of {}", body.qty, body.item))
+}
+
+fn no_database() -> HttpResponse {
+    error(HttpResponse::ServiceUnavailable(), "DATABASE_URL is not set".into())
+}
+
+/// The shop's item by id, read from the database on every request; no such row is 404.
+async fn item(req: HttpRequest, state: web::Data<Shared>, id: web::Path<String>) -> HttpResponse {
+    // The route takes digits only; an id too long for an integer names no item.
+    let Ok(id) = id.parse::<i64>() else { return not_found().await };
+    let row = if let Some(Sqlite(conn)) = req.app_data::<Sqlite>() {
+        // One indexed row from a local file: inline on the worker thread, as /products.
+        conn.prepare_cached(ITEM_SQLITE)
+            .and_then(|mut stmt| stmt.query_row([id], sqlite_item).optional())
+            .map_err(|e| e.to_string())
+    } else if let Some(pool) = &state.pg {
+        match i32::try_from(id) {
+            Ok(id) => pg_query_opt(pool, ITEM_PG, &[Type::INT4], &[&id]).await.map(|row| row.as_ref().map(pg_item)),
+            Err(_) => Ok(None),
+        }
+    } else {
+        return no_database();
+    };
+    shop_answer(HttpResponse::Ok(), row)
+}
+
+/// The items tagged `q` (none when it is missing), by id, read from the database on every request.
+async fn search(req: HttpRequest, state: web::Data<Shared>, query: web::Query<Query>) -> HttpResponse {
+    let q = query.q.as_deref().unwrap_or("");
+    let rows = if let Some(Sqlite(conn)) = req.app_data::<Sqlite>() {
+        conn.prepare_cached(SEARCH_SQLITE)
+            .and_then(|mut stmt| stmt.query_map([q], sqlite_item)?.collect::<rusqlite::Result<Vec<_>>>())
+            .map_err(|e| e.to_string())
+    } else if let Some(pool) = &state.pg {
+        pg_query(pool, SEARCH_PG, &[Type::TEXT], &[&q]).await.map(|rows| rows.iter().map(pg_item).collect())
+    } else {
+        return no_database();
+    };
+    shop_answer(HttpResponse::Ok(), rows.map(Some))
+}
+
+/// An item put in the cart: the line written, 201; an unknown item writes nothing and is 404. A
+/// body that is not `{"item": n, "qty": n}` (or not JSON) is `web::Json`'s own 400.
+async fn cart(req: HttpRequest, state: web::Data<Shared>, body: web::Json<Cart>) -> HttpResponse {
+    let Cart { item, qty } = body.into_inner();
+    let line = if let Some(Sqlite(conn)) = req.app_data::<Sqlite>() {
+        // A one-row write; the busy timeout (open_sqlite) waits out another worker's write.
+        conn.prepare_cached(CART_SQLITE)
+            .and_then(|mut stmt| {
+                stmt.query_row([qty, item], |r| Ok(CartLine { id: r.get(0)?, item_id: r.get(1)?, qty: r.get(2)? }))
+                    .optional()
+            })
+            .map_err(|e| e.to_string())
+    } else if let Some(pool) = &state.pg {
+        // The columns are int4: an item beyond it names no row, a qty beyond it cannot be stored.
+        let Ok(qty) = i32::try_from(qty) else {
+            return error(HttpResponse::BadRequest(), "qty out of range".into());
+        };
+        match i32::try_from(item) {
+            Ok(item) => pg_query_opt(pool, CART_PG, &[Type::INT4, Type::INT4], &[&qty, &item]).await.map(|row| {
+                row.map(|r| CartLine {
+                    id: r.get::<_, i32>(0) as i64,
+                    item_id: r.get::<_, i32>(1) as i64,
+                    qty: r.get::<_, i32>(2) as i64,
+                })
+            }),
+            Err(_) => Ok(None),
+        }
+    } else {
+        return no_database();
+    };
+    shop_answer(HttpResponse::Created(), line)
+}
+
+/// A query's rows from a pooled PostgreSQL connection, with a cached prepared statement whose
+/// parameter types are given (int4 or text, as the values bound), not left to the server to infer.
+async fn pg_query(
+    pool: &deadpool_postgres::Pool,
+    sql: &str,
+    types: &[Type],
+    params: &[&(dyn ToSql + Sync)],
+) -> Rows<Vec<tokio_postgres::Row>> {
+    let client = pool.get().await.map_err(|e| e.to_string())?;
+    let stmt = client.prepare_typed_cached(sql, types).await.map_err(|e| e.to_string())?;
+    client.query(&stmt, params).await.map_err(|e| e.to_string())
+}
+
+/// As `pg_query`, for a query that returns at most one row.
+async fn pg_query_opt(
+    pool: &deadpool_postgres::Pool,
+    sql: &str,
+    types: &[Type],
+    params: &[&(dyn ToSql + Sync)],
+) -> Rows<Option<tokio_postgres::Row>> {
+    let client = pool.get().await.map_err(|e| e.to_string())?;
+    let stmt = client.prepare_typed_cached(sql, types).await.map_err(|e| e.to_string())?;
+    client.query_opt(&stmt, params).await.map_err(|e| e.to_string())
 }
 
 async fn not_found() -> HttpResponse {
@@ -234,17 +340,18 @@ fn load(dir: &str, pg: Option<deadpool_postgres::Pool>) -> Shared {
         .map(|b| rmp_serde::from_slice::<Record>(b).expect("records.msgpack: record"))
         .collect();
     let transfer = web::Bytes::from(std::fs::read(format!("{dir}/records.json")).expect("records.json"));
-    let items = (1..=50)
-        .map(|i| Item { id: i, name: format!("item {i}"), tags: [WORDS[i as usize % 5], WORDS[(i as usize * 3) % 5]] })
-        .collect();
-    Shared { packed, records, transfer, pg, items }
+    Shared { packed, records, transfer, pg }
 }
 
 /// The SQLite path of a sqlite:///abs/path URL, opened by each worker (see `Sqlite`).
 fn open_sqlite(path: &str) -> rusqlite::Connection {
-    // Read-only: the stack never writes; the harness's live-data probe writes from outside.
-    rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .expect("open SQLite database")
+    use rusqlite::OpenFlags;
+    // Read-write, since the shop writes its cart; the database must exist (the lab makes it).
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = rusqlite::Connection::open_with_flags(path, flags).expect("open SQLite database");
+    // Every worker has its own connection and may write: wait up to 5 s for another's lock.
+    conn.busy_timeout(std::time::Duration::from_secs(5)).expect("SQLite busy timeout");
+    conn
 }
 
 fn pg_pool(url: &str) -> deadpool_postgres::Pool {

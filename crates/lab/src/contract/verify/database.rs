@@ -15,6 +15,12 @@ pub trait FileDatabase {
 
     /// Runs `sql`, a change (a probe's UPDATE).
     fn execute(&self, sql: &str) -> Result<(), String>;
+
+    /// The statements naming `table` the engine has run on this database so far, where it counts
+    /// them (PostgreSQL's pg_stat_statements); None where it does not (SQLite).
+    fn statements(&self, _table: &str) -> Option<Result<u64, String>> {
+        None
+    }
 }
 
 /// A SQLite file made from a scenario file's `[database]`.
@@ -32,6 +38,9 @@ impl SqliteDatabase {
         let db = rusqlite::Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         db.execute_batch(&format!("BEGIN;\n{}\nCOMMIT;", database.script(Engine::Sqlite)))
             .map_err(|e| format!("the schema and seed of {} do not run in SQLite: {e}", database.schema.path.display()))?;
+        // Write-ahead logging, as SQLite is run behind a web server: readers and the one writer do
+        // not wait for each other. The mode is kept in the file, so every stack gets it alike.
+        db.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(())).map_err(|e| format!("{}: journal_mode WAL: {e}", path.display()))?;
         Ok(SqliteDatabase { path: path.to_path_buf() })
     }
 

@@ -5,10 +5,12 @@ mod client;
 mod cost;
 mod database;
 mod listen;
+mod login;
 mod probes;
 mod proxy;
 mod scenarios;
 mod sent;
+mod statements;
 mod workload;
 
 pub(crate) use bakeoff_load::Framing;

@@ -8,12 +8,13 @@
 //! server is not measured.
 
 use super::database::FileDatabase;
+use super::login::{log_in, LOGIN};
 use super::sent::send_checked;
 pub use super::sent::Sent;
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
-use bakeoff_model::workload::expect::{Answer, Mismatch};
+use bakeoff_model::workload::expect::Mismatch;
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
 use std::collections::BTreeMap;
@@ -115,37 +116,6 @@ fn verify_with(
     WorkloadVerification { seed, sent, rows_unchecked, probes_skipped }
 }
 
-/// Logs in with fresh draws: the answer held to the login's expectations, then its values
-/// captured; None with the failure in the [`Sent`] when either fails.
-fn log_in(client: &mut Client, workload: &Workload, draws: &mut Draws) -> (Sent, Option<BTreeMap<String, String>>) {
-    let fail = |request: String, mismatches: Vec<Mismatch>, failed: Option<String>| {
-        (Sent { kind: LOGIN.into(), request, mismatches, failed }, None)
-    };
-    let (Some(login), Some(drawn)) = (&workload.login, workload.draw_login(draws)) else {
-        return fail(String::new(), vec![], Some("the file has no [login]".into()));
-    };
-    let request = match drawn {
-        Ok(d) => d,
-        Err(e) => return fail(String::new(), vec![], Some(e)),
-    };
-    let line = format!("{} {}", request.method, request.path);
-    let answer = match client.send(&request.method, &request.path, &request.headers, request.body.as_deref()) {
-        Ok(r) => r,
-        Err(e) => return fail(line, vec![], Some(format!("the login got no answer: {e}"))),
-    };
-    let mismatches = request.expected.check(&Answer { status: answer.status, headers: &answer.headers, body: &answer.body });
-    if !mismatches.is_empty() {
-        return fail(line, mismatches, None);
-    }
-    match login.capture(&answer.body) {
-        Ok(values) => (Sent { kind: LOGIN.into(), request: line, mismatches: vec![], failed: None }, Some(values)),
-        Err(e) => fail(line, vec![], Some(e)),
-    }
-}
-
-/// The kind the login's answers are reported under.
-const LOGIN: &str = "login";
-
 /// A path no request of the file names must answer 404: a server that answers anything with 200
 /// would pass a request whose path it never routed.
 fn unknown_path(client: &mut Client, seed: u64) -> Sent {
@@ -210,6 +180,9 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
         let path = first.request.split_once(' ').map_or("/", |(_, p)| p);
         checks.add(scope, &what, path, outcome);
     }
+    if let Some(db) = target.file_db {
+        check_statements(checks, scope, target, workload, seed, db);
+    }
     if target.file_db.is_none() && workload.database.is_some() {
         let reason = format!(
             "{} answers' `rows` were not checked and {} probe(s) did not run: the lab did not start this server with the file's \
@@ -217,6 +190,16 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>, file: FileScenario
             verification.rows_unchecked, verification.probes_skipped
         );
         checks.add(scope, "the file's `rows` and probes are checked on its database", "/", Err((Verdict::Warn, reason)));
+    }
+}
+
+/// The file's `[[statements]]` on the server's database, where it counts them (PostgreSQL).
+fn check_statements(checks: &mut Checks, scope: CheckScope, target: &Target<'_>, workload: &Workload, seed: u64, db: &dyn FileDatabase) {
+    for spec in &workload.statements {
+        let Some(outcome) = super::statements::count(target.addr, workload, spec, seed, db) else { continue };
+        let name = &workload.requests[spec.request].name;
+        let what = format!("statements `{name}`: at least {} naming `{}` per request, over a burst", spec.at_least, spec.table);
+        checks.add_measured(scope, &what, "/", outcome);
     }
 }
 

@@ -1,0 +1,22 @@
+-- Its 20 rows: row i is "Product i", costs 2i + 0.99, has (13 i mod 50) + 1 in stock.
+INSERT INTO product (id, name, description, price, stock, created_at) VALUES
+  (1, 'Product 1', 'A fine product number 1 for the benchmark', 2.99, 14, '2024-01-01T12:00:00Z'),
+  (2, 'Product 2', 'A fine product number 2 for the benchmark', 4.99, 27, '2024-01-02T12:00:00Z'),
+  (3, 'Product 3', 'A fine product number 3 for the benchmark', 6.99, 40, '2024-01-03T12:00:00Z'),
+  (4, 'Product 4', 'A fine product number 4 for the benchmark', 8.99, 3, '2024-01-04T12:00:00Z'),
+  (5, 'Product 5', 'A fine product number 5 for the benchmark', 10.99, 16, '2024-01-05T12:00:00Z'),
+  (6, 'Product 6', 'A fine product number 6 for the benchmark', 12.99, 29, '2024-01-06T12:00:00Z'),
+  (7, 'Product 7', 'A fine product number 7 for the benchmark', 14.99, 42, '2024-01-07T12:00:00Z'),
+  (8, 'Product 8', 'A fine product number 8 for the benchmark', 16.99, 5, '2024-01-08T12:00:00Z'),
+  (9, 'Product 9', 'A fine product number 9 for the benchmark', 18.99, 18, '2024-01-09T12:00:00Z'),
+  (10, 'Product 10', 'A fine product number 10 for the benchmark', 20.99, 31, '2024-01-10T12:00:00Z'),
+  (11, 'Product 11', 'A fine product number 11 for the benchmark', 22.99, 44, '2024-01-11T12:00:00Z'),
+  (12, 'Product 12', 'A fine product number 12 for the benchmark', 24.99, 7, '2024-01-12T12:00:00Z'),
+  (13, 'Product 13', 'A fine product number 13 for the benchmark', 26.99, 20, '2024-01-13T12:00:00Z'),
+  (14, 'Product 14', 'A fine product number 14 for the benchmark', 28.99, 33, '2024-01-14T12:00:00Z'),
+  (15, 'Product 15', 'A fine product number 15 for the benchmark', 30.99, 46, '2024-01-15T12:00:00Z'),
+  (16, 'Product 16', 'A fine product number 16 for the benchmark', 32.99, 9, '2024-01-16T12:00:00Z'),
+  (17, 'Product 17', 'A fine product number 17 for the benchmark', 34.99, 22, '2024-01-17T12:00:00Z'),
+  (18, 'Product 18', 'A fine product number 18 for the benchmark', 36.99, 35, '2024-01-18T12:00:00Z'),
+  (19, 'Product 19', 'A fine product number 19 for the benchmark', 38.99, 48, '2024-01-19T12:00:00Z'),
+  (20, 'Product 20', 'A fine product number 20 for the benchmark', 40.99, 11, '2024-01-20T12:00:00Z');
