@@ -52,8 +52,8 @@ fn both(lab: &mut bakeoff_lab::run::Lab<'_>, stack: &Stack, variant: &str, scena
     (builtin(&report, scenario), file)
 }
 
-#[test]
-fn the_built_ins_as_files_judge_as_the_built_in_contracts_do() {
+/// The three stacks the files are judged on: go/nethttp (set up), the faulty and the cheating stack.
+fn stacks() -> [Stack; 3] {
     let root = common::project_root();
     let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
     let go = catalog.stacks.iter().find(|s| s.name == "go/nethttp").expect("go/nethttp").clone();
@@ -62,6 +62,12 @@ fn the_built_ins_as_files_judge_as_the_built_in_contracts_do() {
     }
     let faulty = common::fixture_stack("faulty-stack");
     let cheating = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/cheating-stack")).unwrap();
+    [go, faulty, cheating]
+}
+
+#[test]
+fn the_built_ins_as_files_judge_as_the_built_in_contracts_do() {
+    let [go, faulty, cheating] = stacks();
     let scratch = common::Scratch::new("builtin-files");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
@@ -116,14 +122,8 @@ fn file_verdicts(report: &VerifyReport, file: Scenario) -> Verdicts {
 /// `[[statements]]`.
 #[test]
 fn the_products_file_judges_as_the_built_in_products_contract() {
+    let [go, faulty, cheating] = stacks();
     let root = common::project_root();
-    let catalog = bakeoff_lab::stacks::catalog::discover(&root.join("stacks"));
-    let go = catalog.stacks.iter().find(|s| s.name == "go/nethttp").expect("go/nethttp").clone();
-    if let Some(job) = SetupJob::for_stack(&go) {
-        setup::run(&job, &root, false).expect("go/nethttp sets up");
-    }
-    let faulty = common::fixture_stack("faulty-stack");
-    let cheating = bakeoff_lab::stacks::catalog::load_dir(&root.join("tests/fixtures/cheating-stack")).unwrap();
     let scratch = common::Scratch::new("products-file");
     let mut sink = MemorySink::default();
     let mut events = common::ignore;

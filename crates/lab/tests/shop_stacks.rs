@@ -10,12 +10,20 @@ use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_lab::stacks::setup::{self, SetupJob};
 use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::scenario::Scenario;
 
 /// The stacks whose manifests declare `file:shop`.
 const SHOP_STACKS: [&str; 4] = ["go/nethttp", "rust/actix", "node/cluster-http", "python/wsgi-gunicorn-sync"];
 
-fn shop_file() -> ScenarioFile {
-    ScenarioFile::load(&common::project_root().join("scenarios/shop.toml"), "test").expect("scenarios/shop.toml")
+/// Runs `f` with a lab given scenarios/shop.toml, the file's scenario and the lab's scratch folder.
+fn with_shop_lab(name: &str, f: impl FnOnce(&mut bakeoff_lab::run::Lab<'_>, Scenario, &common::Scratch)) {
+    let scratch = common::Scratch::new(name);
+    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    let file = ScenarioFile::load(&common::project_root().join("scenarios/shop.toml"), "test").expect("scenarios/shop.toml");
+    let shop = file.scenario();
+    lab.settings_mut().scenario_files = vec![file];
+    f(&mut lab, shop, &scratch);
 }
 
 fn failures(report: &VerifyReport) -> Vec<String> {
@@ -34,30 +42,26 @@ fn stack(name: &str) -> Stack {
 
 #[test]
 fn the_shop_stacks_pass_the_shop_on_sqlite_and_on_postgres() {
-    let scratch = common::Scratch::new("shop-stacks");
-    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
-    let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    let file = shop_file();
-    let shop = file.scenario();
-    lab.settings_mut().scenario_files = vec![file];
-    let mut problems = Vec::new();
-    for name in SHOP_STACKS {
-        let stack = stack(name);
-        for variant in ["sqlite", "postgres"] {
-            let Some(v) = stack.variant(variant).filter(|v| v.scenarios.contains(&shop)) else {
-                problems.push(format!("{name} [{variant}]: no such variant declaring file:shop"));
-                continue;
-            };
-            let report = lab.verify_variant(&stack, v, &[shop], 1);
-            let probes = report.checks.iter().filter(|c| c.what.starts_with("probe `") && c.verdict == Verdict::Pass).count();
-            match failures(&report) {
-                wrong if !wrong.is_empty() => problems.push(format!("{name} [{variant}]: {}", wrong.join("\n  "))),
-                _ if probes != 2 => problems.push(format!("{name} [{variant}]: {probes} probes passed, not 2: {report:?}")),
-                _ => eprintln!("{name:<28} [{variant}] verified, {} checks", report.checks.len()),
+    with_shop_lab("shop-stacks", |lab, shop, _| {
+        let mut problems = Vec::new();
+        for name in SHOP_STACKS {
+            let stack = stack(name);
+            for variant in ["sqlite", "postgres"] {
+                let Some(v) = stack.variant(variant).filter(|v| v.scenarios.contains(&shop)) else {
+                    problems.push(format!("{name} [{variant}]: no such variant declaring file:shop"));
+                    continue;
+                };
+                let report = lab.verify_variant(&stack, v, &[shop], 1);
+                let probes = report.checks.iter().filter(|c| c.what.starts_with("probe `") && c.verdict == Verdict::Pass).count();
+                match failures(&report) {
+                    wrong if !wrong.is_empty() => problems.push(format!("{name} [{variant}]: {}", wrong.join("\n  "))),
+                    _ if probes != 2 => problems.push(format!("{name} [{variant}]: {probes} probes passed, not 2: {report:?}")),
+                    _ => eprintln!("{name:<28} [{variant}] verified, {} checks", report.checks.len()),
+                }
             }
         }
-    }
-    assert!(problems.is_empty(), "{}", problems.join("\n"));
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    });
 }
 
 /// A stack folder in `scratch` that serves the Python stack's app through `cheat.py`, which wraps
@@ -91,18 +95,14 @@ fn cheating_python(scratch: &common::Scratch, mode: &str) -> Stack {
 #[test]
 fn a_shop_that_caches_items_or_ignores_the_search_word_is_refused() {
     stack("python/wsgi-gunicorn-sync");
-    let scratch = common::Scratch::new("shop-cheats");
-    let (mut sink, mut events) = (MemorySink::default(), common::ignore);
-    let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    let file = shop_file();
-    let shop = file.scenario();
-    lab.settings_mut().scenario_files = vec![file];
-    for (mode, wrong) in [("cache-items", "probe `item`"), ("ignore-search", "`search`")] {
-        let cheat = cheating_python(&scratch, mode);
-        let mut verify = || failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
-        // Four draws of five words are all "red", the word this cheat answers for, once in 625
-        // checks: a second check with new draws makes that 1 in 390,625.
-        let failed = Some(verify()).filter(|f| !f.is_empty()).unwrap_or_else(verify);
-        assert!(!failed.is_empty() && failed.iter().all(|f| f.contains(wrong)), "{mode}: {failed:?}");
-    }
+    with_shop_lab("shop-cheats", |lab, shop, scratch| {
+        for (mode, wrong) in [("cache-items", "probe `item`"), ("ignore-search", "`search`")] {
+            let cheat = cheating_python(scratch, mode);
+            let mut verify = || failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
+            // Four draws of five words are all "red", the word this cheat answers for, once in 625
+            // checks: a second check with new draws makes that 1 in 390,625.
+            let failed = Some(verify()).filter(|f| !f.is_empty()).unwrap_or_else(verify);
+            assert!(!failed.is_empty() && failed.iter().all(|f| f.contains(wrong)), "{mode}: {failed:?}");
+        }
+    });
 }

@@ -232,28 +232,33 @@ func products(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "DATABASE_URL not set", 500)
 		return
 	}
-	rows, err := db.QueryContext(r.Context(), "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id")
+	const query = "SELECT id, name, description, price, stock, created_at FROM product ORDER BY id"
+	list, err := queryAll(r, query, func(rows *sql.Rows, p *Product) error {
+		return rows.Scan(&p.ID, &p.Name, &p.Description, &p.Price, &p.Stock, &p.CreatedAt)
+	})
 	if err != nil {
 		http.Error(w, err.Error(), 500)
 		return
 	}
+	writeJSON(w, list)
+}
+
+// queryAll runs query with args and scans every row into a T: the rows, or the first error.
+func queryAll[T any](r *http.Request, query string, scan func(*sql.Rows, *T) error, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(r.Context(), query, args...)
+	if err != nil {
+		return nil, err
+	}
 	defer rows.Close()
-	list := make([]Product, 0, 20)
+	list := make([]T, 0, 20)
 	for rows.Next() {
-		var p Product
-		if err := rows.Scan(&p.ID, &p.Name, &p.Description, &p.Price, &p.Stock, &p.CreatedAt); err != nil {
-			http.Error(w, err.Error(), 500)
-			return
+		var v T
+		if err := scan(rows, &v); err != nil {
+			return nil, err
 		}
-		list = append(list, p)
+		list = append(list, v)
 	}
-	if err := rows.Err(); err != nil {
-		http.Error(w, err.Error(), 500)
-		return
-	}
-	out, _ := json.Marshal(list)
-	w.Header().Set("Content-Type", "application/json")
-	w.Write(out)
+	return list, rows.Err()
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -298,15 +303,23 @@ func item(w http.ResponseWriter, r *http.Request) {
 	}
 	var it Item
 	err = db.QueryRowContext(r.Context(), pick(itemSQLite, itemPG), i).Scan(&it.ID, &it.Name, &it.Price)
-	if err == sql.ErrNoRows {
+	answerRow(w, r, err, http.StatusOK, it)
+}
+
+// answerRow answers a query of one row scanned into v: 404 when there was no row, 500 on
+// another error, else v as JSON with status.
+func answerRow(w http.ResponseWriter, r *http.Request, err error, status int, v any) {
+	switch {
+	case err == sql.ErrNoRows:
 		http.NotFound(w, r)
-		return
-	}
-	if err != nil {
+	case err != nil:
 		http.Error(w, err.Error(), 500)
-		return
+	default:
+		out, _ := json.Marshal(v)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(out)
 	}
-	writeJSON(w, it)
 }
 
 // search answers the items tagged q, by id, read from the database on every request.
@@ -315,22 +328,10 @@ func search(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "DATABASE_URL not set", 500)
 		return
 	}
-	rows, err := db.QueryContext(r.Context(), pick(searchSQLite, searchPG), r.URL.Query().Get("q"))
+	found, err := queryAll(r, pick(searchSQLite, searchPG), func(rows *sql.Rows, it *Item) error {
+		return rows.Scan(&it.ID, &it.Name, &it.Price)
+	}, r.URL.Query().Get("q"))
 	if err != nil {
-		http.Error(w, err.Error(), 500)
-		return
-	}
-	defer rows.Close()
-	found := make([]Item, 0, 16)
-	for rows.Next() {
-		var it Item
-		if err := rows.Scan(&it.ID, &it.Name, &it.Price); err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		found = append(found, it)
-	}
-	if err := rows.Err(); err != nil {
 		http.Error(w, err.Error(), 500)
 		return
 	}
@@ -355,18 +356,7 @@ func cart(w http.ResponseWriter, r *http.Request) {
 	}
 	var line CartLine
 	err := db.QueryRowContext(r.Context(), pick(cartSQLite, cartPG), *c.Qty, *c.Item).Scan(&line.ID, &line.ItemID, &line.Qty)
-	if err == sql.ErrNoRows {
-		http.NotFound(w, r)
-		return
-	}
-	if err != nil {
-		http.Error(w, err.Error(), 500)
-		return
-	}
-	out, _ := json.Marshal(line)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusCreated)
-	w.Write(out)
+	answerRow(w, r, err, http.StatusCreated, line)
 }
 
 // poolSize is POOL_SIZE, the database connections this process may open (8 when unset).

@@ -34,16 +34,8 @@ impl RawProbe {
     /// Checks it against the file's `requests` (captured login values are not drawn, so a change
     /// cannot use them).
     pub(super) fn check(&self, requests: &[RequestSpec], has_database: bool) -> Result<ProbeSpec, Problem> {
-        if !has_database {
-            return Err((
-                "a probe changes the file's database and the file has no [database]".into(),
-                "add [database] with schema = \"schema.sql\" and seed = \"seed.sql\"",
-            ));
-        }
-        let Some(kind) = requests.iter().position(|r| r.name == self.request) else {
-            let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
-            return Err((format!("`request = \"{}\"` names no request (the file has {})", self.request, names.join(", ")), NAME_HINT));
-        };
+        needs_database(has_database, "a probe changes")?;
+        let kind = named_request(requests, &self.request)?;
         if requests[kind].expect.rows.is_none() {
             return Err((
                 format!("request `{}` has no `rows` expectation, so its second answer cannot be held to the change", self.request),
@@ -62,7 +54,27 @@ impl RawProbe {
     }
 }
 
-const NAME_HINT: &str = "write the `name` of one of the file's [[requests]]";
+/// The index of the request kind `name`, or what is wrong: shared by the entries that name one.
+pub(super) fn named_request(requests: &[RequestSpec], name: &str) -> Result<usize, Problem> {
+    requests.iter().position(|r| r.name == name).ok_or_else(|| {
+        let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
+        (
+            format!("`request = \"{name}\"` names no request (the file has {})", names.join(", ")),
+            "write the `name` of one of the file's [[requests]]",
+        )
+    })
+}
+
+/// An entry that works on the file's database (`what`: "a probe changes") needs a `[database]`.
+pub(super) fn needs_database(has_database: bool, what: &str) -> Result<(), Problem> {
+    if has_database {
+        return Ok(());
+    }
+    Err((
+        format!("{what} the file's database and the file has no [database]"),
+        "add [database] with schema = \"schema.sql\" and seed = \"seed.sql\"",
+    ))
+}
 
 impl ProbeSpec {
     /// The change for one drawn request's `values`.

@@ -3,6 +3,7 @@
 //! many per request. A server that shares one read among requests (a micro-cache) or answers from
 //! memory runs fewer, which a live-data probe can miss when its cache lives shorter than a change.
 
+use super::probe::{named_request, needs_database};
 use super::RequestSpec;
 use serde::Deserialize;
 
@@ -38,19 +39,8 @@ type Problem = (String, &'static str);
 impl RawStatements {
     /// Checks it against the file's `requests`.
     pub(super) fn check(&self, requests: &[RequestSpec], has_database: bool) -> Result<StatementsSpec, Problem> {
-        if !has_database {
-            return Err((
-                "statements are counted on the file's database and the file has no [database]".into(),
-                "add [database] with schema = \"schema.sql\" and seed = \"seed.sql\"",
-            ));
-        }
-        let Some(kind) = requests.iter().position(|r| r.name == self.request) else {
-            let names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
-            return Err((
-                format!("`request = \"{}\"` names no request (the file has {})", self.request, names.join(", ")),
-                "write the `name` of one of the file's [[requests]]",
-            ));
-        };
+        needs_database(has_database, "statements are counted on")?;
+        let kind = named_request(requests, &self.request)?;
         let identifier = |s: &str| {
             s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')

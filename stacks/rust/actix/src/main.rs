@@ -315,16 +315,14 @@ async fn pg_query(
     client.query(&stmt, params).await.map_err(|e| e.to_string())
 }
 
-/// As `pg_query`, for a query that returns at most one row.
+/// As `pg_query`, for a query that returns at most one row: that row, if any.
 async fn pg_query_opt(
     pool: &deadpool_postgres::Pool,
     sql: &str,
     types: &[Type],
     params: &[&(dyn ToSql + Sync)],
 ) -> Rows<Option<tokio_postgres::Row>> {
-    let client = pool.get().await.map_err(|e| e.to_string())?;
-    let stmt = client.prepare_typed_cached(sql, types).await.map_err(|e| e.to_string())?;
-    client.query_opt(&stmt, params).await.map_err(|e| e.to_string())
+    pg_query(pool, sql, types, params).await.map(|rows| rows.into_iter().next())
 }
 
 async fn not_found() -> HttpResponse {
