@@ -9,8 +9,6 @@
 
 mod common;
 
-use bakeoff_lab::run::cells::Cell;
-use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_load::Warning;
 use bakeoff_model::finding::FindingKind;
@@ -39,21 +37,7 @@ fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
 /// A first trial of the cell measured for `duration`, and the CPU-cost checks run again after it
 /// (none for a scenario without a judged cost pair).
 fn measure_rechecked(variant: &str, scenario: Scenario, duration: Duration) -> (TrialRecord, Vec<Check>) {
-    let stack = stack();
-    let scratch = common::Scratch::new(&format!("cheat-measure-{variant}"));
-    let mut sink = MemorySink::default();
-    let mut rechecked = Vec::new();
-    let mut events = |e: Event<'_>| {
-        if let Event::CostRechecked { checks, .. } = e {
-            rechecked.extend_from_slice(checks);
-        }
-    };
-    let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().duration = duration;
-    let cell = Cell { stack: &stack, scenario, variant: stack.variant(variant).unwrap(), workers: 1, twin: false, soak: None, ramp: None };
-    let trial = lab.measure(&cell, 1).unwrap();
-    drop(lab);
-    (trial, rechecked)
+    common::measure_rechecked(&stack(), variant, scenario, |s| s.duration = duration)
 }
 
 fn cost_check<'a>(report: &'a VerifyReport, scenario: &str) -> &'a Check {
@@ -299,8 +283,7 @@ fn a_start_cannot_tell_verification_from_measurement_by_its_directories() {
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let variant = stack.variant("honest").unwrap();
     assert_eq!(lab.verify_variant(&stack, variant, &variant.scenarios, 1).verdict(), Verdict::Pass);
-    let cell = Cell { stack: &stack, scenario: Scenario::Json, variant, workers: 1, twin: false, soak: None, ramp: None };
-    lab.measure(&cell, 1).unwrap();
+    lab.measure(&common::cell(&stack, "honest", Scenario::Json), 1).unwrap();
     drop(lab);
     let cells = scratch.dir.join("cells");
     let mut seen = Vec::new();

@@ -8,8 +8,7 @@
 
 mod common;
 
-use bakeoff_lab::run::cells::Cell;
-use bakeoff_lab::run::{Event, ScenarioFile};
+use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::finding::FindingKind;
 use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
@@ -49,30 +48,10 @@ fn verify(variant: &str) -> VerifyReport {
 
 /// A first trial of the file's cell measured for `duration`, and the cost checks run again after it.
 fn measure(variant: &str, file: ScenarioFile, duration: Duration) -> (TrialRecord, Vec<Check>) {
-    let stack = stack();
-    let scratch = common::Scratch::new(&format!("file-cost-measure-{variant}"));
-    let mut sink = MemorySink::default();
-    let mut rechecked = Vec::new();
-    let mut events = |e: Event<'_>| {
-        if let Event::CostRechecked { checks, .. } = e {
-            rechecked.extend_from_slice(checks);
-        }
-    };
-    let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().duration = duration;
-    lab.settings_mut().scenario_files = vec![file];
-    let cell = Cell {
-        stack: &stack,
-        scenario: scenario(),
-        variant: stack.variant(variant).unwrap(),
-        workers: 1,
-        twin: false,
-        soak: None,
-        ramp: None,
-    };
-    let trial = lab.measure(&cell, 1).unwrap();
-    drop(lab);
-    (trial, rechecked)
+    common::measure_rechecked(&stack(), variant, scenario(), |s| {
+        s.duration = duration;
+        s.scenario_files = vec![file];
+    })
 }
 
 fn cost_check(report: &VerifyReport) -> &Check {

@@ -18,16 +18,7 @@ fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
     lab.settings_mut().connections = 2;
     let mut slopes = Vec::new();
     for variant in ["flat", "leak"] {
-        let cell = bakeoff_lab::run::cells::Cell {
-            stack: &stack,
-            scenario: Scenario::Hello,
-            variant: stack.variant(variant).unwrap(),
-            workers: 1,
-            twin: false,
-            soak: None,
-            ramp: None,
-        };
-        let trial = lab.measure(&cell, 1).unwrap();
+        let trial = lab.measure(&common::cell(&stack, variant, Scenario::Hello), 1).unwrap();
         let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::MemoryGrowth { .. }));
         slopes.push((variant, trial.server.rss_slope_mib_per_min, flagged));
     }

@@ -4,11 +4,12 @@
 
 #![allow(dead_code)]
 
+use bakeoff_lab::run::cells::Cell;
 use bakeoff_lab::run::{Event, Lab, LabDirs, LoadSettings};
 use bakeoff_lab::services::{ServiceContext, Services};
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::results::{MemorySink, RunInfo};
-use bakeoff_model::scenario::ServiceKind;
+use bakeoff_model::results::{Check, MemorySink, RunInfo, TrialRecord};
+use bakeoff_model::scenario::{Scenario, ServiceKind};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -80,6 +81,35 @@ pub fn lab<'a>(scratch: &Scratch, sink: &'a mut MemorySink, events: &'a mut dyn 
 }
 
 pub fn ignore(_: Event<'_>) {}
+
+/// A plain cell of `stack`'s `variant`: one worker, no twin, soak or ramp.
+pub fn cell<'a>(stack: &'a Stack, variant: &str, scenario: Scenario) -> Cell<'a> {
+    let variant = stack.variant(variant).unwrap_or_else(|| panic!("{}: no variant {variant}", stack.name));
+    Cell { stack, scenario, variant, workers: 1, twin: false, soak: None, ramp: None }
+}
+
+/// The first trial of `stack`'s `variant` on `scenario`, in a lab of the quick settings that
+/// `settings` changes, and the CPU-cost checks run again after it (none without a judged pair).
+pub fn measure_rechecked(
+    stack: &Stack,
+    variant: &str,
+    scenario: Scenario,
+    settings: impl FnOnce(&mut LoadSettings),
+) -> (TrialRecord, Vec<Check>) {
+    let scratch = Scratch::new(&format!("measure-{}-{variant}", stack.name.replace('/', "-")));
+    let mut sink = MemorySink::default();
+    let mut rechecked = Vec::new();
+    let mut events = |e: Event<'_>| {
+        if let Event::CostRechecked { checks, .. } = e {
+            rechecked.extend_from_slice(checks);
+        }
+    };
+    let mut lab = lab(&scratch, &mut sink, &mut events);
+    settings(lab.settings_mut());
+    let trial = lab.measure(&cell(stack, variant, scenario), 1).unwrap();
+    drop(lab);
+    (trial, rechecked)
+}
 
 /// A run record for a test run named `id`, on this machine.
 pub fn run_info(id: &str) -> RunInfo {

@@ -3,15 +3,17 @@
 //! request carrying `Authorization: Bearer TOKEN` with the connection's token, 401 otherwise.
 //! The first `refuse` logins fail: with 403, or with 200 and no token in the body.
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 #[allow(dead_code)]
 #[path = "../common/acceptor.rs"]
 mod acceptor;
+// Every request's method is read; this server answers by path alone.
+#[allow(dead_code)]
+#[path = "../common/connection.rs"]
+mod connection;
 use acceptor::Acceptor;
 
 /// How the first refused logins fail.
@@ -60,24 +62,6 @@ impl LoginServer {
     }
 }
 
-/// Path, body length, whether the client asked to close, and the Authorization header.
-fn parse_head(head: &[u8]) -> (String, usize, bool, String) {
-    let text = String::from_utf8_lossy(head);
-    let mut lines = text.split("\r\n");
-    let path = lines.next().unwrap_or("").split(' ').nth(1).unwrap_or("").to_string();
-    let (mut len, mut close, mut auth) = (0, false, String::new());
-    for l in lines {
-        let Some((k, v)) = l.split_once(':') else { continue };
-        match k.to_ascii_lowercase().as_str() {
-            "content-length" => len = v.trim().parse().unwrap_or(0),
-            "connection" => close = v.trim().eq_ignore_ascii_case("close"),
-            "authorization" => auth = v.trim().to_string(),
-            _ => {}
-        }
-    }
-    (path, len, close, auth)
-}
-
 /// The answer to one request, given the connection's token (set by a login).
 fn answer(path: &str, auth: &str, token: &mut Option<String>, counts: &Counts, refuse: u64, how: Refusal) -> (u16, String) {
     if path == "/login" {
@@ -101,37 +85,11 @@ fn answer(path: &str, auth: &str, token: &mut Option<String>, counts: &Counts, r
     }
 }
 
-fn serve(mut c: TcpStream, counts: &Counts, refuse: u64, how: Refusal, stop: &AtomicBool) {
-    let _ = c.set_nodelay(true);
-    let _ = c.set_read_timeout(Some(Duration::from_millis(50)));
-    let (mut buf, mut have, mut out, mut token) = (vec![0u8; 256 * 1024], 0usize, Vec::new(), None);
-    while !stop.load(Ordering::Relaxed) {
-        match c.read(&mut buf[have..]) {
-            Ok(0) => return,
-            Ok(n) => have += n,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => continue,
-            Err(_) => return,
-        }
-        let (mut start, mut close) = (0, false);
-        out.clear();
-        while let Some(p) = buf[start..have].windows(4).position(|w| w == b"\r\n\r\n") {
-            let (path, len, close_asked, auth) = parse_head(&buf[start..start + p]);
-            let body_at = start + p + 4;
-            if have < body_at + len {
-                break;
-            }
-            let (status, body) = answer(&path, &auth, &mut token, counts, refuse, how);
-            out.extend_from_slice(format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
-            start = body_at + len;
-            if close_asked {
-                close = true;
-                break;
-            }
-        }
-        buf.copy_within(start..have, 0);
-        have -= start;
-        if (!out.is_empty() && c.write_all(&out).is_err()) || close {
-            return;
-        }
-    }
+fn serve(c: TcpStream, counts: &Counts, refuse: u64, how: Refusal, stop: &AtomicBool) {
+    let mut token = None;
+    connection::serve(c, stop, |request, out| {
+        let auth = request.header("authorization").unwrap_or("");
+        let (status, body) = answer(request.path, auth, &mut token, counts, refuse, how);
+        out.extend_from_slice(format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    });
 }
