@@ -87,3 +87,46 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     assert!((0.85..1.15).contains(&aa.ratio), "the A/A twin is level with its cell: {aa:?}");
     assert_eq!((aa.blocks, aa.launches), (6, 3));
 }
+
+/// A server that spins 15% of a core while idle makes its peers' slices pay for it: found in the
+/// first launch (a `busy_while_idle` warning on its slice), it is measured alone from the next
+/// launch on, after the others, with no such warning there; its peer's slices stay side by side.
+#[test]
+fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
+    let mut stack = common::fixture_stack("burn-stack");
+    let mut busy = stack.variants[0].clone();
+    busy.name = "busy".into();
+    busy.env.insert("IDLE_BURN_PERCENT".into(), "15".into());
+    stack.variants.push(busy);
+    let scratch = common::Scratch::new("blocks-alone");
+    let mut sink = MemorySink::default();
+    let mut order = Vec::new();
+    let mut events = |e: bakeoff_lab::run::Event<'_>| {
+        if let bakeoff_lab::run::Event::TrialStarting { cell, trial, .. } = e {
+            order.push((cell.variant.clone(), trial));
+        }
+    };
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings_mut().schedule = Schedule::Blocks;
+    lab.settings_mut().trials = 4;
+    lab.settings_mut().duration = Duration::from_millis(500);
+    lab.settings_mut().warmup = Duration::from_millis(200);
+    let variants = ["default".to_string(), "busy".to_string()];
+    let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
+    let outcome = lab.run(&common::run_info("blocks-alone"), &cells).unwrap();
+    drop(lab);
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    let flagged = |variant: &str, launch: u32| {
+        sink.trials
+            .iter()
+            .filter(|t| t.cell.variant == variant && t.launch == Some(launch))
+            .any(|t| t.warnings.iter().any(|w| matches!(w, bakeoff_model::results::LabWarning::BusyWhileIdle { .. })))
+    };
+    assert!(flagged("busy", 0) && !flagged("default", 0), "the busy server is found in the first launch");
+    assert!(!flagged("busy", 1), "alone, its idle CPU is paid by nobody");
+    // Four blocks in two launches of two: in the first, each block has both cells; in the second,
+    // the default cell's blocks 3 and 4, then the busy one's alone.
+    let second: Vec<(String, u32)> = order.iter().filter(|(_, block)| *block >= 3).cloned().collect();
+    let want = [("default", 3), ("default", 4), ("busy", 3), ("busy", 4)].map(|(v, b)| (v.to_string(), b));
+    assert_eq!(second, want, "{order:?}");
+}

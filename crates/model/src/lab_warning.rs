@@ -193,7 +193,7 @@ impl LabWarning {
                 "work not proven: {scenario}'s answers were checked, but no live-data probe, cost pair or statement count proved the server did the work behind them"
             ),
             LabWarning::BusyWhileIdle { cpu_percent } => {
-                format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for")
+                format!("the server used {cpu_percent:.1}% of a core while idle beside the others (block schedule), which its peers' slices paid for; it is measured alone from its next launch on")
             }
         }
     }
@@ -229,7 +229,7 @@ impl LabWarning {
                 "a cached or precomputed answer would pass: read its figures as what the answers cost, not the work; no claim about it is judged"
             }
             LabWarning::BusyWhileIdle { .. } => {
-                "measure this scenario with `--schedule trials` (a fresh server per trial, alone), or find what the idle server does (a timer, a GC, a pool's keep-alive)"
+                "its later launches are its own, so its slices are paired with its peers' in time less closely: find what the idle server does (a timer, a GC, a pool's keep-alive), or measure with `--schedule trials`"
             }
         }
     }

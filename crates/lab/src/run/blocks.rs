@@ -75,7 +75,7 @@ impl Lab<'_> {
         for launch in 0..plan.launches {
             for (&scenario, group) in &groups {
                 let blocks = blocks_of(scenario, plan.blocks_in(launch));
-                if !self.launch(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
+                if !self.launch_group(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
@@ -111,12 +111,37 @@ impl Lab<'_> {
             (self.events)(Event::PrecisionRound { round: launch + 1, cells });
             for (_, scenario, group) in pending {
                 let blocks = blocks_of(scenario, plan.extra_blocks());
-                if !self.launch(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
+                if !self.launch_group(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
                     return Ok(());
                 }
             }
             launch += 1;
         }
+    }
+
+    /// One launch of a scenario's cells: those side by side that cost nothing while idle, then
+    /// each that did not (in an earlier launch) alone, on the same block numbers. False when the
+    /// run was cancelled.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_group(
+        &mut self,
+        run: &RunInfo,
+        cells: &[&Cell<'_>],
+        launch: u32,
+        blocks: std::ops::Range<u32>,
+        rng: &mut SplitMix64,
+        tally: &mut Tally,
+        outcome: &mut RunOutcome,
+    ) -> anyhow::Result<bool> {
+        let (alone, together): (Vec<&Cell<'_>>, Vec<&Cell<'_>>) = cells.iter().partition(|c| tally.alone.contains(&c.key()));
+        let mut launches: Vec<Vec<&Cell<'_>>> = alone.into_iter().map(|c| vec![c]).collect();
+        launches.insert(0, together);
+        for cells in launches.iter().filter(|l| !l.is_empty()) {
+            if !self.launch(run, cells, launch, blocks.clone(), rng, tally, outcome)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// One launch of one scenario's cells: start all, warm each, the `blocks` (their numbers) of
@@ -175,8 +200,12 @@ impl Lab<'_> {
             }
         }
         let idle_wall_s = idle_clock.elapsed().as_secs_f64();
+        let beside_others = residents.len() > 1;
         for (r, from) in residents.into_iter().zip(idle_from) {
-            self.finish_resident(r, launch, cancelled, idle_wall_s, from, outcome)?;
+            let key = r.cell.key();
+            if self.finish_resident(r, launch, cancelled, idle_wall_s, from, beside_others, outcome)? {
+                tally.alone.insert(key);
+            }
         }
         outcome.interrupted |= cancelled;
         Ok(!cancelled)
@@ -289,7 +318,8 @@ impl Lab<'_> {
 
     /// After a launch's blocks: the checks after the load on the warm server (the cost pairs in
     /// the first launch only), its CPU while idle beside the others, its stop; then its held slice
-    /// is stored with what they found.
+    /// is stored with what they found. True when it was busy while idle beside others.
+    #[allow(clippy::too_many_arguments)]
     fn finish_resident(
         &mut self,
         mut r: Resident<'_, '_>,
@@ -297,8 +327,9 @@ impl Lab<'_> {
         cancelled: bool,
         wall_s: f64,
         cpu_from: f64,
+        beside_others: bool,
         outcome: &mut RunOutcome,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<bool> {
         let idle_cpu_s = sampler::tree_cpu_seconds(r.pid) - cpu_from - r.busy_cpu_s;
         let idle_wall_s = (wall_s - r.busy_wall_s).max(1e-9);
         let mut found = Vec::new();
@@ -313,7 +344,9 @@ impl Lab<'_> {
             found = after;
         }
         let idle_percent = 100.0 * idle_cpu_s.max(0.0) / idle_wall_s;
-        if idle_percent > IDLE_LIMIT_PERCENT && r.cell.stack.kind != crate::stacks::manifest::StackKind::Baseline {
+        // Alone, its idle CPU is paid by no other cell's slice.
+        let busy = beside_others && idle_percent > IDLE_LIMIT_PERCENT && r.cell.stack.kind != crate::stacks::manifest::StackKind::Baseline;
+        if busy {
             found.push(LabWarning::BusyWhileIdle { cpu_percent: idle_percent });
         }
         // Dropping the server stops it on every path, the cancelled one included.
@@ -324,7 +357,7 @@ impl Lab<'_> {
             record.elapsed_s += r.overhead_s + checking.elapsed().as_secs_f64();
             self.store(record, outcome)?;
         }
-        Ok(())
+        Ok(busy)
     }
 
     fn store(&mut self, record: TrialRecord, outcome: &mut RunOutcome) -> anyhow::Result<()> {

@@ -24,6 +24,9 @@ pub(crate) struct Tally {
     /// Cells whose load generator ran at its ceiling: their requests/s is a lower bound that more
     /// trials cannot tighten, so precision rounds do not chase them.
     pub(crate) client_bound: BTreeSet<CellKey>,
+    /// Cells that used CPU while idle beside the others in a block schedule: measured alone, a
+    /// launch of their own, from their next launch on.
+    pub(crate) alone: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
 }
 
