@@ -48,8 +48,15 @@ fn compare_calls_the_slowed_stack_slower_and_nothing_else() {
     let b = measure(&[&slowed, &control], "compare-b");
 
     // CPU per request is the primary metric: on a machine other work shares, a server's CPU per
-    // request moves far less than its throughput, so identical runs must agree on it.
-    let same = compare(("a", &a), ("a2", &again), PrimaryMetric::Efficiency, Some(0.05));
+    // request moves far less than its throughput, so identical runs must agree on it. A whole run
+    // can still land in an episode of the machine's (another tenant, steal: a CI run once saw the
+    // same code 34% dearer): then a third identical run must agree with the second.
+    let unchanged = |c: &Comparison| c.cells.iter().all(|x| x.verdict == Change::NoDetectableChange);
+    let mut same = compare(("a", &a), ("a2", &again), PrimaryMetric::Efficiency, Some(0.05));
+    if !unchanged(&same) {
+        let third = measure(&[&burn, &control], "compare-a3");
+        same = compare(("a2", &again), ("a3", &third), PrimaryMetric::Efficiency, Some(0.05));
+    }
     let dump = |c: &Comparison| serde_json::to_string_pretty(c).unwrap();
     for stack in ["python/burn-stack", "python/leaky-stack"] {
         assert_eq!(verdict(&same, stack), Change::NoDetectableChange, "identical runs:\n{}", dump(&same));
