@@ -98,10 +98,9 @@ fn a_shop_that_caches_items_or_ignores_the_search_word_is_refused() {
     with_shop_lab("shop-cheats", |lab, shop, scratch| {
         for (mode, wrong) in [("cache-items", "probe `item`"), ("ignore-search", "`search`")] {
             let cheat = cheating_python(scratch, mode);
-            let mut verify = || failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
-            // Four draws of five words are all "red", the word this cheat answers for, once in 625
-            // checks: a second check with new draws makes that 1 in 390,625.
-            let failed = Some(verify()).filter(|f| !f.is_empty()).unwrap_or_else(verify);
+            // A kind's draws differ where its variables allow: at most one of the three searches
+            // is for "red", the word this cheat answers right.
+            let failed = failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
             assert!(!failed.is_empty() && failed.iter().all(|f| f.contains(wrong)), "{mode}: {failed:?}");
         }
     });

@@ -14,7 +14,9 @@ pub use super::sent::Sent;
 use super::{Checks, Client, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
+use bakeoff_model::workload::deck::Drawn;
 use bakeoff_model::workload::expect::Mismatch;
+use bakeoff_model::workload::template::Value;
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;
 use std::collections::BTreeMap;
@@ -82,6 +84,7 @@ fn verify_with(
     let mut draws = Draws::new(seed);
     let mut sent = Vec::new();
     let mut captured: Option<BTreeMap<String, String>> = None;
+    let mut drawn: Vec<Vec<BTreeMap<String, Value>>> = vec![Vec::new(); workload.requests.len()];
     'draws: for _ in 0..DRAWS_PER_KIND {
         for (kind, spec) in workload.requests.iter().enumerate() {
             if workload.login.is_some() && (captured.is_none() || !client.connected()) {
@@ -93,7 +96,7 @@ fn verify_with(
                     None => break 'draws,
                 }
             }
-            let request = match workload.draw_with(kind, &mut draws, captured.as_ref().unwrap_or(&BTreeMap::new())) {
+            let request = match draw_unseen(workload, kind, &mut draws, captured.as_ref(), &mut drawn[kind]) {
                 Ok(d) => d,
                 Err(e) => {
                     sent.push(Sent { kind: spec.name.clone(), request: String::new(), mismatches: vec![], failed: Some(e) });
@@ -114,6 +117,32 @@ fn verify_with(
     let with_rows = |s: &&Sent| workload.requests.iter().any(|r| r.name == s.kind && r.expect.rows.is_some());
     let rows_unchecked = if database.is_some() { 0 } else { sent.iter().filter(with_rows).count() };
     WorkloadVerification { seed, sent, rows_unchecked, probes_skipped }
+}
+
+/// Tries at drawing values of a kind not drawn before, where the variables have so few.
+const UNSEEN_TRIES: usize = 16;
+
+/// A request of `kind` whose drawn values differ from those of the kind's earlier draws in
+/// `seen`, where the variables allow it (else the last draw): a server right for one value of a
+/// choice (every search answered as if for "red") passes only if every draw falls on that value,
+/// which distinct draws rule out.
+fn draw_unseen(
+    workload: &Workload,
+    kind: usize,
+    draws: &mut Draws,
+    captured: Option<&BTreeMap<String, String>>,
+    seen: &mut Vec<BTreeMap<String, Value>>,
+) -> Result<Drawn, String> {
+    let none = BTreeMap::new();
+    let mut request = workload.draw_with(kind, draws, captured.unwrap_or(&none))?;
+    for _ in 1..UNSEEN_TRIES {
+        if !seen.contains(&request.values) {
+            break;
+        }
+        request = workload.draw_with(kind, draws, captured.unwrap_or(&none))?;
+    }
+    seen.push(request.values.clone());
+    Ok(request)
 }
 
 /// A path no request of the file names must answer 404: a server that answers anything with 200
@@ -214,4 +243,31 @@ fn describe(s: &Sent) -> String {
     let mut parts: Vec<String> = s.failed.iter().cloned().collect();
     parts.extend(s.mismatches.iter().map(|m| m.to_string()));
     format!("{}: {}", s.request, parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A search over five words, each verification's draws of it distinct for every seed: a server
+    /// right for one word cannot pass by luck (three draws of five words would all be that word
+    /// once in 125 verifications).
+    #[test]
+    fn a_kind_s_draws_differ_where_its_variables_allow() {
+        let text = "[vars]\nword = { choice = [\"red\", \"blue\", \"green\", \"oak\", \"steel\"] }\n\n\
+                    [[requests]]\nname = \"search\"\npath = \"/search?q={{word}}\"\n\n\
+                    [[requests]]\nname = \"all\"\npath = \"/all\"\n";
+        let workload = Workload::parse(std::path::Path::new("t.toml"), text).unwrap();
+        for seed in 0..2000 {
+            let mut draws = Draws::new(seed);
+            let (mut search, mut all) = (Vec::new(), Vec::new());
+            let paths: Vec<String> =
+                (0..DRAWS_PER_KIND).map(|_| draw_unseen(&workload, 0, &mut draws, None, &mut search).unwrap().path).collect();
+            let distinct: std::collections::BTreeSet<&String> = paths.iter().collect();
+            assert_eq!(distinct.len(), DRAWS_PER_KIND, "seed {seed}: {paths:?}");
+            // A kind without variables is drawn as it is, every time.
+            let fixed: Vec<String> = (0..2).map(|_| draw_unseen(&workload, 1, &mut draws, None, &mut all).unwrap().path).collect();
+            assert_eq!(fixed, ["/all", "/all"]);
+        }
+    }
 }
