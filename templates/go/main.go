@@ -3,6 +3,7 @@ package main
 
 import (
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -19,8 +20,13 @@ func main() {
 	mux := http.NewServeMux()
 	// "/{$}" matches "/" alone; every other path gets net/http's 404.
 	mux.HandleFunc("GET /{$}", hello)
-	// Loopback only: a benchmark never opens a port to the network.
-	addr := "127.0.0.1:" + os.Getenv("PORT")
+	// HOST is the address to bind: 127.0.0.1, or the server host's own address when the lab places
+	// the server on a host of its own. Never 0.0.0.0: a benchmark never opens a port to the network.
+	host := os.Getenv("HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	addr := net.JoinHostPort(host, os.Getenv("PORT"))
 	log.Printf("{{stack}} listening on %s with GOMAXPROCS=%d", addr, runtime.GOMAXPROCS(0))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }

@@ -1,4 +1,4 @@
-// The {{stack}} stack: the JDK's com.sun.net.httpserver on 127.0.0.1:$PORT with a pool of WORKERS
+// The {{stack}} stack: the JDK's com.sun.net.httpserver on $HOST:$PORT with a pool of WORKERS
 // threads, answering the hello scenario. Replace it with the framework you want to measure
 // (Netty, Helidon, Spring Boot...).
 
@@ -25,13 +25,18 @@ public final class Main {
     }
 
     public static void main(String[] args) throws IOException {
+        // HOST is the address to bind: 127.0.0.1, or the server host's own address when the lab places
+        // the server on a host of its own. Never 0.0.0.0: a benchmark never opens a port to the network.
+        String host = System.getenv().getOrDefault("HOST", "");
+        if (host.isEmpty()) {
+            host = "127.0.0.1";
+        }
         int port = Integer.parseInt(System.getenv("PORT"));
         int workers = Math.max(1, Integer.parseInt(System.getenv().getOrDefault("WORKERS", "1")));
-        // Loopback only: a benchmark never opens a port to the network.
-        HttpServer server = HttpServer.create(new InetSocketAddress("127.0.0.1", port), 1024);
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 1024);
         server.createContext("/", Main::answer);
         server.setExecutor(Executors.newFixedThreadPool(workers));
         server.start();
-        System.out.println("{{stack}} listening on 127.0.0.1:" + port + " with " + workers + " threads");
+        System.out.println("{{stack}} listening on " + host + ":" + port + " with " + workers + " threads");
     }
 }

@@ -1,11 +1,14 @@
 // The {{stack}} stack: node:cluster with WORKERS worker processes, each a node:http server
-// sharing 127.0.0.1:$PORT, answering the hello scenario. Replace it with the framework you want
+// sharing $HOST:$PORT, answering the hello scenario. Replace it with the framework you want
 // to measure (Fastify, Express...).
 'use strict';
 
 const cluster = require('node:cluster');
 const http = require('node:http');
 
+// HOST is the address to bind: 127.0.0.1, or the server host's own address when the lab places
+// the server on a host of its own. Never 0.0.0.0: a benchmark never opens a port to the network.
+const host = process.env.HOST || '127.0.0.1';
 const port = Number(process.env.PORT);
 const workers = Math.max(1, Number(process.env.WORKERS || 1));
 
@@ -16,7 +19,7 @@ if (cluster.isPrimary) {
     for (const w of Object.values(cluster.workers)) w.kill('SIGTERM');
     process.exit(0);
   });
-  console.log(`{{stack}} listening on 127.0.0.1:${port} with ${workers} workers`);
+  console.log(`{{stack}} listening on ${host}:${port} with ${workers} workers`);
 } else {
   http
     .createServer((req, res) => {
@@ -28,6 +31,5 @@ if (cluster.isPrimary) {
         res.end('not found');
       }
     })
-    // Loopback only: a benchmark never opens a port to the network.
-    .listen(port, '127.0.0.1');
+    .listen(port, host);
 }

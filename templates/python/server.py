@@ -1,5 +1,5 @@
 """The {{stack}} stack: WORKERS processes, each an asyncio event loop with its own SO_REUSEPORT
-listener on 127.0.0.1:$PORT, answering the hello scenario with HTTP/1.1 keep-alive. Replace it
+listener on $HOST:$PORT, answering the hello scenario with HTTP/1.1 keep-alive. Replace it
 with the framework you want to measure (FastAPI under uvicorn, Django under gunicorn...)."""
 
 import asyncio
@@ -24,36 +24,39 @@ async def serve(reader, writer):
         writer.close()
 
 
-def listener(port):
-    # Loopback only: a benchmark never opens a port to the network.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def listener(host, port):
+    # HOST is the address to bind: 127.0.0.1, or the server host's own address when the lab places
+    # the server on a host of its own. Never 0.0.0.0: a benchmark never opens a port to the network.
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    sock.bind(("127.0.0.1", port))
+    sock.bind((host, port))
     sock.listen(1024)
     return sock
 
 
-async def worker(port):
-    server = await asyncio.start_server(serve, sock=listener(port))
+async def worker(host, port):
+    server = await asyncio.start_server(serve, sock=listener(host, port))
     async with server:
         await server.serve_forever()
 
 
 def main():
+    host = os.environ.get("HOST") or "127.0.0.1"
     port = int(os.environ["PORT"])
     workers = max(1, int(os.environ.get("WORKERS", "1")))
     children = []
     for _ in range(workers - 1):
         pid = os.fork()
         if pid == 0:
-            asyncio.run(worker(port))
+            asyncio.run(worker(host, port))
             return
         children.append(pid)
 
     # The lab stops the whole process group: every worker gets its own SIGTERM.
-    print(f"{{stack}} listening on 127.0.0.1:{port} with {workers} processes", flush=True)
-    asyncio.run(worker(port))
+    print(f"{{stack}} listening on {host}:{port} with {workers} processes", flush=True)
+    asyncio.run(worker(host, port))
 
 
 if __name__ == "__main__":

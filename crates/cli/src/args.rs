@@ -68,7 +68,7 @@ pub enum Command {
     /// noise floor from a 25-second A/A measurement, with the precision a study can expect here
     Doctor(DoctorArgs),
     /// Measure your own server (a start command) beside stacks, with a run's full rigour
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Write a new stack folder (from a template, another stack or a command) and verify it
     New(NewArgs),
     /// Scenario files: lint one, and verify a running server against it
@@ -265,6 +265,8 @@ pub struct RunArgs {
     /// proxy alone there, nginx beside the load generator)
     #[arg(long)]
     pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
+    #[command(flatten)]
+    pub hosts: RunHostArgs,
     /// Results database
     #[arg(long, default_value = "results/bakeoff.db")]
     pub db: PathBuf,
@@ -292,10 +294,50 @@ pub struct RunArgs {
     pub slo: Option<Slo>,
 }
 
+/// Where a run's load clients and servers go (over the study's `[hosts]`; docs/hosts.md).
+#[derive(Args, Default)]
+pub struct RunHostArgs {
+    /// Load from this host's agent instead of from here; repeat for several clients, whose
+    /// histograms are added exactly: `local`, `ssh://user@host[:port]` or `netns:NAME`
+    #[arg(long = "client", value_parser = place)]
+    pub clients: Vec<bakeoff_model::place::Place>,
+    /// Start the servers here: `local` (the default) or `netns:NAME` (bound to the namespace's address)
+    #[arg(long, value_parser = place)]
+    pub server_host: Option<bakeoff_model::place::Place>,
+    /// The bakeoff binary on the client hosts, an absolute path (default: this binary's own path)
+    #[arg(long)]
+    pub agent_bin: Option<PathBuf>,
+    /// The ssh key for the client hosts (default: the user's ssh config)
+    #[arg(long)]
+    pub ssh_identity: Option<PathBuf>,
+    /// A known_hosts file that must hold the client hosts' keys (default: the user's own)
+    #[arg(long)]
+    pub ssh_known_hosts: Option<PathBuf>,
+}
+
+impl RunHostArgs {
+    /// How the lab reaches the agents: this build, started from `--agent-bin` or this binary's path.
+    pub fn access(&self) -> std::io::Result<bakeoff_lab::run::hosts::HostAccess> {
+        let bin = match &self.agent_bin {
+            Some(b) => b.clone(),
+            None => std::env::current_exe()?,
+        };
+        let mut options = bakeoff_lab::hosts::session::SessionOptions::new(bin);
+        options.ssh_identity = self.ssh_identity.clone();
+        options.ssh_known_hosts = self.ssh_known_hosts.clone();
+        Ok(bakeoff_lab::run::hosts::HostAccess { options, identity: bakeoff_cli::identity() })
+    }
+}
+
+fn place(s: &str) -> Result<bakeoff_model::place::Place, String> {
+    s.parse().map_err(|e: bakeoff_model::place::PlaceParseError| e.to_string())
+}
+
 #[derive(Args)]
 pub struct BenchArgs {
     /// Your server's start command, run by `sh -c` in the current folder; it must serve on
-    /// 127.0.0.1:$PORT and may read $WORKERS (both set by the lab, like for every stack)
+    /// $HOST:$PORT (HOST is 127.0.0.1 unless --server-host places it) and may read $WORKERS (all
+    /// set by the lab, like for every stack)
     #[arg(long, conflicts_with = "url")]
     pub cmd: Option<String>,
     /// A server already running on loopback, e.g. http://127.0.0.1:8080: verified and measured,

@@ -24,7 +24,7 @@ while True:
 "#;
 
 fn start(dir: &Path, name: &str, command: &str) -> ServerProcess {
-    ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: &[], log: dir.join(format!("{name}.log")) })
+    ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: &[], log: dir.join(format!("{name}.log")), netns: None })
         .expect("sh starts")
 }
 

@@ -42,5 +42,5 @@ fn verify_catches_every_fault_of_the_faulty_stack() {
     assert_eq!(report.verdict(), Verdict::Fail);
     // The server was stopped: nothing listens on its port any more.
     let port: u16 = report.checks[0].url.rsplit(':').next().unwrap().trim_end_matches('/').parse().unwrap();
-    assert!(bakeoff_lab::contract::verify::listening_addresses(port).is_empty(), "the faulty server must be stopped");
+    assert!(bakeoff_lab::contract::verify::listening_addresses(port, None).is_empty(), "the faulty server must be stopped");
 }

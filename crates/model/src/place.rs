@@ -1,14 +1,16 @@
-//! Where a role (the load client, later the server and its services) runs: this machine, a real host
-//! over OpenSSH, or a network namespace on this machine. Parsed from `local`, `ssh://user@host[:port]`
-//! and `netns:NAME`, and printed back the same way.
+//! Where a role (the load clients, the server, its services) runs: this machine, a real host over
+//! OpenSSH, or a network namespace on this machine. Parsed from `local`, `ssh://user@host[:port]`
+//! and `netns:NAME`, and printed back the same way; a study's `[hosts]` table places a run's roles.
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::str::FromStr;
 
 /// One placement of a role.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub enum Place {
     /// This machine, in the controller's own network namespace (today's behaviour).
+    #[default]
     Local,
     /// A host reached by OpenSSH with the user's own keys and config.
     Ssh {
@@ -109,6 +111,57 @@ impl fmt::Display for Place {
     }
 }
 
+impl Serialize for Place {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Place {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Place, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where a run's roles run (a study's `[hosts]`, or `--client` and `--server-host`): everything on
+/// this machine unless placed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Roles {
+    /// The load clients; none is the lab's own load generator in this process. Several split the
+    /// load and their histograms are added. A study writes one place or a list.
+    #[serde(default, deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    pub client: Vec<Place>,
+    /// Where the stacks' servers start.
+    #[serde(default)]
+    pub server: Place,
+    /// Where the services the servers use (PostgreSQL, nginx, the document store) start.
+    #[serde(default)]
+    pub services: Place,
+}
+
+impl Roles {
+    /// Nothing placed: today's single-machine run.
+    pub fn is_local(&self) -> bool {
+        self.client.is_empty() && self.server == Place::Local && self.services == Place::Local
+    }
+}
+
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Place>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    let texts = match OneOrMany::deserialize(d)? {
+        OneOrMany::One(t) => vec![t],
+        OneOrMany::Many(v) => v,
+    };
+    texts.iter().map(|t| t.parse().map_err(serde::de::Error::custom)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +193,19 @@ mod tests {
             assert!(e.problem.contains(problem), "{text}: {e}");
             assert!(e.to_string().contains("ssh://user@host[:port]"), "{e}");
         }
+    }
+
+    #[test]
+    fn a_hosts_table_places_one_client_or_several() {
+        let roles: Roles = toml::from_str("client = \"netns:a\"\nserver = \"netns:srv\"").unwrap();
+        assert_eq!(roles.client, vec![Place::Netns("a".into())]);
+        assert_eq!(roles.server, Place::Netns("srv".into()));
+        assert_eq!(roles.services, Place::Local);
+        let two: Roles = toml::from_str("client = [\"ssh://me@h1\", \"ssh://me@h2:2222\"]").unwrap();
+        assert_eq!(two.client.len(), 2);
+        assert!(!two.is_local() && Roles::default().is_local());
+        let bad = toml::from_str::<Roles>("server = \"host1\"").unwrap_err().to_string();
+        assert!(bad.contains("ssh://user@host[:port]"), "{bad}");
+        assert!(toml::from_str::<Roles>("clients = \"local\"").is_err(), "a misspelt role is refused");
     }
 }

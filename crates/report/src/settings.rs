@@ -29,6 +29,7 @@ struct Stored {
     rank_by: Option<PrimaryMetric>,
     precision: Option<f64>,
     budget: Option<f64>,
+    roles: Option<bakeoff_model::place::Roles>,
     slo: Option<Slo>,
     latency_under_load: Option<bakeoff_model::slo::UnderLoad>,
 }
@@ -55,6 +56,9 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
         ("budget", s.budget.map_or("none".to_string(), secs_long)),
         ("precision", precision(&s)),
     ];
+    if let Some(hosts) = s.roles.as_ref().filter(|r| !r.is_local()).map(|r| hosts(r, all)) {
+        rows.push(("hosts", hosts));
+    }
     if let Some(slo) = &s.slo {
         rows.push(("SLO", format!("{slo}: capacity searched after every trial")));
     }
@@ -67,6 +71,35 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
         ));
     }
     rows
+}
+
+/// Where the roles ran: each client host as it answered (its name, cores, kernel and clock offset
+/// with its bound) and the servers' place.
+fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String {
+    let answered = all.get("hosts").and_then(|h| h.as_array()).cloned().unwrap_or_default();
+    let client = |place: &bakeoff_model::place::Place| -> String {
+        let text = place.to_string();
+        let Some(h) = answered.iter().find(|h| h["place"].as_str() == Some(&text)) else { return text };
+        let m = &h["hello"]["facts"]["machine"];
+        let ms = |k: &str| h["clock"][k].as_f64().unwrap_or(0.0) / 1e6;
+        format!(
+            "{text} ({}, {} cores, kernel {}, clock {:+.3} ms ± {:.3} ms)",
+            h["hello"]["hostname"].as_str().unwrap_or("?"),
+            m["cores"].as_u64().unwrap_or(0),
+            m["kernel"].as_str().unwrap_or("?"),
+            ms("offset_ns"),
+            ms("bound_ns")
+        )
+    };
+    let clients = match roles.client.len() {
+        0 => "load from this machine".to_string(),
+        n => format!(
+            "load from {n} client host{} (histograms added): {}",
+            if n == 1 { "" } else { "s" },
+            roles.client.iter().map(client).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    format!("{clients}; servers on {}; services on {}", roles.server, roles.services)
 }
 
 fn load_model(s: &Stored, connections: Option<u32>) -> String {
@@ -153,6 +186,26 @@ mod tests {
         assert_eq!(cpu_list(&[0, 1, 2, 3]), "0-3");
         assert_eq!(cpu_list(&[0, 2]), "0,2");
         assert_eq!(cpu_list(&[1]), "1");
+    }
+
+    #[test]
+    fn placed_roles_read_as_each_host_with_what_it_is_and_its_clock() {
+        let mut data = crate::synthetic::run_data();
+        let hello = |name: &str| serde_json::json!({"hostname": name, "facts": {"machine": {"cores": 16, "kernel": "6.1.0"}}});
+        data.run.settings = serde_json::json!({
+        "load": {"roles": {"client": ["ssh://me@10.0.0.2:22", "netns:c2"], "server": "netns:srv", "services": "local"}},
+        "hosts": [
+            {"role": "client", "place": "ssh://me@10.0.0.2:22", "hello": hello("load1"), "clock": {"offset_ns": 1_250_000, "bound_ns": 40_000}},
+            {"role": "client", "place": "netns:c2", "hello": hello("vm"), "clock": {"offset_ns": -3_000, "bound_ns": 20_000}}
+        ]});
+        let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
+        assert_eq!(
+            rows["hosts"],
+            "load from 2 client hosts (histograms added): ssh://me@10.0.0.2:22 (load1, 16 cores, kernel 6.1.0, clock +1.250 ms ± 0.040 ms), \
+             netns:c2 (vm, 16 cores, kernel 6.1.0, clock -0.003 ms ± 0.020 ms); servers on netns:srv; services on local"
+        );
+        data.run.settings = serde_json::json!({"load": {"roles": {"server": "local", "services": "local"}}});
+        assert!(!readable(&ReportView::new(&data)).iter().any(|(k, _)| *k == "hosts"), "nothing placed, no row");
     }
 
     #[test]

@@ -142,7 +142,11 @@ int main() {
     int workers = w ? std::atoi(w) : 0;
     if (workers <= 0) workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-    const tcp::endpoint listen = parse_endpoint(std::string("127.0.0.1:") + port);
+    // The address to listen on: 127.0.0.1 unless the lab places the server on a host of its own.
+    // parse_endpoint splits at the last ':', so an IPv6 address needs no brackets.
+    const char* host = std::getenv("HOST");
+    if (!host || !*host) host = "127.0.0.1";
+    const tcp::endpoint listen = parse_endpoint(std::string(host) + ":" + port);
     const tcp::endpoint up = parse_endpoint(upstream);
 
     // io_context per thread (concurrency hint 1: no internal locking needed).

@@ -15,7 +15,12 @@ func main() {
 	if port == "" || upstream == "" {
 		log.Fatal("PORT and UPSTREAM must be set")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+	// HOST: the address to bind (127.0.0.1 unless the lab places the server on a host of its own).
+	host := os.Getenv("HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -102,7 +103,12 @@ func main() {
 	mux.HandleFunc("GET /search", search)
 	mux.HandleFunc("POST /cart", cart)
 
-	addr := "127.0.0.1:" + os.Getenv("PORT")
+	// HOST: the address to bind (127.0.0.1 unless the lab places the server on a host of its own).
+	host := os.Getenv("HOST")
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	addr := net.JoinHostPort(host, os.Getenv("PORT"))
 	log.Printf("go/nethttp listening on %s with GOMAXPROCS=%d", addr, runtime.GOMAXPROCS(0))
 	log.Fatal(http.ListenAndServe(addr, mux))
 }

@@ -71,7 +71,7 @@ func main() {
 		return se.Next()
 	})
 
-	// `serve --http=127.0.0.1:PORT --dir=...` comes from the start command: PocketBase's own CLI.
+	// `serve --http=HOST:PORT --dir=...` comes from the start command: PocketBase's own CLI.
 	if err := app.Start(); err != nil {
 		log.Fatal(err)
 	}

@@ -7,6 +7,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const PORT = Number(process.env.PORT);
+// The address to listen on: 127.0.0.1 unless the lab places the server on a host of its own.
+const HOST = process.env.HOST || '127.0.0.1';
 const WORKERS = Math.max(1, Number(process.env.WORKERS) || 1);
 
 if (cluster.isPrimary) {
@@ -91,7 +93,7 @@ function worker() {
   // Connect's own final handler would answer text/html).
   app.use((req, res) => send(res, 404, 'text/plain', 'Not Found'));
   app.use((err, req, res, next) => send(res, 500, 'text/plain', String(err)));
-  http.createServer(app).listen(PORT, '127.0.0.1');
+  http.createServer(app).listen(PORT, HOST);
 }
 
 // Returns an async function reading all products on each call, or one that fails without a database.

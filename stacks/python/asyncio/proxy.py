@@ -48,9 +48,10 @@ async def relay(client_reader, client_writer, host, port):
 
 async def serve(port, host, upstream_port):
     # reuse_port: every worker process has its own listening socket; the kernel spreads connections.
+    # HOST: the address to bind (127.0.0.1 unless the lab places the server on a host of its own).
     server = await asyncio.start_server(
         lambda r, w: relay(r, w, host, upstream_port),
-        "127.0.0.1", port, reuse_port=True, backlog=4096,
+        os.environ.get("HOST") or "127.0.0.1", port, reuse_port=True, backlog=4096,
     )
     async with server:
         await server.serve_forever()

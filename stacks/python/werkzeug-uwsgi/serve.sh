@@ -12,6 +12,10 @@ set -euo pipefail
 dir=${RUN_DIR:-$(pwd)/run}
 mkdir -p "$dir"
 here=$(dirname "$0")
+# HOST: the address to listen on (127.0.0.1 unless the lab places the server on a host of its own);
+# an IPv6 address is written in brackets.
+host=${HOST:-127.0.0.1}
+case "$host" in *:*) host="[$host]" ;; esac
 # --die-on-term: SIGTERM stops uWSGI 2.0 (by default it reloads). --listen 1024: the default backlog
 # is 100. --disable-logging: no line per request.
 common=(--master --processes "$WORKERS" --die-on-term --disable-logging --listen 1024)
@@ -19,13 +23,13 @@ case "${UWSGI_FRONT:-nginx}" in
 router)
     # --http-keepalive: without it the router closes every connection after one response.
     # The router talks to the workers over a unix socket uWSGI creates on its own.
-    exec .venv/bin/uwsgi --http "127.0.0.1:$PORT" --http-keepalive "${common[@]}" "$@" ;;
+    exec .venv/bin/uwsgi --http "$host:$PORT" --http-keepalive "${common[@]}" "$@" ;;
 http11)
-    exec .venv/bin/uwsgi --http11-socket "127.0.0.1:$PORT" "${common[@]}" "$@" ;;
+    exec .venv/bin/uwsgi --http11-socket "$host:$PORT" "${common[@]}" "$@" ;;
 nginx)
     sock="$dir/uwsgi.sock"
     mkdir -p "$dir/nginx/tmp"
-    sed -e "s#{{PORT}}#$PORT#g" -e "s#{{PREFIX}}#$dir/nginx#g" -e "s#{{SOCKET}}#$sock#g" \
+    sed -e "s#{{HOST}}#$host#g" -e "s#{{PORT}}#$PORT#g" -e "s#{{PREFIX}}#$dir/nginx#g" -e "s#{{SOCKET}}#$sock#g" \
         "$here/nginx-uwsgi.conf.template" > "$dir/nginx/nginx.conf"
     # Both servers are children of this shell, in the stack's process group: their CPU is the
     # server's, and the lab's SIGTERM to the group stops both. When one exits, so does the other.

@@ -1,5 +1,5 @@
 //! The {{stack}} stack: an HTTP/1.1 keep-alive server on the standard library alone, WORKERS
-//! threads accepting from one 127.0.0.1:$PORT listener, each serving its connection to the end.
+//! threads accepting from one $HOST:$PORT listener, each serving its connection to the end.
 //! Replace it with the framework you want to measure (axum, actix-web, hyper...).
 
 use std::io::{BufRead, BufReader, Write};
@@ -42,9 +42,11 @@ fn serve(stream: TcpStream) -> std::io::Result<()> {
 fn main() -> std::io::Result<()> {
     let port = env_number("PORT", 8080);
     let workers = env_number("WORKERS", 1).max(1);
-    // Loopback only: a benchmark never opens a port to the network.
-    let listener = Arc::new(TcpListener::bind(("127.0.0.1", port as u16))?);
-    eprintln!("{{stack}} listening on 127.0.0.1:{port} with {workers} worker threads");
+    // HOST is the address to bind: 127.0.0.1, or the server host's own address when the lab places
+    // the server on a host of its own. Never 0.0.0.0: a benchmark never opens a port to the network.
+    let host = std::env::var("HOST").ok().filter(|h| !h.is_empty()).unwrap_or_else(|| "127.0.0.1".into());
+    let listener = Arc::new(TcpListener::bind((host.as_str(), port as u16))?);
+    eprintln!("{{stack}} listening on {host}:{port} with {workers} worker threads");
     let threads: Vec<_> = (0..workers)
         .map(|_| {
             let listener = Arc::clone(&listener);

@@ -43,11 +43,14 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
             budget: args.budget,
             aa: args.aa.clone(),
             slo: args.slo,
+            clients: args.hosts.clients.clone(),
+            server_host: args.hosts.server_host.clone(),
         },
         docstore: args.selection.docstore.clone(),
         keep: args.keep,
         adhoc: Vec::new(),
         scenario_files: Vec::new(),
+        host_access: Some(args.hosts.access()?),
     };
     with_scenario(args, req)
 }

@@ -41,6 +41,8 @@ pub struct Launch<'a> {
     pub cpus: &'a [usize],
     /// The file its standard output and error go to.
     pub log: PathBuf,
+    /// The network namespace it starts in (`ip netns` name), or this process's own.
+    pub netns: Option<&'a str>,
 }
 
 impl ServerProcess {
@@ -70,9 +72,27 @@ impl ServerProcess {
             log: launch.log.clone(),
             log_tail: String::new(),
         })?;
-        // SAFETY: the set was made before fork; the closure makes one sched_setaffinity call.
+        let netns = match launch.netns {
+            Some(name) => Some(open_netns(name).map_err(|reason| LabError::NotReady {
+                stack: launch.name.to_string(),
+                reason,
+                log: launch.log.clone(),
+                log_tail: String::new(),
+            })?),
+            None => None,
+        };
+        // SAFETY: the set and the namespace's descriptor were made before fork; the closure makes
+        // one sched_setaffinity call and at most one setns call, both async-signal-safe.
         unsafe {
-            cmd.pre_exec(move || cpus.apply_to_current());
+            cmd.pre_exec(move || {
+                if let Some(fd) = &netns {
+                    use std::os::fd::AsRawFd;
+                    if libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                cpus.apply_to_current()
+            });
         }
         let child = cmd.spawn().map_err(|e| LabError::NotReady {
             stack: launch.name.to_string(),
@@ -311,4 +331,10 @@ pub(crate) fn log_tail(path: &Path, lines: usize) -> String {
 /// port shows as a clear readiness error).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(0)
+}
+
+/// The namespace `name` as `ip netns` made it (`/run/netns/NAME`), opened for `setns`.
+fn open_netns(name: &str) -> Result<std::fs::File, String> {
+    let path = std::path::Path::new("/run/netns").join(name);
+    std::fs::File::open(&path).map_err(|e| format!("cannot enter network namespace {name} ({}): {e}", path.display()))
 }

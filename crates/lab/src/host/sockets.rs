@@ -14,11 +14,18 @@ pub struct Listener {
     inode: u64,
 }
 
-/// Every listening TCP socket of the machine's network namespace.
+/// Every listening TCP socket of this process's network namespace.
 pub fn listeners() -> Vec<Listener> {
+    listeners_seen_by(None)
+}
+
+/// Every listening TCP socket of the network namespace `pid` is in (this process's for None): a
+/// server started in a namespace of its own listens there, not here.
+pub fn listeners_seen_by(pid: Option<u32>) -> Vec<Listener> {
+    let dir = pid.map_or("/proc/net".to_string(), |p| format!("/proc/{p}/net"));
     let mut out = Vec::new();
-    for (file, v6) in [("/proc/net/tcp", false), ("/proc/net/tcp6", true)] {
-        let Ok(text) = std::fs::read_to_string(file) else { continue };
+    for (file, v6) in [("tcp", false), ("tcp6", true)] {
+        let Ok(text) = std::fs::read_to_string(format!("{dir}/{file}")) else { continue };
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
             // f[1] = local "ADDR:PORT" in hex, f[3] = state (0A = LISTEN), f[9] = inode
@@ -48,7 +55,8 @@ pub fn listeners_of(pids: &[u32]) -> Vec<SocketAddr> {
             }
         }
     }
-    let mut out: Vec<SocketAddr> = listeners().into_iter().filter(|l| inodes.contains(&l.inode)).map(|l| l.addr).collect();
+    let seen = listeners_seen_by(pids.first().copied().filter(|p| std::path::Path::new(&format!("/proc/{p}/net")).exists()));
+    let mut out: Vec<SocketAddr> = seen.into_iter().filter(|l| inodes.contains(&l.inode)).map(|l| l.addr).collect();
     out.sort();
     out.dedup();
     out

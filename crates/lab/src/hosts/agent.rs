@@ -29,7 +29,8 @@ where
     let cancel = Arc::new(AtomicBool::new(false));
     let ended = Arc::new(AtomicBool::new(false));
     let requests = read_requests(input, cancel.clone(), ended.clone());
-    let hello = Hello { identity, pid: std::process::id(), hostname: hostname(), facts: Some(facts()) };
+    let hello =
+        Hello { identity, pid: std::process::id(), hostname: hostname(), facts: Some(facts()), boot_id: super::protocol::boot_id() };
     // A watch of the server's tree; dropped (stopped) with the session at the latest.
     let mut watch: Option<Watch> = None;
     for request in requests {

@@ -135,6 +135,16 @@ pub struct Hello {
     /// What the host is (absent from an agent that does not say).
     #[serde(default)]
     pub facts: Option<MachineFacts>,
+    /// Its kernel's boot id (`/proc/sys/kernel/random/boot_id`): equal to the controller's when the
+    /// agent runs on this machine (in a namespace of it, or over ssh into one), whose processes the
+    /// lab then sees and counts as its own.
+    #[serde(default)]
+    pub boot_id: Option<String>,
+}
+
+/// This kernel's boot id, None where it is not exposed.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
 /// What a host is, for the "what ran" of a run: the machine, its governor, the agent's CPUs.

@@ -82,7 +82,7 @@ impl Session {
         let stdin = child.stdin.take();
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
         let (stderr, stderr_done) = pipe_tail(child.stderr.take().expect("stderr is piped"));
-        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None };
+        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None, boot_id: None };
         let mut s = Session {
             place: place.clone(),
             child,
@@ -114,6 +114,12 @@ impl Session {
     /// The agent's answer to hello (its build, process id and host name).
     pub fn hello(&self) -> &Hello {
         &self.hello
+    }
+
+    /// True when the agent runs on this machine's kernel (same boot id): its processes are this
+    /// machine's, its CPUs the lab's.
+    pub fn on_this_machine(&self) -> bool {
+        self.hello.boot_id.is_some() && self.hello.boot_id == super::protocol::boot_id()
     }
 
     /// The clock offset measured when the session opened.

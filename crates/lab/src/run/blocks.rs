@@ -255,7 +255,7 @@ impl Lab<'_> {
         let settings = LoadSettings { duration: warmup, ..self.settings.clone() };
         if let Ok(plan) = self.plan_with(&settings, cell, addr, Duration::ZERO) {
             // A server that fails its warm-up fails its first slice too, where it is recorded.
-            let _ = bakeoff_load::run_with_cancel(&plan, self.cancel);
+            let _ = self.run_load(&plan);
         }
     }
 
@@ -275,21 +275,18 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let cpu_before = sampler::tree_cpu_seconds(r.pid);
         let sampler = Sampler::start(r.pid, Instant::now() + SLICE_WARMUP, SAMPLE_INTERVAL, &self.settings.client_cpus);
-        let measured: Vec<u32> = self.services.pids().into_iter().chain(others.iter().copied()).collect();
+        let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
-        let load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        let load = self.run_load(&plan);
         let samples = sampler.finish();
         let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
         let under_load = self.measure_under_load(cell, r.addr, r.pid, block, &load)?;
         r.busy_cpu_s += sampler::tree_cpu_seconds(r.pid) - cpu_before;
         r.busy_wall_s += begun.elapsed().as_secs_f64();
-        let load = load.map_err(|e| LabError::Input {
-            what: cell.key().label(),
-            problem: format!("load generator: {e}"),
-            hint: "check the load flags".into(),
-        })?;
+        let load =
+            load.map_err(|e| LabError::Input { what: cell.key().label(), problem: format!("load generator: {e}"), hint: e.hint().into() })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server = sampler::usage(&samples, requests);
         let died = r.server.as_mut().and_then(ServerProcess::exited);

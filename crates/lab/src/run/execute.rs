@@ -4,6 +4,7 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
+use crate::run::hosts::RunHosts;
 use crate::run::plan::RunPlan;
 use crate::run::workspace::{new_run, Workspace};
 use crate::run::{Event, RunOutcome};
@@ -42,13 +43,18 @@ pub fn execute(
     if plan.settings.precision.is_some() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
         precision_outlook(&plan, events, cancel)?;
     }
+    // Every host is reached and its build checked before anything is measured.
+    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref())?;
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
+    if !hosts.hosts.is_empty() {
+        run.settings["hosts"] = serde_json::to_value(&hosts.hosts).unwrap_or_default();
+    }
     run.services = services_preview(&cells);
     let ws = Workspace::create(&run.id, plan.keep)?;
     (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
     let trials = cells.iter().map(|c| c.soak.map_or(plan.settings.trials, |s| s.trials) as usize).sum();
     (events)(Event::Planned { trials, estimate: plan.estimate()? });
-    let mut lab = ws.lab(&plan.root, plan.docstore.clone(), plan.settings.clone(), sink, events, cancel);
+    let mut lab = ws.lab(&plan.root, plan.docstore.clone(), plan.settings.clone(), sink, events, cancel).with_hosts(hosts);
     let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     drop(lab);
     let executed = Executed { run, outcome, failed_setups };

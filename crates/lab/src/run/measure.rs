@@ -41,10 +41,10 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
         let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus);
-        let services = self.services.pids();
+        let services = self.lab_pids();
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
-        let mut load = bakeoff_load::run_with_cancel(&plan, self.cancel);
+        let mut load = self.run_load(&plan);
         // An SLO search and latency under load start from the closed-model maximum, so an open
         // schedule measures it too.
         let wants_max = self.settings.max_throughput || self.settings.slo.is_some() || self.settings.latency_under_load.is_some();
@@ -64,11 +64,8 @@ impl Lab<'_> {
         if !rechecked.is_empty() {
             (self.events)(Event::CostRechecked { cell: &key, checks: &rechecked });
         }
-        let load = load.map_err(|e| LabError::Input {
-            what: key.label(),
-            problem: format!("load generator: {e}"),
-            hint: "check the load flags".into(),
-        })?;
+        let load =
+            load.map_err(|e| LabError::Input { what: key.label(), problem: format!("load generator: {e}"), hint: e.hint().into() })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server_usage = sampler::usage(&samples, requests);
         let steps: Vec<(f64, u64)> = load.steps.iter().map(|s| (s.duration_s, s.requests)).collect();
@@ -139,6 +136,14 @@ impl Lab<'_> {
         self.settings.client_cpus.iter().copied().filter(|c| allowed.contains(c)).collect()
     }
 
+    /// The processes whose CPU is the lab's during a load besides the server's: the services and
+    /// the client hosts' agents on this machine (the load generators, counted on the client's CPUs).
+    pub(crate) fn lab_pids(&self) -> Vec<u32> {
+        let mut pids = self.services.pids();
+        pids.extend(self.hosts.local_agents());
+        pids
+    }
+
     /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU
     /// is the cell's work, counted on the CPUs each runs on: nginx on the client's with `own-cpu`
     /// placement); everything else on the server's or client's CPUs is noise.
@@ -152,8 +157,15 @@ impl Lab<'_> {
     ) -> TrialNoise {
         let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
         let upstream = self.services.nginx.as_ref().map(|n| n.pid()).filter(|_| self.settings.proxy_placement.upstream_on_client());
+        let agents = self.hosts.local_agents();
         let (mut on_server, mut on_client) = (0.0, 0.0);
-        let mut add = |pid: u32, cpu_s: f64| if Some(pid) == upstream { on_client += cpu_s } else { on_server += cpu_s };
+        let mut add = |pid: u32, cpu_s: f64| {
+            if Some(pid) == upstream || agents.contains(&pid) {
+                on_client += cpu_s
+            } else {
+                on_server += cpu_s
+            }
+        };
         add(leader, server_cpu);
         // A baseline's measured tree is the upstream itself: counted once.
         for (&pid, before) in services.iter().zip(services_before).filter(|(&p, _)| p != leader) {
@@ -182,10 +194,10 @@ impl Lab<'_> {
         closed.ramp = None;
         closed.rate = None;
         let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
-        let max = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| LabError::Input {
+        let max = self.run_load(&plan).map_err(|e| LabError::Input {
             what: cell.key().label(),
             problem: format!("load generator: {e}"),
-            hint: "check the load flags".into(),
+            hint: e.hint().into(),
         })?;
         for mut step in max.steps {
             step.label = "max".into();

@@ -67,6 +67,10 @@ pub struct Overrides {
     pub client_cpus: Option<Vec<usize>>,
     /// Where nginx runs in a proxy study.
     pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
+    /// `--client`: load clients on hosts of their own, over the study's.
+    pub clients: Vec<bakeoff_model::place::Place>,
+    /// `--server-host`: where the servers start, over the study's.
+    pub server_host: Option<bakeoff_model::place::Place>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
     /// The metric cells are ranked by and precision applies to.
@@ -102,6 +106,8 @@ pub struct RunRequest {
     /// Scenario files given by the front end (`--scenario FILE`), besides the study's
     /// `scenario_files`: each becomes scenario `file:NAME` for the stacks that declare it.
     pub scenario_files: Vec<super::settings::ScenarioFile>,
+    /// How to reach the agents of client hosts, when the run places any.
+    pub host_access: Option<super::hosts::HostAccess>,
 }
 
 /// A resolved run: what will be set up, verified and measured, and how.
@@ -125,6 +131,8 @@ pub struct RunPlan {
     pub(crate) soak: Option<bakeoff_model::study::Soak>,
     /// What each ad-hoc stack ran, for the run's settings.
     adhoc: Vec<AdHocRecord>,
+    /// How to reach the agents of client hosts.
+    pub(crate) host_access: Option<super::hosts::HostAccess>,
 }
 
 /// Without CPUs given by flags, a run whose worker counts are all fixed numbers gives the client
@@ -210,6 +218,7 @@ pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
         aa: req.overrides.aa.clone().or(study_aa),
         soak,
         adhoc: req.adhoc.iter().map(AdHocSpec::record).collect(),
+        host_access: req.host_access,
     };
     let cells = plan.cells()?.len();
     if req.overrides.soak.is_some() && cells != 1 {
@@ -299,6 +308,14 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     // saturated client means this machine's client ceiling, not a thread count left at one.
     s.client_threads = o.client_threads.unwrap_or(s.client_cpus.len().max(1) as u32);
     s.proxy_placement = o.proxy_placement.or(study.proxy_placement).unwrap_or_default();
+    s.roles = study.hosts.clone();
+    if !o.clients.is_empty() {
+        s.roles.client = o.clients.clone();
+    }
+    if let Some(server) = &o.server_host {
+        s.roles.server = server.clone();
+    }
+    crate::run::hosts::check_roles(&s)?;
     if let Some(soak) = o.soak {
         s.duration = soak;
         s.trials = 1;

@@ -42,6 +42,8 @@ pub struct Lab<'a> {
     pub(crate) services: Services,
     /// When the run began: the clock its budget counts from.
     pub(crate) run_started: Instant,
+    /// The client hosts and the servers' network, when the run places them.
+    pub(crate) hosts: crate::run::hosts::RunHosts,
 }
 
 impl<'a> Lab<'a> {
@@ -66,7 +68,14 @@ impl<'a> Lab<'a> {
             cancel,
             services: Services::default(),
             run_started: Instant::now(),
+            hosts: crate::run::hosts::RunHosts::local(),
         }
+    }
+
+    /// Loads from the client hosts and starts the servers where `hosts` says.
+    pub(crate) fn with_hosts(mut self, hosts: crate::run::hosts::RunHosts) -> Lab<'a> {
+        self.hosts = hosts;
+        self
     }
 
     /// Uses the document store at `url` (`--docstore mongodb://...`) instead of starting one.

@@ -46,6 +46,8 @@ pub struct LoadSettings {
     pub client_cpus: Vec<usize>,
     /// Where the upstream nginx runs: beside the proxy, or beside the load generator.
     pub proxy_placement: bakeoff_model::study::ProxyPlacement,
+    /// Where the load clients, the servers and their services run.
+    pub roles: bakeoff_model::place::Roles,
     /// The metric cells are ranked by, and that `precision` applies to.
     pub rank_by: PrimaryMetric,
     /// Target relative half-width of every cell's 95% interval on `rank_by` (0.05 = ±5%).
@@ -182,6 +184,7 @@ impl Default for LoadSettings {
             server_cpus,
             client_cpus,
             proxy_placement: Default::default(),
+            roles: Default::default(),
             rank_by: PrimaryMetric::default(),
             precision: None,
             budget: None,

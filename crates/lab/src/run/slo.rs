@@ -44,11 +44,11 @@ impl Lab<'_> {
         let mut open = self.settings.clone();
         (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, budget.step_duration);
         let plan = self.plan_with(&open, cell, addr, budget.step_warmup).map_err(Stop::Failed)?;
-        let report = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| {
+        let report = self.run_load(&plan).map_err(|e| {
             Stop::Failed(LabError::Input {
                 what: cell.key().label(),
                 problem: format!("load generator during the SLO search at {rate:.0} req/s: {e}"),
-                hint: "check the load flags".into(),
+                hint: e.hint().into(),
             })
         })?;
         if report.plan.cancelled || self.cancel.load(Ordering::Relaxed) {

@@ -44,6 +44,13 @@ impl Lab<'_> {
         }
         kinds.sort();
         kinds.dedup();
+        if let (Some(ns), Some(k)) = (&self.hosts.server.netns, kinds.first()) {
+            return Err(LabError::Input {
+                what: format!("{} {}", stack.name, variant.name),
+                problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server in netns:{ns}", k.id()),
+                hint: "measure the cells that use services with the server `local` (leave `[hosts] server` out)".into(),
+            });
+        }
         for k in &kinds {
             let running = match k {
                 bakeoff_model::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
@@ -76,6 +83,7 @@ impl Lab<'_> {
     ) -> BTreeMap<String, String> {
         let mut env = self.services.env();
         env.extend(crate::stacks::setup::build_env(&stack.name));
+        env.insert("HOST".into(), self.hosts.server.ip.to_string());
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
         env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
@@ -182,8 +190,9 @@ impl Lab<'_> {
             env: &env,
             cpus: &self.settings.server_cpus,
             log: cell_dir.join("server.log"),
+            netns: self.hosts.server.netns.as_deref(),
         })?;
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let addr = SocketAddr::new(self.hosts.server.ip, port);
         // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
         // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
         let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };

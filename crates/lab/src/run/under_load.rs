@@ -5,9 +5,10 @@
 use crate::error::LabError;
 use crate::host::sampler;
 use crate::run::cells::Cell;
+use crate::run::hosts::LoadFailure;
 use crate::run::slo::closed_max;
 use crate::run::Lab;
-use bakeoff_load::{LoadError, LoadReport};
+use bakeoff_load::LoadReport;
 use bakeoff_model::slo::{LoadCurve, LoadPoint, UnderLoad};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -22,7 +23,7 @@ impl Lab<'_> {
         addr: SocketAddr,
         pid: u32,
         trial: u32,
-        load: &Result<LoadReport, LoadError>,
+        load: &Result<LoadReport, LoadFailure>,
     ) -> Result<Option<LoadCurve>, LabError> {
         let Some(u) = self.settings.latency_under_load.as_ref().filter(|u| u.measures(trial) && !cell.key().twin) else {
             return Ok(None);
@@ -57,10 +58,10 @@ impl Lab<'_> {
         (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, u.step);
         let plan = self.plan_with(&open, cell, addr, u.warmup())?;
         let (cpu_before, begun) = (sampler::tree_cpu_seconds(pid), Instant::now());
-        let report = bakeoff_load::run_with_cancel(&plan, self.cancel).map_err(|e| LabError::Input {
+        let report = self.run_load(&plan).map_err(|e| LabError::Input {
             what: cell.key().label(),
             problem: format!("load generator under load at {rate:.0} req/s: {e}"),
-            hint: "check the load flags".into(),
+            hint: e.hint().into(),
         })?;
         let (cpu, wall) = (sampler::tree_cpu_seconds(pid) - cpu_before, begun.elapsed().as_secs_f64());
         if report.plan.cancelled || self.cancel.load(Ordering::Relaxed) {

@@ -95,7 +95,7 @@ pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBu
 /// `<name>.log` there, and waits up to a minute until it listens on `port` on loopback.
 pub(crate) fn launch(ctx: &ServiceContext<'_>, name: &str, dir: &Path, command: &str, port: u16) -> Result<ServerProcess, LabError> {
     let log = dir.join(format!("{name}.log"));
-    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log })?;
+    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log, netns: None })?;
     process.wait_ready(([127, 0, 0, 1], port).into(), std::time::Duration::from_secs(60))?;
     Ok(process)
 }

@@ -53,6 +53,7 @@ impl Nginx {
             env: &env,
             cpus: ctx.cpus,
             log: prefix.join("logs/stdout.log"),
+            netns: None,
         })?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         process.wait_ready(addr, Duration::from_secs(20))?;

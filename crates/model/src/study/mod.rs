@@ -91,6 +91,9 @@ pub struct Study {
     /// (`own-cpu`, the proxy alone on the server CPUs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_placement: Option<ProxyPlacement>,
+    /// Where the load clients, the servers and their services run (default: all on this machine).
+    #[serde(default, skip_serializing_if = "crate::place::Roles::is_local")]
+    pub hosts: crate::place::Roles,
     /// The metric cells are ranked by; both primary metrics are always shown.
     #[serde(default)]
     pub rank_by: PrimaryMetric,
@@ -144,6 +147,7 @@ impl Study {
             pool_size: None,
             max_throughput: false,
             proxy_placement: None,
+            hosts: Default::default(),
             rank_by: PrimaryMetric::default(),
             precision: None,
             budget: None,

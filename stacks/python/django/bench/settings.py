@@ -3,7 +3,9 @@ import os
 
 DEBUG = False
 SECRET_KEY = "bakeoff-benchmark-only-not-secret"
-ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+# The address the server listens on (HOST, 127.0.0.1 by default) is the Host its clients send.
+_host = os.environ.get("HOST") or "127.0.0.1"
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"] + ([] if _host == "127.0.0.1" else [f"[{_host}]" if ":" in _host else _host])
 ROOT_URLCONF = "bench.urls"
 WSGI_APPLICATION = "bench.wsgi.application"
 INSTALLED_APPS = ["bench"]

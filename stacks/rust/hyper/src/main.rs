@@ -2,7 +2,7 @@
 
 use std::cell::RefCell;
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, LazyLock};
 
 use bytes::Bytes;
@@ -234,6 +234,11 @@ fn load(dir: &str, db: Option<Db>) -> State {
 }
 
 fn main() {
+    // The address to listen on: 127.0.0.1 unless the lab places the server on a host of its own.
+    let host: IpAddr = std::env::var("HOST")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .map_or(IpAddr::from([127, 0, 0, 1]), |h| h.parse().expect("HOST: an IP address"));
     let port: u16 = std::env::var("PORT").expect("PORT").parse().expect("PORT");
     let workers: usize = std::env::var("WORKERS").ok().and_then(|w| w.parse().ok()).unwrap_or(1);
     let dir = std::env::var("DATA_DIR").expect("DATA_DIR");
@@ -246,7 +251,7 @@ fn main() {
     rt.block_on(async move {
         let db = std::env::var("DATABASE_URL").ok().filter(|u| !u.is_empty()).map(|u| open_db(&u));
         let st = Arc::new(load(&dir, db));
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let addr = SocketAddr::new(host, port);
         let listener = TcpListener::bind(addr).await.expect("bind");
         eprintln!("rust/hyper listening on {addr} with {workers} worker threads");
         loop {

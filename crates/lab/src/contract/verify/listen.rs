@@ -1,26 +1,29 @@
-//! Which addresses listen on a port, read from /proc/net/tcp and tcp6: a stack must listen on
-//! loopback only, so a benchmark never opens a port to the network.
+//! Which addresses listen on a port, read from /proc/net/tcp and tcp6 (of the server's own network
+//! namespace): a stack must listen on `HOST` only (loopback unless the run places the server on a
+//! host of its own), so a benchmark never opens a port to every network.
 
 use super::{fail, Checks};
-use crate::host::sockets::{is_loopback, listeners};
+use crate::host::sockets::{is_loopback, listeners_seen_by};
 use bakeoff_model::results::CheckScope;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
-/// Addresses in LISTEN state on `port`, from /proc/net/tcp and /proc/net/tcp6.
-pub fn listening_addresses(port: u16) -> Vec<IpAddr> {
-    listeners().into_iter().filter(|l| l.addr.port() == port).map(|l| l.addr.ip()).collect()
+/// Addresses in LISTEN state on `port`, in the network namespace of `pid` (this process's for None).
+pub fn listening_addresses(port: u16, pid: Option<u32>) -> Vec<IpAddr> {
+    listeners_seen_by(pid).into_iter().filter(|l| l.addr.port() == port).map(|l| l.addr.ip()).collect()
 }
 
-pub(super) fn check_loopback_only(checks: &mut Checks, port: u16) {
-    let addrs = listening_addresses(port);
+/// The server at `addr` listens there, and on no address but loopback besides.
+pub(super) fn check_own_address_only(checks: &mut Checks, addr: SocketAddr, server_pid: Option<u32>) {
+    let port = addr.port();
+    let addrs = listening_addresses(port, server_pid.filter(|p| std::path::Path::new(&format!("/proc/{p}/net")).exists()));
     let outcome = if addrs.is_empty() {
         fail(format!("no listening socket on port {port} found in /proc/net/tcp*"))
-    } else if let Some(bad) = addrs.iter().find(|a| !is_loopback(a)) {
-        fail(format!("listens on {bad}:{port}; bind 127.0.0.1 only so the benchmark is not open to the network"))
+    } else if let Some(bad) = addrs.iter().find(|a| !is_loopback(a) && **a != addr.ip()) {
+        fail(format!("listens on {bad}:{port}; bind $HOST only ({}) so the benchmark is not open to every network", addr.ip()))
     } else {
         Ok(())
     };
-    checks.add(CheckScope::Stack, "listens on loopback only", "/", outcome);
+    checks.add(CheckScope::Stack, "listens on its address only", "/", outcome);
 }
 
 #[cfg(test)]
@@ -32,10 +35,11 @@ mod tests {
     fn finds_a_loopback_listener_and_a_wildcard_one() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        assert_eq!(listening_addresses(port), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
+        assert_eq!(listening_addresses(port, None), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)]);
+        assert_eq!(listening_addresses(port, Some(std::process::id())), vec![IpAddr::V4(Ipv4Addr::LOCALHOST)], "as this process sees it");
         let w = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
         let wport = w.local_addr().unwrap().port();
-        assert_eq!(listening_addresses(wport), vec![IpAddr::V4(Ipv4Addr::UNSPECIFIED)]);
+        assert_eq!(listening_addresses(wport, None), vec![IpAddr::V4(Ipv4Addr::UNSPECIFIED)]);
         assert!(!is_loopback(&IpAddr::V4(Ipv4Addr::UNSPECIFIED)));
     }
 }

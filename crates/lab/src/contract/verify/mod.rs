@@ -101,7 +101,7 @@ pub(crate) fn warn<T>(reason: impl Into<String>) -> Result<T, (Verdict, String)>
 pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
     let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
     let mut client = Client::new(target.addr, Duration::from_secs(10));
-    listen::check_loopback_only(&mut checks, target.addr.port());
+    listen::check_own_address_only(&mut checks, target.addr, target.server_pid);
     if target.scenarios != [Scenario::Proxy] {
         scenarios::check_common(&mut checks, &mut client);
     }

@@ -19,6 +19,9 @@ import java.net.InetSocketAddress;
 
 public final class Main {
     public static void main(String[] args) throws InterruptedException {
+        // The address to listen on: 127.0.0.1 unless the lab places the server on a host of its own.
+        String h = System.getenv("HOST");
+        String host = h == null || h.isEmpty() ? "127.0.0.1" : h;
         int port = Integer.parseInt(System.getenv("PORT"));
         String upstream = System.getenv("UPSTREAM");
         int colon = upstream.lastIndexOf(':');
@@ -49,8 +52,8 @@ public final class Main {
                             ch.pipeline().addLast(new FrontendHandler(upstreamAddress, clientClass));
                         }
                     })
-                    .bind(new InetSocketAddress("127.0.0.1", port)).sync().channel();
-            System.err.println("netty proxy on 127.0.0.1:" + port + " -> " + upstream + ", "
+                    .bind(new InetSocketAddress(host, port)).sync().channel();
+            System.err.println("netty proxy on " + host + ":" + port + " -> " + upstream + ", "
                     + workers + " event loops, " + (epoll ? "epoll" : "nio"));
             server.closeFuture().sync();
         } finally {

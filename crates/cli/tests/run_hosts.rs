@@ -1,0 +1,204 @@
+//! `bakeoff run` with its roles placed across network namespaces of this machine: two load clients
+//! (one reached over ssh, one by `ip netns exec`) and the servers in a namespace of their own. The
+//! quick study's cells, shortened, must pass verification and judge the study's claims as a local
+//! run does; a client agent killed mid-run ends the run with the host named and every trial
+//! measured before kept; nothing is left running and every namespace goes. Namespaces need root:
+//! without it the tests print SKIPPED and pass.
+
+#[allow(dead_code)]
+mod hosts_lab;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use bakeoff_lab::hosts::netns::Topology;
+use bakeoff_lab::hosts::sshd::Sshd;
+use hosts_lab::{bin, gone, no_root};
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bakeoff-run-hosts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The quick study's stacks, scenarios and claims with six 1 s blocks and no precision rounds, no
+/// latency-under-load steps and no A/A cell: the same cells and verdicts, in about two minutes.
+fn short_quick_study(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(root().join("studies/quick.toml")).unwrap();
+    let mut study: toml::Table = toml::from_str(&text).unwrap();
+    for key in ["precision", "budget", "aa", "latency_under_load"] {
+        study.remove(key);
+    }
+    study.insert("name".into(), "quick-placed".into());
+    study.insert("trials".into(), 6.into());
+    study.insert("duration".into(), "1s".into());
+    study.insert("warmup".into(), "500ms".into());
+    let path = dir.join("quick-placed.toml");
+    std::fs::write(&path, toml::to_string(&study).unwrap()).unwrap();
+    path
+}
+
+fn run(args: &[String]) -> Output {
+    Command::new(bin()).arg("run").args(args).current_dir(root()).stdin(Stdio::null()).output().expect("bakeoff runs")
+}
+
+fn report(db: &Path) -> Value {
+    let out = Command::new(bin()).args(["report", "--format", "json", "--db"]).arg(db).current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each claim's statement and verdict.
+fn verdicts(report: &Value) -> Vec<(String, String)> {
+    let claims = report["claims"].as_array().expect("claims");
+    claims.iter().map(|c| (c["claim"]["statement"].as_str().unwrap().to_string(), c["verdict"].as_str().unwrap().to_string())).collect()
+}
+
+fn failed_checks(report: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in report["verifications"].as_array().unwrap() {
+        for c in v["checks"].as_array().unwrap().iter().filter(|c| c["verdict"] == "fail") {
+            out.push(format!("{} {}: {} {}", v["stack"], c["scenario"], c["what"], c["reason"]));
+        }
+    }
+    out
+}
+
+/// Nothing runs in any namespace of the topology: asserted before it is torn down.
+fn nothing_inside(topo: &Topology, except: &[u32]) {
+    for ns in topo.namespaces() {
+        let out = Command::new("ip").args(["netns", "pids", &ns]).output().unwrap();
+        let pids: Vec<u32> = String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse().ok()).collect();
+        let left: Vec<u32> = pids.into_iter().filter(|p| !except.contains(p) && !gone(*p, Duration::from_secs(5))).collect();
+        assert!(left.is_empty(), "processes left in {ns}: {left:?}");
+    }
+}
+
+fn teardown(topo: Topology, sshd: Option<Sshd>) {
+    let names = topo.namespaces();
+    drop(sshd);
+    drop(topo);
+    let listed = String::from_utf8(Command::new("ip").args(["netns", "list"]).output().unwrap().stdout).unwrap();
+    for n in &names {
+        assert!(!listed.lines().any(|l| l.split_whitespace().next() == Some(n)), "namespace {n} is left: {listed}");
+    }
+}
+
+#[test]
+fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
+    if no_root("the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does") {
+        return;
+    }
+    let dir = scratch("quick");
+    let study = short_quick_study(&dir);
+    let common = |db: &str| -> Vec<String> {
+        let s = |x: &str| x.to_string();
+        vec![s("--study"), study.display().to_string(), s("--no-ceiling"), s("--quiet"), s("--db"), dir.join(db).display().to_string()]
+    };
+    let local = run(&common("local.db"));
+    assert!(local.status.success(), "the local run: {}", String::from_utf8_lossy(&local.stdout));
+
+    let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
+    let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
+    let mut placed_args = common("placed.db");
+    placed_args.extend([
+        "--client".into(),
+        format!("ssh://root@{}", topo.addr("client-a")),
+        "--client".into(),
+        format!("netns:{}", topo.ns("client-b")),
+        "--server-host".into(),
+        format!("netns:{}", topo.ns("server")),
+        "--ssh-identity".into(),
+        sshd.identity().display().to_string(),
+        "--ssh-known-hosts".into(),
+        sshd.known_hosts().display().to_string(),
+    ]);
+    let placed = run(&placed_args);
+    let said = String::from_utf8_lossy(&placed.stdout).to_string() + &String::from_utf8_lossy(&placed.stderr);
+    nothing_inside(&topo, &[sshd.pid()]);
+    teardown(topo, Some(sshd));
+    assert!(placed.status.success(), "the placed run: {said}");
+
+    let (local, placed) = (report(&dir.join("local.db")), report(&dir.join("placed.db")));
+    assert_eq!(failed_checks(&placed), Vec::<String>::new(), "every stack verifies on its namespace's address");
+    let hosts = placed["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
+    assert_eq!(hosts.len(), 2, "two client hosts: {hosts:?}");
+    assert!(hosts.iter().all(|h| h["hello"]["facts"]["machine"]["cores"].as_u64() > Some(0)), "each host says what it is: {hosts:?}");
+    let roles = &placed["run"]["settings"]["load"]["roles"];
+    assert!(roles["server"].as_str().unwrap().starts_with("netns:"), "the server's place is recorded: {roles}");
+    assert_eq!(placed["cells"].as_array().unwrap().len(), local["cells"].as_array().unwrap().len(), "the same cells");
+    let expected = verdicts(&local);
+    assert!(!expected.is_empty() && expected.iter().all(|(_, v)| v == "held"), "the local run holds the quick claims: {expected:?}");
+    assert_eq!(verdicts(&placed), expected, "the placed run judges the claims as the local one");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured() {
+    if no_root("a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured") {
+        return;
+    }
+    let dir = scratch("lost");
+    let topo = Topology::build(&["client", "server"]).expect("the topology builds");
+    let client_ns = topo.ns("client").to_string();
+    let db = dir.join("lost.db");
+    let mut child = Command::new(bin())
+        .args(["run", "--stacks", "go/fasthttp", "--scenarios", "hello", "--trials", "8", "--duration", "1s", "--warmup", "500ms"])
+        .args(["--no-ceiling", "--quiet", "--client", &format!("netns:{client_ns}")])
+        .args(["--server-host", &format!("netns:{}", topo.ns("server")), "--db"])
+        .arg(&db)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = channel::<String>();
+    let readers: Vec<_> = [Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>, Box::new(child.stderr.take().unwrap())]
+        .into_iter()
+        .map(|r| {
+            let tx = tx.clone();
+            std::thread::spawn(move || BufReader::new(r).lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))))
+        })
+        .collect();
+    drop(tx);
+    // After the second slice is stored, the client's agent is killed by its pid.
+    let mut lines = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut killed = None;
+    for line in rx.iter() {
+        lines.push(line.clone());
+        if killed.is_none() && line.contains("trial 2/8 of") {
+            let out = Command::new("ip").args(["netns", "pids", &client_ns]).output().unwrap();
+            let agent: u32 = String::from_utf8_lossy(&out.stdout).split_whitespace().next().expect("the agent runs there").parse().unwrap();
+            // SAFETY: kill(2) on the agent this test's run started, found in the test's namespace.
+            unsafe { libc::kill(agent as i32, libc::SIGKILL) };
+            killed = Some(agent);
+        }
+        assert!(Instant::now() < deadline, "the run did not end: {}", lines.join("\n"));
+    }
+    let status = child.wait().unwrap();
+    readers.into_iter().for_each(|r| r.join().unwrap());
+    let said = lines.join("\n");
+    nothing_inside(&topo, &[]);
+    teardown(topo, None);
+    let agent = killed.unwrap_or_else(|| panic!("no second trial was seen: {said}"));
+    assert!(gone(agent, Duration::from_secs(1)));
+    assert!(!status.success(), "a lost host fails the run: {said}");
+    assert!(said.contains(&format!("netns:{client_ns}")), "the lost host is named: {said}");
+    let report = report(&db);
+    assert_eq!(report["status"], "interrupted", "the run stopped cleanly: {said}");
+    let trials: u64 =
+        report["cells"].as_array().unwrap().iter().map(|c| c["metrics"]["error_percent"]["trials"].as_u64().unwrap_or(0)).sum();
+    assert!(trials >= 2, "the trials measured before the loss are kept: {trials}\n{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

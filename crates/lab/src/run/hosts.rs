@@ -1,0 +1,220 @@
+//! A run's roles on hosts of their own: the load comes from agents on the client hosts (split,
+//! started at one instant, their histograms added exactly) instead of this process, and the servers
+//! start inside a network namespace of this machine, bound to its address, so every request crosses
+//! a real link. What is not placed runs as before; what cannot be placed yet is refused before
+//! anything starts, with what to do instead.
+
+use std::cell::RefCell;
+use std::net::IpAddr;
+use std::process::Command;
+use std::sync::atomic::Ordering;
+
+use bakeoff_load::{LoadError, LoadPlan, LoadReport};
+use bakeoff_model::place::{Place, Roles};
+
+use crate::error::LabError;
+use crate::hosts::clients::ClientSet;
+use crate::hosts::protocol::{Hello, Identity};
+use crate::hosts::session::{ClockOffset, SessionOptions};
+use crate::hosts::HostError;
+use crate::run::runner::Lab;
+use crate::run::settings::LoadSettings;
+
+/// How the controller reaches the agents of a run's hosts: the agent binary and ssh options, and
+/// the build the agents must be.
+#[derive(Debug, Clone)]
+pub struct HostAccess {
+    /// Agent binary and ssh options.
+    pub options: SessionOptions,
+    /// The controller's build; an agent of another is refused.
+    pub identity: Identity,
+}
+
+/// Refuses, before anything runs, a placement `run` cannot carry out, with what to do instead.
+pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
+    let refuse =
+        |what: &str, problem: &str, hint: &str| Err(LabError::Input { what: what.into(), problem: problem.into(), hint: hint.into() });
+    let roles = &s.roles;
+    if let Place::Ssh { .. } = roles.server {
+        return refuse(
+            "[hosts] server",
+            "`run` starts servers on this machine or in a network namespace of it, not yet on an ssh host",
+            "place the server `local` or `netns:NAME`; to measure a server you started on a host, use `bakeoff load --client PLACE --server-host ssh://USER@HOST --server-pid PID`",
+        );
+    }
+    if roles.services != Place::Local {
+        return refuse(
+            "[hosts] services",
+            "the services (PostgreSQL, nginx, the document store) run on this machine's loopback only",
+            "leave `services` out of `[hosts]`",
+        );
+    }
+    if roles.client.is_empty() {
+        return Ok(());
+    }
+    if s.conn_ladder.is_some() || s.ramp.is_some() {
+        return refuse(
+            "[hosts] client",
+            "a connection sweep or a rate ramp cannot be split across client hosts yet",
+            "use a constant rate (`rate`) or the closed model with client hosts, or run the clients locally",
+        );
+    }
+    Ok(())
+}
+
+/// The address the servers bind and the load targets, and the namespace they start in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ServerNet {
+    /// `Some` when the servers start in this network namespace.
+    pub netns: Option<String>,
+    /// The address they bind (`HOST`) and are reached at.
+    pub ip: IpAddr,
+}
+
+impl ServerNet {
+    /// Loopback, as every run without a server placement.
+    pub(crate) fn loopback() -> ServerNet {
+        ServerNet { netns: None, ip: IpAddr::from([127, 0, 0, 1]) }
+    }
+
+    /// Where `place` puts the servers: a namespace's first global IPv4 address.
+    fn of(place: &Place) -> Result<ServerNet, LabError> {
+        let Place::Netns(name) = place else { return Ok(ServerNet::loopback()) };
+        let bad = |problem: String, hint: &str| LabError::Input { what: format!("netns:{name}"), problem, hint: hint.into() };
+        let out = Command::new("ip")
+            .args(["-n", name, "-o", "-4", "addr", "show", "scope", "global"])
+            .output()
+            .map_err(|e| bad(format!("cannot run `ip`: {e}"), "install iproute2"))?;
+        if !out.status.success() {
+            let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+            return Err(bad(said, "create the namespace first (`ip netns add NAME`); `ip netns list` shows those that exist"));
+        }
+        // `2: eth0    inet 10.1.2.3/24 brd ...`: the address after `inet`.
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let ip = text
+            .split_whitespace()
+            .skip_while(|w| *w != "inet")
+            .nth(1)
+            .and_then(|a| a.split('/').next())
+            .and_then(|a| a.parse::<IpAddr>().ok())
+            .ok_or_else(|| bad("the namespace has no IPv4 address".into(), "give it a veth link with an address this machine can reach"))?;
+        Ok(ServerNet { netns: Some(name.clone()), ip })
+    }
+}
+
+/// One host of the run as it answered: its role, its place, what it is and its clock.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RunHost {
+    /// `client` or `server`.
+    pub role: &'static str,
+    /// As placed.
+    pub place: String,
+    /// The agent runs on this machine's kernel (in a namespace of it, or over ssh into one).
+    pub this_machine: bool,
+    /// The agent's hello: its build, host name and what the machine is.
+    pub hello: Hello,
+    /// Its clock against the controller's.
+    pub clock: ClockOffset,
+}
+
+/// The run's placed roles, opened before anything is measured.
+pub struct RunHosts {
+    clients: Option<RefCell<ClientSet>>,
+    pub(crate) server: ServerNet,
+    /// The client hosts as they answered, for the run's record.
+    pub hosts: Vec<RunHost>,
+    /// Why the client hosts can no longer load: the first loss ends the run.
+    lost: RefCell<Option<String>>,
+}
+
+impl RunHosts {
+    /// Nothing placed.
+    pub(crate) fn local() -> RunHosts {
+        RunHosts { clients: None, server: ServerNet::loopback(), hosts: Vec::new(), lost: RefCell::new(None) }
+    }
+
+    /// Opens a session to every client host (checking each agent's build) and finds the server's
+    /// address; an unreachable host, a refused key or another build is an error naming the host.
+    pub fn open(roles: &Roles, access: Option<&HostAccess>) -> Result<RunHosts, LabError> {
+        let server = ServerNet::of(&roles.server)?;
+        let mut hosts = RunHosts { server, ..RunHosts::local() };
+        if roles.client.is_empty() {
+            return Ok(hosts);
+        }
+        let access = access.ok_or_else(|| LabError::Input {
+            what: "[hosts] client".into(),
+            problem: "this front end cannot reach client hosts".into(),
+            hint: "run the study with `bakeoff run`".into(),
+        })?;
+        let set = ClientSet::open(&roles.client, &access.options, &access.identity).map_err(host_error)?;
+        hosts.hosts = set
+            .sessions()
+            .iter()
+            .map(|s| RunHost {
+                role: "client",
+                place: s.place().to_string(),
+                this_machine: s.on_this_machine(),
+                hello: s.hello().clone(),
+                clock: s.clock(),
+            })
+            .collect();
+        hosts.clients = Some(RefCell::new(set));
+        Ok(hosts)
+    }
+
+    /// The pids of agents on this machine's kernel: their CPU is the load's, not noise.
+    pub(crate) fn local_agents(&self) -> Vec<u32> {
+        self.hosts.iter().filter(|h| h.this_machine).map(|h| h.hello.pid).collect()
+    }
+}
+
+fn host_error(e: HostError) -> LabError {
+    LabError::Input { what: "hosts".into(), problem: e.to_string(), hint: "fix the host named above, then run again".into() }
+}
+
+/// A load that could not produce a report: from this process's generator or from a client host.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadFailure {
+    /// The lab's own load generator.
+    #[error("{0}")]
+    Local(#[from] LoadError),
+    /// A client host (its session lost, its agent refusing).
+    #[error("{0}")]
+    Host(String),
+}
+
+impl LoadFailure {
+    /// What to do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            LoadFailure::Local(_) => "check the load flags",
+            LoadFailure::Host(_) => "the run stops here; every trial measured before is kept",
+        }
+    }
+}
+
+impl Lab<'_> {
+    /// Runs `plan` from the run's clients: this process, or the client hosts with their reports
+    /// merged. A client host lost ends the run after this load (everything stored is kept).
+    pub(crate) fn run_load(&self, plan: &LoadPlan) -> Result<LoadReport, LoadFailure> {
+        let Some(clients) = &self.hosts.clients else { return Ok(bakeoff_load::run_with_cancel(plan, self.cancel)?) };
+        if let Some(lost) = self.hosts.lost.borrow().as_ref() {
+            return Err(LoadFailure::Host(lost.clone()));
+        }
+        let mut set = clients.borrow_mut();
+        let mut plan = plan.clone();
+        // The lab's client CPUs are this machine's; another machine's agent is not pinned.
+        if set.sessions().iter().any(|s| !s.on_this_machine()) {
+            plan.pin_cpus.clear();
+        }
+        match set.run(&plan, self.cancel) {
+            Ok(run) => Ok(run.merged.report),
+            Err(e) => {
+                let message = e.to_string();
+                *self.hosts.lost.borrow_mut() = Some(message.clone());
+                self.cancel.store(true, Ordering::Relaxed);
+                Err(LoadFailure::Host(message))
+            }
+        }
+    }
+}
