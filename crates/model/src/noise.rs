@@ -37,16 +37,30 @@ pub struct TrialNoise {
     pub client: CpuSetNoise,
     /// The process outside the measurement that used the most CPU, if any did.
     pub busiest_other: Option<OtherProcess>,
+    /// Client hosts on other machines, each as its agent measured it over the load (every CPU of
+    /// the host, the load generator excluded); this machine's client CPUs are in `client`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<HostNoise>,
+}
+
+/// The noise on one client host of its own over a load.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostNoise {
+    /// The host as placed (`user@host:port`).
+    pub host: String,
+    /// Its CPUs' steal and other processes' CPU, percent of one core.
+    pub noise: CpuSetNoise,
 }
 
 impl TrialNoise {
-    /// Other processes' CPU on server and client CPUs together, percent of one core.
+    /// Other processes' CPU on server and client CPUs together (client hosts included), percent of
+    /// one core.
     pub fn other_percent(&self) -> f64 {
-        self.server.other_percent + self.client.other_percent
+        self.server.other_percent + self.client.other_percent + self.client_hosts.iter().map(|h| h.noise.other_percent).sum::<f64>()
     }
 
-    /// CPU stolen on server and client CPUs together, percent of one core.
+    /// CPU stolen on server and client CPUs together (client hosts included), percent of one core.
     pub fn steal_percent(&self) -> f64 {
-        self.server.steal_percent + self.client.steal_percent
+        self.server.steal_percent + self.client.steal_percent + self.client_hosts.iter().map(|h| h.noise.steal_percent).sum::<f64>()
     }
 }

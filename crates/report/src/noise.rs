@@ -59,6 +59,9 @@ pub struct NoiseView {
     pub trials: usize,
     pub server: Option<SideNoise>,
     pub client: Option<SideNoise>,
+    /// Client hosts on other machines, each as its agent measured it, by host.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_hosts: Vec<(String, SideNoise)>,
     pub busiest: Option<Busiest>,
     pub floor: Option<NoiseFloor>,
     /// Where a block-scheduled run's noise lives: slices, launches, pairs.
@@ -69,7 +72,7 @@ fn median(v: &mut [f64]) -> f64 {
     bakeoff_model::robust::median_interval(v).map_or(f64::NAN, |m| m.median)
 }
 
-fn side(trials: &[&TrialRecord], pick: fn(&TrialRecord) -> Option<&CpuSetNoise>) -> Option<SideNoise> {
+fn side<'t>(trials: &[&'t TrialRecord], pick: impl Fn(&'t TrialRecord) -> Option<&'t CpuSetNoise>) -> Option<SideNoise> {
     let sets: Vec<_> = trials.iter().filter_map(|t| pick(t)).collect();
     let first = sets.first()?;
     let mut steal: Vec<f64> = sets.iter().map(|s| s.steal_percent).collect();
@@ -95,10 +98,21 @@ pub fn noise_view(trials: &[TrialRecord]) -> NoiseView {
         trials: with.len(),
         server: side(&with, |t| t.noise.as_ref().map(|n| &n.server)),
         client: side(&with, |t| t.noise.as_ref().map(|n| &n.client)),
+        client_hosts: client_hosts(&with),
         busiest,
         floor: floor(trials),
         components: crate::components::components(trials),
     }
+}
+
+/// Each client host of its own over the trials that loaded from it.
+fn client_hosts<'t>(trials: &[&'t TrialRecord]) -> Vec<(String, SideNoise)> {
+    let mut hosts: Vec<&str> =
+        trials.iter().flat_map(|t| t.noise.iter().flat_map(|n| n.client_hosts.iter().map(|h| h.host.as_str()))).collect();
+    hosts.sort();
+    hosts.dedup();
+    let of = |t: &'t TrialRecord, host: &str| t.noise.as_ref()?.client_hosts.iter().find(|h| h.host == host).map(|h| &h.noise);
+    hosts.into_iter().filter_map(|h| side(trials, |t| of(t, h)).map(|s| (h.to_string(), s))).collect()
 }
 
 /// The A/A floor: the twin cell's trials against its main arm's.
@@ -167,5 +181,32 @@ impl PairedFloor {
             self.minutes,
             self.merit
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_model::noise::HostNoise;
+
+    #[test]
+    fn a_client_host_of_its_own_gets_a_row_of_the_noise_table() {
+        let mut data = crate::synthetic::run_data();
+        let host = |other: f64| HostNoise {
+            host: "root@10.0.0.2:22".into(),
+            noise: CpuSetNoise { cpus: vec![0, 1, 2, 3], steal_percent: 0.5, other_percent: other },
+        };
+        for (i, t) in data.trials.iter_mut().enumerate() {
+            if let Some(n) = t.noise.as_mut() {
+                n.client_hosts = vec![host(if i == 0 { 30.0 } else { 2.0 })];
+            }
+        }
+        let view = noise_view(&data.trials);
+        let (name, side) = &view.client_hosts[0];
+        assert_eq!(name, "root@10.0.0.2:22");
+        assert_eq!((side.other_median_percent, side.other_max_percent, side.cpus.len()), (2.0, 30.0, 4));
+        let table = crate::tables::noise(&crate::view::ReportView::new(&data)).unwrap();
+        let row = table.rows.iter().find(|r| r[1].text == "client host root@10.0.0.2:22").expect("the host's row");
+        assert_eq!((row[0].text.as_str(), row[2].text.as_str(), row[3].text.as_str()), ("0,1,2,3", "2.0%", "30.0%"));
     }
 }

@@ -370,18 +370,12 @@ pub fn proxy_max(view: &ReportView) -> Option<Table> {
 pub fn noise(view: &ReportView) -> Option<Table> {
     let n = &view.noise;
     let mut t = Table::new(&["CPUs", "role", "other processes (median)", "(worst trial)", "steal (median)", "(worst trial)"]);
-    for (role, side) in [("server", &n.server), ("client", &n.client)] {
+    let hosts = n.client_hosts.iter().map(|(host, s)| (format!("client host {host}"), Some(s)));
+    for (role, side) in [("server".to_string(), n.server.as_ref()), ("client".to_string(), n.client.as_ref())].into_iter().chain(hosts) {
         let Some(s) = side else { continue };
         let cpus = s.cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",");
         let pct = |v: f64| format!("{v:.1}%");
-        t.push([
-            cpus,
-            role.into(),
-            pct(s.other_median_percent),
-            pct(s.other_max_percent),
-            pct(s.steal_median_percent),
-            pct(s.steal_max_percent),
-        ]);
+        t.push([cpus, role, pct(s.other_median_percent), pct(s.other_max_percent), pct(s.steal_median_percent), pct(s.steal_max_percent)]);
     }
     (!t.rows.is_empty()).then_some(t)
 }

@@ -2,7 +2,7 @@
 //! committed trial, and a file from a newer bakeoff is refused with a clear error.
 
 use bakeoff_load::*;
-use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
+use bakeoff_model::noise::{CpuSetNoise, HostNoise, OtherProcess, TrialNoise};
 use bakeoff_model::results::*;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{LoadCurve, LoadPoint};
@@ -120,6 +120,10 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
             server: CpuSetNoise { cpus: vec![0], steal_percent: 0.1 + 0.2, other_percent: 12.5 },
             client: CpuSetNoise { cpus: vec![1], steal_percent: 0.0, other_percent: 1.0 / 3.0 },
             busiest_other: Some(OtherProcess { pid: 4242, name: "cc1plus (x)".into(), cpu_percent: 11.0 }),
+            client_hosts: vec![HostNoise {
+                host: "root@10.0.0.2:22".into(),
+                noise: CpuSetNoise { cpus: vec![0, 1, 2, 3], steal_percent: 1.5, other_percent: 4.25 },
+            }],
         }),
         elapsed_s: 9.75,
         slo: (!n.is_multiple_of(2)).then(|| slo_search(n)),

@@ -106,6 +106,7 @@ impl NoiseProbe {
             server: set(m.server_cpus, m.server_cpu_s),
             client: set(m.client_cpus, lab_cpu + m.client_cpu_s),
             busiest_other,
+            client_hosts: Vec::new(),
         }
     }
 }

@@ -278,6 +278,7 @@ impl Lab<'_> {
         let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
+        self.hosts.clear_noise();
         let load = self.run_load(&plan);
         let samples = sampler.finish();
         let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);

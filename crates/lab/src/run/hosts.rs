@@ -10,12 +10,13 @@ use std::process::Command;
 use std::sync::atomic::Ordering;
 
 use bakeoff_load::{LoadError, LoadPlan, LoadReport};
+use bakeoff_model::noise::HostNoise;
 use bakeoff_model::place::{Place, Roles};
 
 use crate::error::LabError;
-use crate::hosts::clients::ClientSet;
+use crate::hosts::clients::{ClientSet, MergedRun};
 use crate::hosts::protocol::{Hello, Identity};
-use crate::hosts::session::{ClockOffset, SessionOptions};
+use crate::hosts::session::{ClockOffset, Session, SessionOptions};
 use crate::hosts::HostError;
 use crate::run::runner::Lab;
 use crate::run::settings::LoadSettings;
@@ -125,12 +126,14 @@ pub struct RunHosts {
     pub hosts: Vec<RunHost>,
     /// Why the client hosts can no longer load: the first loss ends the run.
     lost: RefCell<Option<String>>,
+    /// The noise on each client host of its own since the trial began (the noisiest load's).
+    noise: RefCell<Vec<HostNoise>>,
 }
 
 impl RunHosts {
     /// Nothing placed.
     pub(crate) fn local() -> RunHosts {
-        RunHosts { clients: None, server: ServerNet::loopback(), hosts: Vec::new(), lost: RefCell::new(None) }
+        RunHosts { clients: None, server: ServerNet::loopback(), hosts: Vec::new(), lost: RefCell::new(None), noise: RefCell::default() }
     }
 
     /// Opens a session to every client host (checking each agent's build) and finds the server's
@@ -162,9 +165,39 @@ impl RunHosts {
         Ok(hosts)
     }
 
+    /// Starts a trial's account of the client hosts' noise.
+    pub(crate) fn clear_noise(&self) {
+        self.noise.borrow_mut().clear();
+    }
+
+    /// The client hosts' noise since `clear_noise`: on other machines only (this machine's client
+    /// CPUs are the lab's own probe's).
+    pub(crate) fn take_noise(&self) -> Vec<HostNoise> {
+        std::mem::take(&mut *self.noise.borrow_mut())
+    }
+
+    /// Keeps each other machine's noise over a load, the noisiest load's per host.
+    fn note_noise(&self, run: &MergedRun, sessions: &[Session]) {
+        let mut kept = self.noise.borrow_mut();
+        for (c, _) in run.clients.iter().zip(sessions).filter(|(_, s)| !s.on_this_machine()) {
+            if let Some(n) = &c.noise {
+                keep_noisiest(&mut kept, HostNoise { host: c.host.clone(), noise: n.client.clone() });
+            }
+        }
+    }
+
     /// The pids of agents on this machine's kernel: their CPU is the load's, not noise.
     pub(crate) fn local_agents(&self) -> Vec<u32> {
         self.hosts.iter().filter(|h| h.this_machine).map(|h| h.hello.pid).collect()
+    }
+}
+
+/// Adds `seen` to `kept`, or replaces its host's entry when `seen` is the noisier.
+fn keep_noisiest(kept: &mut Vec<HostNoise>, seen: HostNoise) {
+    match kept.iter_mut().find(|h| h.host == seen.host) {
+        Some(h) if h.noise.other_percent < seen.noise.other_percent => *h = seen,
+        Some(_) => {}
+        None => kept.push(seen),
     }
 }
 
@@ -208,7 +241,10 @@ impl Lab<'_> {
             plan.pin_cpus.clear();
         }
         match set.run(&plan, self.cancel) {
-            Ok(run) => Ok(run.merged.report),
+            Ok(run) => {
+                self.hosts.note_noise(&run, set.sessions());
+                Ok(run.merged.report)
+            }
             Err(e) => {
                 let message = e.to_string();
                 *self.hosts.lost.borrow_mut() = Some(message.clone());
@@ -216,5 +252,47 @@ impl Lab<'_> {
                 Err(LoadFailure::Host(message))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bakeoff_model::noise::CpuSetNoise;
+
+    fn seen(host: &str, other: f64) -> HostNoise {
+        HostNoise { host: host.into(), noise: CpuSetNoise { cpus: vec![0, 1], steal_percent: 0.0, other_percent: other } }
+    }
+
+    #[test]
+    fn each_host_keeps_its_noisiest_load_of_the_trial() {
+        let mut kept = Vec::new();
+        for s in [seen("a", 3.0), seen("b", 1.0), seen("a", 9.5), seen("a", 2.0)] {
+            keep_noisiest(&mut kept, s);
+        }
+        assert_eq!(kept, vec![seen("a", 9.5), seen("b", 1.0)]);
+    }
+
+    #[test]
+    fn placements_run_cannot_carry_out_are_refused_with_what_to_do() {
+        let mut s = LoadSettings::default();
+        s.roles.server = "ssh://me@10.0.0.9".parse().unwrap();
+        let e = check_roles(&s).unwrap_err().to_string();
+        assert!(e.contains("not yet on an ssh host") && e.contains("--server-pid"), "{e}");
+        s.roles.server = Place::Local;
+        s.roles.services = "netns:db".parse().unwrap();
+        assert!(check_roles(&s).unwrap_err().to_string().contains("loopback only"));
+        s.roles.services = Place::Local;
+        s.roles.client = vec!["netns:c".parse().unwrap()];
+        assert!(check_roles(&s).is_ok());
+        s.conn_ladder = Some(vec![1, 8]);
+        assert!(check_roles(&s).unwrap_err().to_string().contains("cannot be split"));
+    }
+
+    #[test]
+    fn a_namespace_that_does_not_exist_is_refused_with_how_to_make_one() {
+        let e = ServerNet::of(&Place::Netns("bo-no-such-namespace".into())).unwrap_err().to_string();
+        assert!(e.contains("netns:bo-no-such-namespace") && e.contains("ip netns add"), "{e}");
+        assert_eq!(ServerNet::of(&Place::Local).unwrap(), ServerNet::loopback());
     }
 }

@@ -30,6 +30,7 @@ impl Lab<'_> {
     /// One trial in the cell directory `label`.
     pub(crate) fn measure_in(&mut self, cell: &Cell<'_>, trial: u32, label: &str) -> Result<TrialRecord, LabError> {
         let begun = Instant::now();
+        self.hosts.clear_noise();
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
@@ -173,13 +174,15 @@ impl Lab<'_> {
         }
         let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
         pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
-        probe.finish(&Measured {
+        let mut noise = probe.finish(&Measured {
             server_cpus: &self.settings.server_cpus,
             client_cpus: &self.settings.client_cpus,
             server_cpu_s: on_server,
             client_cpu_s: on_client,
             server_pids: &pids,
-        })
+        });
+        noise.client_hosts = self.hosts.take_noise();
+        noise
     }
 
     /// Runs the closed model at the same connection count right after an open schedule and adds
