@@ -133,12 +133,39 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
     let hosts = placed["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
     assert_eq!(hosts.len(), 2, "two client hosts: {hosts:?}");
     assert!(hosts.iter().all(|h| h["hello"]["facts"]["machine"]["cores"].as_u64() > Some(0)), "each host says what it is: {hosts:?}");
+    let paths = placed["run"]["settings"]["paths"].as_array().expect("the run records each client's path");
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    for p in paths {
+        let m = &p["measure"];
+        assert!(m["connects"].as_u64() > Some(0) && m["rtt_median_us"].as_f64() < Some(10_000.0), "the round trip: {p}");
+        assert!(m["ceiling_bytes_per_s"].as_f64() > Some(10e6), "the link ceiling: {p}");
+    }
     let roles = &placed["run"]["settings"]["load"]["roles"];
     assert!(roles["server"].as_str().unwrap().starts_with("netns:"), "the server's place is recorded: {roles}");
     assert_eq!(placed["cells"].as_array().unwrap().len(), local["cells"].as_array().unwrap().len(), "the same cells");
     let expected = verdicts(&local);
     assert!(!expected.is_empty() && expected.iter().all(|(_, v)| v == "held"), "the local run holds the quick claims: {expected:?}");
     assert_eq!(verdicts(&placed), expected, "the placed run judges the claims as the local one");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn clients_elsewhere_with_the_servers_on_loopback_are_refused_before_anything_runs() {
+    let dir = scratch("unreachable");
+    let out = run(&[
+        "--stacks".into(),
+        "go/fasthttp".into(),
+        "--scenarios".into(),
+        "hello".into(),
+        "--client".into(),
+        "netns:bo-no-such-client".into(),
+        "--db".into(),
+        dir.join("r.db").display().to_string(),
+    ]);
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("out of reach of the client netns:bo-no-such-client") && said.contains("--server-host netns:NAME"), "{said}");
+    assert!(!said.contains("verified"), "nothing was verified or measured: {said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -77,13 +77,15 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
 /// with its bound) and the servers' place.
 fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String {
     let answered = all.get("hosts").and_then(|h| h.as_array()).cloned().unwrap_or_default();
+    let paths = all.get("paths").and_then(|p| p.as_array()).cloned().unwrap_or_default();
     let client = |place: &bakeoff_model::place::Place| -> String {
         let text = place.to_string();
         let Some(h) = answered.iter().find(|h| h["place"].as_str() == Some(&text)) else { return text };
         let m = &h["hello"]["facts"]["machine"];
         let ms = |k: &str| h["clock"][k].as_f64().unwrap_or(0.0) / 1e6;
+        let path = paths.iter().find(|p| p["from"].as_str() == Some(&place.host_name())).map(|p| path(&p["measure"])).unwrap_or_default();
         format!(
-            "{text} ({}, {} cores, kernel {}, clock {:+.3} ms ± {:.3} ms)",
+            "{text} ({}, {} cores, kernel {}, clock {:+.3} ms ± {:.3} ms{path})",
             h["hello"]["hostname"].as_str().unwrap_or("?"),
             m["cores"].as_u64().unwrap_or(0),
             m["kernel"].as_str().unwrap_or("?"),
@@ -100,6 +102,17 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
         ),
     };
     format!("{clients}; servers on {}; services on {}", roles.server, roles.services)
+}
+
+/// A client host's path to the servers, as measured before the run: ", RTT 24 µs, ceiling 1.52 GB/s".
+fn path(m: &serde_json::Value) -> String {
+    let rtt = m["rtt_median_us"].as_f64().filter(|_| m["connects"].as_u64() > Some(0));
+    let ceiling = m["ceiling_bytes_per_s"].as_f64();
+    let mut out = rtt.map(|r| format!(", RTT {} µs", short(r))).unwrap_or_default();
+    if let Some(b) = ceiling {
+        out.push_str(&if b >= 1e9 { format!(", ceiling {:.2} GB/s", b / 1e9) } else { format!(", ceiling {:.0} MB/s", b / 1e6) });
+    }
+    out
 }
 
 fn load_model(s: &Stored, connections: Option<u32>) -> String {
@@ -197,11 +210,13 @@ mod tests {
         "hosts": [
             {"role": "client", "place": "ssh://me@10.0.0.2:22", "hello": hello("load1"), "clock": {"offset_ns": 1_250_000, "bound_ns": 40_000}},
             {"role": "client", "place": "netns:c2", "hello": hello("vm"), "clock": {"offset_ns": -3_000, "bound_ns": 20_000}}
-        ]});
+            ],
+            "paths": [{"from": "me@10.0.0.2:22", "measure": {"connects": 20, "rtt_median_us": 24.3, "ceiling_bytes_per_s": 1.52e9}}]});
         let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
         assert_eq!(
             rows["hosts"],
-            "load from 2 client hosts (histograms added): ssh://me@10.0.0.2:22 (load1, 16 cores, kernel 6.1.0, clock +1.250 ms ± 0.040 ms), \
+            "load from 2 client hosts (histograms added): ssh://me@10.0.0.2:22 (load1, 16 cores, kernel 6.1.0, clock +1.250 ms ± 0.040 ms, \
+             RTT 24.3 µs, ceiling 1.52 GB/s), \
              netns:c2 (vm, 16 cores, kernel 6.1.0, clock -0.003 ms ± 0.020 ms); servers on netns:srv; services on local"
         );
         data.run.settings = serde_json::json!({"load": {"roles": {"server": "local", "services": "local"}}});

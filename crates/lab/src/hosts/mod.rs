@@ -11,7 +11,7 @@ pub mod error;
 pub mod measured;
 pub mod merge;
 pub mod netns;
-mod path;
+pub(crate) mod path;
 pub mod protocol;
 pub mod server;
 pub mod session;

@@ -48,6 +48,7 @@ pub fn execute(
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
     if !hosts.hosts.is_empty() {
         run.settings["hosts"] = serde_json::to_value(&hosts.hosts).unwrap_or_default();
+        run.settings["paths"] = serde_json::to_value(&hosts.paths).unwrap_or_default();
     }
     run.services = services_preview(&cells);
     let ws = Workspace::create(&run.id, plan.keep)?;

@@ -5,9 +5,10 @@
 //! anything starts, with what to do instead.
 
 use std::cell::RefCell;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::process::Command;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use bakeoff_load::{LoadError, LoadPlan, LoadReport};
 use bakeoff_model::noise::HostNoise;
@@ -15,7 +16,8 @@ use bakeoff_model::place::{Place, Roles};
 
 use crate::error::LabError;
 use crate::hosts::clients::{ClientSet, MergedRun};
-use crate::hosts::protocol::{Hello, Identity};
+use crate::hosts::measured::{PathReport, CEILING_SEND, RTT_CONNECTS};
+use crate::hosts::protocol::{Hello, Identity, Reply, Request};
 use crate::hosts::session::{ClockOffset, Session, SessionOptions};
 use crate::hosts::HostError;
 use crate::run::runner::Lab;
@@ -124,6 +126,8 @@ pub struct RunHosts {
     pub(crate) server: ServerNet,
     /// The client hosts as they answered, for the run's record.
     pub hosts: Vec<RunHost>,
+    /// Each client host's path to the servers' address, measured before anything runs.
+    pub paths: Vec<PathReport>,
     /// Why the client hosts can no longer load: the first loss ends the run.
     lost: RefCell<Option<String>>,
     /// The noise on each client host of its own since the trial began (the noisiest load's).
@@ -133,7 +137,14 @@ pub struct RunHosts {
 impl RunHosts {
     /// Nothing placed.
     pub(crate) fn local() -> RunHosts {
-        RunHosts { clients: None, server: ServerNet::loopback(), hosts: Vec::new(), lost: RefCell::new(None), noise: RefCell::default() }
+        RunHosts {
+            clients: None,
+            server: ServerNet::loopback(),
+            hosts: Vec::new(),
+            paths: Vec::new(),
+            lost: RefCell::new(None),
+            noise: RefCell::default(),
+        }
     }
 
     /// Opens a session to every client host (checking each agent's build) and finds the server's
@@ -149,7 +160,15 @@ impl RunHosts {
             problem: "this front end cannot reach client hosts".into(),
             hint: "run the study with `bakeoff run`".into(),
         })?;
-        let set = ClientSet::open(&roles.client, &access.options, &access.identity).map_err(host_error)?;
+        if let (true, Some(far)) = (hosts.server.netns.is_none(), roles.client.iter().find(|p| **p != Place::Local)) {
+            return Err(LabError::Input {
+                what: "[hosts] client".into(),
+                problem: format!("the servers listen on 127.0.0.1 of this machine, out of reach of the client {far}"),
+                hint: "place the servers where the clients reach them (`--server-host netns:NAME`), or the clients `local`".into(),
+            });
+        }
+        let mut set = ClientSet::open(&roles.client, &access.options, &access.identity).map_err(host_error)?;
+        hosts.paths = measure_paths(&mut set, &hosts.server)?;
         hosts.hosts = set
             .sessions()
             .iter()
@@ -190,6 +209,36 @@ impl RunHosts {
     pub(crate) fn local_agents(&self) -> Vec<u32> {
         self.hosts.iter().filter(|h| h.this_machine).map(|h| h.hello.pid).collect()
     }
+}
+
+/// Each client host's path to the servers' address, one host at a time so the ceilings do not
+/// share the link: the round trip (median of TCP connects) and the ceiling (1 s of writes), both to
+/// a sink the lab opens on that address, in the servers' namespace.
+fn measure_paths(set: &mut ClientSet, server: &ServerNet) -> Result<Vec<PathReport>, LabError> {
+    let hosts = set.sessions().len() as u32;
+    let open = (CEILING_SEND + Duration::from_secs(2)) * hosts + Duration::from_secs(2);
+    let port = crate::hosts::path::open_sink_in(server.netns.as_deref(), &server.ip.to_string(), open).map_err(|e| LabError::Input {
+        what: "the servers' address".into(),
+        problem: e,
+        hint: "check the namespace has its address".into(),
+    })?;
+    let sink = SocketAddr::new(server.ip, port).to_string();
+    let mut paths = Vec::new();
+    for s in set.sessions_mut() {
+        let request = Request::Probe {
+            target: sink.clone(),
+            connects: RTT_CONNECTS,
+            sink: Some(sink.clone()),
+            send_ms: CEILING_SEND.as_millis() as u64,
+        };
+        let measure =
+            match s.ask(&request, CEILING_SEND + Duration::from_secs(15), "install the controller's build there").map_err(host_error)? {
+                Reply::Probed { path } => path,
+                other => return Err(host_error(s.unexpected("probe", &other))),
+            };
+        paths.push(PathReport { from: s.host(), measure });
+    }
+    Ok(paths)
 }
 
 /// Adds `seen` to `kept`, or replaces its host's entry when `seen` is the noisier.
