@@ -304,6 +304,9 @@ pub struct RunHostArgs {
     /// Start the servers here: `local` (the default) or `netns:NAME` (bound to the namespace's address)
     #[arg(long, value_parser = place)]
     pub server_host: Option<bakeoff_model::place::Place>,
+    /// Start the services (PostgreSQL, nginx, the document store) here: `local` or `netns:NAME`
+    #[arg(long, value_parser = place)]
+    pub services_host: Option<bakeoff_model::place::Place>,
     /// The bakeoff binary on the client hosts, an absolute path (default: this binary's own path)
     #[arg(long)]
     pub agent_bin: Option<PathBuf>,

@@ -150,6 +150,57 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
 }
 
 #[test]
+fn the_shop_on_postgres_in_the_servers_namespace_is_verified_and_measured() {
+    if no_root("the_shop_on_postgres_in_the_servers_namespace_is_verified_and_measured") {
+        return;
+    }
+    let dir = scratch("services");
+    let topo = Topology::build(&["server"]).expect("the topology builds");
+    let ns = format!("netns:{}", topo.ns("server"));
+    let db = dir.join("shop.db");
+    let args: Vec<String> = [
+        "--stacks",
+        "go/nethttp",
+        "--variants",
+        "postgres",
+        "--scenarios",
+        "products",
+        "--scenario",
+        "scenarios/shop.toml",
+        "--trials",
+        "2",
+        "--duration",
+        "1s",
+        "--warmup",
+        "500ms",
+        "--quiet",
+        "--server-host",
+        &ns,
+        "--services-host",
+        &ns,
+        "--db",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([db.display().to_string()])
+    .collect();
+    let out = run(&args);
+    let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    nothing_inside(&topo, &[]);
+    teardown(topo, None);
+    assert!(out.status.success(), "{said}");
+    let report = report(&db);
+    assert_eq!(failed_checks(&report), Vec::<String>::new(), "verified against PostgreSQL in the namespace: {said}");
+    let cells = report["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "products and the shop: {said}");
+    for c in cells {
+        assert!(c["metrics"]["requests_per_sec"]["median"].as_f64() > Some(0.0), "{c}");
+        assert_eq!(c["metrics"]["error_percent"]["median"].as_f64(), Some(0.0), "{c}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn clients_elsewhere_with_the_servers_on_loopback_are_refused_before_anything_runs() {
     let dir = scratch("unreachable");
     let out = run(&[

@@ -45,6 +45,7 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
             slo: args.slo,
             clients: args.hosts.clients.clone(),
             server_host: args.hosts.server_host.clone(),
+            services_host: args.hosts.services_host.clone(),
         },
         docstore: args.selection.docstore.clone(),
         keep: args.keep,

@@ -231,7 +231,7 @@ impl ServerProcess {
             " and it listens on no port at all (raise start.ready_timeout if it is just slow)".into()
         } else {
             format!(
-                "; it listens on {} instead: it ignores $PORT (PORT={} in its environment); bind 127.0.0.1:$PORT",
+                "; it listens on {} instead: it ignores $PORT (PORT={} in its environment); bind $HOST:$PORT",
                 others.join(", "),
                 addr.port()
             )

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
 use std::process::Command;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bakeoff_load::{LoadError, LoadPlan, LoadReport};
@@ -20,7 +20,6 @@ use crate::hosts::measured::{PathReport, CEILING_SEND, RTT_CONNECTS};
 use crate::hosts::protocol::{Hello, Identity, Reply, Request};
 use crate::hosts::session::{ClockOffset, Session, SessionOptions};
 use crate::hosts::HostError;
-use crate::run::runner::Lab;
 use crate::run::settings::LoadSettings;
 
 /// How the controller reaches the agents of a run's hosts: the agent binary and ssh options, and
@@ -45,11 +44,11 @@ pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
             "place the server `local` or `netns:NAME`; to measure a server you started on a host, use `bakeoff load --client PLACE --server-host ssh://USER@HOST --server-pid PID`",
         );
     }
-    if roles.services != Place::Local {
+    if let Place::Ssh { .. } = roles.services {
         return refuse(
             "[hosts] services",
-            "the services (PostgreSQL, nginx, the document store) run on this machine's loopback only",
-            "leave `services` out of `[hosts]`",
+            "the services (PostgreSQL, nginx, the document store) start on this machine or in a network namespace of it, not yet on an ssh host",
+            "place the services `local` or `netns:NAME`",
         );
     }
     if roles.client.is_empty() {
@@ -65,7 +64,8 @@ pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
     Ok(())
 }
 
-/// The address the servers bind and the load targets, and the namespace they start in.
+/// The address a role's processes bind and are reached at (the servers': the load's target), and
+/// the namespace they start in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServerNet {
     /// `Some` when the servers start in this network namespace.
@@ -124,6 +124,8 @@ pub struct RunHost {
 pub struct RunHosts {
     clients: Option<RefCell<ClientSet>>,
     pub(crate) server: ServerNet,
+    /// Where the services start and listen.
+    pub(crate) services: ServerNet,
     /// The client hosts as they answered, for the run's record.
     pub hosts: Vec<RunHost>,
     /// Each client host's path to the servers' address, measured before anything runs.
@@ -140,6 +142,7 @@ impl RunHosts {
         RunHosts {
             clients: None,
             server: ServerNet::loopback(),
+            services: ServerNet::loopback(),
             hosts: Vec::new(),
             paths: Vec::new(),
             lost: RefCell::new(None),
@@ -151,7 +154,8 @@ impl RunHosts {
     /// address; an unreachable host, a refused key or another build is an error naming the host.
     pub fn open(roles: &Roles, access: Option<&HostAccess>) -> Result<RunHosts, LabError> {
         let server = ServerNet::of(&roles.server)?;
-        let mut hosts = RunHosts { server, ..RunHosts::local() };
+        let services = ServerNet::of(&roles.services)?;
+        let mut hosts = RunHosts { server, services, ..RunHosts::local() };
         if roles.client.is_empty() {
             return Ok(hosts);
         }
@@ -275,12 +279,13 @@ impl LoadFailure {
     }
 }
 
-impl Lab<'_> {
+impl RunHosts {
     /// Runs `plan` from the run's clients: this process, or the client hosts with their reports
-    /// merged. A client host lost ends the run after this load (everything stored is kept).
-    pub(crate) fn run_load(&self, plan: &LoadPlan) -> Result<LoadReport, LoadFailure> {
-        let Some(clients) = &self.hosts.clients else { return Ok(bakeoff_load::run_with_cancel(plan, self.cancel)?) };
-        if let Some(lost) = self.hosts.lost.borrow().as_ref() {
+    /// merged. A client host lost sets `cancel`, so the run ends after this load (everything
+    /// stored is kept); every later load is refused with the same cause.
+    pub(crate) fn load(&self, plan: &LoadPlan, cancel: &AtomicBool) -> Result<LoadReport, LoadFailure> {
+        let Some(clients) = &self.clients else { return Ok(bakeoff_load::run_with_cancel(plan, cancel)?) };
+        if let Some(lost) = self.lost.borrow().as_ref() {
             return Err(LoadFailure::Host(lost.clone()));
         }
         let mut set = clients.borrow_mut();
@@ -289,15 +294,15 @@ impl Lab<'_> {
         if set.sessions().iter().any(|s| !s.on_this_machine()) {
             plan.pin_cpus.clear();
         }
-        match set.run(&plan, self.cancel) {
+        match set.run(&plan, cancel) {
             Ok(run) => {
-                self.hosts.note_noise(&run, set.sessions());
+                self.note_noise(&run, set.sessions());
                 Ok(run.merged.report)
             }
             Err(e) => {
                 let message = e.to_string();
-                *self.hosts.lost.borrow_mut() = Some(message.clone());
-                self.cancel.store(true, Ordering::Relaxed);
+                *self.lost.borrow_mut() = Some(message.clone());
+                cancel.store(true, Ordering::Relaxed);
                 Err(LoadFailure::Host(message))
             }
         }
@@ -329,8 +334,10 @@ mod tests {
         let e = check_roles(&s).unwrap_err().to_string();
         assert!(e.contains("not yet on an ssh host") && e.contains("--server-pid"), "{e}");
         s.roles.server = Place::Local;
+        s.roles.services = "ssh://me@10.0.0.8".parse().unwrap();
+        assert!(check_roles(&s).unwrap_err().to_string().contains("not yet on an ssh host"));
         s.roles.services = "netns:db".parse().unwrap();
-        assert!(check_roles(&s).unwrap_err().to_string().contains("loopback only"));
+        assert!(check_roles(&s).is_ok(), "services in a namespace");
         s.roles.services = Place::Local;
         s.roles.client = vec!["netns:c".parse().unwrap()];
         assert!(check_roles(&s).is_ok());

@@ -71,6 +71,8 @@ pub struct Overrides {
     pub clients: Vec<bakeoff_model::place::Place>,
     /// `--server-host`: where the servers start, over the study's.
     pub server_host: Option<bakeoff_model::place::Place>,
+    /// `--services-host`: where the services start, over the study's.
+    pub services_host: Option<bakeoff_model::place::Place>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
     /// The metric cells are ranked by and precision applies to.
@@ -314,6 +316,9 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     }
     if let Some(server) = &o.server_host {
         s.roles.server = server.clone();
+    }
+    if let Some(services) = &o.services_host {
+        s.roles.services = services.clone();
     }
     crate::run::hosts::check_roles(&s)?;
     if let Some(soak) = o.soak {

@@ -98,6 +98,11 @@ impl<'a> Lab<'a> {
     pub fn services(&self) -> &Services {
         &self.services
     }
+
+    /// Runs `plan` from the run's clients (this process, or the client hosts, merged).
+    pub(crate) fn run_load(&self, plan: &bakeoff_load::LoadPlan) -> Result<bakeoff_load::LoadReport, crate::run::hosts::LoadFailure> {
+        self.hosts.load(plan, self.cancel)
+    }
 }
 
 /// The outcome of a run: verifications and how many trials were stored.

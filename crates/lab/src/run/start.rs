@@ -24,6 +24,8 @@ impl Lab<'_> {
             data_dir: &self.data_dir,
             cpus,
             external_docstore: self.external_docstore.as_deref(),
+            netns: self.hosts.services.netns.as_deref(),
+            ip: self.hosts.services.ip,
         }
     }
 
@@ -44,11 +46,12 @@ impl Lab<'_> {
         }
         kinds.sort();
         kinds.dedup();
-        if let (Some(ns), Some(k)) = (&self.hosts.server.netns, kinds.first()) {
+        // Services on loopback are out of reach of a server in a namespace.
+        if let (Some(ns), None, Some(k)) = (&self.hosts.server.netns, &self.hosts.services.netns, kinds.first()) {
             return Err(LabError::Input {
                 what: format!("{} {}", stack.name, variant.name),
                 problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server in netns:{ns}", k.id()),
-                hint: "measure the cells that use services with the server `local` (leave `[hosts] server` out)".into(),
+                hint: "place the services too (`[hosts] services = \"netns:NAME\"`, the servers' namespace or another)".into(),
             });
         }
         for k in &kinds {

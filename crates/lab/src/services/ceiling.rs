@@ -204,7 +204,7 @@ fn pgbench(pg: &Postgres, connections: u32, duration: Duration, cpus: &[usize]) 
         .arg("-f")
         .arg(&script)
         .args(["-l", "--log-prefix", "tx"])
-        .args(["-h", "127.0.0.1", "-p", &pg.port.to_string(), "-U", "postgres", "bakeoff"]);
+        .args(["-h", &pg.host.to_string(), "-p", &pg.port.to_string(), "-U", "postgres", "bakeoff"]);
     let mut c = pinned(c, cpus)?;
     let out = run_bounded(&mut c, Duration::from_secs(secs + 60));
     let p99 = transaction_log_p99(&dir);

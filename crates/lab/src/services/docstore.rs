@@ -15,7 +15,7 @@ use std::time::Duration;
 
 /// The MongoDB-protocol document store with the documents fixture: started by the lab, or the one `--docstore` names.
 pub struct Docstore {
-    /// `mongodb://127.0.0.1:PORT/bakeoff`
+    /// `mongodb://127.0.0.1:PORT/bakeoff` (the services' address in place of 127.0.0.1)
     pub url: String,
     pub(crate) description: String,
     jar: PathBuf,
@@ -58,10 +58,10 @@ impl Docstore {
             None => {
                 let dir = service_dir(ctx, "docstore")?;
                 let port = free_port();
-                let command = format!("exec java -Xmx512m -jar '{}' serve {port}", jar.display());
+                let command = format!("exec java -Xmx512m -jar '{}' serve {port} {}", jar.display(), ctx.ip);
                 let p = launch(ctx, "docstore", &dir, &command, port)?;
                 (
-                    format!("mongodb://127.0.0.1:{port}/bakeoff"),
+                    format!("mongodb://{}/bakeoff", std::net::SocketAddr::new(ctx.ip, port)),
                     "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(),
                     Some(p),
                 )

@@ -1,5 +1,6 @@
 //! Real backing services a scenario needs (PostgreSQL, a MongoDB-protocol document store, nginx),
-//! started by the lab on loopback in throwaway directories, seeded from the fixtures, and stopped.
+//! started by the lab on loopback (or in the network namespace a study places them in) in throwaway
+//! directories, seeded from the fixtures, and stopped.
 
 pub mod ceiling;
 pub(crate) mod docstore;
@@ -10,6 +11,7 @@ use crate::error::LabError;
 use crate::host::process::{Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 /// Where services run and what they may use.
@@ -24,6 +26,10 @@ pub struct ServiceContext<'a> {
     pub cpus: &'a [usize],
     /// `--docstore mongodb://...`: use this store instead of starting one.
     pub external_docstore: Option<&'a str>,
+    /// The network namespace the services start in (`[hosts] services`), or this process's own.
+    pub netns: Option<&'a str>,
+    /// The address they listen on and are reached at: 127.0.0.1, or their namespace's.
+    pub ip: IpAddr,
 }
 
 /// The services running for a run, started on first need and stopped on drop.
@@ -92,11 +98,12 @@ pub(crate) fn service_dir(ctx: &ServiceContext<'_>, name: &str) -> Result<PathBu
 }
 
 /// Starts a service's server (`sh -c command`) in `dir` on the services' CPUs, its output in
-/// `<name>.log` there, and waits up to a minute until it listens on `port` on loopback.
+/// `<name>.log` there (in the services' namespace, if placed in one), and waits up to a minute until
+/// it listens on `port` of the services' address.
 pub(crate) fn launch(ctx: &ServiceContext<'_>, name: &str, dir: &Path, command: &str, port: u16) -> Result<ServerProcess, LabError> {
     let log = dir.join(format!("{name}.log"));
-    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log, netns: None })?;
-    process.wait_ready(([127, 0, 0, 1], port).into(), std::time::Duration::from_secs(60))?;
+    let mut process = ServerProcess::start(Launch { name, command, dir, env: &BTreeMap::new(), cpus: ctx.cpus, log, netns: ctx.netns })?;
+    process.wait_ready((ctx.ip, port).into(), std::time::Duration::from_secs(60))?;
     Ok(process)
 }
 

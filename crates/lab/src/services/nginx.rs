@@ -40,8 +40,11 @@ impl Nginx {
             std::fs::create_dir_all(prefix.join(sub)).ok();
         }
         let port = free_port();
-        let conf =
-            template.replace("{{PORT}}", &port.to_string()).replace("{{PREFIX}}", &prefix.to_string_lossy()).replace("{{WORKERS}}", "1");
+        let conf = template
+            .replace("{{HOST}}", &ctx.ip.to_string())
+            .replace("{{PORT}}", &port.to_string())
+            .replace("{{PREFIX}}", &prefix.to_string_lossy())
+            .replace("{{WORKERS}}", "1");
         std::fs::write(prefix.join("nginx.conf"), conf).map_err(|e| service_error("nginx", e.to_string(), "check the run directory"))?;
         let command = format!("exec nginx -p '{0}' -c '{0}/nginx.conf' -e '{0}/logs/error.log'", prefix.display());
         let env: BTreeMap<String, String> =
@@ -53,9 +56,9 @@ impl Nginx {
             env: &env,
             cpus: ctx.cpus,
             log: prefix.join("logs/stdout.log"),
-            netns: None,
+            netns: ctx.netns,
         })?;
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let addr = SocketAddr::new(ctx.ip, port);
         process.wait_ready(addr, Duration::from_secs(20))?;
         let version = std::process::Command::new("sh")
             .args(["-c", "PATH=/usr/sbin:$PATH nginx -v 2>&1"])

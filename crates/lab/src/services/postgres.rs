@@ -15,8 +15,10 @@ use std::time::Duration;
 /// A PostgreSQL cluster the lab started on loopback, with the products fixture in database `bakeoff`.
 pub struct Postgres {
     pub(crate) port: u16,
-    /// `postgres://postgres@127.0.0.1:PORT/bakeoff`
+    /// `postgres://postgres@127.0.0.1:PORT/bakeoff` (the services' address in place of 127.0.0.1)
     pub url: String,
+    /// The address it listens on.
+    pub host: std::net::IpAddr,
     pub(crate) version: String,
     process: ServerProcess,
 }
@@ -78,14 +80,17 @@ impl Postgres {
         let port = free_port();
         let command = format!(
             // pg_stat_statements counts the statements a stack runs, to prove it reads per request.
-            "exec {} -D '{}' -p {port} -k '{}' -c listen_addresses=127.0.0.1 -c max_connections=300 -c shared_buffers=128MB \
+            "exec {} -D '{}' -p {port} -k '{}' -c listen_addresses={ip} -c max_connections=300 -c shared_buffers=128MB \
              -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all",
             shell_prefix(&bin.join("postgres")),
             data.display(),
-            dir.display()
+            dir.display(),
+            ip = ctx.ip,
         );
         let process = launch(ctx, "postgres", &dir, &command, port)?;
-        let pg = Postgres { port, url: format!("postgres://postgres@127.0.0.1:{port}/bakeoff"), version: version(&bin), process };
+        let host = ctx.ip;
+        let url = format!("postgres://postgres@{}/bakeoff", std::net::SocketAddr::new(host, port));
+        let pg = Postgres { port, url, host, version: version(&bin), process };
         pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
         let sql = ctx.data_dir.join("products.sql");
         pg.psql("bakeoff", &["-v", "ON_ERROR_STOP=1", "-q", "-f", &sql.to_string_lossy()])?;
@@ -98,7 +103,7 @@ impl Postgres {
         let mut last = String::new();
         for _ in 0..50 {
             let mut c = Command::new("psql");
-            c.args(["-X", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres", "-d", db]).args(args);
+            c.args(["-X", "-h", &self.host.to_string(), "-p", &self.port.to_string(), "-U", "postgres", "-d", db]).args(args);
             match run_bounded(&mut c, Duration::from_secs(30)) {
                 Ok(out) => return Ok(out),
                 Err(e) if e.contains("starting up") || e.contains("Connection refused") => {
@@ -138,7 +143,7 @@ impl Postgres {
             hint: "the schema and seed must be valid PostgreSQL too: give `schema_postgres = \"schema.postgres.sql\"` where they differ"
                 .into(),
         })?;
-        Ok(format!("postgres://postgres@127.0.0.1:{}/{name}", self.port))
+        Ok(format!("postgres://postgres@{}/{name}", std::net::SocketAddr::new(self.host, self.port)))
     }
 
     /// Drops database `name`, its connections closed first.

@@ -54,7 +54,15 @@ impl Drop for Scratch {
 /// The services of `kinds`, started in `scratch` on `cpus` (stopped when dropped).
 pub fn services(kinds: &[ServiceKind], scratch: &Scratch, cpus: &[usize]) -> Services {
     let root = project_root();
-    let ctx = ServiceContext { project_root: &root, run_dir: &scratch.dir, data_dir: &scratch.data, cpus, external_docstore: None };
+    let ctx = ServiceContext {
+        project_root: &root,
+        run_dir: &scratch.dir,
+        data_dir: &scratch.data,
+        cpus,
+        external_docstore: None,
+        netns: None,
+        ip: [127, 0, 0, 1].into(),
+    };
     let mut services = Services::default();
     services.ensure(kinds, &ctx).unwrap();
     services

@@ -19,7 +19,7 @@ pub(super) fn check_own_address_only(checks: &mut Checks, addr: SocketAddr, serv
     let outcome = if addrs.is_empty() {
         fail(format!("no listening socket on port {port} found in /proc/net/tcp*"))
     } else if let Some(bad) = addrs.iter().find(|a| !is_loopback(a) && **a != addr.ip()) {
-        fail(format!("listens on {bad}:{port}; bind $HOST only ({}) so the benchmark is not open to every network", addr.ip()))
+        fail(format!("listens on {bad}:{port}; bind {} only ($HOST) so the benchmark is not open to every network", addr.ip()))
     } else {
         Ok(())
     };

@@ -60,8 +60,8 @@ public final class Main {
         String command = args.length > 0 ? args[0] : "";
         switch (command) {
             case "serve":
-                if (args.length != 2) return usage();
-                return serve(Integer.parseInt(args[1]));
+                if (args.length != 2 && args.length != 3) return usage();
+                return serve(Integer.parseInt(args[1]), args.length == 3 ? args[2] : "127.0.0.1");
             case "seed":
                 if (args.length != 3) return usage();
                 return seed(args[1], Path.of(args[2]));
@@ -83,14 +83,14 @@ public final class Main {
     }
 
     static int usage() {
-        System.err.println("usage: docstore serve PORT | seed URL FILE | set URL ID FIELD VALUE | get URL ID | finds URL | bench URL CONNECTIONS SECONDS");
+        System.err.println("usage: docstore serve PORT [HOST] | seed URL FILE | set URL ID FIELD VALUE | get URL ID | finds URL | bench URL CONNECTIONS SECONDS");
         return 2;
     }
 
-    /** Serves the in-memory store on 127.0.0.1:PORT until SIGTERM, or until a piped stdin closes. */
-    static int serve(int port) throws Exception {
+    /** Serves the in-memory store on HOST:PORT (127.0.0.1 by default) until SIGTERM, or until a piped stdin closes. */
+    static int serve(int port, String host) throws Exception {
         MongoServer server = new MongoServer(new CountingBackend().version(REPORTED_VERSION));
-        server.bind("127.0.0.1", port);
+        server.bind(host, port);
         CountDownLatch stop = new CountDownLatch(1);
         // SIGTERM/SIGINT run shutdown hooks: close the listener before the JVM exits.
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
