@@ -249,13 +249,13 @@ fn a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured
         })
         .collect();
     drop(tx);
-    // After the second slice is stored, the client's agent is killed by its pid.
+    // Once the third slice starts (the first two are stored), the client's agent is killed by its pid.
     let mut lines = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut killed = None;
     for line in rx.iter() {
         lines.push(line.clone());
-        if killed.is_none() && line.contains("trial 2/8 of") {
+        if killed.is_none() && line.contains("(trial 3/8)") {
             let out = Command::new("ip").args(["netns", "pids", &client_ns]).output().unwrap();
             let agent: u32 = String::from_utf8_lossy(&out.stdout).split_whitespace().next().expect("the agent runs there").parse().unwrap();
             // SAFETY: kill(2) on the agent this test's run started, found in the test's namespace.

@@ -77,6 +77,17 @@ impl Postgres {
             service_error("postgres", format!("initdb failed: {e}"), "the `postgres` user must be able to write the run directory")
         })?;
 
+        // initdb trusts loopback only; in a namespace of their own the servers and the lab connect
+        // over its link, from the subnets the server is on (nothing else reaches that address).
+        if !ctx.ip.is_loopback() {
+            use std::io::Write;
+            let hba = data.join("pg_hba.conf");
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&hba)
+                .and_then(|mut f| f.write_all(b"host all all samenet trust\n"))
+                .map_err(|e| service_error("postgres", format!("{}: {e}", hba.display()), "check the run directory"))?;
+        }
         let port = free_port();
         let command = format!(
             // pg_stat_statements counts the statements a stack runs, to prove it reads per request.
