@@ -39,12 +39,12 @@ pub fn execute(
     cancel: &AtomicBool,
 ) -> Result<Executed, LabError> {
     let cells = plan.cells()?;
+    // Every host is reached, its build checked and its path measured before anything is set up.
+    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref())?;
     let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, events);
     if plan.settings.precision.is_some() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
         precision_outlook(&plan, events, cancel)?;
     }
-    // Every host is reached and its build checked before anything is measured.
-    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref())?;
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
     if !hosts.hosts.is_empty() {
         run.settings["hosts"] = serde_json::to_value(&hosts.hosts).unwrap_or_default();
