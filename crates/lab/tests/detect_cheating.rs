@@ -232,7 +232,16 @@ fn work_that_stops_under_load_fails_the_cost_check_rerun_after_the_first_trial()
         let dump = serde_json::to_string_pretty(&report).unwrap();
         assert!(report.checks.iter().all(|c| c.verdict != Verdict::Fail), "{variant}: verification cannot see it:\n{dump}");
         // 4 s, so that a slow or loaded machine still sends the load's URL more than 400 times.
-        let (trial, rechecked) = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
+        let mut attempt = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
+        // On a noisy machine the recheck's rounds can disagree: the lab says so (a warning, no
+        // verdict), and the cell is measured once more, as a user would rerun it.
+        let cost_after = |t: &bakeoff_model::results::TrialRecord| {
+            t.warnings.iter().any(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
+        };
+        if !cost_after(&attempt.0) && attempt.1.iter().any(|c| c.verdict == Verdict::Warn && c.reason.contains("rounds disagree")) {
+            attempt = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
+        }
+        let (trial, rechecked) = attempt;
         let requests = trial.load.steps[0].requests;
         assert!(requests > 400, "{variant}: the cheat must have started during the load: {requests} requests measured");
         let after = trial
