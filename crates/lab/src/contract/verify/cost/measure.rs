@@ -67,6 +67,19 @@ impl Alternation {
         }
     }
 
+    /// Adds `later`'s rounds to these, so the median is taken over both alternations.
+    pub(super) fn merge(&mut self, later: Alternation) {
+        self.rounds.extend(later.rounds);
+        self.seconds += later.seconds;
+    }
+
+    /// Rounds of these ratios (light 100 µs a request), for the judge's tests.
+    #[cfg(test)]
+    pub(super) fn of_ratios(ratios: &[f64]) -> Alternation {
+        let cost = |us| Cost { us_per_request: us, requests: 100 };
+        Alternation { rounds: ratios.iter().map(|r| (cost(100.0 * r), cost(100.0))).collect(), seconds: 0.0 }
+    }
+
     fn heavy_requests(&self) -> u64 {
         self.rounds.iter().map(|(h, _)| h.requests).sum()
     }

@@ -23,8 +23,8 @@ use super::{Checks, Target};
 use bakeoff_model::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use burst::{warm_up, BurstError, CONNECTIONS};
-use judge::{judge, judge_reads, store_name};
-use measure::{alternate, heavy_only, heavy_then_light, Measured};
+use judge::{disagrees, judge, judge_reads, store_name};
+use measure::{alternate, heavy_only, heavy_then_light, Alternation, Measured};
 use pair::{pairs, Pair, Requests};
 use std::time::Duration;
 
@@ -83,7 +83,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
         let heavy = p.heavy.first_path();
         let reads_before = reads(target, p);
         let measured = if p.min_ratio > 0.0 {
-            alternate(target, pid, p, &mut conns).map(Measured::Judged)
+            measure_judged(p, || alternate(target, pid, p, &mut conns)).map(Measured::Judged)
         } else {
             heavy_only(target, pid, p, &mut conns)
         };
@@ -115,10 +115,24 @@ pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
     let mut conns = CONNECTIONS;
     for p in pairs(checks, target, TITLE_AGAIN).iter().filter(|p| p.min_ratio > 0.0) {
+        // Not measured again on a disagreement: a second heavy side would follow the light URL,
+        // and work that resumes once another URL is seen would pass on the merged rounds.
         let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
         let what = format!("{TITLE_AGAIN}: {}", p.versus());
         checks.add_measured(CheckScope::Scenario(p.scenario), &what, p.heavy.first_path(), outcome);
     }
+}
+
+/// A judged pair's alternation; one whose rounds disagree ([`disagrees`]) is measured once more
+/// and judged on the rounds of both, so one spell of a busy machine neither passes a precomputed
+/// answer nor leaves it at a warning, and a JIT's pause does not fail an honest stack. Only a
+/// disagreement pays for the second alternation.
+fn measure_judged(p: &Pair, mut measure: impl FnMut() -> Result<Alternation, BurstError>) -> Result<Alternation, BurstError> {
+    let mut first = measure()?;
+    if disagrees(p.min_ratio, &first) {
+        first.merge(measure()?);
+    }
+    Ok(first)
 }
 
 /// The reads the scenario's store has served so far, where it counts them.
