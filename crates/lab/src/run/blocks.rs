@@ -33,6 +33,15 @@ pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 /// A co-resident server may use this share of one core while the others are measured.
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
 
+/// What every launch of a run's block schedule shares: the run, the blocks' random orders, the
+/// tally of what was measured and the run's outcome.
+struct BlockRun<'r> {
+    run: &'r RunInfo,
+    rng: SplitMix64,
+    tally: Tally,
+    outcome: &'r mut RunOutcome,
+}
+
 /// One server of a launch and what the launch has measured of it.
 struct Resident<'c, 'a> {
     cell: &'c Cell<'a>,
@@ -62,8 +71,7 @@ impl Lab<'_> {
             groups.entry(cell.scenario).or_default().push(cell);
         }
         let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches);
-        let mut tally = Tally::default();
-        let mut rng = SplitMix64(seed_of(&run.id));
+        let mut br = BlockRun { run, rng: SplitMix64(seed_of(&run.id)), tally: Tally::default(), outcome };
         // A block's number is the scenario's own count, whoever missed it: cells pair by block, so
         // a server that died and skipped the rest of its launch must not shift its later blocks.
         let mut next_block: BTreeMap<Scenario, u32> = groups.keys().map(|&s| (s, 1)).collect();
@@ -75,7 +83,7 @@ impl Lab<'_> {
         for launch in 0..plan.launches {
             for (&scenario, group) in &groups {
                 let blocks = blocks_of(scenario, plan.blocks_in(launch));
-                if !self.launch_group(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
+                if !self.launch_group(&mut br, group, launch, blocks)? {
                     return Ok(());
                 }
             }
@@ -91,13 +99,13 @@ impl Lab<'_> {
             let pending: Vec<(f64, Scenario, &Vec<&Cell<'_>>)> = groups
                 .iter()
                 .filter(|(s, _)| !given_up.contains(*s))
-                .filter_map(|(&s, g)| tally.widest_ratio(&keys(g), metric).filter(|&w| w > target).map(|w| (w, s, g)))
+                .filter_map(|(&s, g)| br.tally.widest_ratio(&keys(g), metric).filter(|&w| w > target).map(|w| (w, s, g)))
                 .collect();
-            let most = tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
+            let most = br.tally.values.values().map(Vec::len).max().unwrap_or(0) as u32;
             if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());
             }
-            let per_slice = started.elapsed().as_secs_f64() / tally.trials_done.max(1) as f64;
+            let per_slice = started.elapsed().as_secs_f64() / br.tally.trials_done.max(1) as f64;
             let left = budget.as_secs_f64() - started.elapsed().as_secs_f64();
             let (pending, dropped) = within_budget(pending, |g| per_slice * (g.len() * plan.extra_blocks() as usize) as f64, left);
             if !dropped.is_empty() {
@@ -111,7 +119,7 @@ impl Lab<'_> {
             (self.events)(Event::PrecisionRound { round: launch + 1, cells });
             for (_, scenario, group) in pending {
                 let blocks = blocks_of(scenario, plan.extra_blocks());
-                if !self.launch_group(run, group, launch, blocks, &mut rng, &mut tally, outcome)? {
+                if !self.launch_group(&mut br, group, launch, blocks)? {
                     return Ok(());
                 }
             }
@@ -122,22 +130,18 @@ impl Lab<'_> {
     /// One launch of a scenario's cells: those side by side that cost nothing while idle, then
     /// each that did not (in an earlier launch) alone, on the same block numbers. False when the
     /// run was cancelled.
-    #[allow(clippy::too_many_arguments)]
     fn launch_group(
         &mut self,
-        run: &RunInfo,
+        br: &mut BlockRun<'_>,
         cells: &[&Cell<'_>],
         launch: u32,
         blocks: std::ops::Range<u32>,
-        rng: &mut SplitMix64,
-        tally: &mut Tally,
-        outcome: &mut RunOutcome,
     ) -> anyhow::Result<bool> {
-        let (alone, together): (Vec<&Cell<'_>>, Vec<&Cell<'_>>) = cells.iter().partition(|c| tally.alone.contains(&c.key()));
+        let (alone, together): (Vec<&Cell<'_>>, Vec<&Cell<'_>>) = cells.iter().partition(|c| br.tally.alone.contains(&c.key()));
         let mut launches: Vec<Vec<&Cell<'_>>> = alone.into_iter().map(|c| vec![c]).collect();
         launches.insert(0, together);
         for cells in launches.iter().filter(|l| !l.is_empty()) {
-            if !self.launch(run, cells, launch, blocks.clone(), rng, tally, outcome)? {
+            if !self.launch(br, cells, launch, blocks.clone())? {
                 return Ok(false);
             }
         }
@@ -147,20 +151,10 @@ impl Lab<'_> {
     /// One launch of one scenario's cells: start all, warm each, the `blocks` (their numbers) of
     /// slices in a fresh random order each, then the checks and the stops. False when the run was
     /// cancelled.
-    #[allow(clippy::too_many_arguments)]
-    fn launch(
-        &mut self,
-        run: &RunInfo,
-        cells: &[&Cell<'_>],
-        launch: u32,
-        blocks: std::ops::Range<u32>,
-        rng: &mut SplitMix64,
-        tally: &mut Tally,
-        outcome: &mut RunOutcome,
-    ) -> anyhow::Result<bool> {
+    fn launch(&mut self, br: &mut BlockRun<'_>, cells: &[&Cell<'_>], launch: u32, blocks: std::ops::Range<u32>) -> anyhow::Result<bool> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
-        let mut residents = self.start_residents(cells, tally, outcome);
+        let mut residents = self.start_residents(cells, &mut br.tally, br.outcome);
         for r in &mut residents {
             let warming = Instant::now();
             self.warm(r.cell, r.addr);
@@ -171,7 +165,7 @@ impl Lab<'_> {
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
         'blocks: for block in blocks {
-            for i in rng.permutation(residents.len()) {
+            for i in br.rng.permutation(residents.len()) {
                 if self.cancel.load(Ordering::Relaxed) {
                     cancelled = true;
                     break 'blocks;
@@ -184,17 +178,17 @@ impl Lab<'_> {
                 (self.events)(Event::TrialStarting { cell: &key, trial: block, trials: self.settings.trials.max(block) });
                 match self.slice(&mut residents[i], &others, block, launch, noisy) {
                     Ok(mut record) => {
-                        record.run_id = run.id.clone();
-                        tally.record(&key, &record, self.settings.rank_by.metric());
+                        record.run_id = br.run.id.clone();
+                        br.tally.record(&key, &record, self.settings.rank_by.metric());
                         if block == last {
                             residents[i].held = Some(record);
                         } else {
-                            self.store(record, outcome)?;
+                            self.store(record, br.outcome)?;
                         }
                     }
                     Err(e) => {
                         residents[i].failed = true;
-                        self.fail(key, e.to_string(), tally, outcome);
+                        self.fail(key, e.to_string(), &mut br.tally, br.outcome);
                     }
                 }
             }
@@ -203,11 +197,11 @@ impl Lab<'_> {
         let beside_others = residents.len() > 1;
         for (r, from) in residents.into_iter().zip(idle_from) {
             let key = r.cell.key();
-            if self.finish_resident(r, launch, cancelled, idle_wall_s, from, beside_others, outcome)? {
-                tally.alone.insert(key);
+            if self.finish_resident(r, launch, cancelled, idle_wall_s, from, beside_others, br.outcome)? {
+                br.tally.alone.insert(key);
             }
         }
-        outcome.interrupted |= cancelled;
+        br.outcome.interrupted |= cancelled;
         Ok(!cancelled)
     }
 

@@ -37,7 +37,7 @@ struct RawFile {
     #[serde(default)]
     vars: BTreeMap<String, Spanned<RawVar>>,
     requests: Vec<Spanned<RawRequest>>,
-    login: Option<Spanned<RawLogin>>,
+    login: Option<Spanned<RawRequest>>,
     #[serde(default)]
     cost: Vec<Spanned<RawCost>>,
     database: Option<Spanned<RawDatabase>>,
@@ -45,22 +45,6 @@ struct RawFile {
     probes: Vec<Spanned<RawProbe>>,
     #[serde(default)]
     statements: Vec<Spanned<RawStatements>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLogin {
-    #[serde(default = "post")]
-    method: String,
-    path: String,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    body: Option<String>,
-    json_body: Option<toml::Value>,
-    #[serde(default)]
-    capture: BTreeMap<String, String>,
-    #[serde(default)]
-    expect: RawExpect,
 }
 
 #[derive(Deserialize)]
@@ -74,21 +58,54 @@ struct RawVar {
     pick: Option<String>,
 }
 
+/// A `[[requests]]` entry or the `[login]`: one shape, so the two cannot drift apart; a request
+/// has a name and a weight, the login has captures ([`Role`] checks which fields a role takes).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRequest {
-    name: String,
-    #[serde(default = "one")]
-    weight: u32,
-    #[serde(default = "get")]
-    method: String,
+    name: Option<String>,
+    weight: Option<u32>,
+    method: Option<String>,
     path: String,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     body: Option<String>,
     json_body: Option<toml::Value>,
+    capture: Option<BTreeMap<String, String>>,
     #[serde(default)]
     expect: RawExpect,
+}
+
+/// What a [`RawRequest`] is in the file: one of the `[[requests]]` or the `[login]`.
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Request,
+    Login,
+}
+
+impl RawRequest {
+    /// Its name, weight and method, each defaulted for its role (a request is a GET of weight 1,
+    /// the login a POST); a field its role does not take is an error naming it.
+    fn resolved(&self, role: Role) -> Result<(String, u32, String), Problem> {
+        match role {
+            Role::Request => {
+                if self.capture.is_some() {
+                    return Err(("`capture` is the [login]'s".into(), "capture values in [login] and use them as {{name}} here"));
+                }
+                let name = self.name.clone().ok_or(("a request without a `name`".to_string(), "add e.g. name = \"item\""))?;
+                Ok((name, self.weight.unwrap_or(1), self.method.clone().unwrap_or_else(|| "GET".into())))
+            }
+            Role::Login => {
+                if self.name.is_some() || self.weight.is_some() {
+                    return Err((
+                        "`name` and `weight` are for [[requests]]".into(),
+                        "remove them from [login]: it runs once per connection",
+                    ));
+                }
+                Ok(("login".into(), 1, self.method.clone().unwrap_or_else(|| "POST".into())))
+            }
+        }
+    }
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -113,18 +130,6 @@ struct RawJson {
     equals: Option<toml::Value>,
     within: Option<[f64; 2]>,
     length: Option<[u64; 2]>,
-}
-
-fn one() -> u32 {
-    1
-}
-
-fn get() -> String {
-    "GET".into()
-}
-
-fn post() -> String {
-    "POST".into()
 }
 
 /// Where a problem is: the file and the line of the byte offset `at`.
@@ -169,8 +174,11 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
     let mut requests = Vec::new();
     for r in &raw.requests {
         let at = r.span().start;
-        let spec = request(r.get_ref(), &vars, &captured)
-            .map_err(|(p, h)| located(path, text, at, format!("request `{}`: {p}", r.get_ref().name), h))?;
+        let named = |p: String| match &r.get_ref().name {
+            Some(name) => format!("request `{name}`: {p}"),
+            None => format!("[[requests]]: {p}"),
+        };
+        let spec = request(r.get_ref(), Role::Request, &vars, &captured).map_err(|(p, h)| located(path, text, at, named(p), h))?;
         if requests.iter().any(|s: &RequestSpec| s.name == spec.name) {
             return Err(located(path, text, at, format!("two requests are named `{}`", spec.name), "give each request its own name"));
         }
@@ -288,20 +296,10 @@ fn generator(base: &Path, name: &str, v: &RawVar) -> Result<Generator, Problem> 
 
 /// The `[login]`: a request like the others (its captured names not yet usable in it), and what it
 /// captures, each name new and each path valid.
-fn login(l: &RawLogin, vars: &BTreeMap<String, Generator>) -> Result<LoginSpec, Problem> {
-    let raw = RawRequest {
-        name: "login".into(),
-        weight: 1,
-        method: l.method.clone(),
-        path: l.path.clone(),
-        headers: l.headers.clone(),
-        body: l.body.clone(),
-        json_body: l.json_body.clone(),
-        expect: l.expect.clone(),
-    };
-    let request = request(&raw, vars, &BTreeSet::new())?;
+fn login(l: &RawRequest, vars: &BTreeMap<String, Generator>) -> Result<LoginSpec, Problem> {
+    let request = request(l, Role::Login, vars, &BTreeSet::new())?;
     let mut captures = Vec::new();
-    for (name, at) in &l.capture {
+    for (name, at) in l.capture.iter().flatten() {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err((format!("capture `{name}`: a name of letters, digits and _ only"), "rename it, e.g. token"));
         }
@@ -318,15 +316,16 @@ fn login(l: &RawLogin, vars: &BTreeMap<String, Generator>) -> Result<LoginSpec, 
     Ok(LoginSpec { request, captures })
 }
 
-/// A `[[requests]]` entry; `captured` are the names the login captures, usable in headers only.
-fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>, captured: &BTreeSet<String>) -> Result<RequestSpec, Problem> {
+/// A `[[requests]]` entry or the login (`role`); `captured` are the names the login captures,
+/// usable in headers only.
+fn request(r: &RawRequest, role: Role, vars: &BTreeMap<String, Generator>, captured: &BTreeSet<String>) -> Result<RequestSpec, Problem> {
     let bad_template = |e: String| (e, "placeholders are {{var}} or {{var.column}}");
-    if r.weight == 0 {
+    let (name, weight, method) = r.resolved(role)?;
+    if weight == 0 {
         return Err(("`weight = 0`: a request that is never sent".into(), "give it a weight of 1 or more, or remove it"));
     }
-    let method = r.method.to_ascii_uppercase();
     if method.is_empty() || !method.chars().all(|c| c.is_ascii_alphabetic()) {
-        return Err((format!("method `{}` is not an HTTP method", r.method), "write e.g. GET, POST, PUT, DELETE"));
+        return Err((format!("method `{method}` is not an HTTP method"), "write e.g. GET, POST, PUT, DELETE"));
     }
     if !r.path.starts_with('/') {
         return Err((
@@ -343,9 +342,9 @@ fn request(r: &RawRequest, vars: &BTreeMap<String, Generator>, captured: &BTreeS
     let headers =
         r.headers.iter().map(|(k, v)| Ok((k.clone(), Template::parse(v).map_err(bad_template)?))).collect::<Result<_, Problem>>()?;
     let spec = RequestSpec {
-        name: r.name.clone(),
-        weight: r.weight,
-        method,
+        name,
+        weight,
+        method: method.to_ascii_uppercase(),
         path: Template::parse(&r.path).map_err(bad_template)?,
         headers,
         body,

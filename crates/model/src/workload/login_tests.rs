@@ -72,6 +72,13 @@ fn login_mistakes_are_named_with_their_line_and_fix() {
             "t.toml:9",
             "[login]: `{{who}}` names no variable",
         ),
+        (
+            SHOP.replace("path = \"/login\"", "path = \"/login\"\nweight = 2"),
+            "t.toml:9",
+            "[login]: `name` and `weight` are for [[requests]]",
+        ),
+        (SHOP.replace("name = \"item\"", "capture = { x = \"$.x\" }"), "t.toml:16", "[[requests]]: `capture` is the [login]'s"),
+        (SHOP.replace("name = \"item\"\n", ""), "t.toml:16", "[[requests]]: a request without a `name`"),
     ];
     for (text, at, says) in cases {
         let e = Workload::parse(Path::new("t.toml"), &text).unwrap_err();
