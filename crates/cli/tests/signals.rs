@@ -94,3 +94,52 @@ fn sigterm_mid_run_stops_servers_and_services_and_keeps_the_measured_trials() {
     assert!(trials.unwrap_or(0) >= 1, "the trial measured before the signal is stored: {}", json["cells"]);
     assert!(json["status"].to_string().contains("interrupted"), "{}", json["status"]);
 }
+
+/// SIGTERM during `bakeoff verify` stops the variant being checked at its next check (a JIT's
+/// 30 s warm-up of the cost pairs included), stores no incomplete report (contracts left
+/// unchecked must not read as passed), marks the run interrupted and leaves nothing running.
+#[test]
+fn sigterm_mid_verify_stops_within_seconds_and_stores_no_partial_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let db_arg = db.display().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
+        .args(["verify", "pypy/werkzeug-uwsgi", "--variants", "default", "--db", &db_arg])
+        .env("BAKEOFF_ROOT", root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lab = child.id();
+    // Setup is cached (or runs first); the server's processes carry the lab's marker once started.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while marked_by(lab).is_empty() {
+        assert!(Instant::now() < deadline && child.try_wait().unwrap().is_none(), "the server never started");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(Command::new("kill").args(["-TERM", &lab.to_string()]).status().unwrap().success());
+    let signalled = Instant::now();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let drain = std::thread::spawn(move || {
+        let (mut o, mut e) = (String::new(), String::new());
+        std::io::Read::read_to_string(&mut out, &mut o).ok();
+        std::io::Read::read_to_string(&mut err, &mut e).ok();
+        (o, e)
+    });
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("bakeoff verify still runs 20 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (stdout, stderr) = drain.join().unwrap();
+    assert!(marked_by(lab).is_empty(), "left running after SIGTERM: {:?}", marked_by(lab));
+    assert_eq!(exit.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stdout.contains("0 of 0 stack variants pass") && !stdout.contains("PASS"), "no incomplete report printed:\n{stdout}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}

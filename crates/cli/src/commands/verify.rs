@@ -41,6 +41,10 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     if !args.json {
         println!("{} of {all} stack variants pass", all - failed);
     }
+    if done.interrupted {
+        eprintln!("interrupted: the {all} variants checked before the stop are stored; the rest were not checked");
+        return Ok(ExitCode::from(130));
+    }
     Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -12,7 +12,7 @@ use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{self, SetupJob};
 use bakeoff_model::results::{ResultSink, RunInfo, Verdict};
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What a run did: its provenance (the id to read it back by) and the runner's outcome.
 pub struct Executed {
@@ -41,8 +41,8 @@ pub fn execute(
     let cells = plan.cells()?;
     // Every host is reached, its build checked and its path measured before anything is set up.
     let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref())?;
-    let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, events);
-    if plan.settings.precision.is_some() && !cancel.load(std::sync::atomic::Ordering::Relaxed) {
+    let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, cancel, events);
+    if plan.settings.precision.is_some() && !cancel.load(Ordering::Relaxed) {
         precision_outlook(&plan, events, cancel)?;
     }
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
@@ -94,14 +94,23 @@ fn precision_outlook(plan: &RunPlan, events: &mut dyn FnMut(Event<'_>), cancel: 
 }
 
 /// Sets up each stack (cached), reporting each outcome; returns how many failed (others still run).
-pub fn setup_stacks<'s>(stacks: impl IntoIterator<Item = &'s Stack>, root: &Path, force: bool, events: &mut dyn FnMut(Event<'_>)) -> usize {
+pub fn setup_stacks<'s>(
+    stacks: impl IntoIterator<Item = &'s Stack>,
+    root: &Path,
+    force: bool,
+    cancel: &AtomicBool,
+    events: &mut dyn FnMut(Event<'_>),
+) -> usize {
     let mut failed = 0;
     for stack in stacks {
         let Some(job) = SetupJob::for_stack(stack) else { continue };
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
         // After a successful setup, what it installed (`setup.versions`) is recorded for reports.
-        let outcome =
-            setup::run_with_progress(&job, root, force, &mut |progress| (events)(Event::SetupProgress { stack: &stack.name, progress }))
-                .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
+        let heard = &mut |progress: setup::SetupProgress<'_>| (events)(Event::SetupProgress { stack: &stack.name, progress });
+        let outcome = setup::run_with_progress(&job, root, force, cancel, heard)
+            .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

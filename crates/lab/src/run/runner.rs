@@ -135,6 +135,10 @@ impl Lab<'_> {
                 let scenarios: Vec<Scenario> =
                     cells.iter().filter(|c| c.stack.name == id.0 && c.variant.name == id.1).map(|c| c.scenario).collect();
                 let report = self.verify_variant(cell.stack, cell.variant, &dedup(scenarios), cell.workers);
+                if self.cancel.load(Ordering::Relaxed) {
+                    // Stopped mid-way: its unchecked contracts must not read as passed.
+                    break;
+                }
                 self.sink.record_verification(&run.id, &report)?;
                 (self.events)(Event::Verified(&report));
                 outcome.verifications.push(report.clone());

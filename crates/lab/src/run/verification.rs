@@ -60,6 +60,9 @@ pub struct Verified {
     pub run: RunInfo,
     /// One report per stack variant checked.
     pub reports: Vec<VerifyReport>,
+    /// Ctrl-C or SIGTERM stopped it: the variant being checked then has no report, and the
+    /// variants after it were not checked.
+    pub interrupted: bool,
 }
 
 impl Verified {
@@ -80,16 +83,17 @@ pub fn verify(
     each: &mut dyn FnMut(&VerifyReport),
 ) -> anyhow::Result<Verified> {
     let stacks = plan.catalog.select(&plan.names)?;
-    setup_stacks(stacks.iter().copied(), &plan.root, false, events);
+    setup_stacks(stacks.iter().copied(), &plan.root, false, cancel, events);
     let run = new_run(&plan.root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
     sink.begin_run(&run)?;
     let settings = LoadSettings { scenario_files: plan.scenario_files, ..LoadSettings::default() };
     let mut lab = ws.lab(&plan.root, plan.docstore, settings, sink, events, cancel);
     let reports = lab.verify_selection(&run.id, &stacks, &plan.filter, each)?;
-    lab.sink.finish_run(&run.id, &RunStatus::Complete)?;
+    let interrupted = cancel.load(Ordering::Relaxed);
+    lab.sink.finish_run(&run.id, if interrupted { &RunStatus::Interrupted } else { &RunStatus::Complete })?;
     drop(lab);
-    let verified = Verified { run, reports };
+    let verified = Verified { run, reports, interrupted };
     ws.finish(verified.failures() > 0, events);
     Ok(verified)
 }
@@ -121,8 +125,9 @@ impl VerifyFilter {
 
 impl Lab<'_> {
     /// Verifies every variant of `stacks` the filter keeps, one at a time with one worker; each
-    /// report is recorded under `run_id` and handed to `each` as it completes. Stops before the next
-    /// variant when the run is cancelled.
+    /// report is recorded under `run_id` and handed to `each` as it completes. A cancel stops the
+    /// variant being checked at its next check, and its incomplete report is dropped: contracts
+    /// left unchecked must not read as passed.
     pub(crate) fn verify_selection(
         &mut self,
         run_id: &str,
@@ -138,6 +143,9 @@ impl Lab<'_> {
                     continue;
                 }
                 let report = self.verify_variant(stack, variant, &chosen, 1);
+                if self.cancel.load(Ordering::Relaxed) {
+                    break;
+                }
                 self.sink.record_verification(run_id, &report)?;
                 each(&report);
                 reports.push(report);

@@ -125,6 +125,7 @@ impl Lab<'_> {
             warmup: stack.warmup.unwrap_or_default(),
             workloads: self.settings.scenario_files.iter().map(|f| &*f.workload).collect(),
             file_db: file_db.as_deref(),
+            cancel: self.cancel,
         })
     }
 

@@ -7,6 +7,7 @@ use crate::stacks::manifest::Stack;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a setup did.
@@ -93,14 +94,17 @@ pub fn is_current(job: &SetupJob<'_>, project_root: &Path) -> bool {
 
 /// Runs `job` unless its stamp matches; `force` ignores the stamp.
 pub fn run(job: &SetupJob<'_>, project_root: &Path, force: bool) -> Result<SetupOutcome, LabError> {
-    run_with_progress(job, project_root, force, &mut |_| {})
+    run_with_progress(job, project_root, force, &AtomicBool::new(false), &mut |_| {})
 }
 
-/// `run`, with `progress` hearing each phase and every line the commands print, as they print it.
+/// `run`, with `progress` hearing each phase and every line the commands print, as they print it;
+/// setting `cancel` stops the command that runs (its whole process group) and leaves the stamp
+/// unwritten, so the next setup runs again.
 pub fn run_with_progress(
     job: &SetupJob<'_>,
     project_root: &Path,
     force: bool,
+    cancel: &AtomicBool,
     progress: &mut dyn FnMut(SetupProgress<'_>),
 ) -> Result<SetupOutcome, LabError> {
     if job.commands.is_empty() && job.apt.is_empty() {
@@ -129,15 +133,22 @@ pub fn run_with_progress(
     let _ = std::fs::remove_file(&log);
     for (i, command) in job.commands.iter().enumerate() {
         progress(SetupProgress::Running { index: i + 1, count: job.commands.len(), command });
-        run_command(job, command, &log, progress)?;
+        run_command(job, command, &log, cancel, progress)?;
     }
     std::fs::write(&stamp, &hash).ok();
     Ok(SetupOutcome::Done(started.elapsed()))
 }
 
 /// Runs one command with its output going both to the log and, line by line, to `progress`.
-fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn FnMut(SetupProgress<'_>)) -> Result<(), LabError> {
+fn run_command(
+    job: &SetupJob<'_>,
+    command: &str,
+    log: &Path,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(SetupProgress<'_>),
+) -> Result<(), LabError> {
     use std::io::Write;
+    use std::os::unix::process::CommandExt;
     let log_error = |e: std::io::Error| LabError::Input {
         what: log.display().to_string(),
         problem: e.to_string(),
@@ -153,6 +164,9 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
+        // A group of its own: a timeout or a cancel stops the build's every process (cargo's
+        // rustc, npm's node), not only the shell.
+        .process_group(0)
         .spawn()
         .map_err(|e| setup_error(job, command, e.to_string(), log))?;
     let (tx, rx) = std::sync::mpsc::channel::<String>();
@@ -175,11 +189,15 @@ fn run_command(job: &SetupJob<'_>, command: &str, log: &Path, progress: &mut dyn
         }
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
+            Ok(None) if Instant::now() > deadline || cancel.load(Ordering::Relaxed) => {
+                stop_group(&mut child);
                 drain(readers, &rx, &mut file, progress);
-                return Err(setup_error(job, command, format!("a timeout after {:?} (raise setup.timeout)", job.timeout), log));
+                let why = if cancel.load(Ordering::Relaxed) {
+                    "a stop: Ctrl-C or SIGTERM (the next setup runs it again)".to_string()
+                } else {
+                    format!("a timeout after {:?} (raise setup.timeout)", job.timeout)
+                };
+                return Err(setup_error(job, command, why, log));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
             Err(e) => return Err(setup_error(job, command, e.to_string(), log)),
@@ -212,6 +230,21 @@ fn forward_lines(pipe: Box<dyn std::io::Read + Send>, tx: &std::sync::mpsc::Send
             }
         }
     }
+}
+
+/// SIGTERM to the command's process group, SIGKILL after a grace of 3 s, then reaps the shell.
+fn stop_group(child: &mut std::process::Child) {
+    let group = child.id() as i32;
+    // SAFETY: kill(2) on the process group this setup created for its command.
+    unsafe { libc::kill(-group, libc::SIGTERM) };
+    let until = Instant::now() + Duration::from_secs(3);
+    while crate::host::process::group_alive(group) && Instant::now() < until {
+        let _ = child.try_wait();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: as above; a group already gone yields ESRCH.
+    unsafe { libc::kill(-group, libc::SIGKILL) };
+    let _ = child.wait();
 }
 
 /// After the command ended: waits for its pipes to close (bounded: a daemon it left behind may hold
@@ -305,13 +338,46 @@ mod tests {
         let commands = vec!["printf 'Resolving\\n 10%%\\r 50%%\\r'; echo Compiling x >&2".to_string(), "echo done".to_string()];
         let job = SetupJob { name: "t/l", dir: &root, apt: &[], commands: &commands, inputs: &[], timeout: Duration::from_secs(10) };
         let mut heard = Vec::new();
-        run_with_progress(&job, &root, false, &mut |p| heard.push(format!("{p:?}"))).unwrap();
+        run_with_progress(&job, &root, false, &AtomicBool::new(false), &mut |p| heard.push(format!("{p:?}"))).unwrap();
         let output: Vec<&String> = heard.iter().filter(|h| h.starts_with("Output")).collect();
         assert!(heard[0].starts_with("Running { index: 1, count: 2"), "{heard:?}");
         assert!(heard.last().unwrap().contains("done"), "{heard:?}");
         assert_eq!(output.len(), 5, "Resolving, 10%, 50%, Compiling x, done: {heard:?}");
         let log = std::fs::read_to_string(cache_dir(&root).join("t-l.log")).unwrap();
         assert!(log.contains("Compiling x") && log.contains("$ echo done"), "{log}");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    /// A build that outlives its shell (a daemon, cargo's rustc) is stopped with its whole group,
+    /// within the grace, and the stamp is not written.
+    #[test]
+    fn a_cancel_stops_the_commands_whole_group_and_leaves_no_stamp() {
+        let root = std::env::temp_dir().join(format!("bakeoff-setup-cancel-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        let commands = vec!["sleep 60 & echo $! > child.pid; echo started; wait".to_string(), "echo never".to_string()];
+        let job = SetupJob { name: "t/c", dir: &root, apt: &[], commands: &commands, inputs: &[], timeout: Duration::from_secs(60) };
+        let cancel = AtomicBool::new(false);
+        let started = Instant::now();
+        let mut heard = Vec::new();
+        let e = std::thread::scope(|s| {
+            s.spawn(|| {
+                while !root.join("child.pid").exists() && started.elapsed() < Duration::from_secs(10) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                std::thread::sleep(Duration::from_millis(200));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            run_with_progress(&job, &root, false, &cancel, &mut |p| heard.push(format!("{p:?}"))).unwrap_err().to_string()
+        });
+        assert!(started.elapsed() < Duration::from_secs(8), "stopped within the grace: {:?}", started.elapsed());
+        assert!(e.contains("a stop: Ctrl-C or SIGTERM") && e.contains("t/c"), "{e}");
+        assert!(!heard.iter().any(|h| h.contains("never")), "the next command did not run: {heard:?}");
+        let child: i32 = std::fs::read_to_string(root.join("child.pid")).unwrap().trim().parse().unwrap();
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(child, 0) } == 0
+            && !std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default().contains(") Z");
+        assert!(!alive, "the background sleep {child} was stopped with the group");
+        assert!(!is_current(&job, &root), "no stamp after a stop");
         std::fs::remove_dir_all(&root).unwrap();
     }
 

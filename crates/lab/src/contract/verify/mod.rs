@@ -22,6 +22,7 @@ pub use workload::{verify_workload, verify_workload_on, Sent, WorkloadVerificati
 use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// A backing store whose data the verifier can change, to prove a stack reads it on every request.
@@ -58,6 +59,15 @@ pub(crate) struct Target<'a> {
     /// The database the server was started with for a scenario file that has one (`[database]`):
     /// `rows` are held to it and the file's probes change it.
     pub(crate) file_db: Option<&'a dyn FileDatabase>,
+    /// Set by Ctrl-C or SIGTERM: no further check starts, and the report is incomplete.
+    pub(crate) cancel: &'a AtomicBool,
+}
+
+impl Target<'_> {
+    /// The run was stopped: what is left unchecked stays so.
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
 }
 
 /// Collects checks for one stack variant.
@@ -106,6 +116,9 @@ pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
         scenarios::check_common(&mut checks, &mut client);
     }
     for &scenario in target.scenarios {
+        if target.cancelled() {
+            break;
+        }
         scenarios::check(scenario, &mut checks, &mut client, target);
     }
     cost::check(&mut checks, target);

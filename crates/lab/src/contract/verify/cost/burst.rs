@@ -243,7 +243,8 @@ pub(super) fn settled_cpu(pid: u32) -> CpuReading {
 pub(super) fn warm_up(target: &Target<'_>, sides: &[&Requests], duration: Duration) {
     for routes in Requests::merged(sides) {
         if let Ok(plan) = plan_builder(target, &routes, CONNECTIONS).duration(duration).build() {
-            let _ = bakeoff_load::run(&plan);
+            // A JIT's warm-up lasts up to 30 s: Ctrl-C ends it at once.
+            let _ = bakeoff_load::run_with_cancel(&plan, target.cancel);
         }
     }
 }

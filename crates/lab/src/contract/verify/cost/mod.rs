@@ -67,7 +67,7 @@ const TITLE_AGAIN: &str = "CPU cost still scales with the work after the load";
 pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
     let pairs = pairs(checks, target, TITLE);
-    if pairs.is_empty() {
+    if pairs.is_empty() || target.cancelled() {
         return;
     }
     let warmup = target.warmup.min(STACK_WARMUP_BOUND);
@@ -79,7 +79,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
     // Connections per burst: four, or one for every later pair once one pair found that four fail
     // (rediscovering it costs a burst's timeout, 5 s, per pair).
     let mut conns = CONNECTIONS;
-    for p in &pairs {
+    for p in pairs.iter().take_while(|_| !target.cancelled()) {
         let heavy = p.heavy.first_path();
         let reads_before = reads(target, p);
         let measured = if p.min_ratio > 0.0 {
@@ -114,7 +114,7 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
 pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
     let Some(pid) = target.server_pid else { return };
     let mut conns = CONNECTIONS;
-    for p in pairs(checks, target, TITLE_AGAIN).iter().filter(|p| p.min_ratio > 0.0) {
+    for p in pairs(checks, target, TITLE_AGAIN).iter().filter(|p| p.min_ratio > 0.0).take_while(|_| !target.cancelled()) {
         // Not measured again on a disagreement: a second heavy side would follow the light URL,
         // and work that resumes once another URL is seen would pass on the merged rounds.
         let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
