@@ -104,7 +104,7 @@ fn sigterm_mid_verify_stops_within_seconds_and_stores_no_partial_report() {
     let db = dir.path().join("v.db");
     let db_arg = db.display().to_string();
     let mut child = Command::new(env!("CARGO_BIN_EXE_bakeoff"))
-        .args(["verify", "pypy/werkzeug-uwsgi", "--variants", "default", "--db", &db_arg])
+        .args(["verify", "pypy/werkzeug-uwsgi", "--variants", "sqlite", "--db", &db_arg])
         .env("BAKEOFF_ROOT", root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

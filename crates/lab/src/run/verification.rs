@@ -83,6 +83,7 @@ pub fn verify(
     each: &mut dyn FnMut(&VerifyReport),
 ) -> anyhow::Result<Verified> {
     let stacks = plan.catalog.select(&plan.names)?;
+    plan.filter.check(&stacks)?;
     setup_stacks(stacks.iter().copied(), &plan.root, false, cancel, events);
     let run = new_run(&plan.root, "verify", serde_json::json!({"command": "verify"}));
     let ws = Workspace::create(&run.id, false)?;
@@ -110,6 +111,30 @@ pub struct VerifyFilter {
 }
 
 impl VerifyFilter {
+    /// Refuses a filter that names a variant none of `stacks` has, or keeps nothing to check, with
+    /// the variants and scenarios there are: "0 of 0 pass" would read as a success.
+    pub(crate) fn check(&self, stacks: &[&Stack]) -> Result<(), LabError> {
+        let names = |f: &dyn Fn(&Variant) -> Vec<String>| {
+            let mut all: Vec<String> = stacks.iter().flat_map(|s| s.variants.iter().flat_map(f)).collect();
+            all.sort();
+            all.dedup();
+            all.join(", ")
+        };
+        if let Some(unknown) = self.variants.iter().find(|v| !stacks.iter().any(|s| s.variants.iter().any(|x| &x.name == *v))) {
+            return Err(LabError::Selection(format!(
+                "no selected stack has a variant `{unknown}`; they have: {}",
+                names(&|v| vec![v.name.clone()])
+            )));
+        }
+        if stacks.iter().all(|s| s.variants.iter().all(|v| self.scenarios_of(v).is_empty())) {
+            let scenarios = names(&|v| v.scenarios.iter().map(|s| s.to_string()).collect());
+            return Err(LabError::Selection(format!(
+                "nothing to verify: the selected variants implement none of the scenarios asked for; they implement: {scenarios}"
+            )));
+        }
+        Ok(())
+    }
+
     /// The scenarios of `variant` this filter keeps (none when the variant itself is filtered out).
     /// A `file:NAME` scenario is kept only when its file was given (`bakeoff verify --scenario
     /// FILE`): a stack's declaration alone does not say where the file is.
@@ -199,5 +224,19 @@ mod tests {
         let err = outcome.err().expect("an unknown stack is an error");
         assert!(err.to_string().contains("no stack named `go/nosuch`"), "{err}");
         assert!(sink.runs.is_empty(), "no run begun");
+    }
+
+    #[test]
+    fn a_variant_no_stack_has_or_a_scenario_none_implements_is_refused_naming_what_there_is() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let catalog = catalog::discover(&root.join("stacks"));
+        let stacks = catalog.select(&["go/fasthttp".to_string()]).unwrap();
+        let typo = VerifyFilter { variants: vec!["default".into()], ..VerifyFilter::default() };
+        let e = typo.check(&stacks).unwrap_err().to_string();
+        assert!(e.contains("no selected stack has a variant `default`") && e.contains("sqlite"), "{e}");
+        let none = VerifyFilter { scenarios: vec![Scenario::Proxy], ..VerifyFilter::default() };
+        let e = none.check(&stacks).unwrap_err().to_string();
+        assert!(e.contains("nothing to verify") && e.contains("hello"), "{e}");
+        assert!(VerifyFilter::default().check(&stacks).is_ok());
     }
 }
