@@ -299,13 +299,13 @@ pub struct RunArgs {
 pub struct RunHostArgs {
     /// Load from this host's agent instead of from here; repeat for several clients, whose
     /// histograms are added exactly: `local`, `ssh://user@host[:port]` or `netns:NAME`
-    #[arg(long = "client", value_parser = place)]
+    #[arg(long = "client")]
     pub clients: Vec<bakeoff_model::place::Place>,
     /// Start the servers here: `local` (the default) or `netns:NAME` (bound to the namespace's address)
-    #[arg(long, value_parser = place)]
+    #[arg(long)]
     pub server_host: Option<bakeoff_model::place::Place>,
     /// Start the services (PostgreSQL, nginx, the document store) here: `local` or `netns:NAME`
-    #[arg(long, value_parser = place)]
+    #[arg(long)]
     pub services_host: Option<bakeoff_model::place::Place>,
     /// The bakeoff binary on the client hosts, an absolute path (default: this binary's own path)
     #[arg(long)]
@@ -332,9 +332,6 @@ impl RunHostArgs {
     }
 }
 
-fn place(s: &str) -> Result<bakeoff_model::place::Place, String> {
-    s.parse().map_err(|e: bakeoff_model::place::PlaceParseError| e.to_string())
-}
 
 #[derive(Args)]
 pub struct BenchArgs {

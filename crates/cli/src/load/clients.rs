@@ -25,7 +25,7 @@ use super::LoadArgs;
 pub struct ClientArgs {
     /// Run the load from this host instead of from here; repeat for several clients, whose results
     /// are added exactly: `local`, `ssh://user@host[:port]` or `netns:NAME`.
-    #[arg(long = "client", value_parser = place)]
+    #[arg(long = "client")]
     pub clients: Vec<Place>,
     /// The bakeoff binary on the client hosts, an absolute path (default: this binary's own path).
     #[arg(long, requires = "clients")]
@@ -39,16 +39,13 @@ pub struct ClientArgs {
     pub ssh_known_hosts: Option<PathBuf>,
     /// The server's host, whose agent measures the server's process tree (CPU, memory) and the
     /// host's noise during the load: `local`, `ssh://user@host[:port]` or `netns:NAME`.
-    #[arg(long, value_parser = place, requires_all = ["clients", "server_pid"])]
+    #[arg(long, requires_all = ["clients", "server_pid"])]
     pub server_host: Option<Place>,
     /// The pid of the server's main process, as its host numbers it; its whole tree is measured.
     #[arg(long, requires = "server_host")]
     pub server_pid: Option<u32>,
 }
 
-fn place(s: &str) -> Result<Place, String> {
-    s.parse().map_err(|e: bakeoff_model::place::PlaceParseError| e.to_string())
-}
 
 /// Runs `args` from the clients of `hosts`, prints the merged report. Exit code as `bakeoff load`:
 /// 0 if responses were measured, 1 if none were or a host failed (the server's host during the
