@@ -81,7 +81,7 @@ for p in paths:
     m = p["measure"]
     print(f'path from {p["from"]}: RTT {m["rtt_median_us"]:.0f} µs, ceiling {(m.get("ceiling_bytes_per_s") or 0) / 1e6:.0f} MB/s')
 for placement, w in sorted(walls.items()):
-    print(f"run wall time, {placement}: median {statistics.median(w):.1f} s (min {min(w):.1f}, max {max(w):.1f})")
+    print(f"run wall time, {placement}: median {statistics.median(w):.1f} s (each run: {', '.join(f'{x:.1f}' for x in w)})")
 EOF
 rm -f "$OUT"/*.db "$OUT"/*.json "$OUT"/*.log "$OUT/walls.txt"
 cat "$OUT/summary.txt"
