@@ -332,7 +332,6 @@ impl RunHostArgs {
     }
 }
 
-
 #[derive(Args)]
 pub struct BenchArgs {
     /// Your server's start command, run by `sh -c` in the current folder; it must serve on

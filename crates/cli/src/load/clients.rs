@@ -46,7 +46,6 @@ pub struct ClientArgs {
     pub server_pid: Option<u32>,
 }
 
-
 /// Runs `args` from the clients of `hosts`, prints the merged report. Exit code as `bakeoff load`:
 /// 0 if responses were measured, 1 if none were or a host failed (the server's host during the
 /// load: the load is still printed), 2 for unusable flags.
