@@ -3,8 +3,9 @@
 # one stack that differ in one thing: rust/actix copied as rust/burn, whose hello handler spins
 # BURN_NS nanoseconds of CPU first. Its variant `ref` burns nothing; its variant `x` burns nothing in
 # copy A and SLOWDOWN% of ref's measured CPU per request in copy B. Each run has ref, x and an A/A
-# twin of ref, on the block schedule at the default study's settings (6 blocks of DURATION slices,
-# default 2 s as studies/quick.toml, 1 s warm-up, 64 connections, one worker), no precision target. Runs alternate A, B, A, B; it then prints:
+# twin of ref, on the block schedule at the default study's settings (TRIALS blocks of DURATION
+# slices, default 10 of 1 s as studies/quick.toml, 1 s warm-up, 64 connections, one worker), no
+# precision target. Runs alternate A, B, A, B; it then prints:
 #   - A/A: of every run's paired twin interval (ref against its twin), how many exclude 1.0
 #     (95% intervals: at most 5% should), and of copy A's claim "ref is faster than x", how many
 #     hold (a false finding: x is ref there);
@@ -23,7 +24,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 . "$ROOT/bench/provenance.sh"
 PAIRS=${PAIRS:-10}
 SLOWDOWN=${SLOWDOWN:-5}
-DURATION=${DURATION:-2s}
+TRIALS=${TRIALS:-10}
+DURATION=${DURATION:-1s}
 OUT="$ROOT/bench/results/calibration-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 if [ -z "${BAKEOFF:-}" ]; then
@@ -100,7 +102,7 @@ stacks = ["rust/burn"]
 scenarios = ["hello"]
 variants = ["ref", "x"]
 workers = [1]
-trials = 6
+trials = $TRIALS
 duration = "$DURATION"
 warmup = "1s"
 connections = 64
@@ -132,7 +134,7 @@ cp -r "$WORK/probe/.bakeoff-cache" "$WORK/b/"
 
 provenance calibration "$ROOT" > "$OUT/summary.txt"
 echo "# rust/burn (rust/actix) hello: ref costs $BASE_US µs of server CPU per request; x spins $BURN_NS ns more in copy B ($SLOWDOWN%)" >> "$OUT/summary.txt"
-echo "# $PAIRS pairs of runs (A then B), 6 blocks of $DURATION per run, 64 connections, block schedule" >> "$OUT/summary.txt"
+echo "# $PAIRS pairs of runs (A then B), $TRIALS blocks of $DURATION per run, 64 connections, block schedule" >> "$OUT/summary.txt"
 
 : > "$OUT/pairs.tsv"
 for i in $(seq 1 "$PAIRS"); do

@@ -6,7 +6,8 @@
 # range, the ratio of the medians, and how many A/A intervals exclude 1.0 (a calibration check: at
 # 95% coverage about one in twenty may).
 #
-#   bench/schedules.sh                            # rust/actix hello, 3 rounds, 6 blocks/trials of 2 s
+#   bench/schedules.sh                            # rust/actix hello, 3 rounds, 10 blocks/trials of 1 s
+#   ROUNDS=6 TRIALS=6 DURATION=2s bench/schedules.sh   # the default study's earlier design
 #   STACK=go/nethttp ROUNDS=5 bench/schedules.sh
 #   BAKEOFF=/path/bakeoff bench/schedules.sh      # skip the cargo build
 set -euo pipefail
@@ -16,8 +17,8 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 . "$ROOT/bench/provenance.sh"
 STACK=${STACK:-rust/actix}
 ROUNDS=${ROUNDS:-3}
-TRIALS=${TRIALS:-6}
-DURATION=${DURATION:-2s}
+TRIALS=${TRIALS:-10}
+DURATION=${DURATION:-1s}
 OUT="$ROOT/bench/results/schedules-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 if [ -z "${BAKEOFF:-}" ]; then

@@ -79,6 +79,22 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     }
     let sequences: BTreeSet<Vec<(String, bool)>> = orders.into_values().collect();
     assert!(sequences.len() > 1, "every block ran the cells in one order: {sequences:?}");
+    // The servers start in a fresh order per launch too: the cells' directories are numbered in
+    // the order they were made, and the index says which launch of which cell each was.
+    let index = std::fs::read_to_string(scratch.dir.join("cells/index.txt")).unwrap();
+    let start_orders: BTreeSet<Vec<&str>> = (1..=3)
+        .map(|launch| {
+            let mut starts: Vec<(&str, &str)> = index
+                .lines()
+                .filter_map(|l| l.split_once('\t'))
+                .filter_map(|(label, what)| Some((label, what.strip_prefix(&format!("launch {launch} of "))?)))
+                .collect();
+            starts.sort();
+            assert_eq!(starts.len(), 3, "launch {launch}: {index}");
+            starts.into_iter().map(|(_, cell)| cell).collect()
+        })
+        .collect();
+    assert!(start_orders.len() > 1, "every launch started the cells in one order: {start_orders:?}");
 
     let default = &cells[&("default".to_string(), false)];
     let slow = paired_ratio(&pairs(&cells[&("slow".to_string(), false)], default)).unwrap();

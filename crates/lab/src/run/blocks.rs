@@ -154,7 +154,10 @@ impl Lab<'_> {
     fn launch(&mut self, br: &mut BlockRun<'_>, cells: &[&Cell<'_>], launch: u32, blocks: std::ops::Range<u32>) -> anyhow::Result<bool> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
-        let mut residents = self.start_residents(cells, &mut br.tally, br.outcome);
+        // Started in a fresh random order too: the first server started meets a machine the later
+        // ones do not (free memory, caches, the CPU's state), and no cell may always be first.
+        let order: Vec<&Cell<'_>> = br.rng.permutation(cells.len()).into_iter().map(|i| cells[i]).collect();
+        let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
         for r in &mut residents {
             let warming = Instant::now();
             self.warm(r.cell, r.addr);
@@ -366,7 +369,6 @@ impl Lab<'_> {
     }
 }
 
-/// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
 /// The scenarios another launch measures (with their widest ratio's half-width), and the others.
 type BudgetSplit<S, G> = (Vec<(f64, S, G)>, Vec<(S, G)>);
 
@@ -389,6 +391,7 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
     (kept, dropped)
 }
 
+/// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
 fn seed_of(run_id: &str) -> u64 {
     run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
