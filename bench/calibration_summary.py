@@ -46,6 +46,7 @@ def main(pairs_tsv, slowdown):
     rows = [line.rstrip("\n").split("\t") for line in open(pairs_tsv) if line.strip()]
     aa, aa_half, false_claims, held, b_ratios = 0, [], 0, 0, []
     slower_abs, slower_rel, with_rel, ref_changed, slower_cpu, unranked = 0, 0, 0, 0, 0, 0
+    slower_verdict, ref_changed_abs = 0, 0
     for a_path, b_path, c_path in rows:
         a, b, c = json.load(open(a_path)), json.load(open(b_path)), json.load(open(c_path))
         for r in (a, b):
@@ -58,13 +59,17 @@ def main(pairs_tsv, slowdown):
         if claim(b).get("measured"):
             b_ratios.append(claim(b)["measured"]["value"])
         x, ref = x_and_ref(c)
-        slower_abs += x["verdict"] == "slower"
+        primary = {"capacity": "requests_per_sec", "efficiency": "cpu_us_per_request"}[c["primary"]]
+        own = lambda cell: next((m["verdict"] for m in cell["changes"] if m["metric"] == primary), None)
+        slower_verdict += x["verdict"] == "slower"
+        slower_abs += own(x) == "slower"
         cpu = [m for m in x["changes"] if m["metric"] == "cpu_us_per_request"]
         slower_cpu += bool(cpu) and cpu[0]["verdict"] == "slower"
         if x.get("relative"):
             with_rel += 1
             slower_rel += x["relative"]["verdict"] == "slower"
         ref_changed += ref["verdict"] != "no_detectable_change"
+        ref_changed_abs += own(ref) not in (None, "no_detectable_change")
     n = len(rows)
     aa_half.sort()
     print(rate("A/A twin intervals (95%) that exclude 1.0", aa, 2 * n) + f"; median half-width ±{aa_half[len(aa_half) // 2]:.1f}%")
@@ -72,11 +77,13 @@ def main(pairs_tsv, slowdown):
     print(rate(f"copy B (x +{slowdown}% CPU): claim 'ref faster than x' held", held, n)
           + (f"; measured advantage median {sorted(b_ratios)[len(b_ratios) // 2]:.3f}" if b_ratios else "")
           + (f"; {unranked} of {n} not judged (a cell not ranked, e.g. client-bound)" if unranked else ""))
+    print(rate("compare A -> B: x slower (its verdict: own medians, held by its paired peer)", slower_verdict, n))
     print(rate("compare A -> B: x slower (absolute, the run's ranking metric)", slower_abs, n))
     print(rate("compare A -> B: x slower on CPU µs/request (absolute)", slower_cpu, n))
     print(rate("compare A -> B: x slower against its peer, paired", slower_rel, with_rel)
           if with_rel else "compare A -> B: no paired peer in any pair")
-    print(rate("compare A -> B: ref changed (a false finding)", ref_changed, n))
+    print(rate("compare A -> B: ref changed (its verdict; a false finding)", ref_changed, n))
+    print(rate("compare A -> B: ref changed, absolute (a false finding)", ref_changed_abs, n))
 
 
 if __name__ == "__main__":

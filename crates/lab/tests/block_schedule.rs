@@ -146,3 +146,44 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
     let want = [("default", 3), ("default", 4), ("busy", 3), ("busy", 4)].map(|(v, b)| (v.to_string(), b));
     assert_eq!(second, want, "{order:?}");
 }
+
+/// A server whose requests/s varies on its own (it stalls 150 ms at random moments) is found
+/// noisier than its steady peer once each has its first blocks, and measures longer slices in
+/// the precision launches that follow; its peer keeps the run's length throughout.
+#[test]
+fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() {
+    let mut stack = common::fixture_stack("burn-stack");
+    let mut stalling = stack.variants[0].clone();
+    stalling.name = "stalling".into();
+    stalling.env.insert("STALL_MS".into(), "150".into());
+    stack.variants.push(stalling);
+    let scratch = common::Scratch::new("blocks-lengthen");
+    let mut sink = MemorySink::default();
+    let mut lengthened = Vec::new();
+    let mut events = |e: bakeoff_lab::run::Event<'_>| {
+        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor } = e {
+            lengthened.push((cell.variant.clone(), factor));
+        }
+    };
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    lab.settings_mut().schedule = Schedule::Blocks;
+    lab.settings_mut().trials = 6;
+    lab.settings_mut().duration = Duration::from_millis(500);
+    lab.settings_mut().warmup = Duration::from_millis(200);
+    // A target no run meets: the precision launches go on until the budget is spent.
+    lab.settings_mut().precision = Some(0.001);
+    lab.settings_mut().budget = Some(Duration::from_secs(45));
+    let variants = ["default".to_string(), "stalling".to_string()];
+    let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
+    let outcome = lab.run(&common::run_info("blocks-lengthen"), &cells).unwrap();
+    drop(lab);
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    assert!(!lengthened.is_empty() && lengthened.iter().all(|(v, f)| v == "stalling" && (2..=4).contains(f)), "{lengthened:?}");
+    let slices = |variant: &str, later: bool| -> Vec<f64> {
+        sink.trials.iter().filter(|t| t.cell.variant == variant && (t.trial > 6) == later).map(|t| t.load.steps[0].duration_s).collect()
+    };
+    // Sized as soon as its values say so, which may take a precision launch or two.
+    assert!(slices("stalling", true).iter().any(|&d| d >= 0.95), "{:?}", slices("stalling", true));
+    let steady: Vec<f64> = slices("stalling", false).into_iter().chain(slices("default", true)).chain(slices("default", false)).collect();
+    assert!(steady.iter().all(|&d| d < 0.7), "the others keep 0.5 s: {steady:?}");
+}

@@ -80,7 +80,10 @@ pub struct CellChange {
     pub trials_b: usize,
     /// One per metric of `COMPARED`, in that order.
     pub changes: Vec<MetricChange>,
-    /// The verdict on the primary metric.
+    /// The verdict on the primary metric: the change of its own medians, held only where its
+    /// ratio to a peer measured in the same blocks (`relative`, where there is one) says the same.
+    /// A move of every cell alike, such as the machine's drift between the runs, is then no
+    /// change of the cell: it shows in `changes` only.
     pub verdict: Change,
     /// The primary metric regressed beyond noise by more than the threshold.
     pub regressed: bool,
@@ -251,5 +254,8 @@ fn add_relative(cells: &mut [CellChange], a: &[TrialRecord], b: &[TrialRecord], 
     let peers: Vec<(&CellKey, f64)> = moved.iter().map(|(k, r)| (k, *r)).collect();
     for c in cells.iter_mut() {
         c.relative = relative_change(&c.cell, &peers, a, b, metric);
+        if c.relative.as_ref().is_some_and(|r| r.low.is_some() && r.verdict != c.verdict) {
+            c.verdict = Change::NoDetectableChange;
+        }
     }
 }

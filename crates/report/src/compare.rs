@@ -89,6 +89,11 @@ pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
              95% Mann-Whitney interval of the block ratios); the peer that moved least is used, so it holds where the peer is unchanged",
             c.primary.metric().heading()
         ));
+        out.push(
+            "verdict: a cell with such a peer is faster or slower only when its own medians and its ratio to the peer both say so; \
+             a move of every cell alike (the machine between the two runs) shows in the metric columns only"
+                .into(),
+        );
     }
     let agree = c.cells.iter().filter(|x| x.precision.agrees).count();
     out.push(format!("{agree} of {} cells agree within their stated precision", c.cells.len()));

@@ -145,3 +145,30 @@ fn compare_finds_a_change_against_a_peer_that_a_slower_day_hides() {
     assert!(c.cells[0].relative.is_none());
     assert!(!bakeoff_report::compare::render(&c, Format::Text).contains("against a peer"));
 }
+
+#[test]
+fn a_drift_of_the_whole_machine_between_runs_is_no_change_of_a_cell() {
+    // Run B's machine is 4% slower for every cell alike (a drift between the runs, not the code):
+    // each cell's own medians moved, its ratio to its peer did not, so neither is called changed.
+    // Where x really got 8% slower on the same day, both tests agree and x alone is.
+    let run = |day: f64, x_cost: f64| -> Vec<TrialRecord> {
+        let mut trials = Vec::new();
+        for block in 1..=10u32 {
+            let jitter = 1.0 + 0.002 * f64::from(block % 3);
+            trials.push(slice("peer", block, 100_000.0 * day * jitter));
+            trials.push(slice("x", block, 80_000.0 * day * x_cost * jitter));
+        }
+        trials
+    };
+    let verdicts = |a: &[TrialRecord], b: &[TrialRecord]| {
+        let c = bakeoff_model::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
+        let of = |stack: &str| c.cells.iter().find(|x| x.cell.stack == stack).unwrap().clone();
+        (of("peer"), of("x"))
+    };
+    let (peer, x) = verdicts(&run(1.0, 1.0), &run(0.96, 1.0));
+    use bakeoff_model::comparison::Change;
+    assert_eq!(peer.changes[0].verdict, Change::Slower, "its own medians moved: {peer:?}");
+    assert_eq!((peer.verdict, x.verdict), (Change::NoDetectableChange, Change::NoDetectableChange), "{peer:?} {x:?}");
+    let (peer, x) = verdicts(&run(1.0, 1.0), &run(1.0, 0.92));
+    assert_eq!((peer.verdict, x.verdict), (Change::NoDetectableChange, Change::Slower), "{peer:?} {x:?}");
+}

@@ -49,6 +49,8 @@ struct Resident<'c, 'a> {
     server: Option<ServerProcess>,
     addr: SocketAddr,
     pid: u32,
+    /// Its slices' length over the run's (`Tally::slice_factor`).
+    slice_factor: u32,
     /// The slice of the launch's last block, stored after the checks that follow the load.
     held: Option<TrialRecord>,
     /// CPU seconds of its tree while it was being loaded, and the wall seconds of that.
@@ -105,9 +107,14 @@ impl Lab<'_> {
             if pending.is_empty() || most + plan.extra_blocks() > MAX_TRIALS {
                 return Ok(());
             }
+            // Cells that vary more on their own than their peers get longer slices, which the budget
+            // counts: a lengthened cell's slice costs its factor in base slices.
+            let longer: BTreeMap<_, u32> = pending.iter().flat_map(|(_, _, g)| br.tally.longer_slices(&keys(g), metric)).collect();
+            let factor = |k: &_| longer.get(k).or(br.tally.slice_factor.get(k)).copied().unwrap_or(1);
+            let slices = |g: &[&Cell<'_>]| g.iter().map(|c| factor(&c.key())).sum::<u32>();
             let per_slice = started.elapsed().as_secs_f64() / br.tally.trials_done.max(1) as f64;
             let left = budget.as_secs_f64() - started.elapsed().as_secs_f64();
-            let (pending, dropped) = within_budget(pending, |g| per_slice * (g.len() * plan.extra_blocks() as usize) as f64, left);
+            let (pending, dropped) = within_budget(pending, |g| per_slice * (slices(g) * plan.extra_blocks()) as f64, left);
             if !dropped.is_empty() {
                 (self.events)(Event::BudgetSpent { pending: dropped.iter().map(|(_, g)| g.len()).sum() });
                 given_up.extend(dropped.iter().map(|(s, _)| *s));
@@ -118,6 +125,12 @@ impl Lab<'_> {
             let cells: usize = pending.iter().map(|(_, _, g)| g.len()).sum();
             (self.events)(Event::PrecisionRound { round: launch + 1, cells });
             for (_, scenario, group) in pending {
+                for cell in group.iter() {
+                    if let Some((key, &factor)) = longer.get_key_value(&cell.key()) {
+                        br.tally.slice_factor.insert(key.clone(), factor);
+                        (self.events)(Event::SlicesLengthened { cell: key, factor });
+                    }
+                }
                 let blocks = blocks_of(scenario, plan.extra_blocks());
                 if !self.launch_group(&mut br, group, launch, blocks)? {
                     return Ok(());
@@ -227,6 +240,7 @@ impl Lab<'_> {
                         server,
                         addr,
                         pid,
+                        slice_factor: tally.slice_factor.get(&cell.key()).copied().unwrap_or(1),
                         held: None,
                         busy_cpu_s: 0.0,
                         busy_wall_s: 0.0,
@@ -268,7 +282,14 @@ impl Lab<'_> {
     ) -> Result<TrialRecord, LabError> {
         let begun = Instant::now();
         let cell = r.cell;
-        let plan = self.plan_with(&self.settings, cell, r.addr, SLICE_WARMUP)?;
+        let lengthened;
+        let settings = if r.slice_factor > 1 {
+            lengthened = LoadSettings { duration: self.settings.duration * r.slice_factor, ..self.settings.clone() };
+            &lengthened
+        } else {
+            &self.settings
+        };
+        let plan = self.plan_with(settings, cell, r.addr, SLICE_WARMUP)?;
         let started_at = bakeoff_model::now_rfc3339();
         let cpu_before = sampler::tree_cpu_seconds(r.pid);
         let sampler = Sampler::start(r.pid, Instant::now() + SLICE_WARMUP, SAMPLE_INTERVAL, &self.settings.client_cpus);

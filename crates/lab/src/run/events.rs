@@ -107,6 +107,14 @@ pub enum Event<'a> {
         /// How many cells the round measures.
         cells: usize,
     },
+    /// A cell varies more on its own than its scenario's peers (its values' spread within their
+    /// launches): from the next launch on its slices are `factor` times the run's length.
+    SlicesLengthened {
+        /// The cell.
+        cell: &'a CellKey,
+        /// Its slices' length over the run's.
+        factor: u32,
+    },
     /// Another round of `pending` cells would overrun the budget: they keep the precision they
     /// reached (under the block schedule, scenarios nearer their target may still get one).
     BudgetSpent {

@@ -246,16 +246,19 @@ fn floor_of(
 
 /// 1.4826 × the median absolute deviation: σ for normal data, unmoved by one wild slice.
 pub(crate) fn robust_sigma(values: &[f64]) -> f64 {
-    let median = |v: &mut Vec<f64>| -> f64 {
-        v.sort_by(f64::total_cmp);
-        match v.len() {
-            0 => 0.0,
-            n if n % 2 == 1 => v[n / 2],
-            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-        }
-    };
-    let m = median(&mut values.to_vec());
-    1.4826 * median(&mut values.iter().map(|v| (v - m).abs()).collect())
+    let m = median_of(values);
+    1.4826 * median_of(&values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>())
+}
+
+/// The median of `values` (0 for none).
+pub(crate) fn median_of(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
 }
 
 /// Where the last probe is kept: `<root>/.bakeoff-cache/noise-floor.json`.

@@ -8,6 +8,11 @@ use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// At most this many times the run's slice length for a cell that varies more than its peers.
+pub(crate) const MAX_SLICE_FACTOR: u32 = 4;
+/// Values a cell needs before its own spread sizes its slices.
+const SIZING_BLOCKS: usize = 5;
+
 /// One measured value of a cell: the block (trial number) and launch it came from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Measured {
@@ -27,6 +32,9 @@ pub(crate) struct Tally {
     /// Cells that used CPU while idle beside the others in a block schedule: measured alone, a
     /// launch of their own, from their next launch on.
     pub(crate) alone: BTreeSet<CellKey>,
+    /// Cells that vary more on their own than their peers, with their slices' length over the
+    /// run's from their next launch on (never shortened again).
+    pub(crate) slice_factor: BTreeMap<CellKey, u32>,
     pub(crate) trials_done: u32,
 }
 
@@ -59,6 +67,25 @@ impl Tally {
     /// Infinite while a ratio has fewer than two pairs (or a lone cell no real 95% interval); None
     /// when no cell is chased.
     pub(crate) fn widest_ratio(&self, keys: &[CellKey], metric: Metric) -> Option<f64> {
+        let (best, ratios) = self.ranked_ratios(keys, metric)?;
+        if ratios.is_empty() {
+            let own = self.estimate(&best)?;
+            return Some(if own.confidence >= bakeoff_model::robust::CONFIDENCE { own.relative_half_width() } else { f64::INFINITY });
+        }
+        let widths = ratios.iter().map(|(cell, reference)| {
+            let pairs = self.pairs(cell, reference);
+            if pairs.len() < 2 {
+                return f64::INFINITY;
+            }
+            paired_ratio(&pairs).map_or(f64::INFINITY, |r| r.relative_half_width())
+        });
+        Some(widths.fold(0.0, f64::max))
+    }
+
+    /// The best of a scenario's chased originals on `metric`, and every other chased cell with the
+    /// cell it is ranked against: the best, or for an A/A twin its original. None when no original
+    /// is chased.
+    fn ranked_ratios(&self, keys: &[CellKey], metric: Metric) -> Option<(CellKey, Vec<(CellKey, CellKey)>)> {
         let chased: Vec<&CellKey> = keys.iter().filter(|k| self.chased(k, metric)).collect();
         let speed = |k: &CellKey| {
             let m = self.estimate(k).map_or(f64::NAN, |e| e.median);
@@ -68,21 +95,63 @@ impl Tally {
                 1.0 / m
             }
         };
-        let originals: Vec<&CellKey> = chased.iter().copied().filter(|k| !k.twin).collect();
-        let best = originals.iter().copied().max_by(|a, b| speed(a).total_cmp(&speed(b)))?;
-        if chased.len() == 1 {
-            let own = self.estimate(best)?;
-            return Some(if own.confidence >= bakeoff_model::robust::CONFIDENCE { own.relative_half_width() } else { f64::INFINITY });
+        let best = chased.iter().copied().filter(|k| !k.twin).max_by(|a, b| speed(a).total_cmp(&speed(b)))?.clone();
+        let ratios = chased
+            .into_iter()
+            .filter(|k| **k != best)
+            .map(|k| {
+                let reference = if k.twin { CellKey { twin: false, ..k.clone() } } else { best.clone() };
+                (k.clone(), reference)
+            })
+            .collect();
+        Some((best, ratios))
+    }
+
+    /// How many times the run's slice length each chased cell of a scenario measures from now on.
+    /// A cell's own spread is the robust σ of its log values around the median of their launch;
+    /// one whose σ is over the scenario's median σ gets slices longer by the square of the
+    /// quotient, rounded (at most `MAX_SLICE_FACTOR`): what a cell varies by on its own (a garbage
+    /// collector, a scheduler) averages down with the slice's length, while what the machine does
+    /// to all cells alike is what the pairing cancels. Every cell keeps 1 until each has
+    /// `SIZING_BLOCKS` values, and in a scenario of one cell.
+    pub(crate) fn slice_factors(&self, keys: &[CellKey], metric: Metric) -> BTreeMap<CellKey, u32> {
+        let spreads: Vec<(&CellKey, f64)> =
+            keys.iter().filter(|k| self.chased(k, metric)).filter_map(|k| Some((k, self.own_spread(k)?))).collect();
+        if spreads.len() < 2 || spreads.len() < keys.iter().filter(|k| self.chased(k, metric)).count() {
+            return BTreeMap::new();
         }
-        let widths = chased.iter().filter(|k| *k != &best).map(|k| {
-            let reference = if k.twin { CellKey { twin: false, ..(*k).clone() } } else { best.clone() };
-            let pairs = self.pairs(k, &reference);
-            if pairs.len() < 2 {
-                return f64::INFINITY;
-            }
-            paired_ratio(&pairs).map_or(f64::INFINITY, |r| r.relative_half_width())
-        });
-        Some(widths.fold(0.0, f64::max))
+        let typical = crate::run::noise_probe::median_of(&spreads.iter().map(|(_, s)| *s).collect::<Vec<_>>());
+        spreads
+            .into_iter()
+            .filter(|_| typical > 0.0)
+            .map(|(k, sigma)| (k.clone(), ((sigma / typical).powi(2).round() as u32).clamp(1, MAX_SLICE_FACTOR)))
+            .filter(|(_, factor)| *factor > 1)
+            .collect()
+    }
+
+    /// The cells of a scenario whose slices `slice_factors` would make longer than they are now,
+    /// with their new factor: slices never shorten again.
+    pub(crate) fn longer_slices(&self, keys: &[CellKey], metric: Metric) -> BTreeMap<CellKey, u32> {
+        let now = |k: &CellKey| self.slice_factor.get(k).copied().unwrap_or(1);
+        self.slice_factors(keys, metric).into_iter().filter(|(k, f)| *f > now(k)).collect()
+    }
+
+    /// The robust σ of a cell's log values around the median of the launch each came from; None
+    /// before `SIZING_BLOCKS` values.
+    fn own_spread(&self, key: &CellKey) -> Option<f64> {
+        let values = self.values.get(key).filter(|v| v.len() >= SIZING_BLOCKS)?;
+        let mut by_launch: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+        for m in values.iter().filter(|m| m.value > 0.0) {
+            by_launch.entry(m.launch).or_default().push(m.value.ln());
+        }
+        let deviations: Vec<f64> = by_launch
+            .into_values()
+            .flat_map(|logs| {
+                let centre = crate::run::noise_probe::median_of(&logs);
+                logs.into_iter().map(move |v| v - centre)
+            })
+            .collect();
+        Some(crate::run::noise_probe::robust_sigma(&deviations))
     }
 
     /// The blocks both cells were measured in, as pairs of their values.
@@ -156,6 +225,31 @@ mod tests {
         assert!(misses_5_percent(&t, &[a.clone(), twin.clone(), c.clone()], Metric::CpuUsPerRequest));
         t.failed.insert(c.clone());
         assert!(!misses_5_percent(&t, &[a, twin, c], Metric::CpuUsPerRequest));
+    }
+
+    #[test]
+    fn a_cell_that_varies_on_its_own_gets_longer_slices_and_its_steady_peers_do_not() {
+        let (a, b, noisy) = (key("a", false), key("b", false), key("noisy", false));
+        // The machine moves every cell alike from block to block; `noisy` also varies by itself.
+        let machine = [100.0, 104.0, 97.0, 102.0, 99.0, 101.0];
+        let own = [1.0, 1.3, 0.8, 1.25, 0.75, 1.2];
+        let steady: Vec<f64> = machine.iter().zip([1.0, 1.01, 0.99, 1.0, 1.01, 0.99]).map(|(m, e)| m * e).collect();
+        let steady_b: Vec<f64> = steady.iter().map(|v| 0.5 * v).collect();
+        let wild: Vec<f64> = machine.iter().zip(own).map(|(m, o)| 0.7 * m * o).collect();
+        let t = tally(&[(&a, &steady), (&b, &steady_b), (&noisy, &wild)]);
+        let keys = [a.clone(), b.clone(), noisy.clone()];
+        let factors = t.slice_factors(&keys, Metric::RequestsPerSec);
+        assert_eq!(factors.keys().collect::<Vec<_>>(), [&noisy], "{factors:?}");
+        assert!((2..=MAX_SLICE_FACTOR).contains(&factors[&noisy]), "{factors:?}");
+        // Alike cells keep their length, and nobody is sized on fewer than five values.
+        let alike = tally(&[(&a, &steady), (&b, &steady_b)]);
+        assert!(alike.slice_factors(&keys[..2], Metric::RequestsPerSec).is_empty());
+        let early = tally(&[(&a, &steady[..4]), (&noisy, &wild[..4])]);
+        assert!(early.slice_factors(&[a.clone(), noisy.clone()], Metric::RequestsPerSec).is_empty());
+        // A failed cell is not sized, nor are the others against it.
+        let mut failed = tally(&[(&a, &steady), (&noisy, &wild)]);
+        failed.failed.insert(noisy.clone());
+        assert!(failed.slice_factors(&[a, noisy], Metric::RequestsPerSec).is_empty());
     }
 
     #[test]
