@@ -192,9 +192,10 @@ mod tests {
         let s = &plan.settings;
         let at_study_warmup = estimate(s, cells.len(), 4);
         // PyPy's manifest asks for 30 s of warm-up: 28 s more than the study's 2 s in each of its
-        // launches (the block schedule's 2 for 3 blocks), and 30 s in its verification.
+        // launches (as many as the block schedule splits the study's blocks into), and 30 s in its
+        // verification.
         let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches).launches;
-        assert_eq!(launches, 2);
+        assert!(launches >= 2, "seed 000 restarts its servers between blocks");
         let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
         assert_eq!(plan.estimate().unwrap(), at_study_warmup + extra);
     }
