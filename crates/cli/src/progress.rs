@@ -59,8 +59,8 @@ pub fn print_event(event: &Event<'_>) {
         Event::CostRechecked { cell, checks } => print_rechecks(cell, checks),
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
         Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
-        Event::SlicesLengthened { cell, factor } => {
-            eprintln!("{}: varies more on its own than its peers, so its slices are {factor} times as long from its next launch on", cell.label())
+        Event::SlicesLengthened { cell, factor, why } => {
+            eprintln!("{}: {}, so its slices are {factor} times as long from its next launch on", cell.label(), why.reason())
         }
         Event::BudgetSpent { pending } => {
             eprintln!("budget: another launch of {pending} cell(s) does not fit, so they keep the precision they reached (what is left goes to scenarios nearer the target)")

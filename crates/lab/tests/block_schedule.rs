@@ -5,6 +5,7 @@
 mod common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
+use bakeoff_lab::run::Lengthening;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::paired::{paired_ratio, Pair};
 use bakeoff_model::results::{MemorySink, TrialRecord};
@@ -14,14 +15,27 @@ use bakeoff_model::study::WorkerCounts;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+/// The burn fixture twice: as it is, and a variant `name` with `var` set to `value`.
+fn burn_with(name: &str, var: &str, value: &str) -> Stack {
+    let mut burn = common::fixture_stack("burn-stack");
+    let mut other = burn.variants[0].clone();
+    other.name = name.into();
+    other.env.insert(var.into(), value.into());
+    burn.variants.push(other);
+    burn
+}
+
 /// The burn fixture twice: as it is, and a variant that spins 300 µs of CPU per request.
 fn burn_with_slow_variant() -> Stack {
-    let mut burn = common::fixture_stack("burn-stack");
-    let mut slow = burn.variants[0].clone();
-    slow.name = "slow".into();
-    slow.env.insert("BURN_US".into(), "300".into());
-    burn.variants.push(slow);
-    burn
+    burn_with("slow", "BURN_US", "300")
+}
+
+/// The block schedule in `trials` short blocks: slices of 0.5 s after 0.2 s of warm-up.
+fn short_blocks(lab: &mut bakeoff_lab::run::Lab<'_>, trials: u32) {
+    lab.settings_mut().schedule = Schedule::Blocks;
+    lab.settings_mut().trials = trials;
+    lab.settings_mut().duration = Duration::from_millis(500);
+    lab.settings_mut().warmup = Duration::from_millis(200);
 }
 
 /// Requests/s of each slice by (variant, twin) and block, with its launch.
@@ -109,11 +123,7 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
 /// launch on, after the others, with no such warning there; its peer's slices stay side by side.
 #[test]
 fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
-    let mut stack = common::fixture_stack("burn-stack");
-    let mut busy = stack.variants[0].clone();
-    busy.name = "busy".into();
-    busy.env.insert("IDLE_BURN_PERCENT".into(), "15".into());
-    stack.variants.push(busy);
+    let stack = burn_with("busy", "IDLE_BURN_PERCENT", "15");
     let scratch = common::Scratch::new("blocks-alone");
     let mut sink = MemorySink::default();
     let mut order = Vec::new();
@@ -123,10 +133,7 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
         }
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().schedule = Schedule::Blocks;
-    lab.settings_mut().trials = 4;
-    lab.settings_mut().duration = Duration::from_millis(500);
-    lab.settings_mut().warmup = Duration::from_millis(200);
+    short_blocks(&mut lab, 4);
     let variants = ["default".to_string(), "busy".to_string()];
     let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info("blocks-alone"), &cells).unwrap();
@@ -152,24 +159,17 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
 /// the precision launches that follow; its peer keeps the run's length throughout.
 #[test]
 fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() {
-    let mut stack = common::fixture_stack("burn-stack");
-    let mut stalling = stack.variants[0].clone();
-    stalling.name = "stalling".into();
-    stalling.env.insert("STALL_MS".into(), "150".into());
-    stack.variants.push(stalling);
+    let stack = burn_with("stalling", "STALL_MS", "150");
     let scratch = common::Scratch::new("blocks-lengthen");
     let mut sink = MemorySink::default();
     let mut lengthened = Vec::new();
     let mut events = |e: bakeoff_lab::run::Event<'_>| {
-        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor } = e {
+        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor, .. } = e {
             lengthened.push((cell.variant.clone(), factor));
         }
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().schedule = Schedule::Blocks;
-    lab.settings_mut().trials = 6;
-    lab.settings_mut().duration = Duration::from_millis(500);
-    lab.settings_mut().warmup = Duration::from_millis(200);
+    short_blocks(&mut lab, 6);
     // A target no run meets: the precision launches go on until the budget is spent.
     lab.settings_mut().precision = Some(0.001);
     lab.settings_mut().budget = Some(Duration::from_secs(45));
@@ -186,4 +186,42 @@ fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() 
     assert!(slices("stalling", true).iter().any(|&d| d >= 0.95), "{:?}", slices("stalling", true));
     let steady: Vec<f64> = slices("stalling", false).into_iter().chain(slices("default", true)).chain(slices("default", false)).collect();
     assert!(steady.iter().all(|&d| d < 0.7), "the others keep 0.5 s: {steady:?}");
+}
+
+/// A server that holds every fourth connection 0.9 s before serving it leaves those connections
+/// unanswered in slices of 0.5 s (after 0.25 s of settling): its slices double from its next
+/// launch on, in a run with no precision target too, and are then answered; its peer keeps 0.5 s.
+#[test]
+fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slices() {
+    let stack = burn_with("held", "FIRST_ANSWER_MS", "900");
+    let scratch = common::Scratch::new("blocks-starved");
+    let mut sink = MemorySink::default();
+    let mut lengthened = Vec::new();
+    let mut events = |e: bakeoff_lab::run::Event<'_>| {
+        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor, why } = e {
+            lengthened.push((cell.variant.clone(), factor, why));
+        }
+    };
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    short_blocks(&mut lab, 6);
+    lab.settings_mut().launches = Some(2);
+    let variants = ["default".to_string(), "held".to_string()];
+    let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
+    let outcome = lab.run(&common::run_info("blocks-starved"), &cells).unwrap();
+    drop(lab);
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    assert_eq!(lengthened, [("held".to_string(), 2, Lengthening::StarvedConnections)], "once, after its first launch");
+    let starved = |t: &&TrialRecord| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
+    let of = |variant: &str, launch: u32| -> Vec<&TrialRecord> {
+        sink.trials.iter().filter(|t| t.cell.variant == variant && t.launch == Some(launch)).collect()
+    };
+    assert!(!of("held", 0).is_empty() && of("held", 0).iter().all(starved), "0.5 s slices leave held connections unanswered");
+    assert!(!of("held", 1).is_empty() && !of("held", 1).iter().any(starved), "1 s slices answer them");
+    assert!(
+        of("held", 1).iter().all(|t| t.load.steps[0].duration_s >= 0.95),
+        "{:?}",
+        of("held", 1).iter().map(|t| t.load.steps[0].duration_s).collect::<Vec<_>>()
+    );
+    let peer: Vec<f64> = (0..2).flat_map(|l| of("default", l)).map(|t| t.load.steps[0].duration_s).collect();
+    assert!(peer.len() == 6 && peer.iter().all(|&d| d < 0.7), "the peer keeps 0.5 s: {peer:?}");
 }

@@ -29,6 +29,28 @@ impl Schedule {
     }
 }
 
+/// Why the block schedule lengthened a cell's slices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lengthening {
+    /// It varies more on its own than its scenario's peers (its values' spread within their
+    /// launches), which longer slices average down.
+    OwnSpread,
+    /// Its slices ended with connections that had no response yet, so their rate counted the
+    /// slice's edge rather than the server.
+    StarvedConnections,
+}
+
+impl Lengthening {
+    /// What the cell's shorter slices showed, as progress and reports say it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Lengthening::OwnSpread => "varied more on its own than its peers",
+            Lengthening::StarvedConnections => "its slices ended with connections still unanswered",
+        }
+    }
+}
+
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())

@@ -6,6 +6,7 @@
 
 use bakeoff_model::metric::Metric;
 use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::schedule::Lengthening;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -35,6 +36,59 @@ impl Components {
             100.0 * self.between_launches
         )
     }
+}
+
+/// A block-scheduled cell whose slices the run lengthened: by how much, and what its shorter
+/// slices showed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lengthened {
+    pub cell: CellKey,
+    /// Its longest slice over the run's usual one (the median of all slices).
+    pub factor: f64,
+    pub why: Lengthening,
+}
+
+impl Lengthened {
+    /// The line every human-facing format prints.
+    pub fn sentence(&self) -> String {
+        format!(
+            "longer slices: {} {}, so it got slices {:.1}x as long from its next launch on",
+            self.cell.label(),
+            self.why.reason(),
+            self.factor
+        )
+    }
+}
+
+/// Block-schedule cells with a slice at least 1.5 times the run's usual slice, with that quotient
+/// and why: a cell whose shorter slices left connections unanswered was lengthened for that,
+/// any other for varying more on its own than its peers.
+pub fn lengthened(trials: &[TrialRecord]) -> Vec<Lengthened> {
+    let slices: Vec<&TrialRecord> = trials.iter().filter(|t| t.launch.is_some() && !t.load.steps.is_empty()).collect();
+    let length = |t: &TrialRecord| t.load.steps[0].duration_s;
+    let mut lengths: Vec<f64> = slices.iter().map(|t| length(t)).collect();
+    lengths.sort_by(f64::total_cmp);
+    let Some(&usual) = lengths.get(lengths.len() / 2) else { return Vec::new() };
+    let mut longest: BTreeMap<&CellKey, f64> = BTreeMap::new();
+    for t in &slices {
+        let m = longest.entry(&t.cell).or_insert(length(t));
+        *m = m.max(length(t));
+    }
+    let starved_short = |cell: &CellKey| {
+        slices
+            .iter()
+            .filter(|t| t.cell == *cell && length(t) < 1.5 * usual)
+            .any(|t| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })))
+    };
+    longest
+        .into_iter()
+        .map(|(c, d)| (c, d / usual))
+        .filter(|(_, q)| *q >= 1.5)
+        .map(|(c, factor)| {
+            let why = if starved_short(c) { Lengthening::StarvedConnections } else { Lengthening::OwnSpread };
+            Lengthened { cell: c.clone(), factor, why }
+        })
+        .collect()
 }
 
 /// None unless some cell was measured in blocks over two or more launches.
@@ -129,5 +183,26 @@ mod tests {
         // Trials that started their own servers carry no launch: nothing to split.
         let plain: Vec<TrialRecord> = trials.into_iter().map(|mut t| (t.launch = None, t).1).collect();
         assert!(components(&plain).is_none());
+    }
+
+    #[test]
+    fn a_lengthened_cell_is_listed_with_its_factor_and_why() {
+        // Three cells of 1 s slices over two launches; `b` measures 2 s in its second launch after
+        // starving in its first, `c` 4 s in its second for its own spread, `a` keeps 1 s.
+        let mut trials = Vec::new();
+        for launch in 0..2 {
+            for (stack, later) in [("a", 1.0), ("b", 2.0), ("c", 4.0)] {
+                let mut t = slice(stack, false, launch + 1, launch, 1000.0);
+                t.load.steps[0].duration_s = if launch == 0 { 1.0 } else { later };
+                if stack == "b" && launch == 0 {
+                    t.load.warnings.push(bakeoff_load::Warning::StarvedConnections { step: "s".into(), starved: 2, connections: 8 });
+                }
+                trials.push(t);
+            }
+        }
+        let found: Vec<(String, f64, Lengthening)> = lengthened(&trials).into_iter().map(|l| (l.cell.stack, l.factor, l.why)).collect();
+        assert_eq!(found, [("b".into(), 2.0, Lengthening::StarvedConnections), ("c".into(), 4.0, Lengthening::OwnSpread)]);
+        let line = lengthened(&trials)[0].sentence();
+        assert!(line.contains("connections still unanswered") && line.contains("2.0x"), "{line}");
     }
 }

@@ -66,6 +66,9 @@ pub struct NoiseView {
     pub floor: Option<NoiseFloor>,
     /// Where a block-scheduled run's noise lives: slices, launches, pairs.
     pub components: Option<crate::components::Components>,
+    /// Cells whose slices the block schedule lengthened, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lengthened: Vec<crate::components::Lengthened>,
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -102,6 +105,7 @@ pub fn noise_view(trials: &[TrialRecord]) -> NoiseView {
         busiest,
         floor: floor(trials),
         components: crate::components::components(trials),
+        lengthened: crate::components::lengthened(trials),
     }
 }
 

@@ -43,10 +43,6 @@ pub struct PrecisionView {
     pub extra_trials: usize,
     pub extra_seconds: f64,
     pub total_seconds: f64,
-    /// Cells whose slices the run lengthened (they varied more on their own than their peers),
-    /// with their longest slice over the run's usual one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub lengthened: Vec<(CellKey, f64)>,
 }
 
 /// None when the run set no precision target.
@@ -114,24 +110,7 @@ pub fn precision_view(
         extra_trials: extra.len(),
         extra_seconds: secs(&mut extra.iter().copied()),
         total_seconds: secs(&mut trials.iter()),
-        lengthened: lengthened(trials),
     })
-}
-
-/// Block-schedule cells with a slice at least 1.5 times the run's usual slice (the median of all),
-/// and that quotient.
-fn lengthened(trials: &[TrialRecord]) -> Vec<(CellKey, f64)> {
-    let slices: Vec<(&CellKey, f64)> =
-        trials.iter().filter(|t| t.launch.is_some()).filter_map(|t| Some((&t.cell, t.load.steps.first()?.duration_s))).collect();
-    let mut lengths: Vec<f64> = slices.iter().map(|(_, d)| *d).collect();
-    lengths.sort_by(f64::total_cmp);
-    let Some(&usual) = lengths.get(lengths.len() / 2) else { return Vec::new() };
-    let mut longest: std::collections::BTreeMap<&CellKey, f64> = Default::default();
-    for (cell, d) in slices {
-        let m = longest.entry(cell).or_insert(d);
-        *m = m.max(d);
-    }
-    longest.into_iter().map(|(c, d)| (c.clone(), d / usual)).filter(|(_, q)| *q >= 1.5).collect()
 }
 
 impl PrecisionView {
@@ -148,12 +127,6 @@ impl PrecisionView {
             self.extra_seconds,
             self.total_seconds
         )];
-        for (cell, factor) in &self.lengthened {
-            out.push(format!(
-                "longer slices: {} varied more on its own than its peers, so it got slices {factor:.1}x as long from its next launch on",
-                cell.label()
-            ));
-        }
         for m in &self.missed {
             let what = match &m.against {
                 Some(best) => format!("{} / {}", m.cell.label(), best.label()),

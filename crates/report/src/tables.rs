@@ -406,6 +406,7 @@ pub fn noise_lines(view: &ReportView) -> Vec<String> {
     if let Some(c) = &n.components {
         out.push(c.sentence());
     }
+    out.extend(n.lengthened.iter().map(crate::components::Lengthened::sentence));
     out
 }
 /// What ran, one row per stack variant: server model, WORKERS, pool, libraries and the versions

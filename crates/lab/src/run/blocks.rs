@@ -23,6 +23,7 @@ use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::SplitMix64;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::schedule::Lengthening;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -128,7 +129,7 @@ impl Lab<'_> {
                 for cell in group.iter() {
                     if let Some((key, &factor)) = longer.get_key_value(&cell.key()) {
                         br.tally.slice_factor.insert(key.clone(), factor);
-                        (self.events)(Event::SlicesLengthened { cell: key, factor });
+                        (self.events)(Event::SlicesLengthened { cell: key, factor, why: Lengthening::OwnSpread });
                     }
                 }
                 let blocks = blocks_of(scenario, plan.extra_blocks());
@@ -218,6 +219,10 @@ impl Lab<'_> {
             }
         }
         br.outcome.interrupted |= cancelled;
+        let keys: Vec<_> = cells.iter().map(|c| c.key()).collect();
+        for (key, factor) in br.tally.lengthen_starved(&keys) {
+            (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
+        }
         Ok(!cancelled)
     }
 

@@ -2,6 +2,7 @@
 
 use crate::error::LabError;
 use bakeoff_model::results::{CellKey, RunInfo, StoreKind, TrialRecord, VerifyReport};
+use bakeoff_model::schedule::Lengthening;
 use std::path::Path;
 
 /// What a run reports as it goes.
@@ -107,13 +108,15 @@ pub enum Event<'a> {
         /// How many cells the round measures.
         cells: usize,
     },
-    /// A cell varies more on its own than its scenario's peers (its values' spread within their
-    /// launches): from the next launch on its slices are `factor` times the run's length.
+    /// A cell's slices are too short for it: from its next launch on they are `factor` times the
+    /// run's length.
     SlicesLengthened {
         /// The cell.
         cell: &'a CellKey,
         /// Its slices' length over the run's.
         factor: u32,
+        /// What its slices so far showed.
+        why: Lengthening,
     },
     /// Another round of `pending` cells would overrun the budget: they keep the precision they
     /// reached (under the block schedule, scenarios nearer their target may still get one).

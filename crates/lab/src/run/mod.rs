@@ -25,6 +25,7 @@ mod verify_cell;
 pub(crate) mod what_ran;
 mod workspace;
 
+pub use bakeoff_model::schedule::Lengthening;
 pub use estimate::{study_estimates, StudyEstimate};
 pub use events::Event;
 pub use execute::{execute, setup_stacks, Executed};

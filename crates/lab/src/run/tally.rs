@@ -35,6 +35,10 @@ pub(crate) struct Tally {
     /// Cells that vary more on their own than their peers, with their slices' length over the
     /// run's from their next launch on (never shortened again).
     pub(crate) slice_factor: BTreeMap<CellKey, u32>,
+    /// Cells whose slices since their last lengthening left connections without a response: the
+    /// slice ended before every connection was answered once (a SYN retry after a full accept
+    /// queue takes 1 s), so its rate counts the slice's edge, not the server.
+    pub(crate) starved: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
 }
 
@@ -136,6 +140,22 @@ impl Tally {
         self.slice_factors(keys, metric).into_iter().filter(|(k, f)| *f > now(k)).collect()
     }
 
+    /// The cells among `keys` whose slices left connections unanswered, with slices twice as long
+    /// from their next launch on (at most `MAX_SLICE_FACTOR` times the run's), now recorded as
+    /// their factor. A cell already at the most stays there, starved or not: its warning says why.
+    pub(crate) fn lengthen_starved(&mut self, keys: &[CellKey]) -> BTreeMap<CellKey, u32> {
+        let mut longer = BTreeMap::new();
+        for key in keys.iter().filter(|k| self.starved.remove(*k)) {
+            let now = self.slice_factor.get(key).copied().unwrap_or(1);
+            if now < MAX_SLICE_FACTOR && !self.failed.contains(key) {
+                let factor = (2 * now).min(MAX_SLICE_FACTOR);
+                self.slice_factor.insert(key.clone(), factor);
+                longer.insert(key.clone(), factor);
+            }
+        }
+        longer
+    }
+
     /// The robust σ of a cell's log values around the median of the launch each came from; None
     /// before `SIZING_BLOCKS` values.
     fn own_spread(&self, key: &CellKey) -> Option<f64> {
@@ -165,6 +185,9 @@ impl Tally {
         self.trials_done += 1;
         if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::ClientSaturated { .. })) {
             self.client_bound.insert(key.clone());
+        }
+        if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })) {
+            self.starved.insert(key.clone());
         }
         if let Some(step) = record.load.steps.len().checked_sub(1) {
             let m = Measured { block: record.trial, launch: record.launch.unwrap_or(record.trial), value: metric.of(record, step) };
@@ -250,6 +273,29 @@ mod tests {
         let mut failed = tally(&[(&a, &steady), (&noisy, &wild)]);
         failed.failed.insert(noisy.clone());
         assert!(failed.slice_factors(&[a, noisy], Metric::RequestsPerSec).is_empty());
+    }
+
+    #[test]
+    fn a_starved_cell_doubles_its_slices_up_to_the_most_and_only_once_per_starving() {
+        let (a, b) = (key("a", false), key("b", false));
+        let keys = [a.clone(), b.clone()];
+        let mut t = Tally::default();
+        t.starved.insert(a.clone());
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), 2)]));
+        assert!(t.lengthen_starved(&keys).is_empty(), "not starved again since: no change");
+        t.starved.insert(a.clone());
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), MAX_SLICE_FACTOR)]));
+        t.starved.insert(a.clone());
+        assert!(t.lengthen_starved(&keys).is_empty(), "at the most it stays");
+        assert_eq!((t.slice_factor.get(&a), t.slice_factor.get(&b)), (Some(&MAX_SLICE_FACTOR), None));
+        // A cell sized longer for its own spread doubles from there; a failed one is left alone.
+        t.slice_factor.insert(b.clone(), 3);
+        t.starved.insert(b.clone());
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(b.clone(), MAX_SLICE_FACTOR)]));
+        let c = key("c", false);
+        t.failed.insert(c.clone());
+        t.starved.insert(c.clone());
+        assert!(t.lengthen_starved(&[c]).is_empty());
     }
 
     #[test]
