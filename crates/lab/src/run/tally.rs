@@ -32,8 +32,9 @@ pub(crate) struct Tally {
     /// Cells that used CPU while idle beside the others in a block schedule: measured alone, a
     /// launch of their own, from their next launch on.
     pub(crate) alone: BTreeSet<CellKey>,
-    /// Cells that vary more on their own than their peers, with their slices' length over the
-    /// run's from their next launch on (never shortened again).
+    /// Cells that vary more on their own than their peers or whose slices left connections
+    /// unanswered, with their slices' length over the run's from their next launch on (never
+    /// shortened again).
     pub(crate) slice_factor: BTreeMap<CellKey, u32>,
     /// Cells whose slices since their last lengthening left connections without a response: the
     /// slice ended before every connection was answered once (a SYN retry after a full accept
