@@ -188,13 +188,20 @@ fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() 
     assert!(steady.iter().all(|&d| d < 0.7), "the others keep 0.5 s: {steady:?}");
 }
 
-/// A server that holds every fourth connection 0.9 s before serving it leaves those connections
-/// unanswered in slices of 0.5 s (after 0.25 s of settling): its slices double from its next
-/// launch on, in a run with no precision target too, and are then answered; its peer keeps 0.5 s.
-#[test]
-fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slices() {
-    let stack = burn_with("held", "FIRST_ANSWER_MS", "900");
-    let scratch = common::Scratch::new("blocks-starved");
+/// Runs the burn fixture's default variant beside `variant` (a variant name and the variables it
+/// sets) in `launches` of 6 blocks of 0.5 s slices, each launch warmed for `warmup`: the slices
+/// stored, and the lengthenings.
+fn run_with(
+    name: &str,
+    variant: (&str, &[(&str, &str)]),
+    launches: u32,
+    warmup: Duration,
+) -> (MemorySink, Vec<(String, u32, Lengthening)>) {
+    let (first, more) = variant.1.split_first().expect("a variable");
+    let mut stack = burn_with(variant.0, first.0, first.1);
+    let env = &mut stack.variants.last_mut().expect("the variant").env;
+    env.extend(more.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let scratch = common::Scratch::new(name);
     let mut sink = MemorySink::default();
     let mut lengthened = Vec::new();
     let mut events = |e: bakeoff_lab::run::Event<'_>| {
@@ -204,12 +211,23 @@ fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slice
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     short_blocks(&mut lab, 6);
-    lab.settings_mut().launches = Some(2);
-    let variants = ["default".to_string(), "held".to_string()];
+    lab.settings_mut().launches = Some(launches);
+    lab.settings_mut().warmup = warmup;
+    let variants = ["default".to_string(), variant.0.to_string()];
     let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
-    let outcome = lab.run(&common::run_info("blocks-starved"), &cells).unwrap();
+    let outcome = lab.run(&common::run_info(name), &cells).unwrap();
     drop(lab);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    (sink, lengthened)
+}
+
+/// A server that holds every fourth connection 0.9 s before serving it leaves those connections
+/// unanswered in slices of 0.5 s (after 0.25 s of settling): its slices double from its next
+/// launch on, in a run with no precision target too, and are then answered; its peer keeps 0.5 s.
+/// (Its warm-up starves too, but its turns are short: the warm-up alone lengthens nothing.)
+#[test]
+fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slices() {
+    let (sink, lengthened) = run_with("blocks-starved", ("held", &[("FIRST_ANSWER_MS", "900")]), 2, Duration::from_millis(200));
     assert_eq!(lengthened, [("held".to_string(), 2, Lengthening::StarvedConnections)], "once, after its first launch");
     let starved = |t: &&TrialRecord| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
     let of = |variant: &str, launch: u32| -> Vec<&TrialRecord> {
@@ -223,5 +241,28 @@ fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slice
         of("held", 1).iter().map(|t| t.load.steps[0].duration_s).collect::<Vec<_>>()
     );
     let peer: Vec<f64> = (0..2).flat_map(|l| of("default", l)).map(|t| t.load.steps[0].duration_s).collect();
+    assert!(peer.len() == 6 && peer.iter().all(|&d| d < 0.7), "the peer keeps 0.5 s: {peer:?}");
+}
+
+/// A server that serves one request at a time, each with 100 ms of CPU, answers its 8 connections
+/// about 10 times a second: each waits 0.8 s for its turn, more than a 0.5 s slice. Its 2 s warm-up says so, and its
+/// slices are long enough for two turns from its first one on; and what its connections leave
+/// queued at each slice's end is served before the next slice, on its own busy time, not in its
+/// peer's slices (where it would count as CPU used while idle).
+#[test]
+fn a_slow_servers_slices_are_sized_from_its_warm_up_and_its_queue_served_before_the_next_slice() {
+    let (sink, lengthened) =
+        run_with("blocks-slow", ("crawl", &[("BURN_US", "100000"), ("ONE_AT_A_TIME", "1")]), 1, Duration::from_secs(2));
+    let [(variant, factor, why)] = &lengthened[..] else { panic!("one lengthening: {lengthened:?}") };
+    assert_eq!((variant.as_str(), *why), ("crawl", Lengthening::StarvedConnections));
+    assert!((3..=8).contains(factor), "two turns of 0.8 s in slices of 0.5 s: {factor}");
+    let starved = |t: &&TrialRecord| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
+    let crawl: Vec<&TrialRecord> = sink.trials.iter().filter(|t| t.cell.variant == "crawl").collect();
+    assert!(crawl.len() == 6 && !crawl.iter().any(starved), "every slice answered every connection");
+    assert!(crawl.iter().all(|t| t.load.steps[0].duration_s >= 1.4), "all long from the first");
+    let idle_busy =
+        sink.trials.iter().flat_map(|t| &t.warnings).any(|w| matches!(w, bakeoff_model::results::LabWarning::BusyWhileIdle { .. }));
+    assert!(!idle_busy, "the queue was served before the peer's slices");
+    let peer: Vec<f64> = sink.trials.iter().filter(|t| t.cell.variant == "default").map(|t| t.load.steps[0].duration_s).collect();
     assert!(peer.len() == 6 && peer.iter().all(|&d| d < 0.7), "the peer keeps 0.5 s: {peer:?}");
 }

@@ -29,6 +29,20 @@ impl Schedule {
     }
 }
 
+/// A slice long enough for a closed loop's connections lasts this many of their turns.
+pub const TURNS_PER_SLICE: f64 = 2.0;
+
+/// The factor over a slice of `base_s` a closed loop of `connections` answered `per_sec` needs
+/// for its slices to last `TURNS_PER_SLICE` turns of its connections (a turn: the connections
+/// over the rate, how long one waits for its next answer); 0 when that is unknown (no answer).
+pub fn turns_factor(connections: u32, per_sec: f64, base_s: f64) -> u32 {
+    if per_sec <= 0.0 || base_s <= 0.0 {
+        return 0;
+    }
+    let turn_s = f64::from(connections) / per_sec;
+    (TURNS_PER_SLICE * turn_s / base_s).ceil() as u32
+}
+
 /// Why the block schedule lengthened a cell's slices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -36,8 +50,9 @@ pub enum Lengthening {
     /// It varies more on its own than its scenario's peers (its values' spread within their
     /// launches), which longer slices average down.
     OwnSpread,
-    /// Its slices ended with connections that had no response yet, so their rate counted the
-    /// slice's edge rather than the server.
+    /// Its slices ended with connections that had no response yet, or its connections' turns
+    /// (as its warm-up measured them) were longer than half a slice, so a slice's rate would count
+    /// the slice's edge rather than the server.
     StarvedConnections,
 }
 
@@ -46,7 +61,7 @@ impl Lengthening {
     pub fn reason(self) -> &'static str {
         match self {
             Lengthening::OwnSpread => "varied more on its own than its peers",
-            Lengthening::StarvedConnections => "its slices ended with connections still unanswered",
+            Lengthening::StarvedConnections => "its slices were too short to answer every connection",
         }
     }
 }
@@ -79,5 +94,16 @@ mod tests {
             assert_eq!(serde_json::to_value(s).unwrap(), s.id());
         }
         assert!("paired".parse::<Schedule>().unwrap_err().contains("write blocks"));
+    }
+
+    #[test]
+    fn a_slow_servers_slices_last_two_turns_of_its_connections() {
+        // 64 connections answered 30 times a second wait 2.13 s each for their turn: two turns
+        // are 5 slices of 1 s, 3 of 2 s.
+        assert_eq!(turns_factor(64, 30.0, 1.0), 5);
+        assert_eq!(turns_factor(64, 30.0, 2.0), 3);
+        // A fast server's turns are short: one slice holds many.
+        assert_eq!(turns_factor(256, 200_000.0, 1.0), 1);
+        assert_eq!(turns_factor(64, 0.0, 1.0), 0, "no answer: the rate says nothing");
     }
 }

@@ -6,7 +6,7 @@
 
 use bakeoff_model::metric::Metric;
 use bakeoff_model::results::{CellKey, TrialRecord};
-use bakeoff_model::schedule::Lengthening;
+use bakeoff_model::schedule::{turns_factor, Lengthening};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -74,11 +74,15 @@ pub fn lengthened(trials: &[TrialRecord]) -> Vec<Lengthened> {
         let m = longest.entry(&t.cell).or_insert(length(t));
         *m = m.max(length(t));
     }
+    // Too short to answer every connection: its short slices starved, or its connections' turns
+    // (a closed loop's connections over its rate) need slices this long.
     let starved_short = |cell: &CellKey| {
-        slices
-            .iter()
-            .filter(|t| t.cell == *cell && length(t) < 1.5 * usual)
-            .any(|t| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })))
+        slices.iter().filter(|t| t.cell == *cell).any(|t| {
+            let starved = t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
+            let step = &t.load.steps[0];
+            let turns = step.target_rate.is_none() && turns_factor(step.connections, step.requests_per_sec, usual) >= 2;
+            (starved && length(t) < 1.5 * usual) || turns
+        })
     };
     longest
         .into_iter()
@@ -203,6 +207,20 @@ mod tests {
         let found: Vec<(String, f64, Lengthening)> = lengthened(&trials).into_iter().map(|l| (l.cell.stack, l.factor, l.why)).collect();
         assert_eq!(found, [("b".into(), 2.0, Lengthening::StarvedConnections), ("c".into(), 4.0, Lengthening::OwnSpread)]);
         let line = lengthened(&trials)[0].sentence();
-        assert!(line.contains("connections still unanswered") && line.contains("2.0x"), "{line}");
+        assert!(line.contains("too short to answer every connection") && line.contains("2.0x"), "{line}");
+        // `d`, 64 connections answered 22 times a second (a turn of 2.9 s), measured 6 s slices
+        // from its first launch on, sized from its warm-up: no short slice of it starved, yet
+        // its connections' turns are why.
+        let mut trials = Vec::new();
+        for launch in 0..2 {
+            for (stack, length, rps) in [("a", 1.0, 1000.0), ("e", 1.0, 1000.0), ("d", 6.0, 22.0)] {
+                let mut t = slice(stack, false, launch + 1, launch, rps);
+                t.load.steps[0].duration_s = length;
+                t.load.steps[0].connections = 64;
+                trials.push(t);
+            }
+        }
+        let found: Vec<(String, f64, Lengthening)> = lengthened(&trials).into_iter().map(|l| (l.cell.stack, l.factor, l.why)).collect();
+        assert_eq!(found, [("d".into(), 6.0, Lengthening::StarvedConnections)]);
     }
 }

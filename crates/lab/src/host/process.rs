@@ -200,23 +200,8 @@ impl ServerProcess {
     /// else the tree's CPU use (in cores) over the last window: a server that is busy while idle
     /// (a background thread) is measured anyway, and the caller says so.
     pub(crate) fn wait_quiet(&mut self, limit: Duration) -> Option<f64> {
-        const WINDOW: Duration = Duration::from_millis(250);
-        const QUIET_CORES: f64 = 0.1;
-        let start = Instant::now();
         let leader = self.pid();
-        let mut before = crate::host::sampler::tree_cpu_seconds(leader);
-        loop {
-            std::thread::sleep(WINDOW);
-            let now = crate::host::sampler::tree_cpu_seconds(leader);
-            let cores = (now - before) / WINDOW.as_secs_f64();
-            if cores < QUIET_CORES || self.exited().is_some() {
-                return None;
-            }
-            if start.elapsed() + WINDOW > limit {
-                return Some(cores);
-            }
-            before = now;
-        }
+        crate::host::sampler::wait_tree_quiet(leader, Duration::from_millis(250), limit, || self.exited().is_some())
     }
 
     /// Why nothing listened on `addr`, as far as the process tree's own sockets tell: it listens on

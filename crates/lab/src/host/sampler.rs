@@ -111,6 +111,27 @@ pub(crate) fn tree_cpu_seconds(leader: u32) -> f64 {
 }
 
 /// The pids of the tree rooted at `leader` (none when it has exited).
+/// Waits at most `limit` for the tree of `leader` to go quiet (under a tenth of a core over one
+/// `window`), or for `gone` to say it ended. None when it did, else its CPU use (in cores) over
+/// the last window.
+pub(crate) fn wait_tree_quiet(leader: u32, window: Duration, limit: Duration, mut gone: impl FnMut() -> bool) -> Option<f64> {
+    const QUIET_CORES: f64 = 0.1;
+    let start = Instant::now();
+    let mut before = tree_cpu_seconds(leader);
+    loop {
+        std::thread::sleep(window);
+        let now = tree_cpu_seconds(leader);
+        let cores = (now - before) / window.as_secs_f64();
+        if cores < QUIET_CORES || gone() {
+            return None;
+        }
+        if start.elapsed() + window > limit {
+            return Some(cores);
+        }
+        before = now;
+    }
+}
+
 pub(crate) fn tree_pids(leader: u32) -> Vec<u32> {
     tree(leader).iter().map(|(stat, _)| stat.pid).collect()
 }

@@ -33,6 +33,13 @@ use std::time::{Duration, Instant};
 pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 /// A co-resident server may use this share of one core while the others are measured.
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
+/// A closed loop whose connections wait this long or more for their turn leaves a queue of
+/// requests behind that matters; the lab waits for the server to serve it.
+const DRAIN_FROM: Duration = Duration::from_millis(50);
+/// The longest wait for a server to serve what a load left queued.
+const MAX_DRAIN: Duration = Duration::from_secs(5);
+/// The window over which a draining server must be quiet.
+const DRAIN_WINDOW: Duration = Duration::from_millis(100);
 
 /// What every launch of a run's block schedule shares: the run, the blocks' random orders, the
 /// tally of what was measured and the run's outcome.
@@ -174,8 +181,17 @@ impl Lab<'_> {
         let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
         for r in &mut residents {
             let warming = Instant::now();
-            self.warm(r.cell, r.addr);
+            if let Some(warmed) = self.warm(r.cell, r.addr, r.pid) {
+                br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration);
+            }
             r.overhead_s += warming.elapsed().as_secs_f64();
+        }
+        // A cell whose last launch left connections unanswered, or whose warm-up found turns longer
+        // than its slices, gets longer slices now, before this launch measures it (a run that ends
+        // after a starved launch lengthens nothing).
+        for (key, factor) in br.tally.lengthen_starved(&residents.iter().map(|r| r.cell.key()).collect::<Vec<_>>()) {
+            (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
+            residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
         let idle_from: Vec<f64> = residents.iter().map(|r| sampler::tree_cpu_seconds(r.pid)).collect();
         let idle_clock = Instant::now();
@@ -196,6 +212,7 @@ impl Lab<'_> {
                 match self.slice(&mut residents[i], &others, block, launch, noisy) {
                     Ok(mut record) => {
                         record.run_id = br.run.id.clone();
+                        br.tally.note_starved(&key, &record.load, self.settings.duration);
                         br.tally.record(&key, &record, self.settings.rank_by.metric());
                         if block == last {
                             residents[i].held = Some(record);
@@ -219,10 +236,6 @@ impl Lab<'_> {
             }
         }
         br.outcome.interrupted |= cancelled;
-        let keys: Vec<_> = cells.iter().map(|c| c.key()).collect();
-        for (key, factor) in br.tally.lengthen_starved(&keys) {
-            (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
-        }
         Ok(!cancelled)
     }
 
@@ -262,17 +275,19 @@ impl Lab<'_> {
         residents
     }
 
-    /// Loads a fresh server for the warm-up (a JIT's, a pool's), once per launch; not measured.
-    fn warm(&self, cell: &Cell<'_>, addr: SocketAddr) {
+    /// Loads a fresh server for the warm-up (a JIT's, a pool's), once per launch, and lets it
+    /// serve what the warm-up left queued; not measured.
+    fn warm(&self, cell: &Cell<'_>, addr: SocketAddr, pid: u32) -> Option<bakeoff_load::LoadReport> {
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         if warmup.is_zero() {
-            return;
+            return None;
         }
         let settings = LoadSettings { duration: warmup, ..self.settings.clone() };
-        if let Ok(plan) = self.plan_with(&settings, cell, addr, Duration::ZERO) {
-            // A server that fails its warm-up fails its first slice too, where it is recorded.
-            let _ = self.run_load(&plan);
-        }
+        let plan = self.plan_with(&settings, cell, addr, Duration::ZERO).ok()?;
+        // A server that fails its warm-up fails its first slice too, where it is recorded.
+        let warmed = self.run_load(&plan).ok();
+        drain(pid, warmed.as_ref());
+        warmed
     }
 
     /// One slice of one resident: its load, its tree sampled, the noise around it (the other
@@ -294,10 +309,12 @@ impl Lab<'_> {
         } else {
             &self.settings
         };
-        let plan = self.plan_with(settings, cell, r.addr, SLICE_WARMUP)?;
+        // A longer slice settles longer too: a slow server's first answers come later.
+        let settle = SLICE_WARMUP * r.slice_factor;
+        let plan = self.plan_with(settings, cell, r.addr, settle)?;
         let started_at = bakeoff_model::now_rfc3339();
         let cpu_before = sampler::tree_cpu_seconds(r.pid);
-        let sampler = Sampler::start(r.pid, Instant::now() + SLICE_WARMUP, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let sampler = Sampler::start(r.pid, Instant::now() + settle, SAMPLE_INTERVAL, &self.settings.client_cpus);
         let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
@@ -307,6 +324,9 @@ impl Lab<'_> {
         let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
         let under_load = self.measure_under_load(cell, r.addr, r.pid, block, &load)?;
+        // What the slice's connections left queued is this server's work: served now, on its own
+        // busy time, not in its peers' next slices.
+        drain(r.pid, load.as_ref().ok());
         r.busy_cpu_s += sampler::tree_cpu_seconds(r.pid) - cpu_before;
         r.busy_wall_s += begun.elapsed().as_secs_f64();
         let load =
@@ -415,6 +435,19 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
         }
     }
     (kept, dropped)
+}
+
+/// Waits (at most twice its connections' turn, and `MAX_DRAIN`) for the server `pid` to serve
+/// what a closed loop left queued at its end: a slow server with many connections still holds
+/// about one request per connection, which a server that finds its client gone only learns when
+/// it answers. Nothing to wait for after a fast loop, an open model or a failed load.
+fn drain(pid: u32, load: Option<&bakeoff_load::LoadReport>) {
+    let Some(step) = load.and_then(|l| l.steps.last()).filter(|s| s.target_rate.is_none()) else { return };
+    let turn_s = if step.requests_per_sec > 0.0 { f64::from(step.connections) / step.requests_per_sec } else { f64::INFINITY };
+    if turn_s >= DRAIN_FROM.as_secs_f64() {
+        let limit = Duration::from_secs_f64((2.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
+        sampler::wait_tree_quiet(pid, DRAIN_WINDOW, limit, || false);
+    }
 }
 
 /// The run's seed for the blocks' orders: from its id, so a run's order can be told again.

@@ -5,11 +5,16 @@
 
 use bakeoff_model::paired::{paired_ratio, Pair};
 use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::schedule::turns_factor;
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// At most this many times the run's slice length for a cell that varies more than its peers.
 pub(crate) const MAX_SLICE_FACTOR: u32 = 4;
+/// At most this many times the run's slice length for a cell whose slices end before every
+/// connection was answered: a slice that short does not measure the server at all.
+pub(crate) const MAX_STARVED_FACTOR: u32 = 8;
+
 /// Values a cell needs before its own spread sizes its slices.
 const SIZING_BLOCKS: usize = 5;
 
@@ -36,10 +41,13 @@ pub(crate) struct Tally {
     /// unanswered, with their slices' length over the run's from their next launch on (never
     /// shortened again).
     pub(crate) slice_factor: BTreeMap<CellKey, u32>,
-    /// Cells whose slices since their last lengthening left connections without a response: the
-    /// slice ended before every connection was answered once (a SYN retry after a full accept
-    /// queue takes 1 s), so its rate counts the slice's edge, not the server.
-    pub(crate) starved: BTreeSet<CellKey>,
+    /// Cells whose slices since their last lengthening left connections without a response, or
+    /// whose warm-up found their connections' turns longer than half a slice, with the factor their
+    /// slices need: the slice ended (or would end) before every connection was
+    /// answered once (a SYN retry after a full accept queue takes 1 s; a slow server with many
+    /// connections answers each only every few seconds), so its rate counts the slice's edge, not
+    /// the server.
+    pub(crate) starved: BTreeMap<CellKey, u32>,
     pub(crate) trials_done: u32,
 }
 
@@ -141,15 +149,16 @@ impl Tally {
         self.slice_factors(keys, metric).into_iter().filter(|(k, f)| *f > now(k)).collect()
     }
 
-    /// The cells among `keys` whose slices left connections unanswered, with slices twice as long
-    /// from their next launch on (at most `MAX_SLICE_FACTOR` times the run's), now recorded as
-    /// their factor. A cell already at the most stays there, starved or not: its warning says why.
+    /// The cells among `keys` whose slices or warm-up left connections unanswered, with slices as
+    /// long as `note_starved` or `note_turns` found they need (at most `MAX_STARVED_FACTOR` times the run's) from
+    /// their next launch on, now recorded as their factor. A cell already at the most stays
+    /// there, starved or not: its warning says why.
     pub(crate) fn lengthen_starved(&mut self, keys: &[CellKey]) -> BTreeMap<CellKey, u32> {
         let mut longer = BTreeMap::new();
-        for key in keys.iter().filter(|k| self.starved.remove(*k)) {
+        for (key, needed) in keys.iter().filter_map(|k| Some((k, self.starved.remove(k)?))) {
             let now = self.slice_factor.get(key).copied().unwrap_or(1);
-            if now < MAX_SLICE_FACTOR && !self.failed.contains(key) {
-                let factor = (2 * now).min(MAX_SLICE_FACTOR);
+            let factor = needed.min(MAX_STARVED_FACTOR);
+            if factor > now && !self.failed.contains(key) {
                 self.slice_factor.insert(key.clone(), factor);
                 longer.insert(key.clone(), factor);
             }
@@ -181,20 +190,48 @@ impl Tally {
         a.iter().filter_map(|m| Pair::of(m.launch, m.value, b.iter().find(|r| r.block == m.block)?.value)).collect()
     }
 
+    /// Notes a slice of `key` that left connections without an answer: its slices need at least
+    /// twice their length, and as many times the run's slice length `base` as two turns of its
+    /// connections take.
+    pub(crate) fn note_starved(&mut self, key: &CellKey, slice: &bakeoff_load::LoadReport, base: std::time::Duration) {
+        if slice.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })) {
+            let now = self.slice_factor.get(key).copied().unwrap_or(1);
+            self.needs(key, turns_of(slice, base).max(2 * now));
+        }
+    }
+
+    /// Notes what a launch's warm-up of `key` measured of its connections' turns: slices shorter
+    /// than two of them would end before every connection was answered, so they get that long
+    /// before the launch's first slice.
+    pub(crate) fn note_turns(&mut self, key: &CellKey, warm_up: &bakeoff_load::LoadReport, base: std::time::Duration) {
+        self.needs(key, turns_of(warm_up, base));
+    }
+
+    fn needs(&mut self, key: &CellKey, factor: u32) {
+        if factor > self.slice_factor.get(key).copied().unwrap_or(1) {
+            let most = self.starved.entry(key.clone()).or_default();
+            *most = (*most).max(factor);
+        }
+    }
+
     /// Counts a stored trial and keeps its value of `metric` (its last step's).
     pub(crate) fn record(&mut self, key: &CellKey, record: &TrialRecord, metric: Metric) {
         self.trials_done += 1;
         if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::ClientSaturated { .. })) {
             self.client_bound.insert(key.clone());
         }
-        if record.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })) {
-            self.starved.insert(key.clone());
-        }
         if let Some(step) = record.load.steps.len().checked_sub(1) {
             let m = Measured { block: record.trial, launch: record.launch.unwrap_or(record.trial), value: metric.of(record, step) };
             self.values.entry(key.clone()).or_default().push(m);
         }
     }
+}
+
+/// The factor over the run's slice length `base` a load's slices need to last two turns of its
+/// connections (a closed loop's: an open model's rate does not wait for answers); 0 when unknown.
+fn turns_of(load: &bakeoff_load::LoadReport, base: std::time::Duration) -> u32 {
+    let closed = load.steps.last().filter(|step| step.target_rate.is_none());
+    closed.map_or(0, |step| turns_factor(step.connections, step.requests_per_sec, base.as_secs_f64()))
 }
 
 #[cfg(test)]
@@ -277,25 +314,31 @@ mod tests {
     }
 
     #[test]
-    fn a_starved_cell_doubles_its_slices_up_to_the_most_and_only_once_per_starving() {
+    fn a_starved_cell_gets_the_slices_it_needs_up_to_the_most_and_only_once_per_starving() {
         let (a, b) = (key("a", false), key("b", false));
         let keys = [a.clone(), b.clone()];
         let mut t = Tally::default();
-        t.starved.insert(a.clone());
+        t.starved.insert(a.clone(), 2);
         assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), 2)]));
         assert!(t.lengthen_starved(&keys).is_empty(), "not starved again since: no change");
-        t.starved.insert(a.clone());
-        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), MAX_SLICE_FACTOR)]));
-        t.starved.insert(a.clone());
+        t.starved.insert(a.clone(), 4);
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), 4)]));
+        // A slow server's connections may need more than the most: it gets the most.
+        t.starved.insert(a.clone(), 16);
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(a.clone(), MAX_STARVED_FACTOR)]));
+        t.starved.insert(a.clone(), 16);
         assert!(t.lengthen_starved(&keys).is_empty(), "at the most it stays");
-        assert_eq!((t.slice_factor.get(&a), t.slice_factor.get(&b)), (Some(&MAX_SLICE_FACTOR), None));
-        // A cell sized longer for its own spread doubles from there; a failed one is left alone.
+        assert_eq!((t.slice_factor.get(&a), t.slice_factor.get(&b)), (Some(&MAX_STARVED_FACTOR), None));
+        // A cell sized longer for its own spread lengthens from there, never shortens; a failed
+        // one is left alone.
         t.slice_factor.insert(b.clone(), 3);
-        t.starved.insert(b.clone());
-        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(b.clone(), MAX_SLICE_FACTOR)]));
+        t.starved.insert(b.clone(), 2);
+        assert!(t.lengthen_starved(&keys).is_empty(), "3x already answers what 2x would");
+        t.starved.insert(b.clone(), 6);
+        assert_eq!(t.lengthen_starved(&keys), BTreeMap::from([(b.clone(), 6)]));
         let c = key("c", false);
         t.failed.insert(c.clone());
-        t.starved.insert(c.clone());
+        t.starved.insert(c.clone(), 2);
         assert!(t.lengthen_starved(&[c]).is_empty());
     }
 
