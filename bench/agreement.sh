@@ -69,7 +69,11 @@ print(f"{len(agree)} of {len(cells)} cells ({100 * len(agree) / len(cells):.0f}%
 for x in cells:
     if not x["precision"]["agrees"]:
         p = x["precision"]
-        print(f"  flagged: {x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}] w{x['cell']['workers']}: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
+        name = f"{x['cell']['stack']} {x['cell']['scenario']} [{x['cell']['variant']}] w{x['cell']['workers']}"
+        if p.get("difference") is None or p.get("stated") is None:
+            print(f"  flagged: {name}: no median to compare in one run or both (the cell was not measured)")
+        else:
+            print(f"  flagged: {name}: medians {100 * p['difference']:.1f}% apart, stated ±{100 * p['stated']:.1f}%")
 print(f"{len(changed)} of {len(cells)} cells show a detectable change between the two runs")
 PY
 python3 "$ROOT/bench/claims_agreement.py" "$OUT" | tee -a "$OUT/summary.txt"
