@@ -36,11 +36,16 @@ pub const TURNS_PER_SLICE: f64 = 2.0;
 /// for its slices to last `TURNS_PER_SLICE` turns of its connections (a turn: the connections
 /// over the rate, how long one waits for its next answer); 0 when that is unknown (no answer).
 pub fn turns_factor(connections: u32, per_sec: f64, base_s: f64) -> u32 {
-    if per_sec <= 0.0 || base_s <= 0.0 {
-        return 0;
+    match turn_seconds(connections, per_sec) {
+        Some(turn_s) if base_s > 0.0 => (TURNS_PER_SLICE * turn_s / base_s).ceil() as u32,
+        _ => 0,
     }
-    let turn_s = f64::from(connections) / per_sec;
-    (TURNS_PER_SLICE * turn_s / base_s).ceil() as u32
+}
+
+/// How long each of a closed loop's `connections` waits for its next answer at `per_sec`
+/// answers a second; None when nothing was answered.
+pub fn turn_seconds(connections: u32, per_sec: f64) -> Option<f64> {
+    (per_sec > 0.0).then(|| f64::from(connections) / per_sec)
 }
 
 /// Why the block schedule lengthened a cell's slices.

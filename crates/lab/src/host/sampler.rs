@@ -110,7 +110,6 @@ pub(crate) fn tree_cpu_seconds(leader: u32) -> f64 {
     tree(leader).iter().map(|(_, cpu)| cpu).sum()
 }
 
-/// The pids of the tree rooted at `leader` (none when it has exited).
 /// Waits at most `limit` for the tree of `leader` to go quiet (under a tenth of a core over one
 /// `window`), or for `gone` to say it ended. None when it did, else its CPU use (in cores) over
 /// the last window.
@@ -132,6 +131,7 @@ pub(crate) fn wait_tree_quiet(leader: u32, window: Duration, limit: Duration, mu
     }
 }
 
+/// The pids of the tree rooted at `leader` (none when it has exited).
 pub(crate) fn tree_pids(leader: u32) -> Vec<u32> {
     tree(leader).iter().map(|(stat, _)| stat.pid).collect()
 }

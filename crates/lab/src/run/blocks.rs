@@ -23,7 +23,7 @@ use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::SplitMix64;
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Lengthening;
+use bakeoff_model::schedule::{turn_seconds, Lengthening};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -437,15 +437,17 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
     (kept, dropped)
 }
 
-/// Waits (at most twice its connections' turn, and `MAX_DRAIN`) for the server `pid` to serve
+/// Waits (at most four of its connections' turns, and `MAX_DRAIN`) for the server `pid` to serve
 /// what a closed loop left queued at its end: a slow server with many connections still holds
 /// about one request per connection, which a server that finds its client gone only learns when
 /// it answers. Nothing to wait for after a fast loop, an open model or a failed load.
 fn drain(pid: u32, load: Option<&bakeoff_load::LoadReport>) {
     let Some(step) = load.and_then(|l| l.steps.last()).filter(|s| s.target_rate.is_none()) else { return };
-    let turn_s = if step.requests_per_sec > 0.0 { f64::from(step.connections) / step.requests_per_sec } else { f64::INFINITY };
+    // With no answer at all, the queue may be as long as it gets: wait the most.
+    let turn_s = turn_seconds(step.connections, step.requests_per_sec).unwrap_or(f64::INFINITY);
     if turn_s >= DRAIN_FROM.as_secs_f64() {
-        let limit = Duration::from_secs_f64((2.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
+        // Four turns, not one: a busy machine serves the queue slower than the slice did.
+        let limit = Duration::from_secs_f64((4.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
         sampler::wait_tree_quiet(pid, DRAIN_WINDOW, limit, || false);
     }
 }

@@ -42,11 +42,10 @@ pub(crate) struct Tally {
     /// shortened again).
     pub(crate) slice_factor: BTreeMap<CellKey, u32>,
     /// Cells whose slices since their last lengthening left connections without a response, or
-    /// whose warm-up found their connections' turns longer than half a slice, with the factor their
-    /// slices need: the slice ended (or would end) before every connection was
-    /// answered once (a SYN retry after a full accept queue takes 1 s; a slow server with many
-    /// connections answers each only every few seconds), so its rate counts the slice's edge, not
-    /// the server.
+    /// whose warm-up found their connections' turns longer than half a slice, with the factor
+    /// their slices need: the slice ended (or would end) before every connection was answered
+    /// once (a SYN retry after a full accept queue takes 1 s; a slow server with many connections
+    /// answers each only every few seconds), so its rate counts the slice's edge, not the server.
     pub(crate) starved: BTreeMap<CellKey, u32>,
     pub(crate) trials_done: u32,
 }
@@ -150,9 +149,9 @@ impl Tally {
     }
 
     /// The cells among `keys` whose slices or warm-up left connections unanswered, with slices as
-    /// long as `note_starved` or `note_turns` found they need (at most `MAX_STARVED_FACTOR` times the run's) from
-    /// their next launch on, now recorded as their factor. A cell already at the most stays
-    /// there, starved or not: its warning says why.
+    /// long as `note_starved` or `note_turns` found they need (at most `MAX_STARVED_FACTOR` times
+    /// the run's) from their next launch on, now recorded as their factor. A cell already at the
+    /// most stays there, starved or not: its warning says why.
     pub(crate) fn lengthen_starved(&mut self, keys: &[CellKey]) -> BTreeMap<CellKey, u32> {
         let mut longer = BTreeMap::new();
         for (key, needed) in keys.iter().filter_map(|k| Some((k, self.starved.remove(k)?))) {
