@@ -123,21 +123,13 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX what_ran_run ON what_ran(run_id);
     "#,
     // 4 -> 5: the SLO capacity search of a trial (objective, every step, what it found).
-    r#"
-    ALTER TABLE trials ADD COLUMN slo_json TEXT;
-    "#,
+    "ALTER TABLE trials ADD COLUMN slo_json TEXT;",
     // 5 -> 6: the launch a block-schedule slice ran in (NULL for a trial with its own server).
-    r#"
-    ALTER TABLE trials ADD COLUMN launch INTEGER;
-    "#,
+    "ALTER TABLE trials ADD COLUMN launch INTEGER;",
     // 6 -> 7: the server's CPU per step of a multi-step trial (a ramp, a ladder).
-    r#"
-    ALTER TABLE trials ADD COLUMN step_usage_json TEXT;
-    "#,
+    "ALTER TABLE trials ADD COLUMN step_usage_json TEXT;",
     // 7 -> 8: latency at fixed fractions of the trial's capacity (`latency_under_load`).
-    r#"
-    ALTER TABLE trials ADD COLUMN under_load_json TEXT;
-    "#,
+    "ALTER TABLE trials ADD COLUMN under_load_json TEXT;",
 ];
 
 /// Reads the file's version (0 for a new, empty file) and applies the missing migrations, each in

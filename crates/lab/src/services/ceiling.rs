@@ -105,14 +105,12 @@ fn histogram() -> Histogram<u64> {
 
 // ---- SQLite ----------------------------------------------------------------------------------
 
-#[allow(dead_code)]
-struct Product {
-    id: i64,
-    name: String,
-    description: String,
-    price: f64,
-    stock: i64,
-    created_at: String,
+/// A product row decoded whole (id, name, description, price, stock, created_at): the work a
+/// stack's ORM does per row.
+type ProductRow = (i64, String, String, f64, i64, String);
+
+fn product_row(r: &rusqlite::Row) -> rusqlite::Result<ProductRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
 }
 
 fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> Result<CeilingRecord, String> {
@@ -144,19 +142,8 @@ fn sqlite(path: &Path, connections: u32, duration: Duration, cpus: &[usize]) -> 
                     if q0 >= deadline {
                         break;
                     }
-                    let rows: Vec<Product> = stmt
-                        .query_map([], |r| {
-                            Ok(Product {
-                                id: r.get(0)?,
-                                name: r.get(1)?,
-                                description: r.get(2)?,
-                                price: r.get(3)?,
-                                stock: r.get(4)?,
-                                created_at: r.get(5)?,
-                            })
-                        })
-                        .and_then(|rows| rows.collect())
-                        .map_err(|e| e.to_string())?;
+                    let rows: Vec<ProductRow> =
+                        stmt.query_map([], product_row).and_then(|rows| rows.collect()).map_err(|e| e.to_string())?;
                     if rows.len() != 20 {
                         return Err(format!("the products query returned {} rows, not 20", rows.len()));
                     }
