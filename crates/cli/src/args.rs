@@ -159,6 +159,12 @@ pub struct SetupArgs {
     /// Plain progress lines (at most one every 5 s) instead of a live line, even on a terminal
     #[arg(long)]
     pub quiet: bool,
+    /// Set the stacks up on this host instead of here, `ssh://user@host[:port]` or `netns:NAME`:
+    /// the project's files are sent there first (once), and the setup is cached there
+    #[arg(long)]
+    pub host: Option<bakeoff_model::place::Place>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
 }
 
 #[derive(Args)]
@@ -307,20 +313,34 @@ pub struct RunHostArgs {
     /// Start the services (PostgreSQL, nginx, the document store) here: `local` or `netns:NAME`
     #[arg(long)]
     pub services_host: Option<bakeoff_model::place::Place>,
-    /// The bakeoff binary on the client hosts, an absolute path (default: this binary's own path)
-    #[arg(long)]
-    pub agent_bin: Option<PathBuf>,
-    /// The ssh key for the client hosts (default: the user's ssh config)
-    #[arg(long)]
-    pub ssh_identity: Option<PathBuf>,
-    /// A known_hosts file that must hold the client hosts' keys (default: the user's own)
-    #[arg(long)]
-    pub ssh_known_hosts: Option<PathBuf>,
+    #[command(flatten)]
+    pub agent: AgentArgs,
 }
 
 impl RunHostArgs {
     /// How the lab reaches the agents: this build, started from `--agent-bin` or this binary's path.
     pub fn access(&self) -> std::io::Result<bakeoff_lab::run::hosts::HostAccess> {
+        Ok(bakeoff_lab::run::hosts::HostAccess { options: self.agent.session_options()?, identity: bakeoff_cli::identity() })
+    }
+}
+
+/// How the agents on other hosts are reached (docs/hosts.md).
+#[derive(Args, Default)]
+pub struct AgentArgs {
+    /// The bakeoff binary on the other hosts, an absolute path (default: this binary's own path)
+    #[arg(long)]
+    pub agent_bin: Option<PathBuf>,
+    /// The ssh key for the other hosts (default: the user's ssh config)
+    #[arg(long)]
+    pub ssh_identity: Option<PathBuf>,
+    /// A known_hosts file that must hold the other hosts' keys (default: the user's own)
+    #[arg(long)]
+    pub ssh_known_hosts: Option<PathBuf>,
+}
+
+impl AgentArgs {
+    /// The agents started from `--agent-bin` (or this binary's path), over ssh as the flags say.
+    pub fn session_options(&self) -> std::io::Result<bakeoff_lab::hosts::session::SessionOptions> {
         let bin = match &self.agent_bin {
             Some(b) => b.clone(),
             None => std::env::current_exe()?,
@@ -328,7 +348,7 @@ impl RunHostArgs {
         let mut options = bakeoff_lab::hosts::session::SessionOptions::new(bin);
         options.ssh_identity = self.ssh_identity.clone();
         options.ssh_known_hosts = self.ssh_known_hosts.clone();
-        Ok(bakeoff_lab::run::hosts::HostAccess { options, identity: bakeoff_cli::identity() })
+        Ok(options)
     }
 }
 

@@ -31,6 +31,23 @@ pub struct MedianInterval {
     pub confidence: f64,
 }
 
+/// The median of `values` in any order (0 for none).
+pub fn median_of(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// 1.4826 × the median absolute deviation: σ for normal data, unmoved by one wild value.
+pub fn robust_sigma(values: &[f64]) -> f64 {
+    let m = median_of(values);
+    1.4826 * median_of(&values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>())
+}
+
 /// The median of `values` (in any order) with its interval; None when there are none.
 pub fn median_interval(values: &[f64]) -> Option<MedianInterval> {
     let n = values.len();
@@ -225,6 +242,15 @@ mod tests {
         assert_eq!(Some((r.low, r.high)), ratio_interval(&six, &slower).unwrap().bounds);
         assert!(r.confidence >= 0.95 && r.confidence < 0.99, "{r:?}");
         assert!(covered_ratio(&six, &slower, 0.99).unwrap().confidence >= 0.99, "a stricter target widens it");
+    }
+
+    #[test]
+    fn robust_sigma_ignores_one_wild_value() {
+        let calm = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01];
+        let wild = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 5.0];
+        assert!((robust_sigma(&calm) - robust_sigma(&wild)).abs() < 0.01, "{} {}", robust_sigma(&calm), robust_sigma(&wild));
+        assert_eq!(robust_sigma(&[0.3; 5]), 0.0);
+        assert_eq!((median_of(&[3.0, 1.0, 2.0]), median_of(&[4.0, 1.0]), median_of(&[])), (2.0, 2.5, 0.0));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use bakeoff_model::place::Place;
 pub const PORT: u16 = 8080;
 
 /// An HTTP/1.1 keep-alive server answering `Hello World!`, small enough to read here.
-const SERVER: &str = r#"
+pub const SERVER: &str = r#"
 import sys
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 class H(BaseHTTPRequestHandler):

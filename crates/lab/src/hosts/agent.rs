@@ -1,6 +1,7 @@
 //! The agent (`bakeoff agent`): answers the controller's JSON-line requests on stdin with one line
 //! each on stdout. It lives exactly as long as its session: at stdin's end (the controller or ssh
-//! went away) a running load is cancelled and the agent exits, so nothing is left behind.
+//! went away) a running load is cancelled, the servers it started are stopped and the agent exits,
+//! so nothing is left behind.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,6 +13,7 @@ use bakeoff_load::{encode_histogram, run_observed};
 
 use super::path::{open_sink, probe};
 use super::protocol::{wall_ns, ClientResult, Hello, Identity, MachineFacts, Reply, Request, RunSpec, StepHistograms};
+use super::started::{self, Started};
 use super::watch::{check, Watch};
 use crate::host::machine::allowed_cpus;
 use crate::host::noise::{Measured, NoiseProbe};
@@ -33,15 +35,32 @@ where
         Hello { identity, pid: std::process::id(), hostname: hostname(), facts: Some(facts()), boot_id: super::protocol::boot_id() };
     // A watch of the server's tree; dropped (stopped) with the session at the latest.
     let mut watch: Option<Watch> = None;
+    // The servers started for the controller; stopped with the session at the latest.
+    let mut started = Started::default();
     for request in requests {
         let reply = match request {
+            Ok(Request::Workspace { id }) => workspace(&id, None),
+            Ok(Request::Unpack { id, tar_b64 }) => workspace(&id, Some(&tar_b64)),
+            Ok(Request::Setup { root, stacks }) => {
+                // A setup asked for just before the session ended starts cancelled.
+                cancel.store(ended.load(Ordering::SeqCst), Ordering::SeqCst);
+                answer(started::setup(std::path::Path::new(&root), &stacks, &cancel), |failed| Reply::SetUp { failed })
+            }
+            Ok(Request::Start { launch }) => answer(started.start(&launch), |pid| Reply::Started { pid }),
+            Ok(Request::Tree { pid }) => answer(started.tree(pid), Reply::Tree),
+            Ok(Request::Quiet { pid, window_ms, limit_ms }) => {
+                answer(started.quiet(pid, Duration::from_millis(window_ms), Duration::from_millis(limit_ms)), |busy_cores| Reply::Quiet {
+                    busy_cores,
+                })
+            }
+            Ok(Request::Stop { pid }) => answer(started.stop(pid), |leftovers| Reply::Stopped { leftovers }),
             Ok(Request::Hello) => Reply::Hello(hello.clone()),
             Ok(Request::Clock) => Reply::Clock { wall_ns: wall_ns() },
             Ok(Request::Run { spec }) => {
                 cancel.store(false, Ordering::SeqCst);
                 run(&spec, &cancel, &ended)
             }
-            Ok(Request::Check { pid }) => check(pid).map_or_else(|message| Reply::Error { message }, Reply::Process),
+            Ok(Request::Check { pid }) => answer(check(pid), Reply::Process),
             Ok(Request::Watch { pid, zero_at_ns }) => match check(pid) {
                 Ok(found) => {
                     watch = Some(Watch::start(found, zero_at_ns));
@@ -70,6 +89,20 @@ where
         send(&mut output, &reply)?;
     }
     Ok(())
+}
+
+/// The reply for `result`: `ok`'s, or the agent's refusal with its reason.
+fn answer<T>(result: Result<T, String>, ok: impl FnOnce(T) -> Reply) -> Reply {
+    result.map_or_else(|message| Reply::Error { message }, ok)
+}
+
+/// Workspace `id` under the agent's home: found, or unpacked from `tar_b64` when given.
+fn workspace(id: &str, tar_b64: Option<&str>) -> Reply {
+    let found = super::workspace::agent_home().and_then(|home| match tar_b64 {
+        Some(tar) => super::workspace::unpack(&home, id, tar).map(|path| (path, true)),
+        None => super::workspace::find(&home, id),
+    });
+    answer(found, |(path, ready)| Reply::Workspace { path: path.display().to_string(), ready })
 }
 
 fn send<W: Write>(output: &mut W, reply: &Reply) -> std::io::Result<()> {

@@ -3,7 +3,9 @@
 //! several load clients started at one instant with their HDR histograms added exactly, and a test
 //! topology of network namespaces (with an `sshd` inside) on this one machine. A measured run adds
 //! the server's host: its agent meters the server's tree, every host says what it is and how noisy
-//! it was, and the path from each client to the server is measured before the load.
+//! it was, and the path from each client to the server is measured before the load. A server host's
+//! agent also keeps the project's files in a workspace of its own, sets stacks up there, and starts,
+//! meters and stops their servers for the controller.
 
 pub mod agent;
 pub mod clients;
@@ -13,9 +15,12 @@ pub mod merge;
 pub mod netns;
 pub(crate) mod path;
 pub mod protocol;
+pub mod remote;
 pub mod server;
 pub mod session;
 pub mod sshd;
+pub mod started;
 mod watch;
+pub mod workspace;
 
 pub use error::HostError;

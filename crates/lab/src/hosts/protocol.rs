@@ -8,6 +8,7 @@ use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{MachineInfo, ProcessSample};
 use serde::{Deserialize, Serialize};
 
+use super::started::{RemoteLaunch, TreeState};
 use crate::host::doctor::Governor;
 
 /// What the controller asks; the agent answers each with one [`Reply`].
@@ -60,6 +61,49 @@ pub enum Request {
         /// How long to send to the sink, ms.
         send_ms: u64,
     },
+    /// Is the project workspace `id` there ([`super::workspace`])? Answered with its path.
+    Workspace {
+        /// The packed files' name (hex digits).
+        id: String,
+    },
+    /// Unpack the workspace `id` from a base64 tar; answered as `workspace`.
+    Unpack {
+        /// The packed files' name.
+        id: String,
+        /// The tar, base64.
+        tar_b64: String,
+    },
+    /// Set up these stacks in the workspace at `root` (cached there); answered when all are done.
+    Setup {
+        /// The workspace's path on the host.
+        root: String,
+        /// Stack names (`language/folder`).
+        stacks: Vec<String>,
+    },
+    /// Start a server; it runs until `stop` or the session's end.
+    Start {
+        /// What to start.
+        launch: Box<RemoteLaunch>,
+    },
+    /// The CPU time of a started server's tree, and whether it exited.
+    Tree {
+        /// The started server.
+        pid: u32,
+    },
+    /// Wait (at most `limit_ms`) for a started server's tree to go quiet over `window_ms`.
+    Quiet {
+        /// The started server.
+        pid: u32,
+        /// The window it must be quiet over, ms.
+        window_ms: u64,
+        /// The longest wait, ms.
+        limit_ms: u64,
+    },
+    /// Stop a started server with its whole group.
+    Stop {
+        /// The started server.
+        pid: u32,
+    },
     /// End the session: the agent answers and exits.
     Bye,
 }
@@ -98,6 +142,35 @@ pub enum Reply {
     Probed {
         /// Its round trip and ceiling.
         path: PathMeasure,
+    },
+    /// A workspace's path on the host and whether it is unpacked whole.
+    Workspace {
+        /// Its folder.
+        path: String,
+        /// Unpacked whole: nothing needs sending.
+        ready: bool,
+    },
+    /// The stacks asked for are set up.
+    SetUp {
+        /// Those whose setup failed, each with why.
+        failed: Vec<String>,
+    },
+    /// A server started.
+    Started {
+        /// Its pid on the host.
+        pid: u32,
+    },
+    /// A started server's tree.
+    Tree(TreeState),
+    /// A started server's tree went quiet (`busy_cores` None), or was still this busy at the limit.
+    Quiet {
+        /// Cores its tree used over the last window, when it did not go quiet.
+        busy_cores: Option<f64>,
+    },
+    /// A started server stopped.
+    Stopped {
+        /// Processes of it still running outside its group, killed then.
+        leftovers: Vec<String>,
     },
     /// The request could not be done; the session stays usable.
     Error {

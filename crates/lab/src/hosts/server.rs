@@ -62,25 +62,36 @@ impl ServerHost {
     /// Watches the server's tree from `zero_ns` (the controller's clock; the host's offset is
     /// added here) until `finish`.
     pub fn watch(&mut self, zero_ns: u64) -> Result<(), HostError> {
-        let zero_at_ns = (zero_ns as i64 + self.session.clock().offset_ns) as u64;
-        let request = Request::Watch { pid: self.found.pid, zero_at_ns };
-        match self.session.ask(&request, ANSWER, &pid_hint(self.session.place()))? {
-            Reply::Watching => Ok(()),
-            other => Err(self.session.unexpected("watch", &other)),
-        }
+        watch_on(&mut self.session, self.found.pid, zero_ns)
     }
 
     /// Stops the watch and answers what it measured.
     pub fn finish(&mut self) -> Result<ServerMeasure, HostError> {
-        match self.session.ask(&Request::Unwatch, ANSWER, "install the controller's build there")? {
-            Reply::Watched { server } => Ok(*server),
-            other => Err(self.session.unexpected("unwatch", &other)),
-        }
+        finish_on(&mut self.session)
     }
 
     /// Says bye to the agent and ends the session.
     pub fn close(self) {
         self.session.close();
+    }
+}
+
+/// Asks the session's agent to watch the tree of `pid` from `zero_ns` (the controller's clock; the
+/// host's offset is added here).
+pub(crate) fn watch_on(session: &mut Session, pid: u32, zero_ns: u64) -> Result<(), HostError> {
+    let zero_at_ns = (zero_ns as i64 + session.clock().offset_ns) as u64;
+    let hint = pid_hint(session.place());
+    match session.ask(&Request::Watch { pid, zero_at_ns }, ANSWER, &hint)? {
+        Reply::Watching => Ok(()),
+        other => Err(session.unexpected("watch", &other)),
+    }
+}
+
+/// Stops the session's watch and answers what it measured.
+pub(crate) fn finish_on(session: &mut Session) -> Result<ServerMeasure, HostError> {
+    match session.ask(&Request::Unwatch, ANSWER, "install the controller's build there")? {
+        Reply::Watched { server } => Ok(*server),
+        other => Err(session.unexpected("unwatch", &other)),
     }
 }
 

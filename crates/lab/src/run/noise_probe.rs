@@ -13,6 +13,7 @@ use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{is_current, SetupJob};
 use bakeoff_model::paired::{minutes_spent, paired_half_width_factor, paired_ratio, pairs_between, PairedRatio};
 use bakeoff_model::results::MemorySink;
+use bakeoff_model::robust::robust_sigma;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::Metric;
 use serde::{Deserialize, Serialize};
@@ -244,23 +245,6 @@ fn floor_of(
     })
 }
 
-/// 1.4826 × the median absolute deviation: σ for normal data, unmoved by one wild slice.
-pub(crate) fn robust_sigma(values: &[f64]) -> f64 {
-    let m = median_of(values);
-    1.4826 * median_of(&values.iter().map(|v| (v - m).abs()).collect::<Vec<_>>())
-}
-
-/// The median of `values` (0 for none).
-pub(crate) fn median_of(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
 /// Where the last probe is kept: `<root>/.bakeoff-cache/noise-floor.json`.
 fn cache_file(root: &Path) -> std::path::PathBuf {
     root.join(".bakeoff-cache").join("noise-floor.json")
@@ -289,14 +273,6 @@ mod tests {
     fn floor(spread: f64) -> NoiseFloor {
         let aa = PairedRatio { ratio: 1.0, low: 1.0 - 0.8 * spread, high: 1.0 + 0.8 * spread, confidence: 0.95, blocks: 8, launches: 1 };
         NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread }
-    }
-
-    #[test]
-    fn robust_sigma_ignores_one_wild_value() {
-        let calm = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 0.01];
-        let wild = [0.0, 0.01, -0.01, 0.02, -0.02, 0.0, 5.0];
-        assert!((robust_sigma(&calm) - robust_sigma(&wild)).abs() < 0.01, "{} {}", robust_sigma(&calm), robust_sigma(&wild));
-        assert_eq!(robust_sigma(&[0.3; 5]), 0.0);
     }
 
     #[test]

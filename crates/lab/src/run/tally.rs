@@ -132,7 +132,7 @@ impl Tally {
         if spreads.len() < 2 || spreads.len() < keys.iter().filter(|k| self.chased(k, metric)).count() {
             return BTreeMap::new();
         }
-        let typical = crate::run::noise_probe::median_of(&spreads.iter().map(|(_, s)| *s).collect::<Vec<_>>());
+        let typical = bakeoff_model::robust::median_of(&spreads.iter().map(|(_, s)| *s).collect::<Vec<_>>());
         spreads
             .into_iter()
             .filter(|_| typical > 0.0)
@@ -176,11 +176,11 @@ impl Tally {
         let deviations: Vec<f64> = by_launch
             .into_values()
             .flat_map(|logs| {
-                let centre = crate::run::noise_probe::median_of(&logs);
+                let centre = bakeoff_model::robust::median_of(&logs);
                 logs.into_iter().map(move |v| v - centre)
             })
             .collect();
-        Some(crate::run::noise_probe::robust_sigma(&deviations))
+        Some(bakeoff_model::robust::robust_sigma(&deviations))
     }
 
     /// The blocks both cells were measured in, as pairs of their values.

@@ -1,0 +1,148 @@
+//! The controller's side of a host that runs the lab's servers: one session to its agent, the
+//! project's workspace made there (sent only when the host lacks those files), stacks set up there,
+//! and servers started, metered and stopped there by their pid on that host.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bakeoff_model::place::Place;
+
+use super::error::HostError;
+use super::protocol::{Identity, Reply, Request, ServerMeasure};
+use super::session::{Session, SessionOptions};
+use super::started::{RemoteLaunch, TreeState};
+use super::workspace;
+
+/// How long the agent may take to answer a request that waits on nothing.
+const ANSWER: Duration = Duration::from_secs(10);
+/// How long a host may take to set stacks up (each setup command is bounded by its own timeout).
+const SETUP: Duration = Duration::from_secs(4 * 3600);
+/// How often a waiting setup looks for its answer and for a cancel.
+const POLL: Duration = Duration::from_millis(50);
+
+/// An open session to a server host, with the project's workspace there.
+pub struct RemoteServers {
+    session: Session,
+    root: String,
+    sent: bool,
+}
+
+impl RemoteServers {
+    /// Opens the session and makes the workspace of `project_root`'s files there.
+    pub fn open(place: &Place, opts: &SessionOptions, expect: &Identity, project_root: &Path) -> Result<RemoteServers, HostError> {
+        let mut session = Session::open(place, opts, expect)?;
+        let packed = workspace::pack(project_root)?;
+        let (root, sent) = workspace::ship(&mut session, &packed)?;
+        Ok(RemoteServers { session, root, sent })
+    }
+
+    /// The host as messages name it.
+    pub fn host(&self) -> String {
+        self.session.host()
+    }
+
+    /// The session (its hello says what the host is; its clock, the offset).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The workspace's folder on the host.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// Whether opening sent the project's files (false: the host had them from an earlier run).
+    pub fn sent_files(&self) -> bool {
+        self.sent
+    }
+
+    /// Where `local` (a path under `project_root`, such as a stack's folder) is on the host.
+    pub fn path_of(&self, project_root: &Path, local: &Path) -> Result<String, HostError> {
+        let relative = local.strip_prefix(project_root).map_err(|_| HostError::Agent {
+            host: self.host(),
+            message: format!("{} is outside the project, so it was not sent to the host", local.display()),
+            hint: format!("keep what the server needs under {}", project_root.display()),
+        })?;
+        Ok(Path::new(&self.root).join(relative).display().to_string())
+    }
+
+    /// Sets `stacks` up on the host (names, languages or `all`), cached there as `bakeoff setup`
+    /// caches them. `cancel` stops the setup there: the build that runs and the stacks after it.
+    pub fn setup(&mut self, stacks: &[String], cancel: &AtomicBool) -> Result<(), HostError> {
+        self.session.send(&Request::Setup { root: self.root.clone(), stacks: stacks.to_vec() })?;
+        let hint = format!("run `bakeoff setup STACK` on {} to see the whole output", self.host());
+        let (deadline, mut cancelled) = (Instant::now() + SETUP, false);
+        let reply = loop {
+            if let Some(reply) = self.session.try_recv()? {
+                break reply;
+            }
+            if cancel.load(Ordering::Relaxed) && !cancelled {
+                self.session.send(&Request::Cancel)?;
+                cancelled = true;
+            }
+            if Instant::now() > deadline {
+                return Err(self.session.lost(&format!("the setup took over {SETUP:?}")));
+            }
+            std::thread::sleep(POLL);
+        };
+        let refused = |message: String| HostError::Agent { host: self.host(), message, hint: hint.clone() };
+        match reply {
+            Reply::SetUp { .. } if cancelled => Err(refused("the setup was stopped".into())),
+            Reply::SetUp { failed } if failed.is_empty() => Ok(()),
+            Reply::SetUp { failed } => Err(refused(format!("setup failed: {}", failed.join("; ")))),
+            Reply::Error { message } => Err(refused(message)),
+            other => Err(self.session.unexpected("setup", &other)),
+        }
+    }
+
+    /// Starts a server on the host; its pid there.
+    pub fn start(&mut self, launch: RemoteLaunch) -> Result<u32, HostError> {
+        let hint = format!("its log on {} is {}", self.host(), launch.log);
+        match self.session.ask(&Request::Start { launch: Box::new(launch) }, ANSWER, &hint)? {
+            Reply::Started { pid } => Ok(pid),
+            other => Err(self.session.unexpected("start", &other)),
+        }
+    }
+
+    /// The CPU time of server `pid`'s tree so far, and whether it exited.
+    pub fn tree(&mut self, pid: u32) -> Result<TreeState, HostError> {
+        match self.session.ask(&Request::Tree { pid }, ANSWER, "start the server through this session first")? {
+            Reply::Tree(state) => Ok(state),
+            other => Err(self.session.unexpected("tree", &other)),
+        }
+    }
+
+    /// Waits at most `limit` for server `pid`'s tree to go quiet over `window`; None when it did,
+    /// else the cores it used over the last window.
+    pub fn quiet(&mut self, pid: u32, window: Duration, limit: Duration) -> Result<Option<f64>, HostError> {
+        let request = Request::Quiet { pid, window_ms: window.as_millis() as u64, limit_ms: limit.as_millis() as u64 };
+        match self.session.ask(&request, limit + window + ANSWER, "start the server through this session first")? {
+            Reply::Quiet { busy_cores } => Ok(busy_cores),
+            other => Err(self.session.unexpected("quiet", &other)),
+        }
+    }
+
+    /// Watches server `pid`'s tree from `zero_ns` (the controller's clock) until [`Self::finish`].
+    pub fn watch(&mut self, pid: u32, zero_ns: u64) -> Result<(), HostError> {
+        super::server::watch_on(&mut self.session, pid, zero_ns)
+    }
+
+    /// Stops the watch and answers what it measured.
+    pub fn finish(&mut self) -> Result<ServerMeasure, HostError> {
+        super::server::finish_on(&mut self.session)
+    }
+
+    /// Stops server `pid` with its group; what of it still ran outside the group (killed then).
+    pub fn stop(&mut self, pid: u32) -> Result<Vec<String>, HostError> {
+        match self.session.ask(&Request::Stop { pid }, ANSWER, "start the server through this session first")? {
+            Reply::Stopped { leftovers } => Ok(leftovers),
+            other => Err(self.session.unexpected("stop", &other)),
+        }
+    }
+
+    /// Says bye to the agent and ends the session; the agent stops every server still running.
+    pub fn close(self) {
+        self.session.close();
+    }
+}
