@@ -39,8 +39,8 @@ where
     let mut started = Started::default();
     for request in requests {
         let reply = match request {
-            Ok(Request::Workspace { id }) => workspace(&id, None),
-            Ok(Request::Unpack { id, tar_b64 }) => workspace(&id, Some(&tar_b64)),
+            Ok(Request::Workspace { project, id }) => workspace(&project, &id, None),
+            Ok(Request::Unpack { project, id, tar_b64 }) => workspace(&project, &id, Some(&tar_b64)),
             Ok(Request::Setup { root, stacks }) => {
                 // A setup asked for just before the session ended starts cancelled.
                 cancel.store(ended.load(Ordering::SeqCst), Ordering::SeqCst);
@@ -96,11 +96,12 @@ fn answer<T>(result: Result<T, String>, ok: impl FnOnce(T) -> Reply) -> Reply {
     result.map_or_else(|message| Reply::Error { message }, ok)
 }
 
-/// Workspace `id` under the agent's home: found, or unpacked from `tar_b64` when given.
-fn workspace(id: &str, tar_b64: Option<&str>) -> Reply {
+/// `project`'s workspace under the agent's home: whether it holds the files `id`, or those files
+/// unpacked there from `tar_b64` when given.
+fn workspace(project: &str, id: &str, tar_b64: Option<&str>) -> Reply {
     let found = super::workspace::agent_home().and_then(|home| match tar_b64 {
-        Some(tar) => super::workspace::unpack(&home, id, tar).map(|path| (path, true)),
-        None => super::workspace::find(&home, id),
+        Some(tar) => super::workspace::unpack(&home, project, id, tar).map(|path| (path, true)),
+        None => super::workspace::find(&home, project, id),
     });
     answer(found, |(path, ready)| Reply::Workspace { path: path.display().to_string(), ready })
 }

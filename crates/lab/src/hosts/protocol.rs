@@ -61,13 +61,17 @@ pub enum Request {
         /// How long to send to the sink, ms.
         send_ms: u64,
     },
-    /// Is the project workspace `id` there ([`super::workspace`])? Answered with its path.
+    /// Does the project's workspace hold the files `id` ([`super::workspace`])? Answered with its path.
     Workspace {
+        /// The controller's project (hex digits): one workspace each.
+        project: String,
         /// The packed files' name (hex digits).
         id: String,
     },
-    /// Unpack the workspace `id` from a base64 tar; answered as `workspace`.
+    /// Unpack the files `id` over the project's workspace from a base64 tar; answered as `workspace`.
     Unpack {
+        /// The controller's project.
+        project: String,
         /// The packed files' name.
         id: String,
         /// The tar, base64.
