@@ -54,27 +54,12 @@ pub fn pack(root: &Path) -> Result<Packed, HostError> {
     if !listed.status.success() || listed.stdout.is_empty() {
         return Err(failed("git ls-files", String::from_utf8_lossy(&listed.stderr).trim().to_string()));
     }
-    let mut tar = Command::new("tar")
-        .arg("-C")
-        .arg(root)
-        .args(["--null", "-T", "-", "-c", "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner", "-f", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| failed("tar", e.to_string()))?;
-    let mut stdin = tar.stdin.take().expect("stdin is piped");
-    // Written on a thread: a list longer than the pipe would block while tar's output fills.
-    let list = listed.stdout;
-    let writer = std::thread::spawn(move || stdin.write_all(&list));
-    let out = tar.wait_with_output().map_err(|e| failed("tar", e.to_string()))?;
-    let _ = writer.join();
-    if !out.status.success() {
-        return Err(failed("tar", String::from_utf8_lossy(&out.stderr).trim().to_string()));
-    }
+    // The list goes to tar's stdin (`-T -`); the tar comes out on its stdout (`-f -`).
+    let create = ["--null", "-T", "-", "-c", "--sort=name", "--mtime=@0", "--owner=0", "--group=0", "--numeric-owner"];
+    let tar = tar_of(root, &create, &listed.stdout).map_err(|e| failed("tar", e))?;
     let here = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     let project = short_hash(format!("{}:{}", here.trim(), root.display()).as_bytes());
-    Ok(Packed { project, id: short_hash(&out.stdout), tar: out.stdout })
+    Ok(Packed { project, id: short_hash(&tar), tar })
 }
 
 /// The first 16 hex digits of the SHA-256 of `bytes`.
