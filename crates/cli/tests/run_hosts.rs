@@ -1,5 +1,6 @@
 //! `bakeoff run` with its roles placed across network namespaces of this machine: two load clients
-//! (one reached over ssh, one by `ip netns exec`) and the servers in a namespace of their own. The
+//! (one reached over ssh, one by `ip netns exec`) and the servers on a host of their own (reached
+//! over ssh, its agent starting and metering them in the project's workspace there). The
 //! quick study's cells, shortened, must pass verification and judge the study's claims as a local
 //! run does; a client agent killed mid-run ends the run with the host named and every trial
 //! measured before kept; nothing is left running and every namespace goes. Namespaces need root:
@@ -109,6 +110,7 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
 
     let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
     let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
+    let server_sshd = Sshd::start_beside(&sshd, topo.ns("server"), topo.addr("server")).expect("the server's sshd starts");
     let mut placed_args = common("placed.db");
     placed_args.extend([
         "--client".into(),
@@ -116,7 +118,7 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
         "--client".into(),
         format!("netns:{}", topo.ns("client-b")),
         "--server-host".into(),
-        format!("netns:{}", topo.ns("server")),
+        format!("ssh://root@{}", topo.addr("server")),
         "--ssh-identity".into(),
         sshd.identity().display().to_string(),
         "--ssh-known-hosts".into(),
@@ -124,14 +126,16 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
     ]);
     let placed = run(&placed_args);
     let said = String::from_utf8_lossy(&placed.stdout).to_string() + &String::from_utf8_lossy(&placed.stderr);
-    nothing_inside(&topo, &[sshd.pid()]);
+    nothing_inside(&topo, &[sshd.pid(), server_sshd.pid()]);
+    drop(server_sshd);
     teardown(topo, Some(sshd));
     assert!(placed.status.success(), "the placed run: {said}");
 
     let (local, placed) = (report(&dir.join("local.db")), report(&dir.join("placed.db")));
     assert_eq!(failed_checks(&placed), Vec::<String>::new(), "every stack verifies on its namespace's address");
     let hosts = placed["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
-    assert_eq!(hosts.len(), 2, "two client hosts: {hosts:?}");
+    let roles_of: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles_of, ["server", "client", "client"], "the server host and two client hosts: {hosts:?}");
     assert!(hosts.iter().all(|h| h["hello"]["facts"]["machine"]["cores"].as_u64() > Some(0)), "each host says what it is: {hosts:?}");
     let paths = placed["run"]["settings"]["paths"].as_array().expect("the run records each client's path");
     assert_eq!(paths.len(), 2, "{paths:?}");
@@ -141,7 +145,12 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
         assert!(m["ceiling_bytes_per_s"].as_f64() > Some(10e6), "the link ceiling: {p}");
     }
     let roles = &placed["run"]["settings"]["load"]["roles"];
-    assert!(roles["server"].as_str().unwrap().starts_with("netns:"), "the server's place is recorded: {roles}");
+    assert!(roles["server"].as_str().unwrap().starts_with("ssh://root@"), "the server's place is recorded: {roles}");
+    // The server host metered its servers: every cell has its server's CPU and memory.
+    for c in placed["cells"].as_array().unwrap() {
+        assert!(c["metrics"]["cpu_us_per_request"]["median"].as_f64() > Some(0.0), "the server host's CPU meter: {c}");
+        assert!(c["metrics"]["peak_rss_mib"]["median"].as_f64() > Some(0.0), "the server host's memory sampler: {c}");
+    }
     assert_eq!(placed["cells"].as_array().unwrap().len(), local["cells"].as_array().unwrap().len(), "the same cells");
     let expected = verdicts(&local);
     assert!(!expected.is_empty() && expected.iter().all(|(_, v)| v == "held"), "the local run holds the quick claims: {expected:?}");
@@ -220,20 +229,16 @@ fn clients_elsewhere_with_the_servers_on_loopback_are_refused_before_anything_ru
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured() {
-    if no_root("a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured") {
-        return;
-    }
-    let dir = scratch("lost");
-    let topo = Topology::build(&["client", "server"]).expect("the topology builds");
-    let client_ns = topo.ns("client").to_string();
-    let db = dir.join("lost.db");
+/// Runs go/fasthttp hello for 8 slices with `args` into `db`; once the third slice starts (the
+/// first two are stored) kills the agent `agent` finds, by its pid, with SIGKILL. The run's exit
+/// status, everything it printed, and the pid killed.
+fn run_killing_at_third_slice(args: &[String], db: &Path, agent: impl FnOnce() -> u32) -> (std::process::ExitStatus, String, Option<u32>) {
     let mut child = Command::new(bin())
         .args(["run", "--stacks", "go/fasthttp", "--scenarios", "hello", "--trials", "8", "--duration", "1s", "--warmup", "500ms"])
-        .args(["--no-ceiling", "--quiet", "--client", &format!("netns:{client_ns}")])
-        .args(["--server-host", &format!("netns:{}", topo.ns("server")), "--db"])
-        .arg(&db)
+        .args(["--no-ceiling", "--quiet"])
+        .args(args)
+        .arg("--db")
+        .arg(db)
         .current_dir(root())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -249,34 +254,95 @@ fn a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured
         })
         .collect();
     drop(tx);
-    // Once the third slice starts (the first two are stored), the client's agent is killed by its pid.
-    let mut lines = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut killed = None;
+    let (mut lines, mut killed, mut agent) = (Vec::new(), None, Some(agent));
+    let deadline = Instant::now() + Duration::from_secs(600);
     for line in rx.iter() {
         lines.push(line.clone());
-        if killed.is_none() && line.contains("(trial 3/8)") {
-            let out = Command::new("ip").args(["netns", "pids", &client_ns]).output().unwrap();
-            let agent: u32 = String::from_utf8_lossy(&out.stdout).split_whitespace().next().expect("the agent runs there").parse().unwrap();
+        if let (true, Some(find)) = (line.contains("(trial 3/8)"), agent.take()) {
+            let pid = find();
             // SAFETY: kill(2) on the agent this test's run started, found in the test's namespace.
-            unsafe { libc::kill(agent as i32, libc::SIGKILL) };
-            killed = Some(agent);
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            killed = Some(pid);
         }
         assert!(Instant::now() < deadline, "the run did not end: {}", lines.join("\n"));
     }
     let status = child.wait().unwrap();
     readers.into_iter().for_each(|r| r.join().unwrap());
-    let said = lines.join("\n");
-    nothing_inside(&topo, &[]);
-    teardown(topo, None);
-    let agent = killed.unwrap_or_else(|| panic!("no second trial was seen: {said}"));
+    (status, lines.join("\n"), killed)
+}
+
+/// After a host was lost at the third slice: its agent is gone, the run failed and stopped as
+/// interrupted, and the two slices measured before are in the store.
+fn ended_cleanly_keeping_two_slices(agent: u32, status: std::process::ExitStatus, said: &str, db: &Path) {
     assert!(gone(agent, Duration::from_secs(1)));
     assert!(!status.success(), "a lost host fails the run: {said}");
-    assert!(said.contains(&format!("netns:{client_ns}")), "the lost host is named: {said}");
-    let report = report(&db);
+    let report = report(db);
     assert_eq!(report["status"], "interrupted", "the run stopped cleanly: {said}");
     let trials: u64 =
         report["cells"].as_array().unwrap().iter().map(|c| c["metrics"]["error_percent"]["trials"].as_u64().unwrap_or(0)).sum();
     assert!(trials >= 2, "the trials measured before the loss are kept: {trials}\n{said}");
+}
+
+#[test]
+fn a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured() {
+    if no_root("a_client_host_lost_mid_run_ends_the_run_naming_it_and_keeps_what_was_measured") {
+        return;
+    }
+    let dir = scratch("lost");
+    let topo = Topology::build(&["client", "server"]).expect("the topology builds");
+    let client_ns = topo.ns("client").to_string();
+    let db = dir.join("lost.db");
+    let args: Vec<String> =
+        ["--client".to_string(), format!("netns:{client_ns}"), "--server-host".into(), format!("netns:{}", topo.ns("server"))].into();
+    let (status, said, killed) = run_killing_at_third_slice(&args, &db, || {
+        let out = Command::new("ip").args(["netns", "pids", &client_ns]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).split_whitespace().next().expect("the agent runs there").parse().unwrap()
+    });
+    nothing_inside(&topo, &[]);
+    teardown(topo, None);
+    let agent = killed.unwrap_or_else(|| panic!("no second trial was seen: {said}"));
+    assert!(said.contains(&format!("netns:{client_ns}")), "the lost host is named: {said}");
+    ended_cleanly_keeping_two_slices(agent, status, &said, &db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The server host's agent's pid: the bakeoff process of the namespace that runs `agent`.
+fn agent_in(ns: &str) -> Option<u32> {
+    let out = Command::new("ip").args(["netns", "pids", ns]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).split_whitespace().filter_map(|p| p.parse::<u32>().ok()).find(|p| {
+        let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+        let args: Vec<&[u8]> = cmdline.split(|&b| b == 0).collect();
+        args.first().is_some_and(|a| a.ends_with(b"bakeoff")) && args.contains(&&b"agent"[..])
+    })
+}
+
+#[test]
+fn a_server_host_lost_mid_run_ends_the_run_naming_it_keeps_what_was_measured_and_leaves_nothing() {
+    if no_root("a_server_host_lost_mid_run_ends_the_run_naming_it_keeps_what_was_measured_and_leaves_nothing") {
+        return;
+    }
+    let topo = Topology::build(&["server"]).expect("the topology builds");
+    let sshd = Sshd::start(topo.ns("server"), topo.addr("server")).expect("sshd starts");
+    let dir = scratch("server-lost");
+    let server_ns = topo.ns("server").to_string();
+    let place = format!("ssh://root@{}", topo.addr("server"));
+    let db = dir.join("lost.db");
+    let args: Vec<String> = vec![
+        "--server-host".into(),
+        place.clone(),
+        "--ssh-identity".into(),
+        sshd.identity().display().to_string(),
+        "--ssh-known-hosts".into(),
+        sshd.known_hosts().display().to_string(),
+    ];
+    // The server host's agent is killed outright: it cannot stop the server it started.
+    let (status, said, killed) =
+        run_killing_at_third_slice(&args, &db, || agent_in(&server_ns).expect("the server host's agent runs there"));
+    nothing_inside(&topo, &[sshd.pid()]);
+    teardown(topo, Some(sshd));
+    let agent = killed.unwrap_or_else(|| panic!("no third slice was seen: {said}"));
+    assert!(said.contains(&place.replace("ssh://", "")), "the lost host is named: {said}");
+    assert!(said.contains("a new session stopped"), "what the lost agent left was stopped by a new session: {said}");
+    ended_cleanly_keeping_two_slices(agent, status, &said, &db);
     let _ = std::fs::remove_dir_all(&dir);
 }

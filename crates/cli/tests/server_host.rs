@@ -44,6 +44,8 @@ fn http_server(servers: &RemoteServers, ip: &str, logs: &Path) -> RemoteLaunch {
         env,
         cpus: Vec::new(),
         log: logs.join("server.log").display().to_string(),
+        copies: Vec::new(),
+        port_var: None,
     }
 }
 
@@ -99,7 +101,7 @@ fn a_server_host_gets_the_workspace_once_and_starts_meters_and_stops_servers_the
 
     let logs = std::env::temp_dir().join(format!("bakeoff-server-host-{}", std::process::id()));
     let addr = SocketAddr::new(topo.addr("server").into(), PORT);
-    let pid = servers.start(http_server(&servers, &ip, &logs.join("first"))).expect("the server starts on the host");
+    let (pid, _) = servers.start(http_server(&servers, &ip, &logs.join("first"))).expect("the server starts on the host");
     wait_answering(addr);
     let before = servers.tree(pid).unwrap();
     let plan = LoadPlan::builder(&format!("http://{addr}/")).connections(2).duration(Duration::from_secs(1)).build().unwrap();
@@ -112,7 +114,7 @@ fn a_server_host_gets_the_workspace_once_and_starts_meters_and_stops_servers_the
     assert!(gone(pid, Duration::from_secs(3)), "the stopped server is gone");
     assert!(servers.tree(pid).is_err(), "a stopped server is no longer the session's");
 
-    let orphan = servers.start(http_server(&servers, &ip, &logs.join("second"))).expect("a second server starts");
+    let (orphan, _) = servers.start(http_server(&servers, &ip, &logs.join("second"))).expect("a second server starts");
     wait_answering(addr);
     servers.close();
     assert!(gone(orphan, Duration::from_secs(5)), "the session's end stops the server it left running");

@@ -73,17 +73,18 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
     rows
 }
 
-/// Where the roles ran: each client host as it answered (its name, cores, kernel and clock offset
-/// with its bound) and the servers' place.
+/// Where the roles ran: each client host and the server host as they answered (name, cores,
+/// kernel and clock offset with its bound), each client's path to the servers, and the places.
 fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String {
     let answered = all.get("hosts").and_then(|h| h.as_array()).cloned().unwrap_or_default();
     let paths = all.get("paths").and_then(|p| p.as_array()).cloned().unwrap_or_default();
-    let client = |place: &bakeoff_model::place::Place| -> String {
+    let path_from = |from: &str| paths.iter().find(|p| p["from"].as_str() == Some(from)).map(|p| path(&p["measure"])).unwrap_or_default();
+    let described = |place: &bakeoff_model::place::Place| -> String {
         let text = place.to_string();
         let Some(h) = answered.iter().find(|h| h["place"].as_str() == Some(&text)) else { return text };
         let m = &h["hello"]["facts"]["machine"];
         let ms = |k: &str| h["clock"][k].as_f64().unwrap_or(0.0) / 1e6;
-        let path = paths.iter().find(|p| p["from"].as_str() == Some(&place.host_name())).map(|p| path(&p["measure"])).unwrap_or_default();
+        let path = path_from(&place.host_name());
         format!(
             "{text} ({}, {} cores, kernel {}, clock {:+.3} ms ± {:.3} ms{path})",
             h["hello"]["hostname"].as_str().unwrap_or("?"),
@@ -93,16 +94,20 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
             ms("bound_ns")
         )
     };
-    let clients = match roles.client.len() {
-        0 => "load from this machine".to_string(),
-        n => format!(
+    let clients = match (roles.client.len(), path_from(THIS_MACHINE)) {
+        (0, p) if p.is_empty() => "load from this machine".to_string(),
+        (0, p) => format!("load from this machine ({})", p.trim_start_matches(", ")),
+        (n, _) => format!(
             "load from {n} client host{} (histograms added): {}",
             if n == 1 { "" } else { "s" },
-            roles.client.iter().map(client).collect::<Vec<_>>().join(", ")
+            roles.client.iter().map(described).collect::<Vec<_>>().join(", ")
         ),
     };
-    format!("{clients}; servers on {}; services on {}", roles.server, roles.services)
+    format!("{clients}; servers on {}; services on {}", described(&roles.server), roles.services)
 }
+
+/// The `from` of the path measured from the controller itself (the load from this machine).
+const THIS_MACHINE: &str = "this machine";
 
 /// A client host's path to the servers, as measured before the run: ", RTT 24 µs, ceiling 1.52 GB/s".
 fn path(m: &serde_json::Value) -> String {
@@ -218,6 +223,16 @@ mod tests {
             "load from 2 client hosts (histograms added): ssh://me@10.0.0.2:22 (load1, 16 cores, kernel 6.1.0, clock +1.250 ms ± 0.040 ms, \
              RTT 24.3 µs, ceiling 1.52 GB/s), \
              netns:c2 (vm, 16 cores, kernel 6.1.0, clock -0.003 ms ± 0.020 ms); servers on netns:srv; services on local"
+        );
+        data.run.settings = serde_json::json!({
+            "load": {"roles": {"client": [], "server": "ssh://me@10.0.0.9:22", "services": "netns:db"}},
+            "hosts": [{"role": "server", "place": "ssh://me@10.0.0.9:22", "hello": hello("srv1"), "clock": {"offset_ns": 5_000, "bound_ns": 30_000}}],
+            "paths": [{"from": "this machine", "measure": {"connects": 20, "rtt_median_us": 41.0, "ceiling_bytes_per_s": 9.1e8}}]});
+        let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
+        assert_eq!(
+            rows["hosts"],
+            "load from this machine (RTT 41 µs, ceiling 910 MB/s); servers on ssh://me@10.0.0.9:22 (srv1, 16 cores, kernel 6.1.0, \
+             clock +0.005 ms ± 0.030 ms); services on netns:db"
         );
         data.run.settings = serde_json::json!({"load": {"roles": {"server": "local", "services": "local"}}});
         assert!(!readable(&ReportView::new(&data)).iter().any(|(k, _)| *k == "hosts"), "nothing placed, no row");

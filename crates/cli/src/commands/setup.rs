@@ -48,8 +48,13 @@ fn on_host(place: &Place, args: &SetupArgs, root: &Path) -> anyhow::Result<ExitC
         set_up
     });
     match done {
-        Ok(()) => {
+        Ok(versions) => {
             eprintln!("{place}: set up: {}", names.join(", "));
+            for (stack, text) in versions {
+                let parts: Vec<String> =
+                    bakeoff_model::profile::Component::parse_lines(&text).iter().map(|c| format!("{} {}", c.name, c.version)).collect();
+                eprintln!("  {stack}: {}", parts.join(", "));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

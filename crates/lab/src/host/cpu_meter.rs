@@ -20,9 +20,9 @@
 
 use super::sampler::{clock_ticks, group_members, process_ticks};
 
-/// The tree's CPU, read at one moment.
-#[derive(Debug, Clone)]
-pub(crate) struct CpuReading {
+/// The tree's CPU, read at one moment (by a server host's agent too, and sent over its session).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CpuReading {
     /// Σ (process CPU clock + reaped children's ticks), in seconds.
     precise_s: f64,
     /// Σ (utime + stime + cutime + cstime) of the same processes, in seconds.

@@ -10,5 +10,6 @@ pub mod machine;
 pub(crate) mod noise;
 pub mod process;
 pub(crate) mod quiet;
+pub(crate) mod ready;
 pub(crate) mod sampler;
 pub mod sockets;

@@ -6,8 +6,8 @@ use crate::error::LabError;
 use crate::host::leftovers::{self, Leftover};
 use bakeoff_load::CpuSet;
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{Read, Seek, SeekFrom};
+use std::net::SocketAddr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -111,6 +111,11 @@ impl ServerProcess {
         self.child.id()
     }
 
+    /// The marker its processes carry in their environment ([`leftovers::MARKER_VAR`]).
+    pub(crate) fn marker(&self) -> &str {
+        &self.marker
+    }
+
     /// The exit status if the process has exited (reaping it).
     pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         if self.exited.is_none() {
@@ -121,76 +126,13 @@ impl ServerProcess {
 
     /// Waits until `addr` accepts a connection, the process exits, or `timeout` passes.
     pub fn wait_ready(&mut self, addr: SocketAddr, timeout: Duration) -> Result<Duration, LabError> {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.exited() {
-                return Err(self.not_ready(format!("it exited with {status} before listening on {addr}")));
-            }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                return Ok(start.elapsed());
-            }
-            if start.elapsed() > timeout {
-                return Err(self.not_ready(format!("nothing listened on {addr} within {timeout:?}{}", self.elsewhere(addr))));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::ready::wait_ready(self, addr, timeout)
     }
 
-    /// Waits until an HTTP request for `path` on `addr` gets a status line back (any status: a 404
-    /// also proves the server answers), the process exits, or `timeout` (counted from the start of
-    /// readiness) passes.
-    ///
-    /// Listening is not enough: a prefork server's master (uWSGI, gunicorn) binds the socket and
-    /// the kernel completes connections into its backlog while the workers are still importing the
-    /// application, so a warm-up that started then would be spent on start-up, or worse, the
-    /// measurement would.
+    /// Waits until an HTTP request for `path` on `addr` gets a status line back (any status), the
+    /// process exits, or `timeout` passes (see `host::ready`).
     pub fn wait_answering(&mut self, addr: SocketAddr, path: &str, timeout: Duration) -> Result<Duration, LabError> {
-        let start = Instant::now();
-        self.wait_ready(addr, timeout)?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-        loop {
-            match self.probe_once(addr, &request, start, timeout) {
-                Ok(true) => return Ok(start.elapsed()),
-                Ok(false) => {}
-                Err(e) => return Err(e),
-            }
-            if start.elapsed() > timeout {
-                return Err(self.not_ready(format!(
-                    "{addr} accepted connections but sent no HTTP answer to GET {path} within {timeout:?} \
-                     (raise start.ready_timeout if its workers are just slow to start)"
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// One probe connection, held until a status line, a close, the process's exit or the deadline;
-    /// reads in short slices so an exit is noticed within 200 ms. Ok(false): try again.
-    fn probe_once(&mut self, addr: SocketAddr, request: &str, start: Instant, timeout: Duration) -> Result<bool, LabError> {
-        self.still_running(addr)?;
-        let Ok(mut conn) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else { return Ok(false) };
-        if conn.write_all(request.as_bytes()).is_err() || conn.set_read_timeout(Some(Duration::from_millis(200))).is_err() {
-            return Ok(false);
-        }
-        let mut head = Vec::with_capacity(64);
-        let mut buf = [0u8; 64];
-        loop {
-            self.still_running(addr)?;
-            if start.elapsed() > timeout {
-                return Ok(false);
-            }
-            match conn.read(&mut buf) {
-                Ok(0) => return Ok(false),
-                Ok(n) => {
-                    head.extend_from_slice(&buf[..n]);
-                    if head.len() >= 12 {
-                        return Ok(is_status_line(&head));
-                    }
-                }
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
-                Err(_) => return Ok(false),
-            }
-        }
+        super::ready::wait_answering(self, addr, path, timeout)
     }
 
     /// After the first answer, waits at most `limit` for the whole process tree to go quiet (under
@@ -202,36 +144,6 @@ impl ServerProcess {
     pub(crate) fn wait_quiet(&mut self, limit: Duration) -> Option<f64> {
         let leader = self.pid();
         crate::host::sampler::wait_tree_quiet(leader, Duration::from_millis(250), limit, || self.exited().is_some())
-    }
-
-    /// Why nothing listened on `addr`, as far as the process tree's own sockets tell: it listens on
-    /// other ports (it ignores $PORT), or on none at all (it is slow, or serves something else).
-    fn elsewhere(&self, addr: SocketAddr) -> String {
-        let others: Vec<String> = crate::host::sockets::listeners_of(&crate::host::sampler::group_members(self.pid()))
-            .iter()
-            .filter(|a| a.port() != addr.port())
-            .map(ToString::to_string)
-            .collect();
-        if others.is_empty() {
-            " and it listens on no port at all (raise start.ready_timeout if it is just slow)".into()
-        } else {
-            format!(
-                "; it listens on {} instead: it ignores $PORT (PORT={} in its environment); bind $HOST:$PORT",
-                others.join(", "),
-                addr.port()
-            )
-        }
-    }
-
-    fn still_running(&mut self, addr: SocketAddr) -> Result<(), LabError> {
-        match self.exited() {
-            Some(status) => Err(self.not_ready(format!("it exited with {status} before answering HTTP on {addr}"))),
-            None => Ok(()),
-        }
-    }
-
-    pub(crate) fn not_ready(&self, reason: String) -> LabError {
-        LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
     }
 
     /// SIGTERM to the group, then SIGKILL after `grace`; reaps the leader; then kills whatever of
@@ -275,9 +187,33 @@ impl Drop for ServerProcess {
     }
 }
 
-/// "HTTP/1.x NNN": the start of a response, whatever its status.
-fn is_status_line(head: &[u8]) -> bool {
-    head.len() >= 12 && head.starts_with(b"HTTP/1.") && head[8] == b' ' && head[9..12].iter().all(u8::is_ascii_digit)
+impl super::ready::Starting for ServerProcess {
+    fn exit(&mut self) -> Option<String> {
+        self.exited().map(|s| s.to_string())
+    }
+
+    fn not_ready(&self, reason: String) -> LabError {
+        LabError::NotReady { stack: self.name.clone(), reason, log: self.log.clone(), log_tail: log_tail(&self.log, 20) }
+    }
+
+    /// Why nothing listened on `addr`, as far as the process tree's own sockets tell: it listens on
+    /// other ports (it ignores $PORT), or on none at all (it is slow, or serves something else).
+    fn elsewhere(&self, addr: SocketAddr) -> String {
+        let others: Vec<String> = crate::host::sockets::listeners_of(&crate::host::sampler::group_members(self.pid()))
+            .iter()
+            .filter(|a| a.port() != addr.port())
+            .map(ToString::to_string)
+            .collect();
+        if others.is_empty() {
+            " and it listens on no port at all (raise start.ready_timeout if it is just slow)".into()
+        } else {
+            format!(
+                "; it listens on {} instead: it ignores $PORT (PORT={} in its environment); bind $HOST:$PORT",
+                others.join(", "),
+                addr.port()
+            )
+        }
+    }
 }
 
 fn signal_group(pgid: i32, sig: i32) {

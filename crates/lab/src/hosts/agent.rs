@@ -31,64 +31,94 @@ where
     let cancel = Arc::new(AtomicBool::new(false));
     let ended = Arc::new(AtomicBool::new(false));
     let requests = read_requests(input, cancel.clone(), ended.clone());
-    let hello =
-        Hello { identity, pid: std::process::id(), hostname: hostname(), facts: Some(facts()), boot_id: super::protocol::boot_id() };
+    let hello = Hello {
+        identity,
+        pid: std::process::id(),
+        hostname: hostname(),
+        facts: Some(facts()),
+        boot_id: super::protocol::boot_id(),
+        reaped: started::reap_orphans(),
+    };
     // A watch of the server's tree; dropped (stopped) with the session at the latest.
     let mut watch: Option<Watch> = None;
     // The servers started for the controller; stopped with the session at the latest.
     let mut started = Started::default();
     for request in requests {
         let reply = match request {
-            Ok(Request::Workspace { project, id }) => workspace(&project, &id, None),
-            Ok(Request::Unpack { project, id, tar_b64 }) => workspace(&project, &id, Some(&tar_b64)),
-            Ok(Request::Setup { root, stacks }) => {
-                // A setup asked for just before the session ended starts cancelled.
-                cancel.store(ended.load(Ordering::SeqCst), Ordering::SeqCst);
-                answer(started::setup(std::path::Path::new(&root), &stacks, &cancel), |failed| Reply::SetUp { failed })
-            }
-            Ok(Request::Start { launch }) => answer(started.start(&launch), |pid| Reply::Started { pid }),
-            Ok(Request::Tree { pid }) => answer(started.tree(pid), Reply::Tree),
-            Ok(Request::Quiet { pid, window_ms, limit_ms }) => {
-                answer(started.quiet(pid, Duration::from_millis(window_ms), Duration::from_millis(limit_ms)), |busy_cores| Reply::Quiet {
-                    busy_cores,
-                })
-            }
-            Ok(Request::Stop { pid }) => answer(started.stop(pid), |leftovers| Reply::Stopped { leftovers }),
-            Ok(Request::Hello) => Reply::Hello(hello.clone()),
-            Ok(Request::Clock) => Reply::Clock { wall_ns: wall_ns() },
-            Ok(Request::Run { spec }) => {
-                cancel.store(false, Ordering::SeqCst);
-                run(&spec, &cancel, &ended)
-            }
-            Ok(Request::Check { pid }) => answer(check(pid), Reply::Process),
-            Ok(Request::Watch { pid, zero_at_ns }) => match check(pid) {
-                Ok(found) => {
-                    watch = Some(Watch::start(found, zero_at_ns));
-                    Reply::Watching
-                }
-                Err(message) => Reply::Error { message },
-            },
-            Ok(Request::Unwatch) => match watch.take().and_then(Watch::finish) {
-                Some(server) => Reply::Watched { server: Box::new(server) },
-                None => Reply::Error { message: "nothing was being watched".into() },
-            },
-            Ok(Request::Sink { bind, open_ms }) => open_sink(&bind, Duration::from_millis(open_ms))
-                .map_or_else(|message| Reply::Error { message }, |port| Reply::Sink { port }),
-            Ok(Request::Probe { target, connects, sink, send_ms }) => {
-                Reply::Probed { path: probe(&target, connects, sink.as_deref(), Duration::from_millis(send_ms)) }
-            }
             // A cancel is handled by the reader as it arrives; it has no reply.
             Ok(Request::Cancel) => continue,
             Ok(Request::Bye) => {
                 send(&mut output, &Reply::Bye)?;
                 return Ok(());
             }
+            Ok(request) => match for_servers(&mut started, request, &cancel, &ended) {
+                Ok(reply) => reply,
+                Err(request) => for_load(request, &hello, &mut watch, &cancel, &ended),
+            },
             Err(message) => Reply::Error { message },
         };
         // After the input ended the reply may find no reader: the write fails and the agent exits.
         send(&mut output, &reply)?;
     }
     Ok(())
+}
+
+/// A server host's requests: the workspace, setups, run folders and the servers it starts. Any
+/// other request comes back as `Err`.
+fn for_servers(started: &mut Started, request: Request, cancel: &AtomicBool, ended: &AtomicBool) -> Result<Reply, Request> {
+    Ok(match request {
+        Request::Workspace { project, id } => workspace(&project, &id, None),
+        Request::Unpack { project, id, tar_b64 } => workspace(&project, &id, Some(&tar_b64)),
+        Request::Setup { root, stacks } => {
+            // A setup asked for just before the session ended starts cancelled.
+            cancel.store(ended.load(Ordering::SeqCst), Ordering::SeqCst);
+            answer(started::setup(std::path::Path::new(&root), &stacks, cancel), |(failed, versions)| Reply::SetUp { failed, versions })
+        }
+        Request::Start { launch } => answer(started.start(&launch), |(pid, port)| Reply::Started { pid, port }),
+        Request::Cpu { pid } => answer(started.cpu(pid), Reply::Cpu),
+        Request::Listening { pid, port } => answer(started.listening(pid, port), |addrs| Reply::Listening { addrs }),
+        Request::RunFolder { run, data_tar_b64 } => answer(started.run_folder(&run, &data_tar_b64), |path| Reply::RunFolder { path }),
+        Request::Discard { path } => answer(started.discard(&path), |()| Reply::Discarded),
+        Request::Tree { pid } => answer(started.tree(pid), Reply::Tree),
+        Request::Quiet { pid, window_ms, limit_ms } => {
+            let (window, limit) = (Duration::from_millis(window_ms), Duration::from_millis(limit_ms));
+            answer(started.quiet(pid, window, limit), |busy_cores| Reply::Quiet { busy_cores })
+        }
+        Request::Stop { pid } => answer(started.stop(pid), |leftovers| Reply::Stopped { leftovers }),
+        other => return Err(other),
+    })
+}
+
+/// The requests of every host: who it is, its clock, a load, a watch of a server's tree, the path
+/// probes.
+fn for_load(request: Request, hello: &Hello, watch: &mut Option<Watch>, cancel: &AtomicBool, ended: &AtomicBool) -> Reply {
+    match request {
+        Request::Hello => Reply::Hello(hello.clone()),
+        Request::Clock => Reply::Clock { wall_ns: wall_ns() },
+        Request::Run { spec } => {
+            cancel.store(false, Ordering::SeqCst);
+            run(&spec, cancel, ended)
+        }
+        Request::Check { pid } => answer(check(pid), Reply::Process),
+        Request::Watch { pid, zero_at_ns } => match check(pid) {
+            Ok(found) => {
+                *watch = Some(Watch::start(found, zero_at_ns));
+                Reply::Watching
+            }
+            Err(message) => Reply::Error { message },
+        },
+        Request::Unwatch => match watch.take().and_then(Watch::finish) {
+            Some(server) => Reply::Watched { server: Box::new(server) },
+            None => Reply::Error { message: "nothing was being watched".into() },
+        },
+        Request::Sink { bind, open_ms } => {
+            open_sink(&bind, Duration::from_millis(open_ms)).map_or_else(|message| Reply::Error { message }, |port| Reply::Sink { port })
+        }
+        Request::Probe { target, connects, sink, send_ms } => {
+            Reply::Probed { path: probe(&target, connects, sink.as_deref(), Duration::from_millis(send_ms)) }
+        }
+        other => Reply::Error { message: format!("not a request this agent answers here: {other:?}") },
+    }
 }
 
 /// The reply for `result`: `ok`'s, or the agent's refusal with its reason.

@@ -99,4 +99,14 @@ pub enum HostError {
         /// How to fix it.
         hint: String,
     },
+    /// The project's files for a server host could not be packed on this machine.
+    #[error("the project's files for the server host could not be packed at {step}: {cause}\n  hint: {hint}")]
+    Packing {
+        /// The step that failed (the command).
+        step: String,
+        /// Its error output.
+        cause: String,
+        /// How to fix it.
+        hint: String,
+    },
 }

@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod remote;
 pub mod server;
 pub mod session;
+pub mod spec;
 pub mod sshd;
 pub mod started;
 mod watch;

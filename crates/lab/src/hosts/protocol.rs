@@ -1,14 +1,14 @@
-//! The agent's protocol: one JSON object per line each way, a request and its reply, and the load
-//! spec a client runs (a `LoadPlan` in serializable form, with the instant it starts at).
+//! The agent's protocol: one JSON object per line each way, a request and its reply, and what they
+//! carry (the load spec a client runs is in [`super::spec`]).
 
-use std::time::Duration;
+use std::collections::BTreeMap;
 
-use bakeoff_load::{LoadPlan, LoadReport, PlanError, Schedule, Stop};
 use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{MachineInfo, ProcessSample};
 use serde::{Deserialize, Serialize};
 
-use super::started::{RemoteLaunch, TreeState};
+pub use super::spec::{ClientResult, RunSpec, StepHistograms, Unsplittable};
+use crate::host::cpu_meter::CpuReading;
 use crate::host::doctor::Governor;
 
 /// What the controller asks; the agent answers each with one [`Reply`].
@@ -108,6 +108,31 @@ pub enum Request {
         /// The started server.
         pid: u32,
     },
+    /// The precise CPU reading of a started server's tree (per-process CPU clocks and ticks).
+    Cpu {
+        /// The started server.
+        pid: u32,
+    },
+    /// The addresses listening on `port` in a started server's network namespace.
+    Listening {
+        /// The started server.
+        pid: u32,
+        /// The port asked about.
+        port: u16,
+    },
+    /// Make a folder for the run `run` on the host, with the run's fixtures (`DATA_DIR`) unpacked
+    /// from a base64 tar into its `data`; answered with its path. Its cells' folders go under it.
+    RunFolder {
+        /// The run's id (letters, digits and dashes).
+        run: String,
+        /// The fixtures, a tar in base64.
+        data_tar_b64: String,
+    },
+    /// Remove a run folder this session made (its servers' logs with it).
+    Discard {
+        /// The run folder, as `run_folder` answered it.
+        path: String,
+    },
     /// End the session: the agent answers and exits.
     Bye,
 }
@@ -158,12 +183,32 @@ pub enum Reply {
     SetUp {
         /// Those whose setup failed, each with why.
         failed: Vec<String>,
+        /// What each stack set up there recorded of its versions (`name version` lines), by stack.
+        #[serde(default)]
+        versions: BTreeMap<String, String>,
     },
     /// A server started.
     Started {
         /// Its pid on the host.
         pid: u32,
+        /// The free port the agent chose for it, when the launch asked for one.
+        #[serde(default)]
+        port: Option<u16>,
     },
+    /// A started server's tree's CPU, read now.
+    Cpu(CpuReading),
+    /// The addresses listening on the port asked about.
+    Listening {
+        /// Each address (without the port).
+        addrs: Vec<std::net::IpAddr>,
+    },
+    /// A run's folder on the host, its fixtures in `data` under it.
+    RunFolder {
+        /// Its path on the host.
+        path: String,
+    },
+    /// The run folder is gone.
+    Discarded,
     /// A started server's tree.
     Tree(TreeState),
     /// A started server's tree went quiet (`busy_cores` None), or was still this busy at the limit.
@@ -183,6 +228,41 @@ pub enum Reply {
     },
     /// The agent is exiting.
     Bye,
+}
+
+/// A server to start on the agent's host, as the controller describes it. Paths are the host's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemoteLaunch {
+    /// Its name in messages and in its marker.
+    pub name: String,
+    /// The command, run as `sh -c command`.
+    pub command: String,
+    /// Its working directory (a stack folder of the host's workspace).
+    pub dir: String,
+    /// Environment added to the agent's own.
+    pub env: BTreeMap<String, String>,
+    /// The CPUs it is held on (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// The file its output goes to; its folder is made.
+    pub log: String,
+    /// Files copied before it starts (from, to): a cell's own copy of a fixture it may change.
+    #[serde(default)]
+    pub copies: Vec<[String; 2]>,
+    /// The variable that gets a free port of the host (`PORT`), chosen there and answered.
+    #[serde(default)]
+    pub port_var: Option<String>,
+}
+
+/// The state of a started server's tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeState {
+    /// CPU seconds its tree has used so far (user and system).
+    pub cpu_s: f64,
+    /// How the server exited, when it has.
+    pub exited: Option<String>,
+    /// The end of its log, once it exited (what it said before it went).
+    #[serde(default)]
+    pub log_tail: Option<String>,
 }
 
 /// A bakeoff build: its version and git commit. Controller and agent must agree on both.
@@ -217,6 +297,10 @@ pub struct Hello {
     /// lab then sees and counts as its own.
     #[serde(default)]
     pub boot_id: Option<String>,
+    /// What servers of agents that no longer run had left on the host, stopped as this agent
+    /// started (a line each).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reaped: Vec<String>,
 }
 
 /// This kernel's boot id, None where it is not exposed.
@@ -291,163 +375,6 @@ pub struct PathMeasure {
     pub problem: Option<String>,
 }
 
-/// One client's share of a load, in serializable form: a `LoadPlan` without ramps or ladders.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunSpec {
-    /// Target URLs, round-robin.
-    pub urls: Vec<String>,
-    /// Request method.
-    pub method: String,
-    /// Extra headers, in order.
-    pub headers: Vec<(String, String)>,
-    /// Request body.
-    pub body: Option<Vec<u8>>,
-    /// This client's connections.
-    pub connections: u32,
-    /// This client's threads (at most its connections).
-    pub threads: u32,
-    /// This client's arrival rate (open model), requests/s.
-    pub rate: Option<f64>,
-    /// Measured time, ns (a timed run).
-    pub duration_ns: Option<u64>,
-    /// This client's requests (a request-count run).
-    pub requests: Option<u64>,
-    /// Unmeasured lead-in, ns.
-    pub warmup_ns: u64,
-    /// Per-request timeout, ns.
-    pub timeout_ns: u64,
-    /// Requests in flight per connection.
-    pub pipeline: u32,
-    /// One request per connection.
-    pub close: bool,
-    /// Requests before a connection is replaced.
-    pub requests_per_conn: Option<u64>,
-    /// Only this status succeeds.
-    pub expect_status: Option<u16>,
-    /// Expected body length.
-    pub expect_length: Option<u64>,
-    /// Expected FNV-1a 64 body hash.
-    pub expect_body_hash: Option<u64>,
-    /// CPUs on the agent's host the threads are pinned to.
-    pub pin_cpus: Vec<usize>,
-    /// When the load starts, in ns since the epoch on the *agent's* clock (the controller has
-    /// added the measured offset).
-    pub start_at_ns: u64,
-}
-
-/// What a plan has that a spec cannot carry yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsplittable(pub &'static str);
-
-impl RunSpec {
-    /// The spec of `plan` as a whole (the caller splits it); ramps and connection ladders are refused.
-    pub fn from_plan(plan: &LoadPlan) -> Result<RunSpec, Unsplittable> {
-        if plan.conn_ladder.is_some() {
-            return Err(Unsplittable("a connection ladder (--conn-ladder)"));
-        }
-        let rate = match plan.schedule {
-            Schedule::Closed => None,
-            Schedule::Rate(r) => Some(r),
-            Schedule::Ramp(_) => return Err(Unsplittable("a rate ramp (--ramp)")),
-        };
-        let (duration_ns, requests) = match plan.stop {
-            Stop::Duration(d) => (Some(d.as_nanos() as u64), None),
-            Stop::Requests(n) => (None, Some(n)),
-        };
-        Ok(RunSpec {
-            urls: plan.targets.iter().map(|t| t.url.clone()).collect(),
-            method: plan.method.clone(),
-            headers: plan.headers.clone(),
-            body: plan.body.clone(),
-            connections: plan.connections,
-            threads: plan.threads,
-            rate,
-            duration_ns,
-            requests,
-            warmup_ns: plan.warmup.as_nanos() as u64,
-            timeout_ns: plan.timeout.as_nanos() as u64,
-            pipeline: plan.pipeline,
-            close: plan.close,
-            requests_per_conn: plan.requests_per_conn,
-            expect_status: plan.checks.expect_status,
-            expect_length: plan.checks.expect_length,
-            expect_body_hash: plan.checks.expect_body_hash,
-            pin_cpus: plan.pin_cpus.clone(),
-            start_at_ns: 0,
-        })
-    }
-
-    /// The plan the agent runs, validated as `bakeoff load` validates its flags.
-    pub fn to_plan(&self) -> Result<LoadPlan, PlanError> {
-        let first = self.urls.first().map(String::as_str).unwrap_or("");
-        let mut b = LoadPlan::builder(first)
-            .connections(self.connections)
-            .threads(self.threads)
-            .warmup(Duration::from_nanos(self.warmup_ns))
-            .timeout(Duration::from_nanos(self.timeout_ns))
-            .pipeline(self.pipeline)
-            .close(self.close)
-            .method(&self.method)
-            .pin_cpus(self.pin_cpus.clone());
-        for u in self.urls.iter().skip(1) {
-            b = b.url(u);
-        }
-        for (k, v) in &self.headers {
-            b = b.header(k, v);
-        }
-        if let Some(body) = &self.body {
-            b = b.body(body.clone());
-        }
-        if let Some(d) = self.duration_ns {
-            b = b.duration(Duration::from_nanos(d));
-        }
-        if let Some(n) = self.requests {
-            b = b.requests(n);
-        }
-        if let Some(r) = self.rate {
-            b = b.rate(r);
-        }
-        if let Some(k) = self.requests_per_conn {
-            b = b.requests_per_conn(k);
-        }
-        if let Some(s) = self.expect_status {
-            b = b.expect_status(s);
-        }
-        if let Some(n) = self.expect_length {
-            b = b.expect_length(n);
-        }
-        if let Some(h) = self.expect_body_hash {
-            b = b.expect_body_hash(h);
-        }
-        b.build()
-    }
-}
-
-/// One client's finished load: its report (whose steps carry their latency histograms) and the
-/// histograms the report does not carry, all V2-deflate base64, so nothing is lost on the way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClientResult {
-    /// The report as `bakeoff load` would have printed it on that host.
-    pub report: LoadReport,
-    /// Per step, in the report's order.
-    pub steps: Vec<StepHistograms>,
-    /// How late the load started after the agreed instant, ns on the agent's clock.
-    pub started_late_ns: u64,
-    /// Steal and other processes' CPU on the client's host over the load (every CPU, as one set;
-    /// the agent, which is the load generator, is not noise).
-    #[serde(default)]
-    pub noise: Option<TrialNoise>,
-}
-
-/// A step's histograms beyond the latency one its report carries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepHistograms {
-    /// Service time (open schedules).
-    pub service: Option<String>,
-    /// One per measured second (2 significant digits).
-    pub seconds: Vec<String>,
-}
-
 /// Nanoseconds since the Unix epoch on this host's wall clock.
 pub fn wall_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
@@ -456,6 +383,8 @@ pub fn wall_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_load::LoadPlan;
+    use std::time::Duration;
 
     #[test]
     fn a_plan_goes_through_its_spec_unchanged() {

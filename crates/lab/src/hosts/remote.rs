@@ -2,7 +2,10 @@
 //! project's workspace made there (sent only when the host lacks those files), stacks set up there,
 //! and servers started, metered and stopped there by their pid on that host.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+
+use base64::Engine;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -13,11 +16,14 @@ use super::protocol::{Identity, Reply, Request, ServerMeasure};
 use super::session::{Session, SessionOptions};
 use super::started::{RemoteLaunch, TreeState};
 use super::workspace;
+use crate::host::cpu_meter::CpuReading;
 
 /// How long the agent may take to answer a request that waits on nothing.
 const ANSWER: Duration = Duration::from_secs(10);
 /// How long a host may take to set stacks up (each setup command is bounded by its own timeout).
 const SETUP: Duration = Duration::from_secs(4 * 3600);
+/// How long a host may take to unpack a run's fixtures.
+const UNPACK: Duration = Duration::from_secs(60);
 /// How often a waiting setup looks for its answer and for a cancel.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -68,8 +74,9 @@ impl RemoteServers {
     }
 
     /// Sets `stacks` up on the host (names, languages or `all`), cached there as `bakeoff setup`
-    /// caches them. `cancel` stops the setup there: the build that runs and the stacks after it.
-    pub fn setup(&mut self, stacks: &[String], cancel: &AtomicBool) -> Result<(), HostError> {
+    /// caches them; what each recorded of its versions there (`name version` lines), by stack.
+    /// `cancel` stops the setup there: the build that runs and the stacks after it.
+    pub fn setup(&mut self, stacks: &[String], cancel: &AtomicBool) -> Result<BTreeMap<String, String>, HostError> {
         self.session.send(&Request::Setup { root: self.root.clone(), stacks: stacks.to_vec() })?;
         let hint = format!("run `bakeoff setup STACK` on {} to see the whole output", self.host());
         let (deadline, mut cancelled) = (Instant::now() + SETUP, false);
@@ -89,19 +96,53 @@ impl RemoteServers {
         let refused = |message: String| HostError::Agent { host: self.host(), message, hint: hint.clone() };
         match reply {
             Reply::SetUp { .. } if cancelled => Err(refused("the setup was stopped".into())),
-            Reply::SetUp { failed } if failed.is_empty() => Ok(()),
-            Reply::SetUp { failed } => Err(refused(format!("setup failed: {}", failed.join("; ")))),
+            Reply::SetUp { failed, versions } if failed.is_empty() => Ok(versions),
+            Reply::SetUp { failed, .. } => Err(refused(format!("setup failed: {}", failed.join("; ")))),
             Reply::Error { message } => Err(refused(message)),
             other => Err(self.session.unexpected("setup", &other)),
         }
     }
 
-    /// Starts a server on the host; its pid there.
-    pub fn start(&mut self, launch: RemoteLaunch) -> Result<u32, HostError> {
+    /// Starts a server on the host; its pid there, and the port chosen for it when the launch
+    /// asked for one.
+    pub fn start(&mut self, launch: RemoteLaunch) -> Result<(u32, Option<u16>), HostError> {
         let hint = format!("its log on {} is {}", self.host(), launch.log);
         match self.session.ask(&Request::Start { launch: Box::new(launch) }, ANSWER, &hint)? {
-            Reply::Started { pid } => Ok(pid),
+            Reply::Started { pid, port } => Ok((pid, port)),
             other => Err(self.session.unexpected("start", &other)),
+        }
+    }
+
+    /// Opens a sink on `ip` (the servers' address there) for `open`; its port, for a link-ceiling
+    /// probe.
+    pub fn open_sink(&mut self, ip: std::net::IpAddr, open: Duration) -> Result<u16, HostError> {
+        let request = Request::Sink { bind: ip.to_string(), open_ms: open.as_millis() as u64 };
+        match self.session.ask(&request, ANSWER, "the servers' address must be one of the host's own")? {
+            Reply::Sink { port } => Ok(port),
+            other => Err(self.session.unexpected("sink", &other)),
+        }
+    }
+
+    /// Makes run `run`'s folder on the host with the fixtures of the folder `data` in its `data`;
+    /// its path there.
+    pub fn run_folder(&mut self, run: &str, data: &Path) -> Result<String, HostError> {
+        let tar = workspace::pack_folder(data).map_err(|cause| HostError::Packing {
+            step: format!("tar of {}", data.display()),
+            cause,
+            hint: "check the run's scratch folder is readable and GNU tar is installed".into(),
+        })?;
+        let request = Request::RunFolder { run: run.to_string(), data_tar_b64: base64::engine::general_purpose::STANDARD.encode(tar) };
+        match self.session.ask(&request, UNPACK, "the host's temporary folder must be writable and have room for the fixtures")? {
+            Reply::RunFolder { path } => Ok(path),
+            other => Err(self.session.unexpected("run_folder", &other)),
+        }
+    }
+
+    /// Removes a run folder this session made on the host.
+    pub fn discard(&mut self, path: &str) -> Result<(), HostError> {
+        match self.session.ask(&Request::Discard { path: path.to_string() }, ANSWER, "remove it by hand")? {
+            Reply::Discarded => Ok(()),
+            other => Err(self.session.unexpected("discard", &other)),
         }
     }
 
@@ -110,6 +151,22 @@ impl RemoteServers {
         match self.session.ask(&Request::Tree { pid }, ANSWER, "start the server through this session first")? {
             Reply::Tree(state) => Ok(state),
             other => Err(self.session.unexpected("tree", &other)),
+        }
+    }
+
+    /// The precise CPU reading of server `pid`'s tree, read there now.
+    pub fn cpu(&mut self, pid: u32) -> Result<CpuReading, HostError> {
+        match self.session.ask(&Request::Cpu { pid }, ANSWER, "start the server through this session first")? {
+            Reply::Cpu(reading) => Ok(reading),
+            other => Err(self.session.unexpected("cpu", &other)),
+        }
+    }
+
+    /// The addresses listening on `port` in server `pid`'s network namespace there.
+    pub fn listening(&mut self, pid: u32, port: u16) -> Result<Vec<std::net::IpAddr>, HostError> {
+        match self.session.ask(&Request::Listening { pid, port }, ANSWER, "start the server through this session first")? {
+            Reply::Listening { addrs } => Ok(addrs),
+            other => Err(self.session.unexpected("listening", &other)),
         }
     }
 

@@ -16,6 +16,16 @@ use bakeoff_model::place::Place;
 use super::error::HostError;
 use super::protocol::{wall_ns, Hello, Identity, Reply, Request};
 
+/// How the controller reaches the agents of a run's hosts: the agent binary and ssh options, and
+/// the build the agents must be.
+#[derive(Debug, Clone)]
+pub struct HostAccess {
+    /// Agent binary and ssh options.
+    pub options: SessionOptions,
+    /// The controller's build; an agent of another is refused.
+    pub identity: Identity,
+}
+
 /// How the controller reaches its agents.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -82,7 +92,7 @@ impl Session {
         let stdin = child.stdin.take();
         let lines = pipe_lines(child.stdout.take().expect("stdout is piped"));
         let (stderr, stderr_done) = pipe_tail(child.stderr.take().expect("stderr is piped"));
-        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None, boot_id: None };
+        let blank = Hello { identity: expect.clone(), pid: 0, hostname: String::new(), facts: None, boot_id: None, reaped: Vec::new() };
         let mut s = Session {
             place: place.clone(),
             child,

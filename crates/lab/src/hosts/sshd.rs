@@ -22,6 +22,16 @@ pub struct Sshd {
 impl Sshd {
     /// Starts sshd in namespace `ns`, listening on `addr:22`, accepting the key it makes for root.
     pub fn start(ns: &str, addr: Ipv4Addr) -> Result<Sshd, HostError> {
+        Sshd::start_with(ns, addr, None)
+    }
+
+    /// Starts another sshd, in namespace `ns` on `addr:22`, that accepts `first`'s key for root and
+    /// whose host key joins `first`'s known_hosts: one identity and one known_hosts reach both.
+    pub fn start_beside(first: &Sshd, ns: &str, addr: Ipv4Addr) -> Result<Sshd, HostError> {
+        Sshd::start_with(ns, addr, Some(first))
+    }
+
+    fn start_with(ns: &str, addr: Ipv4Addr, first: Option<&Sshd>) -> Result<Sshd, HostError> {
         if !Path::new(SSHD).exists() {
             return Err(topology(
                 "finding sshd",
@@ -34,8 +44,16 @@ impl Sshd {
         keygen(&dir.join("host_key"))?;
         keygen(&dir.join("id"))?;
         let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap_or_default();
-        write(&dir.join("authorized_keys"), &read("id.pub"))?;
-        write(&dir.join("known_hosts"), &format!("{addr} {}", read("host_key.pub")))?;
+        let known = format!("{addr} {}", read("host_key.pub"));
+        write(&dir.join("known_hosts"), &known)?;
+        match first {
+            Some(f) => {
+                write(&dir.join("authorized_keys"), &std::fs::read_to_string(f.dir.join("id.pub")).unwrap_or_default())?;
+                let theirs = std::fs::read_to_string(f.known_hosts()).unwrap_or_default();
+                write(&f.known_hosts(), &format!("{}\n{known}", theirs.trim_end()))?;
+            }
+            None => write(&dir.join("authorized_keys"), &read("id.pub"))?,
+        }
         write(&dir.join("sshd_config"), &config(&dir, addr))?;
         // sshd refuses to start without its privilege-separation folder.
         std::fs::create_dir_all("/run/sshd").map_err(|e| topology("creating /run/sshd", e.to_string(), "run as root"))?;

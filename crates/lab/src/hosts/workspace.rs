@@ -39,7 +39,7 @@ pub struct Packed {
 /// Packs the tracked files of [`SHIPPED`] under `root` as the working tree has them, with fixed
 /// times and owners so equal files make an equal tar.
 pub fn pack(root: &Path) -> Result<Packed, HostError> {
-    let failed = |step: &str, cause: String| HostError::Topology {
+    let failed = |step: &str, cause: String| HostError::Packing {
         step: step.into(),
         cause,
         hint: "run from a git checkout of bakeoff with `git` and GNU `tar` installed".into(),
@@ -138,6 +138,21 @@ pub(crate) fn unpack(home: &Path, project: &str, id: &str, tar_b64: &str) -> Res
     let mark = std::iter::once(id.to_string()).chain(files).collect::<Vec<_>>().join("\n");
     std::fs::write(path.join(COMPLETE), mark).map_err(|e| e.to_string())?;
     Ok(path)
+}
+
+/// The agent's side: unpacks `tar_b64` into the folder `dir` (a run's fixtures).
+pub(crate) fn unpack_into(dir: &Path, tar_b64: &str) -> Result<(), String> {
+    let tar = base64::engine::general_purpose::STANDARD.decode(tar_b64).map_err(|e| format!("the files are not base64: {e}"))?;
+    tar_of(dir, &["-x"], &tar).map(|_| ())
+}
+
+/// Packs every file of the folder `dir` (a run's fixtures) into a tar.
+pub(crate) fn pack_folder(dir: &Path) -> Result<Vec<u8>, String> {
+    let out = Command::new("tar").arg("-C").arg(dir).args(["-c", "-f", "-", "."]).output().map_err(|e| format!("cannot run tar: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("tar could not pack {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(out.stdout)
 }
 
 /// Runs `tar -C dir ARGS -f -` on `tar`; what it printed.

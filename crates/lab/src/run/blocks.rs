@@ -9,16 +9,16 @@
 
 use crate::error::LabError;
 use crate::host::noise::NoiseProbe;
-use crate::host::process::ServerProcess;
-use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::host::sampler;
 use crate::run::cells::Cell;
 use crate::run::events::Event;
 use crate::run::launches::LaunchPlan;
 use crate::run::measure::noise_warnings;
 use crate::run::rounds::MAX_TRIALS;
 use crate::run::runner::{Lab, RunOutcome};
+use crate::run::served::{Served, Tree};
 use crate::run::settings::LoadSettings;
-use crate::run::start::measured_pid;
+use crate::run::start::measured_tree;
 use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::SplitMix64;
@@ -54,9 +54,9 @@ struct BlockRun<'r> {
 struct Resident<'c, 'a> {
     cell: &'c Cell<'a>,
     label: String,
-    server: Option<ServerProcess>,
+    server: Option<Served>,
     addr: SocketAddr,
-    pid: u32,
+    tree: Tree,
     /// Its slices' length over the run's (`Tally::slice_factor`).
     slice_factor: u32,
     /// The slice of the launch's last block, stored after the checks that follow the load.
@@ -181,7 +181,7 @@ impl Lab<'_> {
         let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
         for r in &mut residents {
             let warming = Instant::now();
-            if let Some(warmed) = self.warm(r.cell, r.addr, r.pid) {
+            if let Some(warmed) = self.warm(r.cell, r.addr, r.tree) {
                 br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration);
             }
             r.overhead_s += warming.elapsed().as_secs_f64();
@@ -193,7 +193,7 @@ impl Lab<'_> {
             (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
             residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
-        let idle_from: Vec<f64> = residents.iter().map(|r| sampler::tree_cpu_seconds(r.pid)).collect();
+        let idle_from: Vec<f64> = residents.iter().map(|r| self.tree_cpu(r.tree)).collect();
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
@@ -206,7 +206,9 @@ impl Lab<'_> {
                 if residents[i].failed {
                     continue;
                 }
-                let others: Vec<u32> = residents.iter().filter(|o| o.pid != residents[i].pid).map(|o| o.pid).collect();
+                // The other residents' trees on this machine are the lab's own while this one is loaded.
+                let others: Vec<u32> =
+                    residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
                 let key = residents[i].cell.key();
                 (self.events)(Event::TrialStarting { cell: &key, trial: block, trials: self.settings.trials.max(block) });
                 match self.slice(&mut residents[i], &others, block, launch, noisy) {
@@ -251,13 +253,13 @@ impl Lab<'_> {
                 .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label, &[cell.scenario]));
             match started {
                 Ok((server, addr)) => {
-                    let pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
+                    let tree = measured_tree(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
                     residents.push(Resident {
                         cell,
                         label,
                         server,
                         addr,
-                        pid,
+                        tree,
                         slice_factor: tally.slice_factor.get(&cell.key()).copied().unwrap_or(1),
                         held: None,
                         busy_cpu_s: 0.0,
@@ -277,7 +279,7 @@ impl Lab<'_> {
 
     /// Loads a fresh server for the warm-up (a JIT's, a pool's), once per launch, and lets it
     /// serve what the warm-up left queued; not measured.
-    fn warm(&self, cell: &Cell<'_>, addr: SocketAddr, pid: u32) -> Option<bakeoff_load::LoadReport> {
+    fn warm(&self, cell: &Cell<'_>, addr: SocketAddr, tree: Tree) -> Option<bakeoff_load::LoadReport> {
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         if warmup.is_zero() {
             return None;
@@ -286,7 +288,7 @@ impl Lab<'_> {
         let plan = self.plan_with(&settings, cell, addr, Duration::ZERO).ok()?;
         // A server that fails its warm-up fails its first slice too, where it is recorded.
         let warmed = self.run_load(&plan).ok();
-        drain(pid, warmed.as_ref());
+        self.drain(tree, warmed.as_ref());
         warmed
     }
 
@@ -313,29 +315,29 @@ impl Lab<'_> {
         let settle = SLICE_WARMUP * r.slice_factor;
         let plan = self.plan_with(settings, cell, r.addr, settle)?;
         let started_at = bakeoff_model::now_rfc3339();
-        let cpu_before = sampler::tree_cpu_seconds(r.pid);
-        let sampler = Sampler::start(r.pid, Instant::now() + settle, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let cpu_before = self.tree_cpu(r.tree);
+        let meter = self.meter(r.tree, Instant::now() + settle);
         let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
         self.hosts.clear_noise();
         let load = self.run_load(&plan);
-        let samples = sampler.finish();
-        let noise = self.trial_noise(probe, r.pid, &measured, &before, &samples);
+        let (samples, host_noise) = meter.finish();
+        let noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
-        let under_load = self.measure_under_load(cell, r.addr, r.pid, block, &load)?;
+        let under_load = self.measure_under_load(cell, r.addr, r.tree, block, &load)?;
         // What the slice's connections left queued is this server's work: served now, on its own
         // busy time, not in its peers' next slices.
-        drain(r.pid, load.as_ref().ok());
-        r.busy_cpu_s += sampler::tree_cpu_seconds(r.pid) - cpu_before;
+        self.drain(r.tree, load.as_ref().ok());
+        r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before;
         r.busy_wall_s += begun.elapsed().as_secs_f64();
         let load =
             load.map_err(|e| LabError::Input { what: cell.key().label(), problem: format!("load generator: {e}"), hint: e.hint().into() })?;
         let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
         let server = sampler::usage(&samples, requests);
-        let died = r.server.as_mut().and_then(ServerProcess::exited);
+        let died = r.server.as_mut().and_then(Served::exited);
         r.failed |= died.is_some();
-        let mut warnings: Vec<LabWarning> = died.map(|status| LabWarning::ServerDied { exit: status.to_string() }).into_iter().collect();
+        let mut warnings: Vec<LabWarning> = died.map(|exit| LabWarning::ServerDied { exit }).into_iter().collect();
         warnings.extend(noise_warnings(&noise));
         warnings.extend(noisy.map(|cores| LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 }));
         warnings.extend(self.cell_warnings(cell, &samples, server.cpu_percent));
@@ -371,12 +373,12 @@ impl Lab<'_> {
         beside_others: bool,
         outcome: &mut RunOutcome,
     ) -> anyhow::Result<bool> {
-        let idle_cpu_s = sampler::tree_cpu_seconds(r.pid) - cpu_from - r.busy_cpu_s;
+        let idle_cpu_s = self.tree_cpu(r.tree) - cpu_from - r.busy_cpu_s;
         let idle_wall_s = (wall_s - r.busy_wall_s).max(1e-9);
         let mut found = Vec::new();
         let checking = Instant::now();
         if !cancelled {
-            let died = r.server.as_mut().and_then(ServerProcess::exited);
+            let died = r.server.as_mut().and_then(Served::exited);
             let first = if launch == 0 { 1 } else { 2 };
             let (after, rechecked) = self.after_measuring(r.cell, first, &r.label, r.addr, r.server.as_mut(), died.is_some());
             if !rechecked.is_empty() {
@@ -437,18 +439,20 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
     (kept, dropped)
 }
 
-/// Waits (at most four of its connections' turns, and `MAX_DRAIN`) for the server `pid` to serve
-/// what a closed loop left queued at its end: a slow server with many connections still holds
-/// about one request per connection, which a server that finds its client gone only learns when
-/// it answers. Nothing to wait for after a fast loop, an open model or a failed load.
-fn drain(pid: u32, load: Option<&bakeoff_load::LoadReport>) {
-    let Some(step) = load.and_then(|l| l.steps.last()).filter(|s| s.target_rate.is_none()) else { return };
-    // With no answer at all, the queue may be as long as it gets: wait the most.
-    let turn_s = turn_seconds(step.connections, step.requests_per_sec).unwrap_or(f64::INFINITY);
-    if turn_s >= DRAIN_FROM.as_secs_f64() {
-        // Four turns, not one: a busy machine serves the queue slower than the slice did.
-        let limit = Duration::from_secs_f64((4.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
-        sampler::wait_tree_quiet(pid, DRAIN_WINDOW, limit, || false);
+impl Lab<'_> {
+    /// Waits (at most four of its connections' turns, and `MAX_DRAIN`) for the server's `tree` to
+    /// serve what a closed loop left queued at its end: a slow server with many connections still
+    /// holds about one request per connection, which a server that finds its client gone only
+    /// learns when it answers. Nothing to wait for after a fast loop, an open model or a failed load.
+    fn drain(&self, tree: Tree, load: Option<&bakeoff_load::LoadReport>) {
+        let Some(step) = load.and_then(|l| l.steps.last()).filter(|s| s.target_rate.is_none()) else { return };
+        // With no answer at all, the queue may be as long as it gets: wait the most.
+        let turn_s = turn_seconds(step.connections, step.requests_per_sec).unwrap_or(f64::INFINITY);
+        if turn_s >= DRAIN_FROM.as_secs_f64() {
+            // Four turns, not one: a busy machine serves the queue slower than the slice did.
+            let limit = Duration::from_secs_f64((4.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
+            self.wait_tree_quiet(tree, DRAIN_WINDOW, limit);
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use crate::error::LabError;
 use crate::run::cells::Cell;
 use crate::run::hosts::RunHosts;
 use crate::run::plan::RunPlan;
+use crate::run::served::ServerHost;
 use crate::run::workspace::{new_run, Workspace};
 use crate::run::{Event, RunOutcome};
 use crate::stacks::manifest::Stack;
@@ -40,8 +41,12 @@ pub fn execute(
 ) -> Result<Executed, LabError> {
     let cells = plan.cells()?;
     // Every host is reached, its build checked and its path measured before anything is set up.
-    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref())?;
-    let failed_setups = setup_stacks(&plan.stacks, &plan.root, false, cancel, events);
+    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref(), &plan.root)?;
+    let server_host = hosts.server_host.clone();
+    let failed_setups = match &server_host {
+        Some(host) => setup_on_host(host, &plan.stacks, cancel, events),
+        None => setup_stacks(&plan.stacks, &plan.root, false, cancel, events),
+    };
     if plan.settings.precision.is_some() && !cancel.load(Ordering::Relaxed) {
         precision_outlook(&plan, events, cancel)?;
     }
@@ -52,6 +57,14 @@ pub fn execute(
     }
     run.services = services_preview(&cells);
     let ws = Workspace::create(&run.id, plan.keep)?;
+    if let Some(host) = &server_host {
+        let folder = host.call(|s| s.run_folder(&run.id, &ws.data)).map_err(|e| LabError::Input {
+            what: format!("the server host {}", host.host()),
+            problem: format!("the run's folder could not be made there: {e}"),
+            hint: "the host's temporary folder must be writable".into(),
+        })?;
+        *host.run_folder.borrow_mut() = Some(folder);
+    }
     (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
     let trials = cells.iter().map(|c| c.soak.map_or(plan.settings.trials, |s| s.trials) as usize).sum();
     (events)(Event::Planned { trials, estimate: plan.estimate()? });
@@ -59,6 +72,9 @@ pub fn execute(
     let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     drop(lab);
     let executed = Executed { run, outcome, failed_setups };
+    if let Some(host) = server_host {
+        host.close(plan.keep || executed.failed());
+    }
     ws.finish(executed.failed(), events);
     Ok(executed)
 }
@@ -111,6 +127,37 @@ pub fn setup_stacks<'s>(
         let heard = &mut |progress: setup::SetupProgress<'_>| (events)(Event::SetupProgress { stack: &stack.name, progress });
         let outcome = setup::run_with_progress(&job, root, force, cancel, heard)
             .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
+        failed += usize::from(outcome.is_err());
+        (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
+    }
+    failed
+}
+
+/// Sets up each stack on the server host (cached there), one at a time so each outcome is
+/// reported; returns how many failed (their cells fail verification).
+fn setup_on_host<'s>(
+    host: &ServerHost,
+    stacks: impl IntoIterator<Item = &'s Stack>,
+    cancel: &AtomicBool,
+    events: &mut dyn FnMut(Event<'_>),
+) -> usize {
+    let mut failed = 0;
+    for stack in stacks {
+        if cancel.load(Ordering::Relaxed) {
+            break;
+        }
+        let began = std::time::Instant::now();
+        let outcome = host
+            .call(|s| s.setup(std::slice::from_ref(&stack.name), cancel))
+            .map(|versions| {
+                host.versions.borrow_mut().extend(versions);
+                setup::SetupOutcome::Done(began.elapsed())
+            })
+            .map_err(|e| LabError::Input {
+                what: format!("{} on {}", stack.name, host.host()),
+                problem: e,
+                hint: format!("run `bakeoff setup --host {} {}` to see the whole output", host.place, stack.name),
+            });
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

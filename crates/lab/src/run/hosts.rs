@@ -1,12 +1,13 @@
 //! A run's roles on hosts of their own: the load comes from agents on the client hosts (split,
 //! started at one instant, their histograms added exactly) instead of this process, and the servers
-//! start inside a network namespace of this machine, bound to its address, so every request crosses
-//! a real link. What is not placed runs as before; what cannot be placed yet is refused before
+//! start inside a network namespace of this machine, or on an ssh host by its agent, bound to its
+//! address, so every request crosses a real link. What is not placed runs as before; what cannot be placed yet is refused before
 //! anything starts, with what to do instead.
 
 use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
 use std::process::Command;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -17,33 +18,19 @@ use bakeoff_model::place::{Place, Roles};
 use crate::error::LabError;
 use crate::hosts::clients::{ClientSet, MergedRun};
 use crate::hosts::measured::{PathReport, CEILING_SEND, RTT_CONNECTS};
-use crate::hosts::protocol::{Hello, Identity, Reply, Request};
-use crate::hosts::session::{ClockOffset, Session, SessionOptions};
+use crate::hosts::protocol::{Hello, Reply, Request};
+use crate::hosts::remote::RemoteServers;
+pub use crate::hosts::session::HostAccess;
+use crate::hosts::session::{ClockOffset, Session};
 use crate::hosts::HostError;
+use crate::run::served::ServerHost;
 use crate::run::settings::LoadSettings;
-
-/// How the controller reaches the agents of a run's hosts: the agent binary and ssh options, and
-/// the build the agents must be.
-#[derive(Debug, Clone)]
-pub struct HostAccess {
-    /// Agent binary and ssh options.
-    pub options: SessionOptions,
-    /// The controller's build; an agent of another is refused.
-    pub identity: Identity,
-}
 
 /// Refuses, before anything runs, a placement `run` cannot carry out, with what to do instead.
 pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
     let refuse =
         |what: &str, problem: &str, hint: &str| Err(LabError::Input { what: what.into(), problem: problem.into(), hint: hint.into() });
     let roles = &s.roles;
-    if let Place::Ssh { .. } = roles.server {
-        return refuse(
-            "[hosts] server",
-            "`run` starts servers on this machine or in a network namespace of it, not yet on an ssh host",
-            "place the server `local` or `netns:NAME`; to measure a server you started on a host, use `bakeoff load --client PLACE --server-host ssh://USER@HOST --server-pid PID`",
-        );
-    }
     if let Place::Ssh { .. } = roles.services {
         return refuse(
             "[hosts] services",
@@ -80,8 +67,12 @@ impl ServerNet {
         ServerNet { netns: None, ip: IpAddr::from([127, 0, 0, 1]) }
     }
 
-    /// Where `place` puts the servers: a namespace's first global IPv4 address.
+    /// Where `place` puts the servers: a namespace's first global IPv4 address, or the address an
+    /// ssh host's name resolves to here (the servers there bind it, so it must be the host's own).
     fn of(place: &Place) -> Result<ServerNet, LabError> {
+        if let Place::Ssh { host, port, .. } = place {
+            return ServerNet::of_ssh(host, *port);
+        }
         let Place::Netns(name) = place else { return Ok(ServerNet::loopback()) };
         let bad = |problem: String, hint: &str| LabError::Input { what: format!("netns:{name}"), problem, hint: hint.into() };
         let out = Command::new("ip")
@@ -105,6 +96,23 @@ impl ServerNet {
     }
 }
 
+impl ServerNet {
+    fn of_ssh(host: &str, port: u16) -> Result<ServerNet, LabError> {
+        use std::net::ToSocketAddrs;
+        let bad = |problem: String| LabError::Input {
+            what: format!("ssh://{host}"),
+            problem,
+            hint: "give the server host by an address of its own that the clients reach (the servers there bind it)".into(),
+        };
+        let mut found = (host, port).to_socket_addrs().map_err(|e| bad(format!("its name does not resolve: {e}")))?;
+        let ip = found.next().map(|a| a.ip()).ok_or_else(|| bad("its name resolves to no address".into()))?;
+        if ip.is_loopback() {
+            return Err(bad(format!("it resolves to {ip}, this machine's loopback")));
+        }
+        Ok(ServerNet { netns: None, ip })
+    }
+}
+
 /// One host of the run as it answered: its role, its place, what it is and its clock.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunHost {
@@ -120,9 +128,17 @@ pub struct RunHost {
     pub clock: ClockOffset,
 }
 
+impl RunHost {
+    fn of(role: &'static str, s: &Session) -> RunHost {
+        RunHost { role, place: s.place().to_string(), this_machine: s.on_this_machine(), hello: s.hello().clone(), clock: s.clock() }
+    }
+}
+
 /// The run's placed roles, opened before anything is measured.
 pub struct RunHosts {
     clients: Option<RefCell<ClientSet>>,
+    /// The servers' host of its own, when they are placed on an ssh host.
+    pub(crate) server_host: Option<Rc<ServerHost>>,
     pub(crate) server: ServerNet,
     /// Where the services start and listen.
     pub(crate) services: ServerNet,
@@ -141,6 +157,7 @@ impl RunHosts {
     pub(crate) fn local() -> RunHosts {
         RunHosts {
             clients: None,
+            server_host: None,
             server: ServerNet::loopback(),
             services: ServerNet::loopback(),
             hosts: Vec::new(),
@@ -150,21 +167,34 @@ impl RunHosts {
         }
     }
 
-    /// Opens a session to every client host (checking each agent's build) and finds the server's
-    /// address; an unreachable host, a refused key or another build is an error naming the host.
-    pub fn open(roles: &Roles, access: Option<&HostAccess>) -> Result<RunHosts, LabError> {
+    /// Opens a session to the server host and to every client host (checking each agent's build;
+    /// the server host gets `project_root`'s files) and finds the servers' address; an unreachable
+    /// host, a refused key or another build is an error naming the host.
+    pub fn open(roles: &Roles, access: Option<&HostAccess>, project_root: &std::path::Path) -> Result<RunHosts, LabError> {
         let server = ServerNet::of(&roles.server)?;
         let services = ServerNet::of(&roles.services)?;
         let mut hosts = RunHosts { server, services, ..RunHosts::local() };
+        let reach = |role: &str| {
+            access.ok_or_else(|| LabError::Input {
+                what: format!("[hosts] {role}"),
+                problem: format!("this front end cannot reach {role} hosts"),
+                hint: "run the study with `bakeoff run`".into(),
+            })
+        };
+        if let Place::Ssh { .. } = roles.server {
+            let access = reach("server")?;
+            let servers = RemoteServers::open(&roles.server, &access.options, &access.identity, project_root).map_err(host_error)?;
+            hosts.hosts.push(RunHost::of("server", servers.session()));
+            hosts.server_host = Some(Rc::new(ServerHost::new(servers, project_root.to_path_buf(), access.clone())));
+        }
         if roles.client.is_empty() {
+            if let Some(host) = &hosts.server_host {
+                hosts.paths = vec![measure_path_here(&hosts.server, host)?];
+            }
             return Ok(hosts);
         }
-        let access = access.ok_or_else(|| LabError::Input {
-            what: "[hosts] client".into(),
-            problem: "this front end cannot reach client hosts".into(),
-            hint: "run the study with `bakeoff run`".into(),
-        })?;
-        if let (true, Some(far)) = (hosts.server.netns.is_none(), roles.client.iter().find(|p| **p != Place::Local)) {
+        let access = reach("client")?;
+        if let (true, Some(far)) = (hosts.server.ip.is_loopback(), roles.client.iter().find(|p| **p != Place::Local)) {
             return Err(LabError::Input {
                 what: "[hosts] client".into(),
                 problem: format!("the servers listen on 127.0.0.1 of this machine, out of reach of the client {far}"),
@@ -172,18 +202,8 @@ impl RunHosts {
             });
         }
         let mut set = ClientSet::open(&roles.client, &access.options, &access.identity).map_err(host_error)?;
-        hosts.paths = measure_paths(&mut set, &hosts.server)?;
-        hosts.hosts = set
-            .sessions()
-            .iter()
-            .map(|s| RunHost {
-                role: "client",
-                place: s.place().to_string(),
-                this_machine: s.on_this_machine(),
-                hello: s.hello().clone(),
-                clock: s.clock(),
-            })
-            .collect();
+        hosts.paths = measure_paths(&mut set, &hosts.server, hosts.server_host.as_deref())?;
+        hosts.hosts.extend(set.sessions().iter().map(|s| RunHost::of("client", s)));
         hosts.clients = Some(RefCell::new(set));
         Ok(hosts)
     }
@@ -209,24 +229,24 @@ impl RunHosts {
         }
     }
 
-    /// The pids of agents on this machine's kernel: their CPU is the load's, not noise.
+    /// The pids of client agents on this machine's kernel: their CPU is the load's, not noise.
     pub(crate) fn local_agents(&self) -> Vec<u32> {
-        self.hosts.iter().filter(|h| h.this_machine).map(|h| h.hello.pid).collect()
+        self.hosts.iter().filter(|h| h.this_machine && h.role == "client").map(|h| h.hello.pid).collect()
+    }
+
+    /// The server host's agent on this machine's kernel: its CPU is the lab's, not noise.
+    pub(crate) fn server_agent_here(&self) -> Option<u32> {
+        self.hosts.iter().find(|h| h.this_machine && h.role == "server").map(|h| h.hello.pid)
     }
 }
 
 /// Each client host's path to the servers' address, one host at a time so the ceilings do not
 /// share the link: the round trip (median of TCP connects) and the ceiling (1 s of writes), both to
-/// a sink the lab opens on that address, in the servers' namespace.
-fn measure_paths(set: &mut ClientSet, server: &ServerNet) -> Result<Vec<PathReport>, LabError> {
+/// a sink opened on that address: in the servers' namespace, or by the server host's agent.
+fn measure_paths(set: &mut ClientSet, server: &ServerNet, server_host: Option<&ServerHost>) -> Result<Vec<PathReport>, LabError> {
     let hosts = set.sessions().len() as u32;
     let open = (CEILING_SEND + Duration::from_secs(2)) * hosts + Duration::from_secs(2);
-    let port = crate::hosts::path::open_sink_in(server.netns.as_deref(), &server.ip.to_string(), open).map_err(|e| LabError::Input {
-        what: "the servers' address".into(),
-        problem: e,
-        hint: "check the namespace has its address".into(),
-    })?;
-    let sink = SocketAddr::new(server.ip, port).to_string();
+    let sink = open_sink(server, server_host, open)?.to_string();
     let mut paths = Vec::new();
     for s in set.sessions_mut() {
         let request = Request::Probe {
@@ -243,6 +263,28 @@ fn measure_paths(set: &mut ClientSet, server: &ServerNet) -> Result<Vec<PathRepo
         paths.push(PathReport { from: s.host(), measure });
     }
     Ok(paths)
+}
+
+/// This machine's path to a server host of its own, when the load comes from here.
+fn measure_path_here(server: &ServerNet, server_host: &ServerHost) -> Result<PathReport, LabError> {
+    let sink = open_sink(server, Some(server_host), CEILING_SEND + Duration::from_secs(4))?.to_string();
+    let measure = crate::hosts::path::probe(&sink, RTT_CONNECTS, Some(&sink), CEILING_SEND);
+    Ok(PathReport { from: "this machine".into(), measure })
+}
+
+/// A sink on the servers' address for `open`: opened by the server host's agent, else in the
+/// servers' namespace here.
+fn open_sink(server: &ServerNet, server_host: Option<&ServerHost>, open: Duration) -> Result<SocketAddr, LabError> {
+    let failed = |problem: String| LabError::Input {
+        what: "the servers' address".into(),
+        problem,
+        hint: "check the server host has that address".into(),
+    };
+    let port = match server_host {
+        Some(host) => host.call(|s| s.open_sink(server.ip, open)).map_err(failed)?,
+        None => crate::hosts::path::open_sink_in(server.netns.as_deref(), &server.ip.to_string(), open).map_err(failed)?,
+    };
+    Ok(SocketAddr::new(server.ip, port))
 }
 
 /// Adds `seen` to `kept`, or replaces its host's entry when `seen` is the noisier.
@@ -331,8 +373,7 @@ mod tests {
     fn placements_run_cannot_carry_out_are_refused_with_what_to_do() {
         let mut s = LoadSettings::default();
         s.roles.server = "ssh://me@10.0.0.9".parse().unwrap();
-        let e = check_roles(&s).unwrap_err().to_string();
-        assert!(e.contains("not yet on an ssh host") && e.contains("--server-pid"), "{e}");
+        assert!(check_roles(&s).is_ok(), "servers on an ssh host");
         s.roles.server = Place::Local;
         s.roles.services = "ssh://me@10.0.0.8".parse().unwrap();
         assert!(check_roles(&s).unwrap_err().to_string().contains("not yet on an ssh host"));

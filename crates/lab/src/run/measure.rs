@@ -3,12 +3,13 @@
 
 use crate::error::LabError;
 use crate::host::noise::{Measured, NoiseProbe};
-use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::host::sampler;
 use crate::run::cells::Cell;
 use crate::run::events::Event;
 use crate::run::runner::Lab;
+use crate::run::served::{Served, Tree};
 use crate::run::settings::LoadSettings;
-use crate::run::start::measured_pid;
+use crate::run::start::{measured_tree, NO_PROCESS};
 use crate::stacks::manifest::StackKind;
 use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{LabWarning, ProcessSample, TrialRecord};
@@ -36,12 +37,12 @@ impl Lab<'_> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label, &[cell.scenario])?;
-        let measured_pid = measured_pid(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
+        let tree = measured_tree(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
-        let sampler = Sampler::start(measured_pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus);
+        let meter = self.meter(tree, zero);
         let services = self.lab_pids();
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
@@ -52,15 +53,15 @@ impl Lab<'_> {
         if let (Ok(report), true) = (&mut load, wants_max && plan.is_open()) {
             self.append_closed_max(report, cell, addr)?;
         }
-        let samples = sampler.finish();
-        let noise = self.trial_noise(probe, measured_pid, &services, &services_before, &samples);
+        let (samples, host_noise) = meter.finish();
+        let noise = self.trial_noise(probe, tree, (&services, &services_before), &samples, host_noise);
         // After the measurement's CPU and noise are accounted, on the same warm server.
         let slo = match (&load, &self.settings.slo) {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
             _ => None,
         };
-        let under_load = self.measure_under_load(cell, addr, measured_pid, trial, &load)?;
-        let died = server.as_mut().and_then(|s| s.exited());
+        let under_load = self.measure_under_load(cell, addr, tree, trial, &load)?;
+        let died = server.as_mut().and_then(Served::exited);
         let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
         if !rechecked.is_empty() {
             (self.events)(Event::CostRechecked { cell: &key, checks: &rechecked });
@@ -71,7 +72,7 @@ impl Lab<'_> {
         let server_usage = sampler::usage(&samples, requests);
         let steps: Vec<(f64, u64)> = load.steps.iter().map(|s| (s.duration_s, s.requests)).collect();
         let step_usage = sampler::step_usage(&samples, &steps);
-        let mut warnings: Vec<LabWarning> = died.map(|status| LabWarning::ServerDied { exit: status.to_string() }).into_iter().collect();
+        let mut warnings: Vec<LabWarning> = died.map(|exit| LabWarning::ServerDied { exit }).into_iter().collect();
         warnings.extend(noise_warnings(&noise));
         warnings.extend(after);
         if let Some(cores) = noisy {
@@ -138,24 +139,28 @@ impl Lab<'_> {
     }
 
     /// The processes whose CPU is the lab's during a load besides the server's: the services and
-    /// the client hosts' agents on this machine (the load generators, counted on the client's CPUs).
+    /// the agents on this machine (the client hosts' load generators, counted on the client's
+    /// CPUs; the server host's, which meters the server).
     pub(crate) fn lab_pids(&self) -> Vec<u32> {
         let mut pids = self.services.pids();
         pids.extend(self.hosts.local_agents());
+        pids.extend(self.hosts.server_agent_here());
         pids
     }
 
     /// The trial's noise: the measured tree is the server's plus the services' it uses (their CPU
     /// is the cell's work, counted on the CPUs each runs on: nginx on the client's with `own-cpu`
-    /// placement); everything else on the server's or client's CPUs is noise.
+    /// placement); everything else on the server's or client's CPUs is noise. A server host of
+    /// its own measured its own noise (`host_noise`): that is the server CPUs' noise then.
     pub(crate) fn trial_noise(
         &self,
         probe: NoiseProbe,
-        leader: u32,
-        services: &[u32],
-        services_before: &[f64],
+        tree: Tree,
+        (services, services_before): (&[u32], &[f64]),
         samples: &[ProcessSample],
+        host_noise: Option<TrialNoise>,
     ) -> TrialNoise {
+        let leader = self.pid_here(tree).unwrap_or(NO_PROCESS);
         let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
         let upstream = self.services.nginx.as_ref().map(|n| n.pid()).filter(|_| self.settings.proxy_placement.upstream_on_client());
         let agents = self.hosts.local_agents();
@@ -182,6 +187,9 @@ impl Lab<'_> {
             server_pids: &pids,
         });
         noise.client_hosts = self.hosts.take_noise();
+        if let (Some(host), None) = (host_noise, self.pid_here(tree)) {
+            noise.server = host.server;
+        }
         noise
     }
 

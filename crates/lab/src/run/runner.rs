@@ -122,7 +122,9 @@ impl Lab<'_> {
     pub fn run(&mut self, run: &RunInfo, cells: &[Cell<'_>]) -> anyhow::Result<RunOutcome> {
         self.run_started = Instant::now();
         self.sink.begin_run(run)?;
-        self.sink.record_what_ran(&run.id, &crate::run::what_ran::what_ran(&self.project_root, cells, self.settings.pool_size))?;
+        let on_host = self.hosts.server_host.as_ref().map(|h| h.versions.borrow().clone());
+        let ran = crate::run::what_ran::what_ran(&self.project_root, cells, self.settings.pool_size, on_host.as_ref());
+        self.sink.record_what_ran(&run.id, &ran)?;
         let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
         let mut measurable: Vec<&Cell<'_>> = Vec::new();
         let mut verified: BTreeMap<(String, String), VerifyReport> = BTreeMap::new();

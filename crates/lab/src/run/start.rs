@@ -11,6 +11,14 @@ use bakeoff_model::scenario::Scenario;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::hosts::started::RemoteLaunch;
+use crate::run::served::{HostedServer, Served, ServerHost, Tree};
+
+/// A started stack: its server (None for a baseline or an unmanaged server) and its address.
+type StartResult = Result<(Option<Served>, SocketAddr), LabError>;
 
 impl Lab<'_> {
     pub(crate) fn service_ctx(&self) -> ServiceContext<'_> {
@@ -46,12 +54,13 @@ impl Lab<'_> {
         }
         kinds.sort();
         kinds.dedup();
-        // Services on loopback are out of reach of a server in a namespace.
-        if let (Some(ns), None, Some(k)) = (&self.hosts.server.netns, &self.hosts.services.netns, kinds.first()) {
+        // Services on loopback are out of reach of a server in a namespace or on a host of its own.
+        if let (false, true, Some(k)) = (self.hosts.server.ip.is_loopback(), self.hosts.services.ip.is_loopback(), kinds.first()) {
+            let placed = self.settings.roles.server.to_string();
             return Err(LabError::Input {
                 what: format!("{} {}", stack.name, variant.name),
-                problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server in netns:{ns}", k.id()),
-                hint: "place the services too (`[hosts] services = \"netns:NAME\"`, the servers' namespace or another)".into(),
+                problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server placed at {placed}", k.id()),
+                hint: "place the services where the servers reach them (`[hosts] services = \"netns:NAME\"`)".into(),
             });
         }
         for k in &kinds {
@@ -75,22 +84,22 @@ impl Lab<'_> {
 
     /// The environment a stack starts with; `file_db` is the URL of a scenario file's own database,
     /// made for this start.
+    /// `(data_dir, cell_dir)` are the fixtures' and the start's folders as the server's host
+    /// names them. A host's build caches (`CARGO_TARGET_DIR`) are the host's own: added there.
     pub(crate) fn stack_env(
         &self,
-        stack: &Stack,
         variant: &Variant,
         port: u16,
         workers: u32,
-        cell_dir: &Path,
+        (data_dir, cell_dir): (&Path, &Path),
         file_db: Option<&str>,
     ) -> BTreeMap<String, String> {
         let mut env = self.services.env();
-        env.extend(crate::stacks::setup::build_env(&stack.name));
         env.insert("HOST".into(), self.hosts.server.ip.to_string());
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
         env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
-        env.insert("DATA_DIR".into(), self.data_dir.display().to_string());
+        env.insert("DATA_DIR".into(), data_dir.display().to_string());
         env.insert("RUN_DIR".into(), cell_dir.display().to_string());
         let db = match (file_db, variant.database, &self.services.postgres) {
             (Some(url), _, _) => url.to_string(),
@@ -141,7 +150,15 @@ impl Lab<'_> {
     /// own starts were for.
     pub fn serve(&mut self, stack: &Stack, variant: &Variant, workers: u32) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
         let label = self.new_cell(stack, variant);
-        self.start_stack(stack, variant, workers, &label, &[])
+        match self.start_stack(stack, variant, workers, &label, &[])? {
+            (Some(Served::Here(p)), addr) => Ok((Some(p), addr)),
+            (None, addr) => Ok((None, addr)),
+            (Some(Served::OnHost(h)), _) => Err(LabError::Input {
+                what: format!("{} on {}", stack.name, h.host.host()),
+                problem: "this command starts its server on this machine only".into(),
+                hint: "run it without a server host".into(),
+            }),
+        }
     }
 
     /// Starts the stack for `scenarios` (a baseline has no process: its address is the upstream's;
@@ -154,7 +171,7 @@ impl Lab<'_> {
         workers: u32,
         label: &str,
         scenarios: &[Scenario],
-    ) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
+    ) -> StartResult {
         if stack.kind == StackKind::Baseline {
             let nginx = self
                 .services
@@ -174,6 +191,16 @@ impl Lab<'_> {
             }
             return Ok((None, u.addr));
         }
+        if let Some(host) = self.server_host() {
+            if self.database_file(scenarios).is_some() {
+                return Err(LabError::Input {
+                    what: format!("{} {} on {}", stack.name, variant.name, host.host()),
+                    problem: "a scenario file's own database is made on this machine, out of the server host's reach".into(),
+                    hint: "run this cell with the servers on this machine or in a namespace of it".into(),
+                });
+            }
+            return self.start_on_host(host, (stack, variant, workers), label);
+        }
         let cell_dir = self.cell_dir(label);
         // Each cell gets its own copy of the SQLite database, so a variant that changes the file
         // (WAL mode) or a crashed probe cannot leak into the next cell.
@@ -185,8 +212,11 @@ impl Lab<'_> {
         })?;
         let file_db = self.make_file_db(scenarios, variant, label)?;
         let port = free_port();
-        let env = self.stack_env(stack, variant, port, workers, &cell_dir, file_db.as_deref());
-        let mut server = ServerProcess::start(Launch {
+        let mut env = self.stack_env(variant, port, workers, (&self.data_dir, &cell_dir), file_db.as_deref());
+        for (k, v) in crate::stacks::setup::build_env(&stack.name) {
+            env.entry(k).or_insert(v);
+        }
+        let server = ServerProcess::start(Launch {
             name: &stack.name,
             command: &stack.start_command,
             dir: &stack.dir,
@@ -196,14 +226,56 @@ impl Lab<'_> {
             netns: self.hosts.server.netns.as_deref(),
         })?;
         let addr = SocketAddr::new(self.hosts.server.ip, port);
+        self.until_ready(Served::Here(server), stack, addr)
+    }
+
+    /// Waits for a started server to answer, then to go quiet (see [`ServerProcess::wait_quiet`]).
+    fn until_ready(&mut self, mut server: Served, stack: &Stack, addr: SocketAddr) -> StartResult {
         // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
         // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
         let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };
         let answered = server.wait_answering(addr, probe, stack.ready_timeout)?;
-        if let Some(cores) = server.wait_quiet(stack.ready_timeout.saturating_sub(answered)) {
+        let quiet = match &mut server {
+            Served::Here(p) => p.wait_quiet(stack.ready_timeout.saturating_sub(answered)),
+            Served::OnHost(_) => {
+                self.wait_tree_quiet(server.tree(), Duration::from_millis(250), stack.ready_timeout.saturating_sub(answered))
+            }
+        };
+        if let Some(cores) = quiet {
             (self.events)(Event::StillBusyAfterStart { stack: &stack.name, cores });
         }
         Ok((Some(server), addr))
+    }
+
+    /// Starts the stack on the server host, in a cell folder of the run's folder there, with its own
+    /// copy of the SQLite fixture and a port the host's agent chose.
+    fn start_on_host(&mut self, host: Rc<ServerHost>, (stack, variant, workers): (&Stack, &Variant, u32), label: &str) -> StartResult {
+        let refuse = |problem: String| LabError::Input {
+            what: format!("{} {} on {}", stack.name, variant.name, host.host()),
+            problem,
+            hint: "run this cell with the servers on this machine or in a namespace of it".into(),
+        };
+        let run_folder = host.run_folder.borrow().clone().ok_or_else(|| refuse("the run's folder on the host was not made".into()))?;
+        let (data, cell) = (Path::new(&run_folder).join("data"), Path::new(&run_folder).join("cells").join(label));
+        let dir = host.call(|s| s.path_of(&host.project_root, &stack.dir)).map_err(refuse)?;
+        // The host's own port takes the place of this one (the agent sets PORT).
+        let mut env = self.stack_env(variant, 0, workers, (&data, &cell), None);
+        env.remove("PORT");
+        let log = cell.join("server.log").display().to_string();
+        let launch = RemoteLaunch {
+            name: stack.name.clone(),
+            command: stack.start_command.clone(),
+            dir,
+            env,
+            cpus: if host.this_machine { self.settings.server_cpus.clone() } else { host.cpus.clone() },
+            log: log.clone(),
+            copies: vec![[data.join("products.sqlite").display().to_string(), cell.join("products.sqlite").display().to_string()]],
+            port_var: Some("PORT".into()),
+        };
+        let (pid, port) = host.call(|s| s.start(launch)).map_err(refuse)?;
+        let server = Served::OnHost(HostedServer::new(&stack.name, pid, host.clone(), log));
+        let port = port.ok_or_else(|| refuse("the host's agent chose no port".into()))?;
+        self.until_ready(server, stack, SocketAddr::new(self.hosts.server.ip, port))
     }
 }
 
@@ -211,12 +283,12 @@ impl Lab<'_> {
 /// without `--pid`): no process has it, so its tree is empty and its CPU and memory read zero.
 pub(crate) const NO_PROCESS: u32 = u32::MAX;
 
-/// The process whose tree a cell measures: the server the lab started, an unmanaged server's
+/// The tree a cell measures: the server the lab started (here or on the server host), an unmanaged server's
 /// `--pid` (or [`NO_PROCESS`]), else a baseline's upstream.
-pub(crate) fn measured_pid(stack: &Stack, server: Option<&ServerProcess>, upstream: Option<u32>) -> u32 {
+pub(crate) fn measured_tree(stack: &Stack, server: Option<&Served>, upstream: Option<u32>) -> Tree {
     match (server, stack.unmanaged) {
-        (Some(s), _) => s.pid(),
-        (None, Some(u)) => u.pid.unwrap_or(NO_PROCESS),
-        (None, None) => upstream.unwrap_or(NO_PROCESS),
+        (Some(s), _) => s.tree(),
+        (None, Some(u)) => Tree::Here(u.pid.unwrap_or(NO_PROCESS)),
+        (None, None) => Tree::Here(upstream.unwrap_or(NO_PROCESS)),
     }
 }

@@ -3,9 +3,9 @@
 //! just measured — the capacity is reused, not searched for — with the server tree's CPU per step.
 
 use crate::error::LabError;
-use crate::host::sampler;
 use crate::run::cells::Cell;
 use crate::run::hosts::LoadFailure;
+use crate::run::served::Tree;
 use crate::run::slo::closed_max;
 use crate::run::Lab;
 use bakeoff_load::LoadReport;
@@ -21,7 +21,7 @@ impl Lab<'_> {
         &self,
         cell: &Cell<'_>,
         addr: SocketAddr,
-        pid: u32,
+        tree: Tree,
         trial: u32,
         load: &Result<LoadReport, LoadFailure>,
     ) -> Result<Option<LoadCurve>, LabError> {
@@ -31,7 +31,7 @@ impl Lab<'_> {
         let Some(capacity) = load.as_ref().ok().and_then(closed_max) else { return Ok(None) };
         let mut points = Vec::with_capacity(u.fractions.len());
         for &fraction in &u.fractions {
-            match self.under_load_step(u, cell, addr, pid, fraction, capacity)? {
+            match self.under_load_step(u, cell, addr, tree, fraction, capacity)? {
                 Some(p) => points.push(p),
                 None => return Ok(None),
             }
@@ -46,7 +46,7 @@ impl Lab<'_> {
         u: &UnderLoad,
         cell: &Cell<'_>,
         addr: SocketAddr,
-        pid: u32,
+        tree: Tree,
         fraction: f64,
         capacity: f64,
     ) -> Result<Option<LoadPoint>, LabError> {
@@ -57,13 +57,13 @@ impl Lab<'_> {
         let mut open = self.settings.clone();
         (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, u.step);
         let plan = self.plan_with(&open, cell, addr, u.warmup())?;
-        let (cpu_before, begun) = (sampler::tree_cpu_seconds(pid), Instant::now());
+        let (cpu_before, begun) = (self.tree_cpu(tree), Instant::now());
         let report = self.run_load(&plan).map_err(|e| LabError::Input {
             what: cell.key().label(),
             problem: format!("load generator under load at {rate:.0} req/s: {e}"),
             hint: e.hint().into(),
         })?;
-        let (cpu, wall) = (sampler::tree_cpu_seconds(pid) - cpu_before, begun.elapsed().as_secs_f64());
+        let (cpu, wall) = (self.tree_cpu(tree) - cpu_before, begun.elapsed().as_secs_f64());
         if report.plan.cancelled || self.cancel.load(Ordering::Relaxed) {
             return Ok(None);
         }

@@ -2,9 +2,10 @@
 //! after the load, on the same warm server, then its stop.
 
 use crate::contract::verify::{self, LiveData, Target};
-use crate::host::process::ServerProcess;
+use crate::contract::verify::{ServerTree, TreeHere};
 use crate::run::cells::Cell;
 use crate::run::runner::Lab;
+use crate::run::served::{Served, Tree, TreeOnHost};
 use crate::services::postgres::SqliteFile;
 use crate::stacks::manifest::{Database, Stack, Variant};
 use bakeoff_model::results::{CheckScope, LabWarning, VerifyReport};
@@ -59,8 +60,8 @@ impl Lab<'_> {
             }
         };
         // An unmanaged server's cost is proved on its `--pid`, when given.
-        let server_pid = server.as_ref().map(ServerProcess::pid).or(stack.unmanaged.and_then(|u| u.pid));
-        let mut report = self.with_target(stack, variant, &label, addr, scenarios, server_pid, verify::verify);
+        let tree = server.as_ref().map(Served::tree).or(stack.unmanaged.and_then(|u| u.pid).map(Tree::Here));
+        let mut report = self.with_target(stack, variant, &label, addr, scenarios, tree, verify::verify);
         let Some(mut server) = server else {
             self.note_cell(&label, &what);
             return report;
@@ -71,7 +72,7 @@ impl Lab<'_> {
                 verdict: bakeoff_model::results::Verdict::Fail,
                 what: "the server stays up during verification".into(),
                 url: format!("http://{addr}/"),
-                reason: format!("it exited with {status}; see {}", server.log.display()),
+                reason: format!("it exited with {status}; see {}", server.log()),
             });
         }
         for left in server.stop(Duration::from_secs(5)) {
@@ -100,15 +101,31 @@ impl Lab<'_> {
         label: &str,
         addr: SocketAddr,
         scenarios: &[Scenario],
-        server_pid: Option<u32>,
+        tree: Option<Tree>,
         f: impl FnOnce(&Target<'_>) -> R,
     ) -> R {
+        // A server on a host of its own: its cell's files are the host's, not readable from here.
+        let on_host =
+            self.server_host().is_some() && stack.unmanaged.is_none() && stack.kind != crate::stacks::manifest::StackKind::Baseline;
+        let (here, on_host_tree);
+        let server: Option<&dyn ServerTree> = match (tree, self.server_host()) {
+            (Some(Tree::Here(pid)), _) => {
+                here = TreeHere(pid);
+                Some(&here)
+            }
+            (Some(Tree::OnHost(pid)), Some(host)) => {
+                on_host_tree = TreeOnHost { host, pid };
+                Some(&on_host_tree)
+            }
+            _ => None,
+        };
         let sqlite = match &stack.products_probe {
             Some(p) => SqliteFile { path: self.cell_dir(label).join(&p.sqlite), key: p.key.clone() },
             None => SqliteFile { path: self.cell_dir(label).join("products.sqlite"), key: "id".into() },
         };
         let products: Option<&dyn LiveData> = match variant.database {
             Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+            _ if on_host => None,
             _ => Some(&sqlite),
         };
         let file_db = self.file_db(stack, variant, label, scenarios);
@@ -120,7 +137,7 @@ impl Lab<'_> {
             products,
             documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
             upstream: self.services.nginx.as_ref().map(|n| n.addr),
-            server_pid,
+            server,
             client_cpus: &self.settings.client_cpus,
             warmup: stack.warmup.unwrap_or_default(),
             workloads: self.settings.scenario_files.iter().map(|f| &*f.workload).collect(),
@@ -139,7 +156,7 @@ impl Lab<'_> {
         trial: u32,
         label: &str,
         addr: SocketAddr,
-        server: Option<&mut ServerProcess>,
+        server: Option<&mut Served>,
         died: bool,
     ) -> (Vec<LabWarning>, Vec<bakeoff_model::results::Check>) {
         let probes = if died {
@@ -154,8 +171,8 @@ impl Lab<'_> {
             .collect();
         let mut again = Vec::new();
         if trial == 1 && !died {
-            let pid = server.as_deref().map(ServerProcess::pid);
-            again = self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], pid, verify::cost_again);
+            let tree = server.as_deref().map(Served::tree);
+            again = self.with_target(cell.stack, cell.variant, label, addr, &[cell.scenario], tree, verify::cost_again);
             // A warning (the machine could not measure, or the rounds disagree) passes, as in
             // verification: only a failure says the work stopped.
             warnings.extend(
@@ -168,7 +185,7 @@ impl Lab<'_> {
         if let Some(s) = server {
             let left = s.stop(Duration::from_secs(5));
             if !left.is_empty() {
-                warnings.push(LabWarning::ProcessesLeftBehind { processes: left.iter().map(|l| l.to_string()).collect() });
+                warnings.push(LabWarning::ProcessesLeftBehind { processes: left });
             }
         }
         (warnings, again)

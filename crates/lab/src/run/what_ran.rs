@@ -1,13 +1,21 @@
 //! What ran, per stack variant of a run: the manifest's profile, the WORKERS values and POOL_SIZE
-//! the cells used, and the versions the stack's last setup recorded.
+//! the cells used, and the versions the stack's last setup recorded (on the server host, when the
+//! servers ran there).
 
 use crate::run::cells::Cell;
 use crate::stacks::versions;
+use bakeoff_model::profile::Component;
 use bakeoff_model::profile::WhatRan;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One record per stack variant, in the cells' order.
-pub(crate) fn what_ran(project_root: &Path, cells: &[Cell<'_>], pool_size: u32) -> Vec<WhatRan> {
+pub(crate) fn what_ran(
+    project_root: &Path,
+    cells: &[Cell<'_>],
+    pool_size: u32,
+    on_host: Option<&BTreeMap<String, String>>,
+) -> Vec<WhatRan> {
     let mut out: Vec<WhatRan> = Vec::new();
     for cell in cells {
         let (stack, variant) = (cell.stack, cell.variant);
@@ -23,7 +31,10 @@ pub(crate) fn what_ran(project_root: &Path, cells: &[Cell<'_>], pool_size: u32) 
                 profile: stack.profile.clone(),
                 workers: vec![cell.workers],
                 pool_size,
-                components: versions::read(project_root, &stack.name),
+                components: match on_host {
+                    Some(recorded) => recorded.get(&stack.name).map(|t| Component::parse_lines(t)).unwrap_or_default(),
+                    None => versions::read(project_root, &stack.name),
+                },
             }),
         }
     }

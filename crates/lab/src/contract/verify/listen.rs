@@ -13,9 +13,13 @@ pub fn listening_addresses(port: u16, pid: Option<u32>) -> Vec<IpAddr> {
 }
 
 /// The server at `addr` listens there, and on no address but loopback besides.
-pub(super) fn check_own_address_only(checks: &mut Checks, addr: SocketAddr, server_pid: Option<u32>) {
+/// Without a server tree (a baseline), this process's namespace is read.
+pub(super) fn check_own_address_only(checks: &mut Checks, addr: SocketAddr, server: Option<&dyn super::ServerTree>) {
     let port = addr.port();
-    let addrs = listening_addresses(port, server_pid.filter(|p| std::path::Path::new(&format!("/proc/{p}/net")).exists()));
+    let addrs = match server {
+        Some(tree) => tree.listening_on(port),
+        None => listening_addresses(port, None),
+    };
     let outcome = if addrs.is_empty() {
         fail(format!("no listening socket on port {port} found in /proc/net/tcp*"))
     } else if let Some(bad) = addrs.iter().find(|a| !is_loopback(a) && **a != addr.ip()) {

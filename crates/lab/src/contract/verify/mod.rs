@@ -19,6 +19,7 @@ pub use database::{FileDatabase, SqliteDatabase};
 pub use listen::listening_addresses;
 pub use workload::{verify_workload, verify_workload_on, Sent, WorkloadVerification, DRAWS_PER_KIND};
 
+use crate::host::cpu_meter::CpuReading;
 use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
@@ -37,6 +38,29 @@ pub trait LiveData {
     }
 }
 
+/// The server's process tree as the verifier reads it, where it runs: on this machine, or on the
+/// server host through its agent.
+pub(crate) trait ServerTree {
+    /// The tree's CPU, read now.
+    fn cpu(&self) -> CpuReading;
+    /// The addresses that listen on `port` in the tree's network namespace.
+    fn listening_on(&self, port: u16) -> Vec<std::net::IpAddr>;
+}
+
+/// A tree of this machine, by its leader's pid.
+pub(crate) struct TreeHere(pub(crate) u32);
+
+impl ServerTree for TreeHere {
+    fn cpu(&self) -> CpuReading {
+        CpuReading::of_tree(self.0)
+    }
+
+    fn listening_on(&self, port: u16) -> Vec<std::net::IpAddr> {
+        let pid = Some(self.0).filter(|p| std::path::Path::new(&format!("/proc/{p}/net")).exists());
+        listen::listening_addresses(port, pid)
+    }
+}
+
 /// What the verifier needs to know about a running stack.
 pub(crate) struct Target<'a> {
     pub(crate) stack: &'a str,
@@ -47,9 +71,9 @@ pub(crate) struct Target<'a> {
     pub(crate) documents: Option<&'a dyn LiveData>,
     /// nginx for proxy stacks: bodies through the proxy are compared with direct ones.
     pub(crate) upstream: Option<SocketAddr>,
-    /// The server's process (group leader), whose tree's CPU time proves the work; None for a
-    /// baseline, which has no process of its own.
-    pub(crate) server_pid: Option<u32>,
+    /// The server's process tree, whose CPU time proves the work and whose sockets show where it
+    /// listens; None for a baseline, which has no process of its own.
+    pub(crate) server: Option<&'a dyn ServerTree>,
     /// Where the verifier's bursts run (the load generator's CPUs).
     pub(crate) client_cpus: &'a [usize],
     /// The warm-up the stack's manifest asks for (a JIT's), which the cost bursts honour up to a bound.
@@ -111,7 +135,7 @@ pub(crate) fn warn<T>(reason: impl Into<String>) -> Result<T, (Verdict, String)>
 pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
     let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
     let mut client = Client::new(target.addr, Duration::from_secs(10));
-    listen::check_own_address_only(&mut checks, target.addr, target.server_pid);
+    listen::check_own_address_only(&mut checks, target.addr, target.server);
     if target.scenarios != [Scenario::Proxy] {
         scenarios::check_common(&mut checks, &mut client);
     }

@@ -3,6 +3,7 @@
 //! once it settled; what a burst counts as the server's fault and what as the machine's.
 
 use super::{Requests, Target};
+use crate::contract::verify::ServerTree;
 use crate::host::cpu_meter::CpuReading;
 use bakeoff_load::ErrorCounts;
 use bakeoff_model::results::Verdict;
@@ -123,10 +124,15 @@ impl Setup {
 /// Measures a pair's [`Setup`]: the median of PROBES runs of one light request per connection.
 /// A server that serves one kept-alive connection at a time (a blocking worker) leaves the other
 /// connections waiting into the timeout: such a pair is measured on one connection.
-pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &Requests, conns: u32) -> Result<(Setup, CpuReading), BurstError> {
+pub(super) fn probe_setup(
+    target: &Target<'_>,
+    tree: &dyn ServerTree,
+    light: &Requests,
+    conns: u32,
+) -> Result<(Setup, CpuReading), BurstError> {
     const PROBES: usize = 3;
     let mut conns = conns;
-    let mut cpu = settled_cpu(pid);
+    let mut cpu = settled_cpu(tree);
     let mut used = Vec::with_capacity(PROBES);
     while used.len() < PROBES {
         let plan = burst_plan(target, light, conns, conns as u64)?;
@@ -141,11 +147,11 @@ pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &Requests, conns
                     BurstError::Unmeasured(format!("a run of one request to {url} got no answer within the burst's timeout"))
                 });
             }
-            (conns, cpu) = (1, settled_cpu(pid));
+            (conns, cpu) = (1, settled_cpu(tree));
             used.clear();
             continue;
         }
-        let after = settled_cpu(pid);
+        let after = settled_cpu(tree);
         used.push(after.since(&cpu));
         cpu = after;
     }
@@ -162,7 +168,7 @@ pub(super) fn probe_setup(target: &Target<'_>, pid: u32, light: &Requests, conns
 /// [`FEWEST_REQUESTS`] will do. Returns what it used and the settled CPU at the end.
 pub(super) fn burst(
     target: &Target<'_>,
-    pid: u32,
+    tree: &dyn ServerTree,
     routes: &Requests,
     before: &CpuReading,
     setup: &Setup,
@@ -176,7 +182,7 @@ pub(super) fn burst(
         requests += report.steps[0].requests;
         errors.merge(&report.steps[0].errors);
         runs += 1;
-        let cpu_s = setup.marginal_s(&Raw { cpu_s: CpuReading::of_tree(pid).since(before), requests, runs });
+        let cpu_s = setup.marginal_s(&Raw { cpu_s: tree.cpu().since(before), requests, runs });
         let next = next_round(round, requests, cpu_s);
         let last = start.elapsed() + began.elapsed().mul_f64(next as f64 / round as f64) > MAX_BURST;
         round = next;
@@ -200,7 +206,7 @@ pub(super) fn burst(
                     errors.total() - broken(&errors)
                 )));
             }
-            let after = settled_cpu(pid);
+            let after = settled_cpu(tree);
             let raw = Raw { cpu_s: after.since(before), requests, runs };
             if setup.marginal_s(&raw) < MIN_CPU || requests < FEWEST_REQUESTS {
                 return Err(BurstError::Unmeasured(format!(
@@ -222,11 +228,11 @@ fn next_round(round: u64, requests: u64, cpu_s: f64) -> u64 {
 }
 
 /// The tree's CPU once it stopped rising (see [`SETTLE_QUIET`]).
-pub(super) fn settled_cpu(pid: u32) -> CpuReading {
-    let (deadline, mut last) = (std::time::Instant::now() + SETTLE_LIMIT, CpuReading::of_tree(pid));
+pub(super) fn settled_cpu(tree: &dyn ServerTree) -> CpuReading {
+    let (deadline, mut last) = (std::time::Instant::now() + SETTLE_LIMIT, tree.cpu());
     loop {
         std::thread::sleep(SETTLE_QUIET);
-        let now = CpuReading::of_tree(pid);
+        let now = tree.cpu();
         if now.since(&last) < SETTLE_RISE || std::time::Instant::now() > deadline {
             return now;
         }

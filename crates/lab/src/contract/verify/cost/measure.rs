@@ -4,6 +4,7 @@
 
 use super::burst::{burst, probe_setup, settled_cpu, warm_up, BurstError, Cost, Setup};
 use super::{Pair, Requests, Target};
+use crate::contract::verify::ServerTree;
 use crate::host::cpu_meter::CpuReading;
 use std::time::Duration;
 
@@ -95,23 +96,23 @@ impl Alternation {
 /// burst i is paired with light burst i. Not alternated: the server is warm, and alternating
 /// would show the light URL before the heavy bursts. A median short of [`CONFIRM_FACTOR`] times
 /// the threshold is confirmed ([`confirm_heavy`]).
-pub(super) fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
+pub(super) fn heavy_then_light(target: &Target<'_>, tree: &dyn ServerTree, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
     let (light, heavy) = (&p.light, &p.heavy);
     let start = std::time::Instant::now();
-    let (heavy_setup, mut cpu) = probe_setup(target, pid, heavy, *conns)?;
+    let (heavy_setup, mut cpu) = probe_setup(target, tree, heavy, *conns)?;
     *conns = heavy_setup.conns;
     let heavy_count;
-    (heavy_count, cpu) = burst(target, pid, heavy, &cpu, &heavy_setup, 2 * heavy_setup.conns as u64)?;
+    (heavy_count, cpu) = burst(target, tree, heavy, &cpu, &heavy_setup, 2 * heavy_setup.conns as u64)?;
     let mut heavies = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let h;
-        (h, cpu) = heavy_burst(target, pid, heavy, &cpu, &heavy_setup, heavy_count.requests)?;
+        (h, cpu) = heavy_burst(target, tree, heavy, &cpu, &heavy_setup, heavy_count.requests)?;
         heavies.push(h);
     }
     warm_up(target, &[light], target.warmup.min(AGAIN_WARMUP_BOUND).max(WARMUP));
-    let (setup, mut cpu) = probe_setup(target, pid, light, *conns)?;
+    let (setup, mut cpu) = probe_setup(target, tree, light, *conns)?;
     let calibrated;
-    (calibrated, cpu) = burst(target, pid, light, &cpu, &setup, setup.conns as u64)?;
+    (calibrated, cpu) = burst(target, tree, light, &cpu, &setup, setup.conns as u64)?;
     let passed_early = |rounds: &[(Cost, Cost)]| {
         rounds.len() == EARLY_ROUNDS && (Alternation { rounds: rounds.to_vec(), seconds: 0.0 }).median().0 >= CONFIRM_FACTOR * p.min_ratio
     };
@@ -121,7 +122,7 @@ pub(super) fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &
             break;
         }
         let l;
-        (l, cpu) = burst(target, pid, light, &cpu, &setup, calibrated.requests)?;
+        (l, cpu) = burst(target, tree, light, &cpu, &setup, calibrated.requests)?;
         let l = setup.slope_cost(&l).ok_or_else(|| {
             BurstError::Unmeasured(format!("a light burst of {} requests measured no CPU beyond its connections' set-up", l.requests))
         })?;
@@ -129,7 +130,7 @@ pub(super) fn heavy_then_light(target: &Target<'_>, pid: u32, p: &Pair, conns: &
     }
     let mut alternation = Alternation { rounds, seconds: 0.0 };
     if alternation.median().0 < CONFIRM_FACTOR * p.min_ratio {
-        confirm_heavy(target, pid, heavy, (&heavy_setup, heavy_count.requests), &mut alternation)?;
+        confirm_heavy(target, tree, heavy, (&heavy_setup, heavy_count.requests), &mut alternation)?;
     }
     alternation.seconds = start.elapsed().as_secs_f64();
     Ok(alternation)
@@ -147,16 +148,16 @@ const CONFIRM_FACTOR: f64 = 2.0;
 /// Work that resumes once the light URL is seen costs more here, and the first burst stays.
 fn confirm_heavy(
     target: &Target<'_>,
-    pid: u32,
+    tree: &dyn ServerTree,
     heavy: &Requests,
     (setup, count): (&Setup, u64),
     a: &mut Alternation,
 ) -> Result<(), BurstError> {
-    let mut cpu = settled_cpu(pid);
+    let mut cpu = settled_cpu(tree);
     let mut again = Vec::with_capacity(a.rounds.len());
     for _ in 0..a.rounds.len() {
         let h;
-        (h, cpu) = heavy_burst(target, pid, heavy, &cpu, setup, count)?;
+        (h, cpu) = heavy_burst(target, tree, heavy, &cpu, setup, count)?;
         again.push(h);
     }
     a.keep_cheaper_heavy(&again);
@@ -166,13 +167,13 @@ fn confirm_heavy(
 /// One heavy burst after the load, judged on its slope beyond the heavy set-up probe.
 fn heavy_burst(
     target: &Target<'_>,
-    pid: u32,
+    tree: &dyn ServerTree,
     heavy: &Requests,
     before: &CpuReading,
     setup: &Setup,
     count: u64,
 ) -> Result<(Cost, CpuReading), BurstError> {
-    let (h, cpu) = burst(target, pid, heavy, before, setup, count)?;
+    let (h, cpu) = burst(target, tree, heavy, before, setup, count)?;
     let cost = setup.slope_cost(&h).ok_or_else(|| {
         BurstError::Unmeasured(format!("a heavy burst of {} requests measured no CPU beyond its connections' set-up", h.requests))
     })?;
@@ -180,7 +181,7 @@ fn heavy_burst(
 }
 
 /// ROUNDS of a light burst then a heavy one.
-pub(super) fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
+pub(super) fn alternate(target: &Target<'_>, tree: &dyn ServerTree, p: &Pair, conns: &mut u32) -> Result<Alternation, BurstError> {
     let (light, heavy) = (&p.light, &p.heavy);
     let (mut rounds, start) = (Vec::with_capacity(ROUNDS), std::time::Instant::now());
     // Each burst's settled end is the next one's start. A first, unjudged burst of each side
@@ -188,16 +189,16 @@ pub(super) fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32
     // finds how many requests reach MIN_CPU, so each judged burst is one run on the same
     // connections: rounds of growing counts open new connections.
     warm_up(target, &[light, heavy], WARMUP);
-    let (setup, mut cpu) = probe_setup(target, pid, light, *conns)?;
+    let (setup, mut cpu) = probe_setup(target, tree, light, *conns)?;
     *conns = setup.conns;
     let calibrated_light;
-    (calibrated_light, cpu) = burst(target, pid, light, &cpu, &setup, setup.conns as u64)?;
+    (calibrated_light, cpu) = burst(target, tree, light, &cpu, &setup, setup.conns as u64)?;
     let calibrated_heavy;
-    (calibrated_heavy, cpu) = burst(target, pid, heavy, &cpu, &setup, setup.conns as u64)?;
+    (calibrated_heavy, cpu) = burst(target, tree, heavy, &cpu, &setup, setup.conns as u64)?;
     for _ in 0..ROUNDS {
         let (l, h);
-        (l, cpu) = burst(target, pid, light, &cpu, &setup, calibrated_light.requests)?;
-        (h, cpu) = burst(target, pid, heavy, &cpu, &setup, calibrated_heavy.requests)?;
+        (l, cpu) = burst(target, tree, light, &cpu, &setup, calibrated_light.requests)?;
+        (h, cpu) = burst(target, tree, heavy, &cpu, &setup, calibrated_heavy.requests)?;
         let l = setup.slope_cost(&l).ok_or_else(|| {
             BurstError::Unmeasured(format!("a light burst of {} requests measured no CPU beyond its connections' set-up", l.requests))
         })?;
@@ -208,12 +209,12 @@ pub(super) fn alternate(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32
 
 /// One heavy burst, for a pair whose ratio is shown, not judged: its figure and the store's read
 /// count need no light side and no alternation.
-pub(super) fn heavy_only(target: &Target<'_>, pid: u32, p: &Pair, conns: &mut u32) -> Result<Measured, BurstError> {
+pub(super) fn heavy_only(target: &Target<'_>, tree: &dyn ServerTree, p: &Pair, conns: &mut u32) -> Result<Measured, BurstError> {
     let start = std::time::Instant::now();
     let heavy = &p.heavy;
     // One connection where four fail: a server with one blocking keep-alive worker serves one
     // connection at a time and leaves the others waiting into the timeout.
-    let on = |conns: u32| burst(target, pid, heavy, &settled_cpu(pid), &Setup { conns, probe_s: 0.0 }, conns as u64);
+    let on = |conns: u32| burst(target, tree, heavy, &settled_cpu(tree), &Setup { conns, probe_s: 0.0 }, conns as u64);
     let (raw, _) = on(*conns).or_else(|_| {
         *conns = 1;
         on(1)

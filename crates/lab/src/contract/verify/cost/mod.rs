@@ -65,7 +65,7 @@ const TITLE_AGAIN: &str = "CPU cost still scales with the work after the load";
 /// Checks every pair whose scenario the target serves (a scenario file's, its `[[cost]]`); needs
 /// the server's pid (absent for a baseline, which is not checked).
 pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
-    let Some(pid) = target.server_pid else { return };
+    let Some(tree) = target.server else { return };
     let pairs = pairs(checks, target, TITLE);
     if pairs.is_empty() || target.cancelled() {
         return;
@@ -83,9 +83,9 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
         let heavy = p.heavy.first_path();
         let reads_before = reads(target, p);
         let measured = if p.min_ratio > 0.0 {
-            measure_judged(p, || alternate(target, pid, p, &mut conns)).map(Measured::Judged)
+            measure_judged(p, || alternate(target, tree, p, &mut conns)).map(Measured::Judged)
         } else {
-            heavy_only(target, pid, p, &mut conns)
+            heavy_only(target, tree, p, &mut conns)
         };
         if let (Some(before), Ok(m)) = (reads_before, &measured) {
             let outcome = before.and_then(|b| Ok((b, reads(target, p).expect("a store that counted counts again")?)));
@@ -112,12 +112,12 @@ pub(super) fn check(checks: &mut Checks, target: &Target<'_>) {
 /// load's (the verifier's light URL), costs here what a precomputed answer costs. Once per cell, so
 /// it stays about what one pair costs verification.
 pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
-    let Some(pid) = target.server_pid else { return };
+    let Some(tree) = target.server else { return };
     let mut conns = CONNECTIONS;
     for p in pairs(checks, target, TITLE_AGAIN).iter().filter(|p| p.min_ratio > 0.0).take_while(|_| !target.cancelled()) {
         // Not measured again on a disagreement: a second heavy side would follow the light URL,
         // and work that resumes once another URL is seen would pass on the merged rounds.
-        let outcome = heavy_then_light(target, pid, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
+        let outcome = heavy_then_light(target, tree, p, &mut conns).map_err(BurstError::verdict).and_then(|a| judge(p, &a));
         let what = format!("{TITLE_AGAIN}: {}", p.versus());
         checks.add_measured(CheckScope::Scenario(p.scenario), &what, p.heavy.first_path(), outcome);
     }

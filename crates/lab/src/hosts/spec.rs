@@ -1,0 +1,165 @@
+//! The load a client host's agent runs, as the protocol carries it: a `LoadPlan` in serializable
+//! form (with the instant it starts at), and the finished load coming back with every histogram.
+
+use std::time::Duration;
+
+use bakeoff_load::{LoadPlan, LoadReport, PlanError, Schedule, Stop};
+use bakeoff_model::noise::TrialNoise;
+use serde::{Deserialize, Serialize};
+
+/// One client's share of a load, in serializable form: a `LoadPlan` without ramps or ladders.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Target URLs, round-robin.
+    pub urls: Vec<String>,
+    /// Request method.
+    pub method: String,
+    /// Extra headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Request body.
+    pub body: Option<Vec<u8>>,
+    /// This client's connections.
+    pub connections: u32,
+    /// This client's threads (at most its connections).
+    pub threads: u32,
+    /// This client's arrival rate (open model), requests/s.
+    pub rate: Option<f64>,
+    /// Measured time, ns (a timed run).
+    pub duration_ns: Option<u64>,
+    /// This client's requests (a request-count run).
+    pub requests: Option<u64>,
+    /// Unmeasured lead-in, ns.
+    pub warmup_ns: u64,
+    /// Per-request timeout, ns.
+    pub timeout_ns: u64,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// One request per connection.
+    pub close: bool,
+    /// Requests before a connection is replaced.
+    pub requests_per_conn: Option<u64>,
+    /// Only this status succeeds.
+    pub expect_status: Option<u16>,
+    /// Expected body length.
+    pub expect_length: Option<u64>,
+    /// Expected FNV-1a 64 body hash.
+    pub expect_body_hash: Option<u64>,
+    /// CPUs on the agent's host the threads are pinned to.
+    pub pin_cpus: Vec<usize>,
+    /// When the load starts, in ns since the epoch on the *agent's* clock (the controller has
+    /// added the measured offset).
+    pub start_at_ns: u64,
+}
+
+/// What a plan has that a spec cannot carry yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsplittable(pub &'static str);
+
+impl RunSpec {
+    /// The spec of `plan` as a whole (the caller splits it); ramps and connection ladders are refused.
+    pub fn from_plan(plan: &LoadPlan) -> Result<RunSpec, Unsplittable> {
+        if plan.conn_ladder.is_some() {
+            return Err(Unsplittable("a connection ladder (--conn-ladder)"));
+        }
+        let rate = match plan.schedule {
+            Schedule::Closed => None,
+            Schedule::Rate(r) => Some(r),
+            Schedule::Ramp(_) => return Err(Unsplittable("a rate ramp (--ramp)")),
+        };
+        let (duration_ns, requests) = match plan.stop {
+            Stop::Duration(d) => (Some(d.as_nanos() as u64), None),
+            Stop::Requests(n) => (None, Some(n)),
+        };
+        Ok(RunSpec {
+            urls: plan.targets.iter().map(|t| t.url.clone()).collect(),
+            method: plan.method.clone(),
+            headers: plan.headers.clone(),
+            body: plan.body.clone(),
+            connections: plan.connections,
+            threads: plan.threads,
+            rate,
+            duration_ns,
+            requests,
+            warmup_ns: plan.warmup.as_nanos() as u64,
+            timeout_ns: plan.timeout.as_nanos() as u64,
+            pipeline: plan.pipeline,
+            close: plan.close,
+            requests_per_conn: plan.requests_per_conn,
+            expect_status: plan.checks.expect_status,
+            expect_length: plan.checks.expect_length,
+            expect_body_hash: plan.checks.expect_body_hash,
+            pin_cpus: plan.pin_cpus.clone(),
+            start_at_ns: 0,
+        })
+    }
+
+    /// The plan the agent runs, validated as `bakeoff load` validates its flags.
+    pub fn to_plan(&self) -> Result<LoadPlan, PlanError> {
+        let first = self.urls.first().map(String::as_str).unwrap_or("");
+        let mut b = LoadPlan::builder(first)
+            .connections(self.connections)
+            .threads(self.threads)
+            .warmup(Duration::from_nanos(self.warmup_ns))
+            .timeout(Duration::from_nanos(self.timeout_ns))
+            .pipeline(self.pipeline)
+            .close(self.close)
+            .method(&self.method)
+            .pin_cpus(self.pin_cpus.clone());
+        for u in self.urls.iter().skip(1) {
+            b = b.url(u);
+        }
+        for (k, v) in &self.headers {
+            b = b.header(k, v);
+        }
+        if let Some(body) = &self.body {
+            b = b.body(body.clone());
+        }
+        if let Some(d) = self.duration_ns {
+            b = b.duration(Duration::from_nanos(d));
+        }
+        if let Some(n) = self.requests {
+            b = b.requests(n);
+        }
+        if let Some(r) = self.rate {
+            b = b.rate(r);
+        }
+        if let Some(k) = self.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        if let Some(s) = self.expect_status {
+            b = b.expect_status(s);
+        }
+        if let Some(n) = self.expect_length {
+            b = b.expect_length(n);
+        }
+        if let Some(h) = self.expect_body_hash {
+            b = b.expect_body_hash(h);
+        }
+        b.build()
+    }
+}
+
+/// One client's finished load: its report (whose steps carry their latency histograms) and the
+/// histograms the report does not carry, all V2-deflate base64, so nothing is lost on the way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// The report as `bakeoff load` would have printed it on that host.
+    pub report: LoadReport,
+    /// Per step, in the report's order.
+    pub steps: Vec<StepHistograms>,
+    /// How late the load started after the agreed instant, ns on the agent's clock.
+    pub started_late_ns: u64,
+    /// Steal and other processes' CPU on the client's host over the load (every CPU, as one set;
+    /// the agent, which is the load generator, is not noise).
+    #[serde(default)]
+    pub noise: Option<TrialNoise>,
+}
+
+/// A step's histograms beyond the latency one its report carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepHistograms {
+    /// Service time (open schedules).
+    pub service: Option<String>,
+    /// One per measured second (2 significant digits).
+    pub seconds: Vec<String>,
+}

@@ -1,0 +1,82 @@
+//! The meters the schedules read a cell's server tree with, wherever it runs: its CPU so far, its
+//! samples over a measurement, its quiet; on this machine from /proc, on a server host through its
+//! agent. A server host lost on the way stops the run after the step at hand.
+
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
+use crate::hosts::protocol::wall_ns;
+use crate::hosts::remote::RemoteServers;
+use crate::hosts::HostError;
+use crate::run::runner::Lab;
+use crate::run::served::{Meter, ServerHost, Tree};
+
+impl Lab<'_> {
+    /// The run's server host, when the servers have one.
+    pub(crate) fn server_host(&self) -> Option<Rc<ServerHost>> {
+        self.hosts.server_host.clone()
+    }
+
+    /// CPU seconds the tree has used so far; 0 once its host is lost (the run then stops).
+    pub(crate) fn tree_cpu(&self, tree: Tree) -> f64 {
+        match (tree, self.server_host()) {
+            (Tree::Here(pid), _) => sampler::tree_cpu_seconds(pid),
+            (Tree::OnHost(pid), Some(host)) => self.on_host(&host, |s| s.tree(pid)).map_or(0.0, |t| t.cpu_s),
+            (Tree::OnHost(_), None) => 0.0,
+        }
+    }
+
+    /// Starts sampling the tree from `zero` (times are relative to it) until the meter finishes.
+    pub(crate) fn meter(&self, tree: Tree, zero: Instant) -> Meter {
+        match (tree, self.server_host()) {
+            (Tree::Here(pid), _) => Meter::Here(Sampler::start(pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus)),
+            (Tree::OnHost(pid), Some(host)) => {
+                let now = Instant::now();
+                let zero_ns = if zero >= now {
+                    wall_ns() + (zero - now).as_nanos() as u64
+                } else {
+                    wall_ns().saturating_sub((now - zero).as_nanos() as u64)
+                };
+                match self.on_host(&host, |s| s.watch(pid, zero_ns)) {
+                    Some(()) => Meter::OnHost(host),
+                    None => Meter::Nothing,
+                }
+            }
+            (Tree::OnHost(_), None) => Meter::Nothing,
+        }
+    }
+
+    /// Waits at most `limit` for the tree to go quiet over `window`; None when it did (or exited),
+    /// else the cores it used over the last window.
+    pub(crate) fn wait_tree_quiet(&self, tree: Tree, window: Duration, limit: Duration) -> Option<f64> {
+        match (tree, self.server_host()) {
+            (Tree::Here(pid), _) => sampler::wait_tree_quiet(pid, window, limit, || false),
+            (Tree::OnHost(pid), Some(host)) => self.on_host(&host, |s| s.quiet(pid, window, limit)).flatten(),
+            (Tree::OnHost(_), None) => None,
+        }
+    }
+
+    /// The tree's leader as this machine numbers it, when this machine runs it (a server host in a
+    /// namespace of this machine does): its CPU is then the lab's own, not noise.
+    pub(crate) fn pid_here(&self, tree: Tree) -> Option<u32> {
+        match tree {
+            Tree::Here(pid) => Some(pid),
+            Tree::OnHost(pid) => self.server_host().filter(|h| h.this_machine).map(|_| pid),
+        }
+    }
+
+    /// Calls `f` on the server host's session; a lost session stops the run after the step at
+    /// hand (what was measured is kept) and answers None.
+    fn on_host<T>(&self, host: &ServerHost, f: impl FnOnce(&mut RemoteServers) -> Result<T, HostError>) -> Option<T> {
+        match host.call(f) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                if host.lost().is_some() {
+                    self.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                None
+            }
+        }
+    }
+}
