@@ -16,6 +16,8 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use bakeoff_lab::hosts::netns::Topology;
+use bakeoff_lab::hosts::remote::RemoteServers;
+use bakeoff_lab::hosts::session::SessionOptions;
 use bakeoff_lab::hosts::sshd::Sshd;
 use hosts_lab::{bin, gone, no_root};
 use serde_json::Value;
@@ -74,6 +76,23 @@ fn failed_checks(report: &Value) -> Vec<String> {
     out
 }
 
+/// Sets `stacks` up in the project's workspace on the server host `place` from this namespace.
+/// The test's namespaces reach this machine but no package registry (pip would find no index
+/// there), so the workspace's stacks are built here, where a real host's registries are; the run's
+/// own setup on the host then finds each one current (its inputs' stamp), as it would after a
+/// `bakeoff setup --host` on a host of its own.
+fn set_up_in_the_hosts_workspace(place: &str, sshd: &Sshd, stacks: &[&str]) {
+    let mut opts = SessionOptions::new(bin());
+    opts.ssh_identity = Some(sshd.identity());
+    opts.ssh_known_hosts = Some(sshd.known_hosts());
+    let servers =
+        RemoteServers::open(&place.parse().unwrap(), &opts, &bakeoff_cli::identity(), &root()).expect("the server host's session opens");
+    let workspace = servers.root().to_string();
+    servers.close();
+    let out = Command::new(bin()).args(["setup", "--quiet", "--root", &workspace]).args(stacks).output().unwrap();
+    assert!(out.status.success(), "the workspace's stacks set up: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// Nothing runs in any namespace of the topology: asserted before it is torn down.
 fn nothing_inside(topo: &Topology, except: &[u32]) {
     for ns in topo.namespaces() {
@@ -111,6 +130,11 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
     let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
     let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
     let server_sshd = Sshd::start_beside(&sshd, topo.ns("server"), topo.addr("server")).expect("the server's sshd starts");
+    set_up_in_the_hosts_workspace(
+        &format!("ssh://root@{}", topo.addr("server")),
+        &sshd,
+        &["rust/actix", "go/fasthttp", "python/werkzeug-uwsgi"],
+    );
     let mut placed_args = common("placed.db");
     placed_args.extend([
         "--client".into(),
@@ -258,7 +282,7 @@ fn run_killing_at_third_slice(args: &[String], db: &Path, agent: impl FnOnce() -
     let deadline = Instant::now() + Duration::from_secs(600);
     for line in rx.iter() {
         lines.push(line.clone());
-        if let (true, Some(find)) = (line.contains("(trial 3/8)"), agent.take()) {
+        if let Some(find) = agent.take_if(|_| line.contains("(trial 3/8)")) {
             let pid = find();
             // SAFETY: kill(2) on the agent this test's run started, found in the test's namespace.
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };

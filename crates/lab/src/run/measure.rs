@@ -139,12 +139,10 @@ impl Lab<'_> {
     }
 
     /// The processes whose CPU is the lab's during a load besides the server's: the services and
-    /// the agents on this machine (the client hosts' load generators, counted on the client's
-    /// CPUs; the server host's, which meters the server).
+    /// the client hosts' agents on this machine (the load generators, counted on the client's CPUs).
     pub(crate) fn lab_pids(&self) -> Vec<u32> {
         let mut pids = self.services.pids();
         pids.extend(self.hosts.local_agents());
-        pids.extend(self.hosts.server_agent_here());
         pids
     }
 
@@ -179,6 +177,9 @@ impl Lab<'_> {
         }
         let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
         pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
+        // A server host's agent on this machine is not named as noise; its tree is the servers it
+        // started, so only its own small CPU (the watch) counts toward the sets' other use.
+        pids.extend(self.hosts.server_agent_here());
         let mut noise = probe.finish(&Measured {
             server_cpus: &self.settings.server_cpus,
             client_cpus: &self.settings.client_cpus,

@@ -100,7 +100,12 @@ impl<'a> Lab<'a> {
     }
 
     /// Runs `plan` from the run's clients (this process, or the client hosts, merged).
+    /// A lost server host refuses every load after it, and stops the run.
     pub(crate) fn run_load(&self, plan: &bakeoff_load::LoadPlan) -> Result<bakeoff_load::LoadReport, crate::run::hosts::LoadFailure> {
+        if let Some(lost) = self.hosts.server_host.as_ref().and_then(|h| h.lost()) {
+            self.cancel.store(true, Ordering::Relaxed);
+            return Err(crate::run::hosts::LoadFailure::Host(lost));
+        }
         self.hosts.load(plan, self.cancel)
     }
 }

@@ -110,6 +110,7 @@ impl ServerHost {
                 s.close();
                 match reaped.len() {
                     0 => "a new session found nothing of it left running there".into(),
+                    1 => format!("a new session stopped 1 process it left running there: {}", reaped[0]),
                     n => format!("a new session stopped {n} processes it left running there: {}", reaped.join(", ")),
                 }
             }

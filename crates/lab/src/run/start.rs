@@ -250,10 +250,21 @@ impl Lab<'_> {
     /// Starts the stack on the server host, in a cell folder of the run's folder there, with its own
     /// copy of the SQLite fixture and a port the host's agent chose.
     fn start_on_host(&mut self, host: Rc<ServerHost>, (stack, variant, workers): (&Stack, &Variant, u32), label: &str) -> StartResult {
-        let refuse = |problem: String| LabError::Input {
-            what: format!("{} {} on {}", stack.name, variant.name, host.host()),
-            problem,
-            hint: "run this cell with the servers on this machine or in a namespace of it".into(),
+        let refuse = |problem: String| {
+            // A lost host stops the run: what was measured is kept, nothing more starts there.
+            let lost = host.lost().is_some();
+            if lost {
+                self.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            LabError::Input {
+                what: format!("{} {} on {}", stack.name, variant.name, host.host()),
+                problem,
+                hint: if lost {
+                    "the run stops here; every trial measured before is kept".into()
+                } else {
+                    format!("check the stack is set up there (`bakeoff setup --host {} {}`)", host.place, stack.name)
+                },
+            }
         };
         let run_folder = host.run_folder.borrow().clone().ok_or_else(|| refuse("the run's folder on the host was not made".into()))?;
         let (data, cell) = (Path::new(&run_folder).join("data"), Path::new(&run_folder).join("cells").join(label));

@@ -135,6 +135,12 @@ impl Lab<'_> {
             addr,
             scenarios,
             products,
+            products_out_of_reach: (on_host && products.is_none()).then(|| {
+                format!(
+                    "the cell's SQLite file is on the server host {}, out of this machine's reach",
+                    self.server_host().map(|h| h.host()).unwrap_or_default()
+                )
+            }),
             documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),
             upstream: self.services.nginx.as_ref().map(|n| n.addr),
             server,

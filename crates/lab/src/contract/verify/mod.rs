@@ -68,6 +68,8 @@ pub(crate) struct Target<'a> {
     pub(crate) addr: SocketAddr,
     pub(crate) scenarios: &'a [Scenario],
     pub(crate) products: Option<&'a dyn LiveData>,
+    /// Why `products` has no handle when it has none: the reason the live-data probe is skipped.
+    pub(crate) products_out_of_reach: Option<String>,
     pub(crate) documents: Option<&'a dyn LiveData>,
     /// nginx for proxy stacks: bodies through the proxy are compared with direct ones.
     pub(crate) upstream: Option<SocketAddr>,

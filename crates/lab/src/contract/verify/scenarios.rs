@@ -115,7 +115,8 @@ fn products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
 pub(super) fn probe_products(checks: &mut Checks, client: &mut Client, target: &Target<'_>) {
     let expected = serde_json::to_value(fixtures::products()).expect("products serialize");
     let Some(db) = target.products else {
-        checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe", "/products", warn("no database handle; probe skipped"));
+        let why = target.products_out_of_reach.as_deref().unwrap_or("no database handle");
+        checks.add(CheckScope::Scenario(Scenario::Products), "live-data probe", "/products", warn(format!("{why}; probe skipped")));
         return;
     };
     let id = rand::thread_rng().gen_range(1..=fixtures::PRODUCTS);
