@@ -66,6 +66,12 @@ fn verdicts(report: &Value) -> Vec<(String, String)> {
     claims.iter().map(|c| (c["claim"]["statement"].as_str().unwrap().to_string(), c["verdict"].as_str().unwrap().to_string())).collect()
 }
 
+/// The `what` of every check that passed.
+fn passed_checks(report: &Value) -> Vec<String> {
+    let checks = report["verifications"].as_array().unwrap().iter().flat_map(|v| v["checks"].as_array().unwrap());
+    checks.filter(|c| c["verdict"] == "pass").map(|c| c["what"].as_str().unwrap_or_default().to_string()).collect()
+}
+
 fn failed_checks(report: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for v in report["verifications"].as_array().unwrap() {
@@ -157,6 +163,12 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
 
     let (local, placed) = (report(&dir.join("local.db")), report(&dir.join("placed.db")));
     assert_eq!(failed_checks(&placed), Vec::<String>::new(), "every stack verifies on its namespace's address");
+    // The checks that read the server's tree ran on the host, through its agent: the listen check
+    // (its sockets) and the CPU-cost pairs (its precise CPU).
+    let passed = passed_checks(&placed);
+    for what in ["listens on its address only", "CPU cost scales with the work"] {
+        assert!(passed.iter().any(|p| p.starts_with(what)), "{what} passed on the server host: {passed:?}");
+    }
     let hosts = placed["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
     let roles_of: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
     assert_eq!(roles_of, ["server", "client", "client"], "the server host and two client hosts: {hosts:?}");
