@@ -1,6 +1,8 @@
 //! `bakeoff run` with its roles placed across network namespaces of this machine: two load clients
 //! (one reached over ssh, one by `ip netns exec`) and the servers on a host of their own (reached
-//! over ssh, its agent starting and metering them in the project's workspace there). The
+//! over ssh, its agent starting and metering them in the project's workspace there); and the
+//! services (PostgreSQL) on an ssh host of their own, reached by the servers on theirs: three
+//! machines, as a study on real hosts places them. The
 //! quick study's cells, shortened, must pass verification and judge the study's claims as a local
 //! run does; a client agent killed mid-run ends the run with the host named and every trial
 //! measured before kept; nothing is left running and every namespace goes. Namespaces need root:
@@ -99,6 +101,12 @@ fn set_up_in_the_hosts_workspace(place: &str, sshd: &Sshd, stacks: &[&str]) {
     assert!(out.status.success(), "the workspace's stacks set up: {}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// The flags that make the run's ssh sessions use the test sshd's throwaway key and known hosts.
+fn ssh_flags(sshd: &Sshd) -> [String; 4] {
+    let (identity, known) = (sshd.identity().display().to_string(), sshd.known_hosts().display().to_string());
+    ["--ssh-identity".into(), identity, "--ssh-known-hosts".into(), known]
+}
+
 /// Nothing runs in any namespace of the topology: asserted before it is torn down.
 fn nothing_inside(topo: &Topology, except: &[u32]) {
     for ns in topo.namespaces() {
@@ -149,11 +157,8 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
         format!("netns:{}", topo.ns("client-b")),
         "--server-host".into(),
         format!("ssh://root@{}", topo.addr("server")),
-        "--ssh-identity".into(),
-        sshd.identity().display().to_string(),
-        "--ssh-known-hosts".into(),
-        sshd.known_hosts().display().to_string(),
     ]);
+    placed_args.extend(ssh_flags(&sshd));
     let placed = run(&placed_args);
     let said = String::from_utf8_lossy(&placed.stdout).to_string() + &String::from_utf8_lossy(&placed.stderr);
     nothing_inside(&topo, &[sshd.pid(), server_sshd.pid()]);
@@ -195,15 +200,18 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
 }
 
 #[test]
-fn the_shop_on_postgres_in_the_servers_namespace_is_verified_and_measured() {
-    if no_root("the_shop_on_postgres_in_the_servers_namespace_is_verified_and_measured") {
+fn the_shop_on_postgres_on_a_services_host_of_its_own_is_verified_and_measured_from_the_server_host() {
+    if no_root("the_shop_on_postgres_on_a_services_host_of_its_own_is_verified_and_measured_from_the_server_host") {
         return;
     }
     let dir = scratch("services");
-    let topo = Topology::build(&["server"]).expect("the topology builds");
-    let ns = format!("netns:{}", topo.ns("server"));
+    let topo = Topology::build(&["server", "services"]).expect("the topology builds");
+    let sshd = Sshd::start(topo.ns("services"), topo.addr("services")).expect("the services' sshd starts");
+    let server_sshd = Sshd::start_beside(&sshd, topo.ns("server"), topo.addr("server")).expect("the server's sshd starts");
+    let server = format!("ssh://root@{}", topo.addr("server"));
+    set_up_in_the_hosts_workspace(&server, &sshd, &["go/nethttp"]);
     let db = dir.join("shop.db");
-    let args: Vec<String> = [
+    let mut args: Vec<String> = [
         "--stacks",
         "go/nethttp",
         "--variants",
@@ -219,28 +227,43 @@ fn the_shop_on_postgres_in_the_servers_namespace_is_verified_and_measured() {
         "--warmup",
         "500ms",
         "--quiet",
-        "--server-host",
-        &ns,
-        "--services-host",
-        &ns,
         "--db",
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([db.display().to_string()])
     .collect();
+    args.extend([
+        db.display().to_string(),
+        "--server-host".into(),
+        server,
+        "--services-host".into(),
+        format!("ssh://root@{}", topo.addr("services")),
+    ]);
+    args.extend(ssh_flags(&sshd));
     let out = run(&args);
     let said = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    nothing_inside(&topo, &[]);
-    teardown(topo, None);
+    nothing_inside(&topo, &[sshd.pid(), server_sshd.pid()]);
+    drop(server_sshd);
+    teardown(topo, Some(sshd));
     assert!(out.status.success(), "{said}");
     let report = report(&db);
-    assert_eq!(failed_checks(&report), Vec::<String>::new(), "verified against PostgreSQL in the namespace: {said}");
+    assert_eq!(failed_checks(&report), Vec::<String>::new(), "verified against PostgreSQL on the services host: {said}");
     let cells = report["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2, "products and the shop: {said}");
     for c in cells {
         assert!(c["metrics"]["requests_per_sec"]["median"].as_f64() > Some(0.0), "{c}");
         assert_eq!(c["metrics"]["error_percent"]["median"].as_f64(), Some(0.0), "{c}");
+    }
+    // The services host answered for itself.
+    let hosts = report["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
+    let roles_of: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
+    assert_eq!(roles_of, ["server", "services"], "{hosts:?}");
+    // The lab reached that PostgreSQL over the link too: its live-data probe changed a row there
+    // and read its statement counts.
+    let passed = passed_checks(&report);
+    for what in ["live-data probe: a changed row shows at once", "the database answers at least one read per request", "statements `item`"]
+    {
+        assert!(passed.iter().any(|p| p.starts_with(what)), "{what} passed against the services host: {passed:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -363,14 +386,8 @@ fn a_server_host_lost_mid_run_ends_the_run_naming_it_keeps_what_was_measured_and
     let server_ns = topo.ns("server").to_string();
     let place = format!("ssh://root@{}", topo.addr("server"));
     let db = dir.join("lost.db");
-    let args: Vec<String> = vec![
-        "--server-host".into(),
-        place.clone(),
-        "--ssh-identity".into(),
-        sshd.identity().display().to_string(),
-        "--ssh-known-hosts".into(),
-        sshd.known_hosts().display().to_string(),
-    ];
+    let mut args: Vec<String> = vec!["--server-host".into(), place.clone()];
+    args.extend(ssh_flags(&sshd));
     // The server host's agent is killed outright: it cannot stop the server it started.
     let (status, said, killed) =
         run_killing_at_third_slice(&args, &db, || agent_in(&server_ns).expect("the server host's agent runs there"));

@@ -103,7 +103,9 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
             roles.client.iter().map(described).collect::<Vec<_>>().join(", ")
         ),
     };
-    format!("{clients}; servers on {}; services on {}", described(&roles.server), roles.services)
+    let same_host = roles.services == roles.server && matches!(roles.services, bakeoff_model::place::Place::Ssh { .. });
+    let services = if same_host { "the same host".to_string() } else { described(&roles.services) };
+    format!("{clients}; servers on {}; services on {services}", described(&roles.server))
 }
 
 /// The `from` of the path measured from the controller itself (the load from this machine).
@@ -234,6 +236,19 @@ mod tests {
             "load from this machine (RTT 41 µs, ceiling 910 MB/s); servers on ssh://me@10.0.0.9:22 (srv1, 16 cores, kernel 6.1.0, \
              clock +0.005 ms ± 0.030 ms); services on netns:db"
         );
+        data.run.settings = serde_json::json!({
+            "load": {"roles": {"client": [], "server": "ssh://me@10.0.0.9:22", "services": "ssh://me@10.0.0.7:22"}},
+            "hosts": [{"role": "server", "place": "ssh://me@10.0.0.9:22", "hello": hello("srv1"), "clock": {"offset_ns": 5_000, "bound_ns": 30_000}},
+                      {"role": "services", "place": "ssh://me@10.0.0.7:22", "hello": hello("db1"), "clock": {"offset_ns": -2_000, "bound_ns": 10_000}}]});
+        let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
+        assert!(
+            rows["hosts"].ends_with("; services on ssh://me@10.0.0.7:22 (db1, 16 cores, kernel 6.1.0, clock -0.002 ms ± 0.010 ms)"),
+            "a services host of its own says what it is: {}",
+            rows["hosts"]
+        );
+        data.run.settings["load"]["roles"]["services"] = "ssh://me@10.0.0.9:22".into();
+        let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
+        assert!(rows["hosts"].ends_with("; services on the same host"), "{}", rows["hosts"]);
         data.run.settings = serde_json::json!({"load": {"roles": {"server": "local", "services": "local"}}});
         assert!(!readable(&ReportView::new(&data)).iter().any(|(k, _)| *k == "hosts"), "nothing placed, no row");
     }

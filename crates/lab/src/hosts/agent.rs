@@ -63,7 +63,8 @@ where
     Ok(())
 }
 
-/// A server host's requests: the workspace, setups, run folders and the servers it starts. Any
+/// A server or services host's requests: the workspace, setups, run folders, the servers and
+/// services it starts. Any
 /// other request comes back as `Err`.
 fn for_servers(started: &mut Started, request: Request, cancel: &AtomicBool, ended: &AtomicBool) -> Result<Reply, Request> {
     Ok(match request {
@@ -85,6 +86,7 @@ fn for_servers(started: &mut Started, request: Request, cancel: &AtomicBool, end
             answer(started.quiet(pid, window, limit), |busy_cores| Reply::Quiet { busy_cores })
         }
         Request::Stop { pid } => answer(started.stop(pid), |leftovers| Reply::Stopped { leftovers }),
+        Request::StartService { service } => answer(started.start_service(&service), Reply::ServiceStarted),
         other => return Err(other),
     })
 }

@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 pub use super::spec::{ClientResult, RunSpec, StepHistograms, Unsplittable};
 use crate::host::cpu_meter::CpuReading;
 use crate::host::doctor::Governor;
+pub use crate::services::StartedService;
+use bakeoff_model::scenario::ServiceKind;
 
 /// What the controller asks; the agent answers each with one [`Reply`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,8 +135,33 @@ pub enum Request {
         /// The run folder, as `run_folder` answered it.
         path: String,
     },
+    /// Start a backing service (PostgreSQL, nginx, the document store) for a run, on this host:
+    /// answered when it listens, seeded from the run's fixtures.
+    StartService {
+        /// What to start and where.
+        service: Box<ServiceLaunch>,
+    },
     /// End the session: the agent answers and exits.
     Bye,
+}
+
+/// A backing service to start on the agent's host. Paths are the host's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServiceLaunch {
+    /// Which service.
+    pub kind: ServiceKind,
+    /// The project's workspace there (nginx's configuration, the document store's sources).
+    pub root: String,
+    /// The run's folder there, as `run_folder` answered it: the service's folder goes in it, its
+    /// fixtures come from its `data`.
+    pub run_folder: String,
+    /// The CPUs it is held on (empty: not pinned).
+    pub cpus: Vec<usize>,
+    /// The address it listens on: the host's own, as the controller reaches it.
+    pub ip: std::net::IpAddr,
+    /// Addresses of other hosts that must reach it (the servers'), trusted by PostgreSQL besides
+    /// the host's own subnet and the controller's address.
+    pub trust: Vec<std::net::IpAddr>,
 }
 
 /// The agent's answer to one [`Request`].
@@ -221,6 +248,8 @@ pub enum Reply {
         /// Processes of it still running outside its group, killed then.
         leftovers: Vec<String>,
     },
+    /// A backing service started.
+    ServiceStarted(StartedService),
     /// The request could not be done; the session stays usable.
     Error {
         /// Why, worded for the user.
@@ -405,6 +434,31 @@ mod tests {
         assert_eq!(back.to_plan().unwrap(), plan);
         let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20").unwrap()).build().unwrap();
         assert!(RunSpec::from_plan(&ramp).is_err());
+    }
+
+    #[test]
+    fn a_service_start_and_its_answer_read_back_as_sent() {
+        let service = ServiceLaunch {
+            kind: ServiceKind::Postgres,
+            root: "/w".into(),
+            run_folder: "/tmp/r".into(),
+            cpus: vec![0],
+            ip: "10.0.0.5".parse().unwrap(),
+            trust: vec!["10.0.0.4".parse().unwrap()],
+        };
+        let line = serde_json::to_string(&Request::StartService { service: Box::new(service.clone()) }).unwrap();
+        assert!(line.starts_with(r#"{"op":"start_service","service":{"kind":"postgres","#), "{line}");
+        assert_eq!(serde_json::from_str::<Request>(&line).unwrap(), Request::StartService { service: Box::new(service) });
+        let started = StartedService {
+            kind: ServiceKind::Nginx,
+            pid: 7,
+            address: "10.0.0.5:8080".parse().unwrap(),
+            url: "http://10.0.0.5:8080".into(),
+            version: "nginx/1.22.1".into(),
+        };
+        let line = serde_json::to_string(&Reply::ServiceStarted(started.clone())).unwrap();
+        assert!(line.starts_with(r#"{"reply":"service_started","kind":"nginx","pid":7,"address":"10.0.0.5:8080""#), "{line}");
+        assert_eq!(serde_json::from_str::<Reply>(&line).unwrap(), Reply::ServiceStarted(started));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The controller's side of a host that runs the lab's servers: one session to its agent, the
-//! project's workspace made there (sent only when the host lacks those files), stacks set up there,
-//! and servers started, metered and stopped there by their pid on that host.
+//! The controller's side of a host that runs the lab's servers or services: one session to its
+//! agent, the project's workspace made there (sent only when the host lacks those files), stacks
+//! set up there, and servers and services started, metered and stopped there by their pid on that
+//! host.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use bakeoff_model::place::Place;
 
 use super::error::HostError;
-use super::protocol::{Identity, Reply, Request, ServerMeasure};
+use super::protocol::{Identity, Reply, Request, ServerMeasure, ServiceLaunch, StartedService};
 use super::session::{Session, SessionOptions};
 use super::started::{RemoteLaunch, TreeState};
 use super::workspace;
@@ -24,6 +25,9 @@ const ANSWER: Duration = Duration::from_secs(10);
 const SETUP: Duration = Duration::from_secs(4 * 3600);
 /// How long a host may take to unpack a run's fixtures.
 const UNPACK: Duration = Duration::from_secs(60);
+/// How long a host may take to start a service: PostgreSQL's initdb and seeding, or the document
+/// store's first build there.
+const SERVICE: Duration = Duration::from_secs(20 * 60);
 /// How often a waiting setup looks for its answer and for a cancel.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -110,6 +114,17 @@ impl RemoteServers {
         match self.session.ask(&Request::Start { launch: Box::new(launch) }, ANSWER, &hint)? {
             Reply::Started { pid, port } => Ok((pid, port)),
             other => Err(self.session.unexpected("start", &other)),
+        }
+    }
+
+    /// Starts a backing service on the host (for a run folder this session made); what it is and
+    /// where it listens.
+    pub fn start_service(&mut self, service: ServiceLaunch) -> Result<StartedService, HostError> {
+        let hint =
+            format!("its log is in the run's folder on {}; `apt-get install postgresql nginx maven` there if it lacks them", self.host());
+        match self.session.ask(&Request::StartService { service: Box::new(service) }, SERVICE, &hint)? {
+            Reply::ServiceStarted(started) => Ok(started),
+            other => Err(self.session.unexpected("start_service", &other)),
         }
     }
 

@@ -1,6 +1,6 @@
-//! What a server host's agent runs for the controller: the servers it starts (each in its own process
-//! group, pinned, logged, as the lab starts one locally), the CPU time and quiet of their trees, their
-//! stops, and the stack setups it runs in its workspace. Every server still running when the session
+//! What a server or services host's agent runs for the controller: the servers and services it
+//! starts (each in its own process group, pinned, logged, as the lab starts one locally), the CPU
+//! time and quiet of their trees, their stops, and the stack setups it runs in its workspace. Every server still running when the session
 //! ends is stopped with it, so a lost controller leaves nothing behind on the host.
 
 use std::collections::BTreeMap;
@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-pub use super::protocol::{RemoteLaunch, TreeState};
+pub use super::protocol::{RemoteLaunch, ServiceLaunch, TreeState};
 use crate::host::process::{Launch, ServerProcess};
 use crate::host::sampler;
+use crate::services::{ServiceContext, Services, StartedService};
 
 /// Where under the agent's home each running server's marker is kept, a file each, so that what an
 /// agent killed outright (SIGKILL, no chance to stop its servers) left running is found by the
@@ -60,13 +61,43 @@ impl Started {
             netns: None,
         })
         .map_err(|e| e.to_string())?;
+        Ok((self.keep(server, &launch.name), port))
+    }
+
+    /// Starts a backing service for one of this session's run folders, reached at `service.ip`
+    /// by the controller (whose address the ssh session names) and by the addresses it trusts;
+    /// it is then a started server of this session like any other.
+    pub(crate) fn start_service(&mut self, service: &ServiceLaunch) -> Result<StartedService, String> {
+        let run = PathBuf::from(&service.run_folder);
+        if !self.runs.contains(&run) {
+            return Err(format!("{} is not a run folder of this session", run.display()));
+        }
+        let mut trust = service.trust.clone();
+        trust.extend(ssh_client());
+        let ctx = ServiceContext {
+            project_root: Path::new(&service.root),
+            run_dir: &run,
+            data_dir: &run.join("data"),
+            cpus: &service.cpus,
+            external_docstore: None,
+            netns: None,
+            ip: service.ip,
+            trust: &trust,
+        };
+        let (process, started) = Services::start_one(service.kind, &ctx).map_err(|e| e.to_string())?;
+        self.keep(process, service.kind.id());
+        Ok(started)
+    }
+
+    /// Keeps `server` until it is stopped or the session ends, its marker registered so that a
+    /// later agent stops it should this one be killed outright; its pid.
+    fn keep(&mut self, server: ServerProcess, name: &str) -> u32 {
         let pid = server.pid();
         if let Some(registry) = registry() {
-            let _ =
-                std::fs::create_dir_all(&registry).and_then(|()| std::fs::write(registry.join(server.marker()), launch.name.as_bytes()));
+            let _ = std::fs::create_dir_all(&registry).and_then(|()| std::fs::write(registry.join(server.marker()), name.as_bytes()));
         }
         self.servers.insert(pid, server);
-        Ok((pid, port))
+        pid
     }
 
     /// Makes run `run`'s folder in this host's temporary folder, its fixtures unpacked into `data`.
@@ -172,6 +203,12 @@ fn is_agent(pid: u32) -> bool {
     crate::host::leftovers::alive(pid)
         && std::fs::read(format!("/proc/{pid}/cmdline"))
             .is_ok_and(|c| c.split(|&b| b == 0).any(|a| a.ends_with(b"bakeoff") || a == b"agent"))
+}
+
+/// The controller's address as this host sees it: the first field of the ssh session's
+/// `SSH_CLIENT` (none outside ssh: an agent in a namespace of the controller's machine).
+fn ssh_client() -> Option<std::net::IpAddr> {
+    std::env::var("SSH_CLIENT").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 fn not_started(pid: u32) -> String {

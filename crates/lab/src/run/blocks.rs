@@ -253,7 +253,7 @@ impl Lab<'_> {
                 .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label, &[cell.scenario]));
             match started {
                 Ok((server, addr)) => {
-                    let tree = measured_tree(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
+                    let tree = measured_tree(cell.stack, server.as_ref(), self.upstream_tree());
                     residents.push(Resident {
                         cell,
                         label,

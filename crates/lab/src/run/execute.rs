@@ -57,9 +57,12 @@ pub fn execute(
     }
     run.services = services_preview(&cells);
     let ws = Workspace::create(&run.id, plan.keep)?;
-    if let Some(host) = &server_host {
+    // The server host and a services host of its own each get the run's folder and fixtures.
+    let services_host = hosts.services_host.clone().filter(|h| !server_host.as_ref().is_some_and(|s| std::rc::Rc::ptr_eq(s, h)));
+    for (role, host) in [("server", &server_host), ("services", &services_host)] {
+        let Some(host) = host else { continue };
         let folder = host.call(|s| s.run_folder(&run.id, &ws.data)).map_err(|e| LabError::Input {
-            what: format!("the server host {}", host.host()),
+            what: format!("the {role} host {}", host.host()),
             problem: format!("the run's folder could not be made there: {e}"),
             hint: "the host's temporary folder must be writable".into(),
         })?;
@@ -72,7 +75,7 @@ pub fn execute(
     let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     drop(lab);
     let executed = Executed { run, outcome, failed_setups };
-    if let Some(host) = server_host {
+    for host in [server_host, services_host].into_iter().flatten() {
         host.close(plan.keep || executed.failed());
     }
     ws.finish(executed.failed(), events);

@@ -1,8 +1,8 @@
 //! A run's roles on hosts of their own: the load comes from agents on the client hosts (split,
 //! started at one instant, their histograms added exactly) instead of this process, and the servers
-//! start inside a network namespace of this machine, or on an ssh host by its agent, bound to its
-//! address, so every request crosses a real link. What is not placed runs as before; what cannot be placed yet is refused before
-//! anything starts, with what to do instead.
+//! and the services start inside a network namespace of this machine, or on an ssh host by its
+//! agent, bound to its address, so every request crosses a real link. What is not placed runs as
+//! before; what cannot be placed yet is refused before anything starts, with what to do instead.
 
 use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
@@ -31,13 +31,6 @@ pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
     let refuse =
         |what: &str, problem: &str, hint: &str| Err(LabError::Input { what: what.into(), problem: problem.into(), hint: hint.into() });
     let roles = &s.roles;
-    if let Place::Ssh { .. } = roles.services {
-        return refuse(
-            "[hosts] services",
-            "the services (PostgreSQL, nginx, the document store) start on this machine or in a network namespace of it, not yet on an ssh host",
-            "place the services `local` or `netns:NAME`",
-        );
-    }
     if roles.client.is_empty() {
         return Ok(());
     }
@@ -116,7 +109,7 @@ impl ServerNet {
 /// One host of the run as it answered: its role, its place, what it is and its clock.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct RunHost {
-    /// `client` or `server`.
+    /// `client`, `server` or `services`.
     pub role: &'static str,
     /// As placed.
     pub place: String,
@@ -139,6 +132,9 @@ pub struct RunHosts {
     clients: Option<RefCell<ClientSet>>,
     /// The servers' host of its own, when they are placed on an ssh host.
     pub(crate) server_host: Option<Rc<ServerHost>>,
+    /// The services' host of its own, when they are placed on an ssh host (the servers' one when
+    /// both are placed on the same).
+    pub(crate) services_host: Option<Rc<ServerHost>>,
     pub(crate) server: ServerNet,
     /// Where the services start and listen.
     pub(crate) services: ServerNet,
@@ -158,6 +154,7 @@ impl RunHosts {
         RunHosts {
             clients: None,
             server_host: None,
+            services_host: None,
             server: ServerNet::loopback(),
             services: ServerNet::loopback(),
             hosts: Vec::new(),
@@ -186,6 +183,18 @@ impl RunHosts {
             let servers = RemoteServers::open(&roles.server, &access.options, &access.identity, project_root).map_err(host_error)?;
             hosts.hosts.push(RunHost::of("server", servers.session()));
             hosts.server_host = Some(Rc::new(ServerHost::new(servers, project_root.to_path_buf(), access.clone())));
+        }
+        if let Place::Ssh { .. } = roles.services {
+            hosts.services_host = match &hosts.server_host {
+                Some(same) if roles.services == roles.server => Some(same.clone()),
+                _ => {
+                    let access = reach("services")?;
+                    let services =
+                        RemoteServers::open(&roles.services, &access.options, &access.identity, project_root).map_err(host_error)?;
+                    hosts.hosts.push(RunHost::of("services", services.session()));
+                    Some(Rc::new(ServerHost::new(services, project_root.to_path_buf(), access.clone())))
+                }
+            };
         }
         if roles.client.is_empty() {
             if let Some(host) = &hosts.server_host {
@@ -234,9 +243,10 @@ impl RunHosts {
         self.hosts.iter().filter(|h| h.this_machine && h.role == "client").map(|h| h.hello.pid).collect()
     }
 
-    /// The server host's agent on this machine's kernel: its CPU is the lab's, not noise.
-    pub(crate) fn server_agent_here(&self) -> Option<u32> {
-        self.hosts.iter().find(|h| h.this_machine && h.role == "server").map(|h| h.hello.pid)
+    /// The server and services hosts' agents on this machine's kernel: their CPU is the lab's,
+    /// not noise.
+    pub(crate) fn server_agents_here(&self) -> Vec<u32> {
+        self.hosts.iter().filter(|h| h.this_machine && h.role != "client").map(|h| h.hello.pid).collect()
     }
 }
 
@@ -376,7 +386,7 @@ mod tests {
         assert!(check_roles(&s).is_ok(), "servers on an ssh host");
         s.roles.server = Place::Local;
         s.roles.services = "ssh://me@10.0.0.8".parse().unwrap();
-        assert!(check_roles(&s).unwrap_err().to_string().contains("not yet on an ssh host"));
+        assert!(check_roles(&s).is_ok(), "services on an ssh host");
         s.roles.services = "netns:db".parse().unwrap();
         assert!(check_roles(&s).is_ok(), "services in a namespace");
         s.roles.services = Place::Local;

@@ -37,7 +37,7 @@ impl Lab<'_> {
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::host::quiet::wait(&trial_cpus, crate::host::quiet::MAX_WAIT);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label, &[cell.scenario])?;
-        let tree = measured_tree(cell.stack, server.as_ref(), self.services.nginx.as_ref().map(|n| n.pid()));
+        let tree = measured_tree(cell.stack, server.as_ref(), self.upstream_tree());
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         let plan = self.load_plan(cell, addr, warmup)?;
         let started_at = bakeoff_model::now_rfc3339();
@@ -141,7 +141,7 @@ impl Lab<'_> {
     /// The processes whose CPU is the lab's during a load besides the server's: the services and
     /// the client hosts' agents on this machine (the load generators, counted on the client's CPUs).
     pub(crate) fn lab_pids(&self) -> Vec<u32> {
-        let mut pids = self.services.pids();
+        let mut pids = self.services_here();
         pids.extend(self.hosts.local_agents());
         pids
     }
@@ -160,7 +160,7 @@ impl Lab<'_> {
     ) -> TrialNoise {
         let leader = self.pid_here(tree).unwrap_or(NO_PROCESS);
         let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
-        let upstream = self.services.nginx.as_ref().map(|n| n.pid()).filter(|_| self.settings.proxy_placement.upstream_on_client());
+        let upstream = self.upstream_tree().and_then(|t| self.pid_here(t)).filter(|_| self.settings.proxy_placement.upstream_on_client());
         let agents = self.hosts.local_agents();
         let (mut on_server, mut on_client) = (0.0, 0.0);
         let mut add = |pid: u32, cpu_s: f64| {
@@ -177,9 +177,9 @@ impl Lab<'_> {
         }
         let mut pids: HashSet<u32> = sampler::group_members(leader).into_iter().collect();
         pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
-        // A server host's agent on this machine is not named as noise; its tree is the servers it
-        // started, so only its own small CPU (the watch) counts toward the sets' other use.
-        pids.extend(self.hosts.server_agent_here());
+        // A server or services host's agent on this machine is not named as noise; its tree is
+        // what it started, so only its own small CPU (the watch) counts toward the sets' other use.
+        pids.extend(self.hosts.server_agents_here());
         let mut noise = probe.finish(&Measured {
             server_cpus: &self.settings.server_cpus,
             client_cpus: &self.settings.client_cpus,

@@ -1,6 +1,7 @@
-//! The meters the schedules read a cell's server tree with, wherever it runs: its CPU so far, its
-//! samples over a measurement, its quiet; on this machine from /proc, on a server host through its
-//! agent. A server host lost on the way stops the run after the step at hand.
+//! The meters the schedules read a cell's measured tree with (its server's, or a baseline's
+//! upstream nginx), wherever it runs: its CPU so far, its samples over a measurement, its quiet; on
+//! this machine from /proc, on a server or services host through its agent. A host lost on the way
+//! stops the run after the step at hand.
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -18,20 +19,49 @@ impl Lab<'_> {
         self.hosts.server_host.clone()
     }
 
+    /// The host of a tree on a host of its own, with its pid there; None for a tree here (or when
+    /// its host is not part of the run).
+    fn host_of(&self, tree: Tree) -> Option<(Rc<ServerHost>, u32)> {
+        match tree {
+            Tree::Here(_) => None,
+            Tree::OnHost(pid) => self.hosts.server_host.clone().map(|h| (h, pid)),
+            Tree::OnServices(pid) => self.hosts.services_host.clone().map(|h| (h, pid)),
+        }
+    }
+
+    /// The tree of a service's server (`pid` as its host numbers it), wherever the services run.
+    pub(crate) fn service_tree(&self, pid: u32) -> Tree {
+        if self.hosts.services_host.is_some() {
+            Tree::OnServices(pid)
+        } else {
+            Tree::Here(pid)
+        }
+    }
+
+    /// The upstream nginx's tree, when it runs.
+    pub(crate) fn upstream_tree(&self) -> Option<Tree> {
+        self.services.nginx.as_ref().map(|n| self.service_tree(n.pid()))
+    }
+
+    /// The services' pids on this machine's kernel (on a services host of another machine, none).
+    pub(crate) fn services_here(&self) -> Vec<u32> {
+        self.services.pids().into_iter().filter_map(|pid| self.pid_here(self.service_tree(pid))).collect()
+    }
+
     /// CPU seconds the tree has used so far; 0 once its host is lost (the run then stops).
     pub(crate) fn tree_cpu(&self, tree: Tree) -> f64 {
-        match (tree, self.server_host()) {
+        match (tree, self.host_of(tree)) {
             (Tree::Here(pid), _) => sampler::tree_cpu_seconds(pid),
-            (Tree::OnHost(pid), Some(host)) => self.on_host(&host, |s| s.tree(pid)).map_or(0.0, |t| t.cpu_s),
-            (Tree::OnHost(_), None) => 0.0,
+            (_, Some((host, pid))) => self.on_host(&host, |s| s.tree(pid)).map_or(0.0, |t| t.cpu_s),
+            (_, None) => 0.0,
         }
     }
 
     /// Starts sampling the tree from `zero` (times are relative to it) until the meter finishes.
     pub(crate) fn meter(&self, tree: Tree, zero: Instant) -> Meter {
-        match (tree, self.server_host()) {
+        match (tree, self.host_of(tree)) {
             (Tree::Here(pid), _) => Meter::Here(Sampler::start(pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus)),
-            (Tree::OnHost(pid), Some(host)) => {
+            (_, Some((host, pid))) => {
                 let now = Instant::now();
                 let zero_ns = if zero >= now {
                     wall_ns() + (zero - now).as_nanos() as u64
@@ -43,30 +73,31 @@ impl Lab<'_> {
                     None => Meter::Nothing,
                 }
             }
-            (Tree::OnHost(_), None) => Meter::Nothing,
+            (_, None) => Meter::Nothing,
         }
     }
 
     /// Waits at most `limit` for the tree to go quiet over `window`; None when it did (or exited),
     /// else the cores it used over the last window.
     pub(crate) fn wait_tree_quiet(&self, tree: Tree, window: Duration, limit: Duration) -> Option<f64> {
-        match (tree, self.server_host()) {
+        match (tree, self.host_of(tree)) {
             (Tree::Here(pid), _) => sampler::wait_tree_quiet(pid, window, limit, || false),
-            (Tree::OnHost(pid), Some(host)) => self.on_host(&host, |s| s.quiet(pid, window, limit)).flatten(),
-            (Tree::OnHost(_), None) => None,
+            (_, Some((host, pid))) => self.on_host(&host, |s| s.quiet(pid, window, limit)).flatten(),
+            (_, None) => None,
         }
     }
 
-    /// The tree's leader as this machine numbers it, when this machine runs it (a server host in a
+    /// The tree's leader as this machine numbers it, when this machine runs it (a host in a
     /// namespace of this machine does): its CPU is then the lab's own, not noise.
     pub(crate) fn pid_here(&self, tree: Tree) -> Option<u32> {
-        match tree {
-            Tree::Here(pid) => Some(pid),
-            Tree::OnHost(pid) => self.server_host().filter(|h| h.this_machine).map(|_| pid),
+        match (tree, self.host_of(tree)) {
+            (Tree::Here(pid), _) => Some(pid),
+            (_, Some((host, pid))) => host.this_machine.then_some(pid),
+            (_, None) => None,
         }
     }
 
-    /// Calls `f` on the server host's session; a lost session stops the run after the step at
+    /// Calls `f` on a host's session; a lost session stops the run after the step at
     /// hand (what was measured is kept) and answers None.
     fn on_host<T>(&self, host: &ServerHost, f: impl FnOnce(&mut RemoteServers) -> Result<T, HostError>) -> Option<T> {
         match host.call(f) {

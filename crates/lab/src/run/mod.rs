@@ -8,6 +8,7 @@ pub(crate) mod events;
 pub(crate) mod execute;
 mod file_db;
 mod files;
+mod hosted_services;
 pub mod hosts;
 pub(crate) mod launches;
 mod measure;

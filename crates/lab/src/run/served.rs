@@ -24,17 +24,20 @@ use crate::hosts::session::{HostAccess, Session};
 use crate::hosts::started::TreeState;
 use crate::hosts::HostError;
 
-/// The process tree a cell measures: on this machine (a pid of this kernel), or on the server host
-/// (a pid as that host numbers it).
+/// The process tree a cell measures: on this machine (a pid of this kernel), or on the server or
+/// services host (a pid as that host numbers it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tree {
     /// A pid of this machine ([`crate::run::start::NO_PROCESS`] for none).
     Here(u32),
     /// A server the server host's agent started.
     OnHost(u32),
+    /// A service the services host's agent started (a baseline's upstream nginx).
+    OnServices(u32),
 }
 
-/// The run's server host: its session, the run's folder there, and why it was lost, once it was.
+/// The run's server (or services) host: its session, the run's folder there, and why it was
+/// lost, once it was.
 pub(crate) struct ServerHost {
     servers: RefCell<Option<RemoteServers>>,
     lost: RefCell<Option<String>>,

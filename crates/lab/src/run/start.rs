@@ -7,7 +7,7 @@ use crate::run::events::Event;
 use crate::run::runner::Lab;
 use crate::services::ServiceContext;
 use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
-use bakeoff_model::scenario::Scenario;
+use bakeoff_model::scenario::{Scenario, ServiceKind};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,7 @@ impl Lab<'_> {
             external_docstore: self.external_docstore.as_deref(),
             netns: self.hosts.services.netns.as_deref(),
             ip: self.hosts.services.ip,
+            trust: &[],
         }
     }
 
@@ -50,7 +51,7 @@ impl Lab<'_> {
         let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
         // A scenario file's own database is made in PostgreSQL for a variant that asks for it.
         if variant.database == Some(Database::Postgres) && self.database_file(scenarios).is_some() {
-            kinds.push(bakeoff_model::scenario::ServiceKind::Postgres);
+            kinds.push(ServiceKind::Postgres);
         }
         kinds.sort();
         kinds.dedup();
@@ -63,18 +64,18 @@ impl Lab<'_> {
                 hint: "place the services where the servers reach them (`[hosts] services = \"netns:NAME\"`)".into(),
             });
         }
-        for k in &kinds {
-            let running = match k {
-                bakeoff_model::scenario::ServiceKind::Postgres => self.services.postgres.is_some(),
-                bakeoff_model::scenario::ServiceKind::Docstore => self.services.docstore.is_some(),
-                bakeoff_model::scenario::ServiceKind::Nginx => self.services.nginx.is_some(),
-            };
-            if !running {
-                (self.events)(Event::ServiceStarting(k.id()));
-            }
+        for k in kinds.iter().filter(|k| !self.services.running(**k)) {
+            (self.events)(Event::ServiceStarting(k.id()));
+        }
+        // On a services host of their own (an external document store is only reached).
+        if let Some(host) = self.hosts.services_host.clone() {
+            let external = |k: &ServiceKind| *k == ServiceKind::Docstore && self.external_docstore.is_some();
+            let (here, there): (Vec<ServiceKind>, Vec<ServiceKind>) = kinds.into_iter().partition(external);
+            self.start_services_on_host(&host, &there)?;
+            kinds = here;
         }
         let mut services = std::mem::take(&mut self.services);
-        let (upstream, others): (Vec<_>, Vec<_>) = kinds.into_iter().partition(|k| *k == bakeoff_model::scenario::ServiceKind::Nginx);
+        let (upstream, others): (Vec<_>, Vec<_>) = kinds.into_iter().partition(|k| *k == ServiceKind::Nginx);
         let result = services
             .ensure(&others, &self.service_ctx())
             .and_then(|()| services.ensure(&upstream, &self.service_ctx_on(self.upstream_cpus())));
@@ -192,14 +193,18 @@ impl Lab<'_> {
             return Ok((None, u.addr));
         }
         if let Some(host) = self.server_host() {
-            if self.database_file(scenarios).is_some() {
+            // A scenario file's database in PostgreSQL is reached over the link; a SQLite one is a
+            // file made here.
+            if self.database_file(scenarios).is_some() && variant.database != Some(Database::Postgres) {
                 return Err(LabError::Input {
                     what: format!("{} {} on {}", stack.name, variant.name, host.host()),
-                    problem: "a scenario file's own database is made on this machine, out of the server host's reach".into(),
-                    hint: "run this cell with the servers on this machine or in a namespace of it".into(),
+                    problem: "a scenario file's own SQLite database is made on this machine, out of the server host's reach".into(),
+                    hint: "run the file's PostgreSQL variant there, or this cell with the servers on this machine or in a namespace of it"
+                        .into(),
                 });
             }
-            return self.start_on_host(host, (stack, variant, workers), label);
+            let file_db = self.make_file_db(scenarios, variant, label)?;
+            return self.start_on_host(host, (stack, variant, workers), label, file_db.as_deref());
         }
         let cell_dir = self.cell_dir(label);
         // Each cell gets its own copy of the SQLite database, so a variant that changes the file
@@ -248,8 +253,15 @@ impl Lab<'_> {
     }
 
     /// Starts the stack on the server host, in a cell folder of the run's folder there, with its own
-    /// copy of the SQLite fixture and a port the host's agent chose.
-    fn start_on_host(&mut self, host: Rc<ServerHost>, (stack, variant, workers): (&Stack, &Variant, u32), label: &str) -> StartResult {
+    /// copy of the SQLite fixture, a port the host's agent chose and the scenario file's
+    /// PostgreSQL database (`file_db`) when it has one.
+    fn start_on_host(
+        &mut self,
+        host: Rc<ServerHost>,
+        (stack, variant, workers): (&Stack, &Variant, u32),
+        label: &str,
+        file_db: Option<&str>,
+    ) -> StartResult {
         let refuse = |problem: String| {
             // A lost host stops the run: what was measured is kept, nothing more starts there.
             let lost = host.lost().is_some();
@@ -270,7 +282,7 @@ impl Lab<'_> {
         let (data, cell) = (Path::new(&run_folder).join("data"), Path::new(&run_folder).join("cells").join(label));
         let dir = host.call(|s| s.path_of(&host.project_root, &stack.dir)).map_err(refuse)?;
         // The host's own port takes the place of this one (the agent sets PORT).
-        let mut env = self.stack_env(variant, 0, workers, (&data, &cell), None);
+        let mut env = self.stack_env(variant, 0, workers, (&data, &cell), file_db);
         env.remove("PORT");
         let log = cell.join("server.log").display().to_string();
         let launch = RemoteLaunch {
@@ -296,10 +308,10 @@ pub(crate) const NO_PROCESS: u32 = u32::MAX;
 
 /// The tree a cell measures: the server the lab started (here or on the server host), an unmanaged server's
 /// `--pid` (or [`NO_PROCESS`]), else a baseline's upstream.
-pub(crate) fn measured_tree(stack: &Stack, server: Option<&Served>, upstream: Option<u32>) -> Tree {
+pub(crate) fn measured_tree(stack: &Stack, server: Option<&Served>, upstream: Option<Tree>) -> Tree {
     match (server, stack.unmanaged) {
         (Some(s), _) => s.tree(),
         (None, Some(u)) => Tree::Here(u.pid.unwrap_or(NO_PROCESS)),
-        (None, None) => Tree::Here(upstream.unwrap_or(NO_PROCESS)),
+        (None, None) => upstream.unwrap_or(Tree::Here(NO_PROCESS)),
     }
 }

@@ -3,12 +3,13 @@
 //! with the 100 fixture documents; the same jar's client role changes a document for the probe and
 //! reads the find operations served (serverStatus.opcounters.query, as a real mongod reports it).
 
-use super::{launch, service_dir, service_error, ServiceContext};
+use super::{launch, service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::host::process::{free_port, ServerProcess};
+use crate::host::process::free_port;
 use crate::install::run_bounded;
 use crate::stacks::setup::{self, SetupJob};
+use bakeoff_model::scenario::ServiceKind;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -19,7 +20,9 @@ pub struct Docstore {
     pub url: String,
     pub(crate) description: String,
     jar: PathBuf,
-    process: Option<ServerProcess>,
+    /// Where it listens; None for an external store.
+    address: Option<std::net::SocketAddr>,
+    process: Option<ServiceProcess>,
 }
 
 /// Builds (cached) and finds the docstore jar under `<root>/services/docstore`.
@@ -53,21 +56,23 @@ pub(crate) fn jar(project_root: &Path) -> Result<PathBuf, LabError> {
 impl Docstore {
     pub(crate) fn start(ctx: &ServiceContext<'_>) -> Result<Docstore, LabError> {
         let jar = jar(ctx.project_root)?;
-        let (url, description, process) = match ctx.external_docstore {
-            Some(url) => (url.to_string(), format!("MongoDB at {url} (external)"), None),
+        let (url, description, address, process) = match ctx.external_docstore {
+            Some(url) => (url.to_string(), format!("MongoDB at {url} (external)"), None, None),
             None => {
                 let dir = service_dir(ctx, "docstore")?;
                 let port = free_port();
                 let command = format!("exec java -Xmx512m -jar '{}' serve {port} {}", jar.display(), ctx.ip);
                 let p = launch(ctx, "docstore", &dir, &command, port)?;
+                let address = std::net::SocketAddr::new(ctx.ip, port);
                 (
-                    format!("mongodb://{}/bakeoff", std::net::SocketAddr::new(ctx.ip, port)),
+                    format!("mongodb://{address}/bakeoff"),
                     "mongo-java-server (MongoDB wire protocol, memory backend)".to_string(),
-                    Some(p),
+                    Some(address),
+                    Some(ServiceProcess::Here(p)),
                 )
             }
         };
-        let store = Docstore { url, description, jar, process };
+        let store = Docstore { url, description, jar, address, process };
         store
             .client(&["seed", &store.url, &ctx.data_dir.join("documents.json").to_string_lossy()])
             .map_err(|e| service_error("docstore", format!("seeding failed: {e}"), "check the store's log in the run directory"))?;
@@ -85,9 +90,26 @@ impl Docstore {
         &self.jar
     }
 
-    /// The server's process id; None for an external store, which is not the lab's.
+    /// The server's process id, as its host numbers it; None for an external store, which is not
+    /// the lab's.
     pub fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(|p| p.pid())
+        self.process.as_ref().map(ServiceProcess::pid)
+    }
+
+    /// The store the services host's agent started, reached at its address from here; the client
+    /// role runs from this machine's `jar`.
+    pub(crate) fn on_host(s: &StartedService, jar: PathBuf) -> Docstore {
+        let process = Some(ServiceProcess::OnHost(s.pid));
+        Docstore { url: s.url.clone(), description: s.version.clone(), jar, address: Some(s.address), process }
+    }
+
+    /// Its process and what the controller needs of it (an external store has neither process nor
+    /// address of the lab's: it is refused by the caller).
+    pub(crate) fn into_started(self) -> (Option<ServiceProcess>, StartedService) {
+        let pid = self.pid().unwrap_or_default();
+        let address = self.address.unwrap_or_else(|| std::net::SocketAddr::from(([0, 0, 0, 0], 0)));
+        let started = StartedService { kind: ServiceKind::Docstore, pid, address, url: self.url, version: self.description };
+        (self.process, started)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Real backing services a scenario needs (PostgreSQL, a MongoDB-protocol document store, nginx),
 //! started by the lab on loopback (or in the network namespace a study places them in) in throwaway
-//! directories, seeded from the fixtures, and stopped.
+//! directories, seeded from the fixtures, and stopped; or started by the agent of the services'
+//! own ssh host, and reached here by their address.
 
 pub mod ceiling;
 pub(crate) mod docstore;
@@ -10,8 +11,9 @@ pub(crate) mod postgres;
 use crate::error::LabError;
 use crate::host::process::{Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 /// Where services run and what they may use.
@@ -28,8 +30,54 @@ pub struct ServiceContext<'a> {
     pub external_docstore: Option<&'a str>,
     /// The network namespace the services start in (`[hosts] services`), or this process's own.
     pub netns: Option<&'a str>,
-    /// The address they listen on and are reached at: 127.0.0.1, or their namespace's.
+    /// The address they listen on and are reached at: 127.0.0.1, or their namespace's or host's.
     pub ip: IpAddr,
+    /// Addresses outside the services' own subnet that must reach them too (the controller and
+    /// the servers' host, when the services have a host of their own): PostgreSQL trusts them.
+    pub trust: &'a [IpAddr],
+}
+
+/// A service's server: started by this process (stopped when dropped), or by the agent of the
+/// services' host (stopped by that agent, with its session at the latest).
+pub(crate) enum ServiceProcess {
+    /// Started here.
+    Here(ServerProcess),
+    /// Started by the services host's agent: its pid there.
+    OnHost(u32),
+}
+
+impl ServiceProcess {
+    /// Its pid, as its host numbers it.
+    pub(crate) fn pid(&self) -> u32 {
+        match self {
+            ServiceProcess::Here(p) => p.pid(),
+            ServiceProcess::OnHost(pid) => *pid,
+        }
+    }
+
+    /// The process this one owns, when it was started here.
+    fn into_here(self) -> Option<ServerProcess> {
+        match self {
+            ServiceProcess::Here(p) => Some(p),
+            ServiceProcess::OnHost(_) => None,
+        }
+    }
+}
+
+/// A service the services host's agent started, as it tells the controller: enough to reach it,
+/// name it and meter it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartedService {
+    /// Which service.
+    pub kind: ServiceKind,
+    /// Its server's pid on that host.
+    pub pid: u32,
+    /// Where it listens.
+    pub address: SocketAddr,
+    /// The URL a stack reaches it by (`postgres://…`, `mongodb://…`, `http://…`).
+    pub url: String,
+    /// What it is, for the run's provenance (`PostgreSQL 15.8`).
+    pub version: String,
 }
 
 /// The services running for a run, started on first need and stopped on drop.
@@ -64,6 +112,40 @@ impl Services {
             }
         }
         Ok(())
+    }
+
+    /// Starts one service of `kind` on its own (the services host's agent does, for the
+    /// controller): its process, which the caller then owns, and what the controller needs of it.
+    pub fn start_one(kind: ServiceKind, ctx: &ServiceContext<'_>) -> Result<(ServerProcess, StartedService), LabError> {
+        let (process, started) = match kind {
+            ServiceKind::Postgres => postgres::Postgres::start(ctx)?.into_started(),
+            ServiceKind::Docstore => docstore::Docstore::start(ctx)?.into_started(),
+            ServiceKind::Nginx => nginx::Nginx::start(ctx)?.into_started(),
+        };
+        let process = process.and_then(ServiceProcess::into_here).ok_or_else(|| {
+            service_error(kind.id(), "it was not started by this process", "start the services host's services without `--docstore`")
+        })?;
+        Ok((process, started))
+    }
+
+    /// Takes in a service the services host's agent started (reached at its address from here);
+    /// `project_root` is this machine's project (the document store's client runs from its jar).
+    pub(crate) fn adopt(&mut self, s: StartedService, project_root: &std::path::Path) -> Result<(), LabError> {
+        match s.kind {
+            ServiceKind::Postgres => self.postgres = Some(postgres::Postgres::on_host(&s)),
+            ServiceKind::Docstore => self.docstore = Some(docstore::Docstore::on_host(&s, docstore::jar(project_root)?)),
+            ServiceKind::Nginx => self.nginx = Some(nginx::Nginx::on_host(&s)),
+        }
+        Ok(())
+    }
+
+    /// Whether `kind` runs.
+    pub(crate) fn running(&self, kind: ServiceKind) -> bool {
+        match kind {
+            ServiceKind::Postgres => self.postgres.is_some(),
+            ServiceKind::Docstore => self.docstore.is_some(),
+            ServiceKind::Nginx => self.nginx.is_some(),
+        }
     }
 
     /// Environment variables the running services give a stack.

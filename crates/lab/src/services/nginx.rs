@@ -1,10 +1,11 @@
 //! nginx as the proxy study's upstream: the project's config template rendered into a throwaway
 //! prefix, bodies of every verified size written as static files, the server in the foreground.
 
-use super::{service_dir, service_error, ServiceContext};
+use super::{service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::error::LabError;
 use crate::host::process::{free_port, Launch, ServerProcess};
 use crate::install::apt_install;
+use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -17,7 +18,7 @@ pub struct Nginx {
     /// Where it listens.
     pub addr: SocketAddr,
     pub(crate) version: String,
-    process: ServerProcess,
+    process: ServiceProcess,
 }
 
 impl Nginx {
@@ -65,11 +66,23 @@ impl Nginx {
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().replace("nginx version: ", ""))
             .unwrap_or_else(|_| "nginx".into());
-        Ok(Nginx { addr, version, process })
+        Ok(Nginx { addr, version, process: ServiceProcess::Here(process) })
     }
 
-    /// nginx's master process id.
+    /// nginx's master process id, as its host numbers it.
     pub fn pid(&self) -> u32 {
         self.process.pid()
+    }
+
+    /// The nginx the services host's agent started, reached at its address from here.
+    pub(crate) fn on_host(s: &StartedService) -> Nginx {
+        Nginx { addr: s.address, version: s.version.clone(), process: ServiceProcess::OnHost(s.pid) }
+    }
+
+    /// Its process and what the controller needs of it.
+    pub(crate) fn into_started(self) -> (Option<ServiceProcess>, StartedService) {
+        let url = format!("http://{}", self.addr);
+        let started = StartedService { kind: ServiceKind::Nginx, pid: self.pid(), address: self.addr, url, version: self.version };
+        (Some(self.process), started)
     }
 }

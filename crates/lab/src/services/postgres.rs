@@ -2,11 +2,12 @@
 //! throwaway directory, the server in the foreground on a free loopback port, seeded with `product`;
 //! and the databases of scenario files made in it, one per server start.
 
-use super::{launch, service_dir, service_error, ServiceContext};
+use super::{launch, service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::contract::verify::{FileDatabase, LiveData};
 use crate::error::LabError;
-use crate::host::process::{free_port, ServerProcess};
+use crate::host::process::free_port;
 use crate::install::{apt_install, run_bounded};
+use bakeoff_model::scenario::ServiceKind;
 use bakeoff_model::workload::database::{Database, Engine};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -20,7 +21,7 @@ pub struct Postgres {
     /// The address it listens on.
     pub host: std::net::IpAddr,
     pub(crate) version: String,
-    process: ServerProcess,
+    process: ServiceProcess,
 }
 
 /// The newest installed PostgreSQL's `program` (`postgres`, `initdb`, `pgbench`...): Debian keeps
@@ -79,13 +80,14 @@ impl Postgres {
 
         // initdb trusts loopback only; in a namespace of their own the servers and the lab connect
         // over its link, from the subnets the server is on (nothing else reaches that address).
+        // On a host of their own, the controller and the servers' host are trusted by address too.
         if !ctx.ip.is_loopback() {
             use std::io::Write;
             let hba = data.join("pg_hba.conf");
             std::fs::OpenOptions::new()
                 .append(true)
                 .open(&hba)
-                .and_then(|mut f| f.write_all(b"host all all samenet trust\n"))
+                .and_then(|mut f| f.write_all(trusted(ctx.trust).as_bytes()))
                 .map_err(|e| service_error("postgres", format!("{}: {e}", hba.display()), "check the run directory"))?;
         }
         let port = free_port();
@@ -101,7 +103,7 @@ impl Postgres {
         let process = launch(ctx, "postgres", &dir, &command, port)?;
         let host = ctx.ip;
         let url = format!("postgres://postgres@{}/bakeoff", std::net::SocketAddr::new(host, port));
-        let pg = Postgres { port, url, host, version: version(&bin), process };
+        let pg = Postgres { port, url, host, version: version(&bin), process: ServiceProcess::Here(process) };
         pg.psql("postgres", &["-c", "CREATE DATABASE bakeoff"])?;
         let sql = ctx.data_dir.join("products.sql");
         pg.psql("bakeoff", &["-v", "ON_ERROR_STOP=1", "-q", "-f", &sql.to_string_lossy()])?;
@@ -127,9 +129,22 @@ impl Postgres {
         Err(service_error("postgres", last, "the server did not accept connections"))
     }
 
-    /// The server's process id (its tree's CPU is part of a cell's work).
+    /// The server's process id, as its host numbers it (its tree's CPU is part of a cell's work).
     pub fn pid(&self) -> u32 {
         self.process.pid()
+    }
+
+    /// The cluster the services host's agent started, reached at its address from here.
+    pub(crate) fn on_host(s: &StartedService) -> Postgres {
+        let (host, port) = (s.address.ip(), s.address.port());
+        Postgres { port, url: s.url.clone(), host, version: s.version.clone(), process: ServiceProcess::OnHost(s.pid) }
+    }
+
+    /// Its process and what the controller needs of it.
+    pub(crate) fn into_started(self) -> (Option<ServiceProcess>, StartedService) {
+        let address = std::net::SocketAddr::new(self.host, self.port);
+        let started = StartedService { kind: ServiceKind::Postgres, pid: self.pid(), address, url: self.url, version: self.version };
+        (Some(self.process), started)
     }
 }
 
@@ -193,6 +208,17 @@ impl FileDatabase for PostgresDatabase<'_> {
     }
 }
 
+/// pg_hba.conf lines that let the services' own subnet and each of `trust` (one address each)
+/// connect without a password: the cluster is the run's, thrown away with it.
+fn trusted(trust: &[std::net::IpAddr]) -> String {
+    let mut lines = String::from("host all all samenet trust\n");
+    for ip in trust {
+        let bits = if ip.is_ipv4() { 32 } else { 128 };
+        lines.push_str(&format!("host all all {ip}/{bits} trust\n"));
+    }
+    lines
+}
+
 fn shell_prefix(program: &Path) -> String {
     if is_root() {
         format!("setpriv --reuid=postgres --regid=postgres --init-groups -- '{}'", program.display())
@@ -238,5 +264,17 @@ impl LiveData for SqliteFile {
         db.execute(&format!("UPDATE product SET {field} = ?1 WHERE {} = ?2", self.key), rusqlite::params![value, id])
             .map(|_| ())
             .map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_subnet_and_each_trusted_address_alone_may_connect() {
+        let trust = ["10.0.0.2".parse().unwrap(), "fd00::5".parse().unwrap()];
+        assert_eq!(trusted(&trust), "host all all samenet trust\nhost all all 10.0.0.2/32 trust\nhost all all fd00::5/128 trust\n");
+        assert_eq!(trusted(&[]), "host all all samenet trust\n");
     }
 }

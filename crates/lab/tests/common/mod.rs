@@ -62,6 +62,7 @@ pub fn services(kinds: &[ServiceKind], scratch: &Scratch, cpus: &[usize]) -> Ser
         external_docstore: None,
         netns: None,
         ip: [127, 0, 0, 1].into(),
+        trust: &[],
     };
     let mut services = Services::default();
     services.ensure(kinds, &ctx).unwrap();
