@@ -75,7 +75,6 @@ fn two_clients_merge_to_exactly_the_union_of_their_values() {
     // The open model: the rate is split, and service times add up as exactly as latencies.
     let open = LoadPlan::builder(&lab.url()).connections(4).rate(400.0).duration(Duration::from_secs(2)).build().unwrap();
     let run = set.run(&open, &AtomicBool::new(false)).expect("the open-model load runs from both clients");
-    set.close();
     let step = &run.merged.report.steps[0];
     assert_eq!(step.target_rate, Some(400.0));
     assert!(run.clients.iter().all(|c| c.output.report.steps[0].target_rate == Some(200.0)));
@@ -85,7 +84,41 @@ fn two_clients_merge_to_exactly_the_union_of_their_values() {
     assert_eq!(every_value(&service(&run.merged)), every_value(&union), "merged service times differ from the union");
     assert_eq!(step.service_time.as_ref().unwrap().p99_us, union.value_at_quantile(0.99) as f64);
     assert!(step.requests > 600, "{} responses at 400/s for 2 s", step.requests);
+
+    // A rate ramp and a connection ladder: each client runs its share of every step, and each
+    // merged step is named as the whole load's and holds exactly the union of that step's values.
+    let ramp = bakeoff_load::Ramp::parse("200:200:1s:400").unwrap();
+    let ramp = LoadPlan::builder(&lab.url()).connections(4).ramp(ramp).build().unwrap();
+    let run = set.run(&ramp, &AtomicBool::new(false)).expect("the ramp runs from both clients");
+    steps_merge_exactly(&run, &["rate 200/s", "rate 400/s"]);
+    for (step, whole) in run.merged.report.steps.iter().zip([200.0, 400.0]) {
+        assert_eq!(step.target_rate, Some(whole), "{}", step.label);
+    }
+    assert!(run.clients.iter().all(|c| c.output.report.steps[1].target_rate == Some(200.0)), "each client ran half the rate");
+    let ladder = LoadPlan::builder(&lab.url()).connections(2).threads(1).conn_ladder(vec![2, 6]).duration(Duration::from_secs(1));
+    let run = set.run(&ladder.build().unwrap(), &AtomicBool::new(false)).expect("the ladder runs from both clients");
+    set.close();
+    steps_merge_exactly(&run, &["2 connections", "6 connections"]);
+    let connections: Vec<u32> = run.merged.report.steps.iter().map(|s| s.connections).collect();
+    assert_eq!(connections, [2, 6]);
+    assert!(run.clients.iter().all(|c| c.output.report.steps[1].connections == 3), "each client ran half the connections");
     lab.finish(&pids);
+}
+
+/// Every merged step of `run` is labelled as `labels` says and holds exactly the union of what the
+/// clients recorded in that step, with their requests summed.
+fn steps_merge_exactly(run: &bakeoff_lab::hosts::clients::MergedRun, labels: &[&str]) {
+    let merged = &run.merged.report.steps;
+    assert_eq!(merged.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(), labels);
+    for (i, step) in merged.iter().enumerate() {
+        let mut union = decode_histogram(&run.clients[0].output.report.steps[i].histogram).unwrap();
+        for c in &run.clients[1..] {
+            union.add(decode_histogram(&c.output.report.steps[i].histogram).unwrap()).unwrap();
+        }
+        assert_eq!(every_value(&decode_histogram(&step.histogram).unwrap()), every_value(&union), "step {}", step.label);
+        assert_eq!(step.requests, run.clients.iter().map(|c| c.output.report.steps[i].requests).sum::<u64>(), "step {}", step.label);
+        assert!(step.requests > 0 && step.errors.total() == 0, "step {}: {:?}", step.label, step.errors);
+    }
 }
 
 #[test]

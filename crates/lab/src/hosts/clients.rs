@@ -102,7 +102,9 @@ impl ClientSet {
         let mut specs = split(plan, self.sessions.len())?;
         // Open model: client i starts i arrivals after client 0, so with each client's threads on
         // their own phases the clients' arrivals interleave into the one schedule of the whole rate.
-        let stagger_ns = plan.schedule.constant_rate().map_or(0.0, |r| 1e9 / r);
+        // A ramp's clients are staggered at its first level's rate.
+        let steps = plan.steps();
+        let stagger_ns = steps.first().and_then(|s| s.rate).map_or(0.0, |r| 1e9 / r);
         for (i, (spec, s)) in specs.iter_mut().zip(&self.sessions).enumerate() {
             let at = start as i64 + (i as f64 * stagger_ns) as i64;
             spec.start_at_ns = (at + s.clock().offset_ns) as u64;
@@ -121,7 +123,8 @@ impl ClientSet {
                     Stop::Requests(n) => Some(n),
                     Stop::Duration(_) => None,
                 };
-                let merged = merge(&outputs, plan.connections, plan.schedule.constant_rate(), requests);
+                let labels: Vec<String> = steps.into_iter().map(|s| s.label).collect();
+                let merged = merge(&outputs, (plan.connections, plan.schedule.constant_rate(), requests), &labels);
                 Ok(MergedRun { merged, clients: runs })
             }
             Err(e) => {
@@ -202,11 +205,15 @@ impl ClientSet {
 /// How long a run may take before a silent client counts as lost: its planned time, the warmup,
 /// the start lead, a timeout's worth of draining, and slack.
 fn run_limit(plan: &LoadPlan) -> Duration {
-    let planned = match plan.stop {
-        Stop::Duration(d) => d,
-        // A request-count run has no planned length: allow it the longest a study would take.
-        Stop::Requests(_) => Duration::from_secs(3600),
-    };
+    let planned = plan
+        .steps()
+        .iter()
+        .map(|s| match s.stop {
+            Stop::Duration(d) => d,
+            // A request-count run has no planned length: allow it the longest a study would take.
+            Stop::Requests(_) => Duration::from_secs(3600),
+        })
+        .sum::<Duration>();
     planned + plan.warmup + plan.timeout + START_LEAD + Duration::from_secs(10)
 }
 
@@ -225,12 +232,33 @@ pub fn split(plan: &LoadPlan, n: usize) -> Result<Vec<RunSpec>, HostError> {
             hint: format!("give at least one connection per client (-c {n} or more)"),
         });
     }
+    if let Some(&fewest) = whole.conn_ladder.as_ref().and_then(|l| l.iter().min()).filter(|&&c| (c as usize) < n) {
+        return Err(HostError::Split {
+            clients: n,
+            problem: format!("a ladder step of {fewest} connections for {n} clients"),
+            hint: format!("start the ladder at {n} connections or more"),
+        });
+    }
+    let ramp = whole.ramp.as_ref().map(|r| r.share(n));
+    if let (Some(whole_ramp), Some(part)) = (&whole.ramp, &ramp) {
+        // Each client must run the whole's levels, or its steps would not line up with the others'.
+        if whole_ramp.levels() != part.levels() {
+            return Err(HostError::Split {
+                clients: n,
+                problem: format!("the ramp's rates over {n} clients round to other levels"),
+                hint: "give the ramp whole requests/s per client (START, STEP and MAX multiples of the client count)".into(),
+            });
+        }
+    }
     Ok((0..n)
         .map(|i| {
             let mut s = whole.clone();
             s.connections = share(whole.connections as u64, n, i) as u32;
-            s.threads = whole.threads.min(s.connections);
+            s.conn_ladder = whole.conn_ladder.as_ref().map(|l| l.iter().map(|&c| share(c as u64, n, i) as u32).collect());
+            let fewest = s.conn_ladder.as_ref().and_then(|l| l.iter().copied().min()).unwrap_or(s.connections);
+            s.threads = whole.threads.min(fewest);
             s.rate = whole.rate.map(|r| r / n as f64);
+            s.ramp = ramp.clone();
             s.requests = whole.requests.map(|r| share(r, n, i));
             s
         })
@@ -256,5 +284,24 @@ mod tests {
         let counted = LoadPlan::builder("http://127.0.0.1:9/").connections(4).requests(1001).build().unwrap();
         assert_eq!(split(&counted, 2).unwrap().iter().map(|s| s.requests.unwrap()).sum::<u64>(), 1001);
         assert!(matches!(split(&counted, 5), Err(HostError::Split { .. })));
+    }
+
+    #[test]
+    fn a_ramps_rates_and_a_ladders_connections_are_split_step_by_step() {
+        let ramp = bakeoff_load::Ramp::parse("300:300:1s:900").unwrap();
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(6).ramp(ramp).build().unwrap();
+        let specs = split(&plan, 3).unwrap();
+        for s in &specs {
+            let levels: Vec<f64> = s.to_plan().unwrap().steps().iter().filter_map(|st| st.rate).collect();
+            assert_eq!(levels, [100.0, 200.0, 300.0], "each client runs a third of every level");
+        }
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(3).threads(3).conn_ladder(vec![3, 8, 64]).build().unwrap();
+        let specs = split(&plan, 3).unwrap();
+        let ladders: Vec<Vec<u32>> = specs.iter().map(|s| s.conn_ladder.clone().unwrap()).collect();
+        assert_eq!(ladders, [vec![1, 3, 22], vec![1, 3, 21], vec![1, 2, 21]], "every step's connections, without loss");
+        assert!(specs.iter().all(|s| s.threads == 1), "threads at most a client's fewest connections");
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(8).threads(1).conn_ladder(vec![3, 8]).build().unwrap();
+        let e = split(&plan, 4).unwrap_err().to_string();
+        assert!(e.contains("a ladder step of 3 connections for 4 clients"), "{e}");
     }
 }

@@ -28,14 +28,19 @@ pub fn decode_result(r: &ClientResult) -> Result<RunOutput, DecodeError> {
 }
 
 /// The clients' runs as one run. Every client ran the same steps from the same instant, so step i
-/// and second s of each line up; `connections`, `rate` and `requests` are the whole load's.
-pub fn merge(clients: &[RunOutput], connections: u32, rate: Option<f64>, requests: Option<u64>) -> RunOutput {
+/// and second s of each line up; `(connections, rate, requests)` are the whole load's and `labels`
+/// its steps' names (a client's step is named by its share: `rate 500/s` of a whole `rate 1000/s`).
+pub fn merge(clients: &[RunOutput], (connections, rate, requests): (u32, Option<f64>, Option<u64>), labels: &[String]) -> RunOutput {
     let first = &clients[0];
     let steps_n = clients.iter().map(|c| c.report.steps.len().min(c.details.len())).min().unwrap_or(0);
     let mut steps = Vec::new();
     let mut details = Vec::new();
     for i in 0..steps_n {
-        let (report, detail) = merge_step(clients.iter().map(|c| (&c.report.steps[i], &c.details[i])).collect());
+        let (mut report, mut detail) = merge_step(clients.iter().map(|c| (&c.report.steps[i], &c.details[i])).collect());
+        if let Some(label) = labels.get(i) {
+            report.label.clone_from(label);
+            detail.label.clone_from(label);
+        }
         steps.push(report);
         details.push(detail);
     }

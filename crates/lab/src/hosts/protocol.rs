@@ -432,8 +432,19 @@ mod tests {
         let line = serde_json::to_string(&Request::Run { spec: Box::new(spec.clone()) }).unwrap();
         let Request::Run { spec: back } = serde_json::from_str(&line).unwrap() else { panic!("{line}") };
         assert_eq!(back.to_plan().unwrap(), plan);
-        let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20").unwrap()).build().unwrap();
-        assert!(RunSpec::from_plan(&ramp).is_err());
+        let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20:3s").unwrap()).build().unwrap();
+        let ladder = LoadPlan::builder("http://127.0.0.1:9/").threads(1).conn_ladder(vec![1, 4]).step_duration(Duration::from_secs(2));
+        for plan in [ramp, ladder.build().unwrap()] {
+            let line = serde_json::to_string(&RunSpec::from_plan(&plan).unwrap()).unwrap();
+            assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan, "a ramp and a ladder go through too");
+        }
+        let deck = bakeoff_load::Deck {
+            kinds: vec!["/a".into()],
+            entries: vec![bakeoff_load::DeckEntry::get(0, "/a")],
+            ..bakeoff_load::Deck::default()
+        };
+        let deck = LoadPlan::builder("http://127.0.0.1:9/").deck(deck).build().unwrap();
+        assert!(RunSpec::from_plan(&deck).is_err(), "a deck is refused, not dropped");
     }
 
     #[test]

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use bakeoff_load::{LoadPlan, LoadReport, PlanError, Schedule, Stop};
+use bakeoff_load::{LoadPlan, LoadReport, PlanError, Ramp, Schedule, Stop};
 use bakeoff_model::noise::TrialNoise;
 use serde::{Deserialize, Serialize};
 
-/// One client's share of a load, in serializable form: a `LoadPlan` without ramps or ladders.
+/// One client's share of a load, in serializable form: a `LoadPlan`, its rate ramp or connection
+/// ladder included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSpec {
     /// Target URLs, round-robin.
@@ -24,6 +25,15 @@ pub struct RunSpec {
     pub threads: u32,
     /// This client's arrival rate (open model), requests/s.
     pub rate: Option<f64>,
+    /// This client's rate ramp (open model, a step per level).
+    #[serde(default)]
+    pub ramp: Option<RampSpec>,
+    /// This client's connections at each step of a connection ladder.
+    #[serde(default)]
+    pub conn_ladder: Option<Vec<u32>>,
+    /// How long each ladder step lasts, ns (default: the duration).
+    #[serde(default)]
+    pub step_duration_ns: Option<u64>,
     /// Measured time, ns (a timed run).
     pub duration_ns: Option<u64>,
     /// This client's requests (a request-count run).
@@ -51,20 +61,58 @@ pub struct RunSpec {
     pub start_at_ns: u64,
 }
 
+/// A rate ramp as the protocol carries it (`Ramp`, its durations in ns).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RampSpec {
+    /// The first rate, requests/s.
+    pub start: f64,
+    /// What each level adds, requests/s.
+    pub step: f64,
+    /// How long each level below the last is held, ns.
+    pub step_duration_ns: u64,
+    /// The last rate, requests/s.
+    pub max: f64,
+    /// How long the last is held, ns (default: a step's).
+    pub hold_ns: Option<u64>,
+}
+
+impl RampSpec {
+    fn of(r: &Ramp) -> RampSpec {
+        let ns = |d: Duration| d.as_nanos() as u64;
+        RampSpec { start: r.start, step: r.step, step_duration_ns: ns(r.step_duration), max: r.max, hold_ns: r.hold.map(ns) }
+    }
+
+    fn ramp(&self) -> Ramp {
+        let d = Duration::from_nanos;
+        Ramp { start: self.start, step: self.step, step_duration: d(self.step_duration_ns), max: self.max, hold: self.hold_ns.map(d) }
+    }
+
+    /// One client's share of `n`: every rate over `n`, the same levels held as long.
+    pub fn share(&self, n: usize) -> RampSpec {
+        let k = n as f64;
+        RampSpec { start: self.start / k, step: self.step / k, max: self.max / k, ..self.clone() }
+    }
+
+    /// Its levels, as the load generator runs them.
+    pub fn levels(&self) -> usize {
+        self.ramp().levels().len()
+    }
+}
+
 /// What a plan has that a spec cannot carry yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsplittable(pub &'static str);
 
 impl RunSpec {
-    /// The spec of `plan` as a whole (the caller splits it); ramps and connection ladders are refused.
+    /// The spec of `plan` as a whole (the caller splits it). A deck is refused: it is not carried.
     pub fn from_plan(plan: &LoadPlan) -> Result<RunSpec, Unsplittable> {
-        if plan.conn_ladder.is_some() {
-            return Err(Unsplittable("a connection ladder (--conn-ladder)"));
+        if plan.deck.is_some() {
+            return Err(Unsplittable("a scenario deck"));
         }
-        let rate = match plan.schedule {
-            Schedule::Closed => None,
-            Schedule::Rate(r) => Some(r),
-            Schedule::Ramp(_) => return Err(Unsplittable("a rate ramp (--ramp)")),
+        let (rate, ramp) = match &plan.schedule {
+            Schedule::Closed => (None, None),
+            Schedule::Rate(r) => (Some(*r), None),
+            Schedule::Ramp(r) => (None, Some(RampSpec::of(r))),
         };
         let (duration_ns, requests) = match plan.stop {
             Stop::Duration(d) => (Some(d.as_nanos() as u64), None),
@@ -78,6 +126,9 @@ impl RunSpec {
             connections: plan.connections,
             threads: plan.threads,
             rate,
+            ramp,
+            conn_ladder: plan.conn_ladder.clone(),
+            step_duration_ns: plan.step_duration.map(|d| d.as_nanos() as u64),
             duration_ns,
             requests,
             warmup_ns: plan.warmup.as_nanos() as u64,
@@ -122,6 +173,15 @@ impl RunSpec {
         }
         if let Some(r) = self.rate {
             b = b.rate(r);
+        }
+        if let Some(r) = &self.ramp {
+            b = b.ramp(r.ramp());
+        }
+        if let Some(l) = &self.conn_ladder {
+            b = b.conn_ladder(l.clone());
+        }
+        if let Some(d) = self.step_duration_ns {
+            b = b.step_duration(Duration::from_nanos(d));
         }
         if let Some(k) = self.requests_per_conn {
             b = b.requests_per_conn(k);
