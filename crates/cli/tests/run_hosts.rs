@@ -209,6 +209,7 @@ fn the_shop_on_postgres_on_a_services_host_of_its_own_is_verified_and_measured_f
     let sshd = Sshd::start(topo.ns("services"), topo.addr("services")).expect("the services' sshd starts");
     let server_sshd = Sshd::start_beside(&sshd, topo.ns("server"), topo.addr("server")).expect("the server's sshd starts");
     let server = format!("ssh://root@{}", topo.addr("server"));
+    let topo_services_ip = topo.addr("services").to_string();
     set_up_in_the_hosts_workspace(&server, &sshd, &["go/nethttp"]);
     let db = dir.join("shop.db");
     let mut args: Vec<String> = [
@@ -258,6 +259,13 @@ fn the_shop_on_postgres_on_a_services_host_of_its_own_is_verified_and_measured_f
     let hosts = report["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");
     let roles_of: Vec<&str> = hosts.iter().map(|h| h["role"].as_str().unwrap()).collect();
     assert_eq!(roles_of, ["server", "services"], "{hosts:?}");
+    // The path every query crosses, from the server host to the services host, was measured.
+    let paths = report["run"]["settings"]["paths"].as_array().expect("the run records its paths");
+    let to_services = paths.iter().find(|p| p["from"] == "the servers").expect("the servers' path to the services host");
+    let m = &to_services["measure"];
+    assert!(m["connects"].as_u64() > Some(0) && m["rtt_median_us"].as_f64() < Some(10_000.0), "{to_services}");
+    assert!(m["ceiling_bytes_per_s"].as_f64() > Some(10e6), "{to_services}");
+    assert!(m["target"].as_str().unwrap().starts_with(&topo_services_ip), "measured to the services host: {to_services}");
     // The lab reached that PostgreSQL over the link too: its live-data probe changed a row there
     // and read its statement counts.
     let passed = passed_checks(&report);

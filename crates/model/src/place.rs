@@ -124,6 +124,12 @@ impl<'de> Deserialize<'de> for Place {
     }
 }
 
+/// The `from` of a measured path that starts at the controller itself (the load from this machine
+/// to a server host of its own).
+pub const PATH_FROM_THIS_MACHINE: &str = "this machine";
+/// The `from` of the measured path from the servers to a services host of its own.
+pub const PATH_FROM_THE_SERVERS: &str = "the servers";
+
 /// Where a run's roles run (a study's `[hosts]`, or `--client` and `--server-host`): everything on
 /// this machine unless placed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 
 use crate::view::ReportView;
 use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::place::{PATH_FROM_THE_SERVERS as SERVERS, PATH_FROM_THIS_MACHINE as THIS_MACHINE};
 use bakeoff_model::schedule::Schedule;
 use bakeoff_model::slo::Slo;
 use serde::Deserialize;
@@ -79,12 +80,12 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
     let answered = all.get("hosts").and_then(|h| h.as_array()).cloned().unwrap_or_default();
     let paths = all.get("paths").and_then(|p| p.as_array()).cloned().unwrap_or_default();
     let path_from = |from: &str| paths.iter().find(|p| p["from"].as_str() == Some(from)).map(|p| path(&p["measure"])).unwrap_or_default();
-    let described = |place: &bakeoff_model::place::Place| -> String {
+    // A client's path is keyed by its host, a services host's by where the servers are.
+    let described_from = |place: &bakeoff_model::place::Place, path: String| -> String {
         let text = place.to_string();
         let Some(h) = answered.iter().find(|h| h["place"].as_str() == Some(&text)) else { return text };
         let m = &h["hello"]["facts"]["machine"];
         let ms = |k: &str| h["clock"][k].as_f64().unwrap_or(0.0) / 1e6;
-        let path = path_from(&place.host_name());
         format!(
             "{text} ({}, {} cores, kernel {}, clock {:+.3} ms ± {:.3} ms{path})",
             h["hello"]["hostname"].as_str().unwrap_or("?"),
@@ -94,6 +95,7 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
             ms("bound_ns")
         )
     };
+    let described = |place: &bakeoff_model::place::Place| described_from(place, path_from(&place.host_name()));
     let clients = match (roles.client.len(), path_from(THIS_MACHINE)) {
         (0, p) if p.is_empty() => "load from this machine".to_string(),
         (0, p) => format!("load from this machine ({})", p.trim_start_matches(", ")),
@@ -104,12 +106,10 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
         ),
     };
     let same_host = roles.services == roles.server && matches!(roles.services, bakeoff_model::place::Place::Ssh { .. });
-    let services = if same_host { "the same host".to_string() } else { described(&roles.services) };
+    let from_servers = Some(path_from(SERVERS)).filter(|p| !p.is_empty()).map(|p| p + " from the servers").unwrap_or_default();
+    let services = if same_host { "the same host".to_string() } else { described_from(&roles.services, from_servers) };
     format!("{clients}; servers on {}; services on {services}", described(&roles.server))
 }
-
-/// The `from` of the path measured from the controller itself (the load from this machine).
-const THIS_MACHINE: &str = "this machine";
 
 /// A client host's path to the servers, as measured before the run: ", RTT 24 µs, ceiling 1.52 GB/s".
 fn path(m: &serde_json::Value) -> String {
@@ -239,10 +239,14 @@ mod tests {
         data.run.settings = serde_json::json!({
             "load": {"roles": {"client": [], "server": "ssh://me@10.0.0.9:22", "services": "ssh://me@10.0.0.7:22"}},
             "hosts": [{"role": "server", "place": "ssh://me@10.0.0.9:22", "hello": hello("srv1"), "clock": {"offset_ns": 5_000, "bound_ns": 30_000}},
-                      {"role": "services", "place": "ssh://me@10.0.0.7:22", "hello": hello("db1"), "clock": {"offset_ns": -2_000, "bound_ns": 10_000}}]});
+                      {"role": "services", "place": "ssh://me@10.0.0.7:22", "hello": hello("db1"), "clock": {"offset_ns": -2_000, "bound_ns": 10_000}}],
+            "paths": [{"from": "the servers", "measure": {"connects": 20, "rtt_median_us": 52.0, "ceiling_bytes_per_s": 1.1e9}}]});
         let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
         assert!(
-            rows["hosts"].ends_with("; services on ssh://me@10.0.0.7:22 (db1, 16 cores, kernel 6.1.0, clock -0.002 ms ± 0.010 ms)"),
+            rows["hosts"].ends_with(
+                "; services on ssh://me@10.0.0.7:22 (db1, 16 cores, kernel 6.1.0, clock -0.002 ms ± 0.010 ms, RTT 52 µs, ceiling 1.10 GB/s \
+                 from the servers)"
+            ),
             "a services host of its own says what it is: {}",
             rows["hosts"]
         );

@@ -42,22 +42,39 @@ pub(crate) fn open_sink(bind: &str, open: Duration) -> Result<u16, String> {
 /// As [`open_sink`], the listener made inside network namespace `netns` (this process's own for
 /// None): the far end of a probe to a server the lab starts in a namespace of this machine.
 pub(crate) fn open_sink_in(netns: Option<&str>, bind: &str, open: Duration) -> Result<u16, String> {
-    let Some(name) = netns else { return open_sink(bind, open) };
+    let bind = bind.to_string();
+    in_netns(netns, move || open_sink(&bind, open))?
+}
+
+/// As [`probe`], from inside network namespace `netns` (this process's own for None): the path
+/// from servers the lab starts in a namespace of this machine.
+pub(crate) fn probe_in(
+    netns: Option<&str>,
+    target: &str,
+    connects: u32,
+    sink: Option<&str>,
+    send: Duration,
+) -> Result<PathMeasure, String> {
+    let (target, sink) = (target.to_string(), sink.map(str::to_string));
+    in_netns(netns, move || probe(&target, connects, sink.as_deref(), send))
+}
+
+/// Runs `f` on a thread of its own inside network namespace `netns` (here for None): setns moves
+/// only the calling thread, and what `f` opens there (a listener, connections) stays there.
+fn in_netns<T: Send + 'static>(netns: Option<&str>, f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    let Some(name) = netns else { return Ok(f()) };
     let ns =
         std::fs::File::open(std::path::Path::new("/run/netns").join(name)).map_err(|e| format!("cannot enter namespace {name}: {e}"))?;
-    let bind = bind.to_string();
-    // setns moves only the calling thread, so a thread of its own enters the namespace; the listener
-    // it makes there stays there.
     std::thread::spawn(move || {
         use std::os::fd::AsRawFd;
         // SAFETY: setns(2) on a descriptor of a namespace file opened just now, for this thread only.
         if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
             return Err(format!("cannot enter namespace: {}", std::io::Error::last_os_error()));
         }
-        open_sink(&bind, open)
+        Ok(f())
     })
     .join()
-    .map_err(|_| "the sink's thread panicked".to_string())?
+    .map_err(|_| "the namespace's thread panicked".to_string())?
 }
 
 fn count_into(mut conn: TcpStream, deadline: Instant) -> std::io::Result<()> {

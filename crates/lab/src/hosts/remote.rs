@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bakeoff_model::place::Place;
 
 use super::error::HostError;
-use super::protocol::{Identity, Reply, Request, ServerMeasure, ServiceLaunch, StartedService};
+use super::protocol::{Identity, PathMeasure, Reply, Request, ServerMeasure, ServiceLaunch, StartedService};
 use super::session::{Session, SessionOptions};
 use super::started::{RemoteLaunch, TreeState};
 use super::workspace;
@@ -135,6 +135,16 @@ impl RemoteServers {
         match self.session.ask(&request, ANSWER, "the servers' address must be one of the host's own")? {
             Reply::Sink { port } => Ok(port),
             other => Err(self.session.unexpected("sink", &other)),
+        }
+    }
+
+    /// Measures the path from the host to `target` (a sink elsewhere): round trips by `connects`
+    /// TCP connects, and the link's ceiling by sending to it for `send`.
+    pub fn probe(&mut self, target: &str, connects: u32, send: Duration) -> Result<PathMeasure, HostError> {
+        let request = Request::Probe { target: target.into(), connects, sink: Some(target.into()), send_ms: send.as_millis() as u64 };
+        match self.session.ask(&request, send + Duration::from_secs(15), "the other host's address must be reachable from this one")? {
+            Reply::Probed { path } => Ok(path),
+            other => Err(self.session.unexpected("probe", &other)),
         }
     }
 

@@ -200,6 +200,7 @@ impl RunHosts {
             if let Some(host) = &hosts.server_host {
                 hosts.paths = vec![measure_path_here(&hosts.server, host)?];
             }
+            hosts.paths.extend(measure_services_path(&hosts)?);
             return Ok(hosts);
         }
         let access = reach("client")?;
@@ -212,6 +213,7 @@ impl RunHosts {
         }
         let mut set = ClientSet::open(&roles.client, &access.options, &access.identity).map_err(host_error)?;
         hosts.paths = measure_paths(&mut set, &hosts.server, hosts.server_host.as_deref())?;
+        hosts.paths.extend(measure_services_path(&hosts)?);
         hosts.hosts.extend(set.sessions().iter().map(|s| RunHost::of("client", s)));
         hosts.clients = Some(RefCell::new(set));
         Ok(hosts)
@@ -279,7 +281,28 @@ fn measure_paths(set: &mut ClientSet, server: &ServerNet, server_host: Option<&S
 fn measure_path_here(server: &ServerNet, server_host: &ServerHost) -> Result<PathReport, LabError> {
     let sink = open_sink(server, Some(server_host), CEILING_SEND + Duration::from_secs(4))?.to_string();
     let measure = crate::hosts::path::probe(&sink, RTT_CONNECTS, Some(&sink), CEILING_SEND);
-    Ok(PathReport { from: "this machine".into(), measure })
+    Ok(PathReport { from: bakeoff_model::place::PATH_FROM_THIS_MACHINE.into(), measure })
+}
+
+/// The path from where the servers run (their host, their namespace, this machine) to a
+/// services host of its own, which every query of theirs crosses; none when there is no such host
+/// or the servers share it.
+fn measure_services_path(hosts: &RunHosts) -> Result<Option<PathReport>, LabError> {
+    let Some(services) = &hosts.services_host else { return Ok(None) };
+    if hosts.server_host.as_ref().is_some_and(|s| Rc::ptr_eq(s, services)) {
+        return Ok(None);
+    }
+    let sink = open_sink(&hosts.services, Some(services), CEILING_SEND + Duration::from_secs(4))?.to_string();
+    let measure = match &hosts.server_host {
+        Some(server) => server.call(|s| s.probe(&sink, RTT_CONNECTS, CEILING_SEND)),
+        None => crate::hosts::path::probe_in(hosts.server.netns.as_deref(), &sink, RTT_CONNECTS, Some(&sink), CEILING_SEND),
+    }
+    .map_err(|problem| LabError::Input {
+        what: "the path from the servers to the services host".into(),
+        problem,
+        hint: "the servers' host must reach the services host's address".into(),
+    })?;
+    Ok(Some(PathReport { from: bakeoff_model::place::PATH_FROM_THE_SERVERS.into(), measure }))
 }
 
 /// A sink on the servers' address for `open`: opened by the server host's agent, else in the
