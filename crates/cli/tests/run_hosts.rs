@@ -171,7 +171,7 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
     // The checks that read the server's tree ran on the host, through its agent: the listen check
     // (its sockets) and the CPU-cost pairs (its precise CPU).
     let passed = passed_checks(&placed);
-    for what in ["listens on its address only", "CPU cost scales with the work"] {
+    for what in ["listens on its address only", "CPU cost scales with the work", "live-data probe: a changed row shows at once"] {
         assert!(passed.iter().any(|p| p.starts_with(what)), "{what} passed on the server host: {passed:?}");
     }
     let hosts = placed["run"]["settings"]["hosts"].as_array().expect("the run records its hosts");

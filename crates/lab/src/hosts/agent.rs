@@ -87,6 +87,9 @@ fn for_servers(started: &mut Started, request: Request, cancel: &AtomicBool, end
         }
         Request::Stop { pid } => answer(started.stop(pid), |leftovers| Reply::Stopped { leftovers }),
         Request::StartService { service } => answer(started.start_service(&service), Reply::ServiceStarted),
+        Request::SetProductText { path, key, id, field, value } => {
+            answer(started.set_product_text(&path, &key, (id, &field, &value)), |()| Reply::ProductTextSet)
+        }
         other => return Err(other),
     })
 }

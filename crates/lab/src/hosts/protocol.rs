@@ -141,6 +141,20 @@ pub enum Request {
         /// What to start and where.
         service: Box<ServiceLaunch>,
     },
+    /// Set a text column of a `product` row in a SQLite file of one of this session's run folders
+    /// (the live-data probe of a server on this host, whose cell's file is here).
+    SetProductText {
+        /// The file, under a run folder this session made.
+        path: String,
+        /// The id column.
+        key: String,
+        /// The row's id.
+        id: i64,
+        /// The text column.
+        field: String,
+        /// Its new value.
+        value: String,
+    },
     /// End the session: the agent answers and exits.
     Bye,
 }
@@ -250,6 +264,8 @@ pub enum Reply {
     },
     /// A backing service started.
     ServiceStarted(StartedService),
+    /// The row was changed.
+    ProductTextSet,
     /// The request could not be done; the session stays usable.
     Error {
         /// Why, worded for the user.

@@ -163,6 +163,16 @@ impl RemoteServers {
         }
     }
 
+    /// Sets a text column of a `product` row in the SQLite file `path` there (a cell's, under the
+    /// run's folder).
+    pub fn set_product_text(&mut self, path: &str, key: &str, (id, field, value): (i64, &str, &str)) -> Result<(), HostError> {
+        let request = Request::SetProductText { path: path.into(), key: key.into(), id, field: field.into(), value: value.into() };
+        match self.session.ask(&request, ANSWER, "the cell's SQLite file must be in the run's folder there")? {
+            Reply::ProductTextSet => Ok(()),
+            other => Err(self.session.unexpected("set_product_text", &other)),
+        }
+    }
+
     /// Removes a run folder this session made on the host.
     pub fn discard(&mut self, path: &str) -> Result<(), HostError> {
         match self.session.ask(&Request::Discard { path: path.to_string() }, ANSWER, "remove it by hand")? {

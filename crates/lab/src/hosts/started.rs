@@ -89,6 +89,17 @@ impl Started {
         Ok(started)
     }
 
+    /// The live-data probe's change to a cell's SQLite file, which must be under a run folder of
+    /// this session.
+    pub(crate) fn set_product_text(&self, path: &str, key: &str, change: (i64, &str, &str)) -> Result<(), String> {
+        let file = Path::new(path);
+        let inside = !path.contains("..") && self.runs.iter().any(|r| file.starts_with(r));
+        if !inside {
+            return Err(format!("{path} is not in a run folder of this session"));
+        }
+        crate::services::postgres::set_product_text(file, key, change)
+    }
+
     /// Keeps `server` until it is stopped or the session ends, its marker registered so that a
     /// later agent stops it should this one be killed outright; its pid.
     fn keep(&mut self, server: ServerProcess, name: &str) -> u32 {
@@ -304,6 +315,15 @@ mod tests {
         };
         let tail = state.log_tail.expect("an exited server says what its log ends with");
         assert!(tail.contains(&format!("port {port}")) && tail.contains("rows"), "its port and its own copy: {tail}");
+        // The live-data probe's change, in a file of the run folder only.
+        let db = folder.join("data/p.sqlite");
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE product (id INTEGER, name TEXT); INSERT INTO product VALUES (3, 'old');").unwrap();
+        started.set_product_text(&db.display().to_string(), "id", (3, "name", "new")).unwrap();
+        let name: String = conn.query_row("SELECT name FROM product WHERE id = 3", [], |r| r.get(0)).unwrap();
+        assert_eq!(name, "new");
+        assert!(started.set_product_text(&db.display().to_string(), "id", (3, "name; DROP", "x")).unwrap_err().contains("column names"));
+        assert!(started.set_product_text("/tmp/x.sqlite", "id", (3, "name", "x")).unwrap_err().contains("not in a run folder"));
         assert!(started.discard("/tmp").unwrap_err().contains("not a run folder"), "only its own folders");
         started.discard(&folder.display().to_string()).unwrap();
         assert!(!folder.exists(), "the run folder is gone");

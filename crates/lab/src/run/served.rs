@@ -272,6 +272,21 @@ impl ServerTree for TreeOnHost {
     }
 }
 
+/// A cell's SQLite file on the server host, as the live-data probe changes it: through the agent.
+pub(crate) struct SqliteOnHost {
+    pub(crate) host: Rc<ServerHost>,
+    /// Its path there.
+    pub(crate) path: String,
+    /// The id column.
+    pub(crate) key: String,
+}
+
+impl crate::contract::verify::LiveData for SqliteOnHost {
+    fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
+        self.host.call(|s| s.set_product_text(&self.path, &self.key, (id, field, value)))
+    }
+}
+
 /// A measurement's samples of a tree, being taken: here by the lab's sampler, on the host by its
 /// agent's watch.
 pub(crate) enum Meter {

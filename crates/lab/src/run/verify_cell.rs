@@ -5,12 +5,13 @@ use crate::contract::verify::{self, LiveData, Target};
 use crate::contract::verify::{ServerTree, TreeHere};
 use crate::run::cells::Cell;
 use crate::run::runner::Lab;
-use crate::run::served::{Served, Tree, TreeOnHost};
+use crate::run::served::{Served, SqliteOnHost, Tree, TreeOnHost};
 use crate::services::postgres::SqliteFile;
 use crate::stacks::manifest::{Database, Stack, Variant};
 use bakeoff_model::results::{CheckScope, LabWarning, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::time::Duration;
 
 impl Lab<'_> {
@@ -119,12 +120,20 @@ impl Lab<'_> {
             }
             _ => None,
         };
-        let sqlite = match &stack.products_probe {
-            Some(p) => SqliteFile { path: self.cell_dir(label).join(&p.sqlite), key: p.key.clone() },
-            None => SqliteFile { path: self.cell_dir(label).join("products.sqlite"), key: "id".into() },
+        let (file, key) = match &stack.products_probe {
+            Some(p) => (Path::new(&p.sqlite), p.key.clone()),
+            None => (Path::new("products.sqlite"), "id".to_string()),
         };
-        let products: Option<&dyn LiveData> = match variant.database {
-            Some(Database::Postgres) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+        let sqlite = SqliteFile { path: self.cell_dir(label).join(file), key: key.clone() };
+        // On a server host the cell's file is there: the agent changes it.
+        let sqlite_there = self.server_host().filter(|_| on_host).and_then(|host| {
+            let folder = host.run_folder.borrow().clone()?;
+            let path = Path::new(&folder).join("cells").join(label).join(file).display().to_string();
+            Some(SqliteOnHost { host, path, key })
+        });
+        let products: Option<&dyn LiveData> = match (variant.database, &sqlite_there) {
+            (Some(Database::Postgres), _) => self.services.postgres.as_ref().map(|p| p as &dyn LiveData),
+            (_, Some(there)) => Some(there),
             _ if on_host => None,
             _ => Some(&sqlite),
         };
@@ -137,7 +146,7 @@ impl Lab<'_> {
             products,
             products_out_of_reach: (on_host && products.is_none()).then(|| {
                 format!(
-                    "the cell's SQLite file is on the server host {}, out of this machine's reach",
+                    "the cell's SQLite file is on the server host {}, whose run folder was not made",
                     self.server_host().map(|h| h.host()).unwrap_or_default()
                 )
             }),

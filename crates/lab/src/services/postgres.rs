@@ -259,12 +259,23 @@ pub(crate) struct SqliteFile {
 
 impl LiveData for SqliteFile {
     fn set_text(&self, id: i64, field: &str, value: &str) -> Result<(), String> {
-        let db = rusqlite::Connection::open(&self.path).map_err(|e| e.to_string())?;
-        db.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
-        db.execute(&format!("UPDATE product SET {field} = ?1 WHERE {} = ?2", self.key), rusqlite::params![value, id])
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        set_product_text(&self.path, &self.key, (id, field, value))
     }
+}
+
+/// Sets text column `field` of the `product` row whose `key` is `id` in the SQLite file at `path`
+/// (the live-data probe's change; a server host's agent makes it in a cell's file there). The
+/// names are checked to be identifiers: they are spliced into the statement.
+pub(crate) fn set_product_text(path: &Path, key: &str, (id, field, value): (i64, &str, &str)) -> Result<(), String> {
+    let identifier = |n: &str| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier(key) || !identifier(field) {
+        return Err(format!("`{key}` and `{field}` must be column names"));
+    }
+    let db = rusqlite::Connection::open(path).map_err(|e| e.to_string())?;
+    db.busy_timeout(Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    db.execute(&format!("UPDATE product SET {field} = ?1 WHERE {key} = ?2"), rusqlite::params![value, id])
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
