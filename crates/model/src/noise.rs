@@ -37,8 +37,9 @@ pub struct TrialNoise {
     pub client: CpuSetNoise,
     /// The process outside the measurement that used the most CPU, if any did.
     pub busiest_other: Option<OtherProcess>,
-    /// Client hosts on other machines, each as its agent measured it over the load (every CPU of
-    /// the host, the load generator excluded); this machine's client CPUs are in `client`.
+    /// Client hosts (and a services host) on other machines, each as its agent measured it over
+    /// the load (every CPU of the host, the load generator excluded); this machine's client CPUs
+    /// are in `client`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<HostNoise>,
 }

@@ -317,13 +317,15 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let cpu_before = self.tree_cpu(r.tree);
         let meter = self.meter(r.tree, Instant::now() + settle);
+        let services_watch = self.watch_services_host(Instant::now() + settle);
         let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
         self.hosts.clear_noise();
         let load = self.run_load(&plan);
         let (samples, host_noise) = meter.finish();
-        let noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
+        let mut noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
+        noise.client_hosts.extend(self.services_host_noise(services_watch));
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
         let under_load = self.measure_under_load(cell, r.addr, r.tree, block, &load)?;
         // What the slice's connections left queued is this server's work: served now, on its own

@@ -43,6 +43,7 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
         let meter = self.meter(tree, zero);
+        let services_watch = self.watch_services_host(zero);
         let services = self.lab_pids();
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
@@ -54,7 +55,8 @@ impl Lab<'_> {
             self.append_closed_max(report, cell, addr)?;
         }
         let (samples, host_noise) = meter.finish();
-        let noise = self.trial_noise(probe, tree, (&services, &services_before), &samples, host_noise);
+        let mut noise = self.trial_noise(probe, tree, (&services, &services_before), &samples, host_noise);
+        noise.client_hosts.extend(self.services_host_noise(services_watch));
         // After the measurement's CPU and noise are accounted, on the same warm server.
         let slo = match (&load, &self.settings.slo) {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,

@@ -6,6 +6,8 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use bakeoff_model::noise::HostNoise;
+
 use crate::host::sampler::{self, Sampler, SAMPLE_INTERVAL};
 use crate::hosts::protocol::wall_ns;
 use crate::hosts::remote::RemoteServers;
@@ -62,12 +64,7 @@ impl Lab<'_> {
         match (tree, self.host_of(tree)) {
             (Tree::Here(pid), _) => Meter::Here(Sampler::start(pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus)),
             (_, Some((host, pid))) => {
-                let now = Instant::now();
-                let zero_ns = if zero >= now {
-                    wall_ns() + (zero - now).as_nanos() as u64
-                } else {
-                    wall_ns().saturating_sub((now - zero).as_nanos() as u64)
-                };
+                let zero_ns = wall_ns_at(zero);
                 match self.on_host(&host, |s| s.watch(pid, zero_ns)) {
                     Some(()) => Meter::OnHost(host),
                     None => Meter::Nothing,
@@ -75,6 +72,27 @@ impl Lab<'_> {
             }
             (_, None) => Meter::Nothing,
         }
+    }
+
+    /// A watch of the services host's noise over a measurement from `zero`, when the services run
+    /// on a host of their own on another machine than this one and the servers' (else their noise
+    /// is this machine's probe's or the server host's); None when there is none to watch.
+    pub(crate) fn watch_services_host(&self, zero: Instant) -> Option<Rc<ServerHost>> {
+        let host = self.hosts.services_host.clone()?;
+        if host.this_machine || self.hosts.server_host.as_ref().is_some_and(|s| Rc::ptr_eq(s, &host)) {
+            return None;
+        }
+        let pid = self.services.pids().into_iter().next()?;
+        let zero_ns = wall_ns_at(zero);
+        self.on_host(&host, |s| s.watch(pid, zero_ns)).map(|()| host)
+    }
+
+    /// What the services host's watch measured: its steal and other processes' CPU, as that host's
+    /// row of the trial's noise.
+    pub(crate) fn services_host_noise(&self, watch: Option<Rc<ServerHost>>) -> Option<HostNoise> {
+        let host = watch?;
+        let measured = self.on_host(&host, |s| s.finish())?;
+        Some(HostNoise { host: host.host(), noise: measured.noise.server })
     }
 
     /// Waits at most `limit` for the tree to go quiet over `window`; None when it did (or exited),
@@ -109,5 +127,15 @@ impl Lab<'_> {
                 None
             }
         }
+    }
+}
+
+/// `zero` on this machine's wall clock, ns since the epoch: the instant a host's watch starts at.
+fn wall_ns_at(zero: Instant) -> u64 {
+    let now = Instant::now();
+    if zero >= now {
+        wall_ns() + (zero - now).as_nanos() as u64
+    } else {
+        wall_ns().saturating_sub((now - zero).as_nanos() as u64)
     }
 }
