@@ -61,7 +61,8 @@ impl Lab<'_> {
             return Err(LabError::Input {
                 what: format!("{} {}", stack.name, variant.name),
                 problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server placed at {placed}", k.id()),
-                hint: "place the services where the servers reach them (`[hosts] services = \"netns:NAME\"`)".into(),
+                hint: "place the services where the servers reach them (`[hosts] services = \"ssh://user@host\"` or `\"netns:NAME\"`)"
+                    .into(),
             });
         }
         for k in kinds.iter().filter(|k| !self.services.running(**k)) {
