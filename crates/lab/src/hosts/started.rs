@@ -1,7 +1,8 @@
 //! What a server or services host's agent runs for the controller: the servers and services it
 //! starts (each in its own process group, pinned, logged, as the lab starts one locally), the CPU
-//! time and quiet of their trees, their stops, and the stack setups it runs in its workspace. Every server still running when the session
-//! ends is stopped with it, so a lost controller leaves nothing behind on the host.
+//! time and quiet of their trees, their stops, and the stack setups it runs in its workspace.
+//! Every server still running when the session ends is stopped with it, so a lost controller
+//! leaves nothing behind on the host.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -317,7 +317,7 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let cpu_before = self.tree_cpu(r.tree);
         let meter = self.meter(r.tree, Instant::now() + settle);
-        let services_watch = self.watch_services_host(Instant::now() + settle);
+        let services_watch = self.watch_services_host(r.tree, Instant::now() + settle);
         let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();

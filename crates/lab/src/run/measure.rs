@@ -43,7 +43,7 @@ impl Lab<'_> {
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
         let meter = self.meter(tree, zero);
-        let services_watch = self.watch_services_host(zero);
+        let services_watch = self.watch_services_host(tree, zero);
         let services = self.lab_pids();
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();

@@ -76,10 +76,13 @@ impl Lab<'_> {
 
     /// A watch of the services host's noise over a measurement from `zero`, when the services run
     /// on a host of their own on another machine than this one and the servers' (else their noise
-    /// is this machine's probe's or the server host's); None when there is none to watch.
-    pub(crate) fn watch_services_host(&self, zero: Instant) -> Option<Rc<ServerHost>> {
+    /// is this machine's probe's or the server host's); None when there is none to watch, or when
+    /// the measured `tree` is there already (a baseline's nginx: its meter is that host's one
+    /// watch).
+    pub(crate) fn watch_services_host(&self, tree: Tree, zero: Instant) -> Option<Rc<ServerHost>> {
         let host = self.hosts.services_host.clone()?;
-        if host.this_machine || self.hosts.server_host.as_ref().is_some_and(|s| Rc::ptr_eq(s, &host)) {
+        if matches!(tree, Tree::OnServices(_)) || host.this_machine || self.hosts.server_host.as_ref().is_some_and(|s| Rc::ptr_eq(s, &host))
+        {
             return None;
         }
         let pid = self.services.pids().into_iter().next()?;
