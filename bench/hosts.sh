@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Clients on hosts of their own, on this machine: the controller's overhead and the veth against
-# loopback. Runs the `bench_hosts` test of crates/cli/tests/hosts.rs (release build, as root), which
+# loopback. Runs the `bench_hosts` test of crates/cli/tests/suite/hosts.rs (release build, as root), which
 # builds a namespace topology (two clients, one server) with sshd in one client and prints:
 #   - topology set-up: build three namespaces, the bridge and links (5 times; target < 2 s);
 #   - session open: start an agent over ssh and over `ip netns exec`, check its build, measure its
@@ -25,8 +25,8 @@ command -v /usr/sbin/nginx >/dev/null || { echo "nginx is missing: run scripts/i
 OUT="$ROOT/bench/results/hosts-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 provenance hosts "$ROOT" > "$OUT/summary.txt"
-cargo test --release --locked -p bakeoff --test hosts --manifest-path "$ROOT/Cargo.toml" \
-  -- --ignored --nocapture --exact bench_hosts > "$OUT/test.log" 2>&1 || { cat "$OUT/test.log" >&2; exit 1; }
+cargo test --release --locked -p bakeoff --test suite --manifest-path "$ROOT/Cargo.toml" \
+  -- --ignored --nocapture --exact hosts::bench_hosts > "$OUT/test.log" 2>&1 || { cat "$OUT/test.log" >&2; exit 1; }
 grep '^BENCH ' "$OUT/test.log" | sed 's/^BENCH //' > "$OUT/figures.txt"
 {
   echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
