@@ -9,7 +9,9 @@ use crate::robust::{median_interval, ratio_interval};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+mod launches;
 mod relative;
+use launches::InLaunch;
 pub use relative::{relative_change, RelativeChange};
 
 /// The metrics every comparison shows, in this order.
@@ -142,9 +144,18 @@ impl Comparison {
     }
 }
 
-/// Per cell, the values of `metric` in the first step of each trial (the headline of a plain run).
-fn values(trials: &[&TrialRecord], metric: Metric) -> Vec<f64> {
-    trials.iter().filter(|t| !t.load.steps.is_empty()).map(|t| metric.of(t, t.load.steps.len() - 1)).collect()
+/// Per cell, the values of `metric` in the last step of each trial (the headline of a plain run),
+/// each with the launch it was measured in.
+fn values(trials: &[&TrialRecord], metric: Metric) -> Vec<InLaunch> {
+    trials
+        .iter()
+        .filter(|t| !t.load.steps.is_empty())
+        .map(|t| InLaunch { launch: t.launch.unwrap_or(t.trial), value: metric.of(t, t.load.steps.len() - 1) })
+        .collect()
+}
+
+fn plain(values: &[InLaunch]) -> Vec<f64> {
+    values.iter().map(|v| v.value).collect()
 }
 
 fn by_cell(trials: &[TrialRecord]) -> BTreeMap<CellKey, Vec<&TrialRecord>> {
@@ -199,13 +210,17 @@ fn verdict_of(metric: Metric, bounds: Option<(f64, f64)>) -> Change {
     }
 }
 
-fn metric_change(metric: Metric, a: &[f64], b: &[f64], res: (f64, f64)) -> Option<MetricChange> {
-    let mut r = ratio_interval(a, b)?;
-    r.bounds = r.bounds.and_then(|bounds| widen(bounds, res.0, res.1));
+/// B / A on `metric`: the pooled interval, widened to the launch-level one and by the meters'
+/// resolution.
+fn metric_change(metric: Metric, a: &[InLaunch], b: &[InLaunch], res: (f64, f64)) -> Option<MetricChange> {
+    let (pa, pb) = (plain(a), plain(b));
+    let mut r = ratio_interval(&pa, &pb)?;
+    let by_launch = launches::launch_interval(a, b);
+    r.bounds = r.bounds.map(|pooled| launches::wider(pooled, by_launch)).and_then(|bounds| widen(bounds, res.0, res.1));
     let median = |v: &[f64]| median_interval(v).map_or(f64::NAN, |m| m.median);
     let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
     let verdict = verdict_of(metric, r.bounds);
-    Some(MetricChange { metric, median_a: median(a), median_b: median(b), ratio: r.ratio, low, high, verdict })
+    Some(MetricChange { metric, median_a: median(&pa), median_b: median(&pb), ratio: r.ratio, low, high, verdict })
 }
 
 /// Compares the cells the two runs share; `threshold` is `--fail-if-slower` as a fraction.
@@ -222,7 +237,7 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
         let verdict = main.map_or(Change::NoDetectableChange, |c| c.verdict);
         let regressed = main.is_some_and(|c| c.verdict == Change::Slower && c.proven_regression() > threshold.unwrap_or(f64::INFINITY));
         let m = primary.metric();
-        let precision = agreement(&values(ta, m), &values(tb, m));
+        let precision = agreement(&plain(&values(ta, m)), &plain(&values(tb, m)));
         let relative = None;
         cells.push(CellChange {
             cell: key.clone(),

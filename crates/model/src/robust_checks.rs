@@ -1,8 +1,8 @@
-//! robust.rs's hand-written statistics held to reference values: statrs for the binomial and normal
-//! distributions, and counting every rank order for the exact Mann-Whitney distribution.
+//! robust.rs's hand-written statistics held to reference values: statrs for the binomial, normal and
+//! Student's t distributions, and counting every rank order for the exact Mann-Whitney distribution.
 
 use super::*;
-use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal};
+use statrs::distribution::{Binomial, ContinuousCDF, DiscreteCDF, Normal, StudentsT};
 
 #[test]
 fn the_binomial_cdf_is_statrs_binomial_of_one_half() {
@@ -92,4 +92,18 @@ fn the_normal_approximation_meets_the_exact_distribution_where_it_takes_over() {
     assert!(worst < 1e-3, "largest gap in the 5% tail: {worst}");
     let k = |cdf: &[f64]| (1..=200).rev().find(|&k| 1.0 - 2.0 * cdf[k - 1] >= CONFIDENCE).unwrap();
     assert_eq!(k(&exact), k(&normal));
+}
+
+#[test]
+fn the_t_quantile_is_statrs_students_t() {
+    let exact = |df: f64| StudentsT::new(0.0, 1.0, df).unwrap().inverse_cdf(0.975);
+    for df in 1..=2000 {
+        let (ours, theirs) = (t_975(f64::from(df)), exact(f64::from(df)));
+        assert!((ours / theirs - 1.0).abs() < 1e-4, "df = {df}: {ours} vs statrs {theirs}");
+    }
+    // A fractional df below 6 takes the whole df below it: never narrower than the exact quantile.
+    for tenth in 10..60 {
+        let df = f64::from(tenth) / 10.0;
+        assert!(t_975(df) >= exact(df) * (1.0 - 1e-9), "df = {df}");
+    }
 }

@@ -30,14 +30,22 @@ fn verdict_mark(v: Change) -> &'static str {
     }
 }
 
-/// "0.95x (0.91–0.99) ▼ slower against go-nethttp hello w1 (6/6 blocks)".
+/// "0.95x (0.91–0.99) ▼ slower against go-nethttp hello w1 (6/6 blocks, 3/3 launches)".
 fn relative_cell(r: Option<&RelativeChange>) -> String {
     r.map(|r| {
         let interval = match (r.low, r.high) {
             (Some(l), Some(h)) => format!("{:.2}x ({l:.2}–{h:.2})", r.ratio),
             _ => format!("{:.2}x (no 95% interval)", r.ratio),
         };
-        format!("{interval} {} against {} ({}/{} blocks)", verdict_mark(r.verdict), r.reference.label(), r.blocks_a, r.blocks_b)
+        format!(
+            "{interval} {} against {} ({}/{} blocks, {}/{} launches)",
+            verdict_mark(r.verdict),
+            r.reference.label(),
+            r.blocks_a,
+            r.blocks_b,
+            r.launches_a,
+            r.launches_b
+        )
     })
     .unwrap_or_else(|| "–".into())
 }
@@ -78,7 +86,8 @@ fn agreement(cell: &CellChange) -> Cell {
 /// one run has.
 pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = vec![format!(
-        "A = run {}, B = run {}; ratios are B/A (Hodges-Lehmann, 95% Mann-Whitney interval); verdicts on {}",
+        "A = run {}, B = run {}; ratios are B/A (Hodges-Lehmann, 95% Mann-Whitney interval, widened to Welch's t-interval over \
+         each run's launch means where both runs relaunched their servers: a launch's trials share its start); verdicts on {}",
         c.run_a,
         c.run_b,
         c.primary.describe()

@@ -2,10 +2,12 @@
 //! measured in the same blocks. Within a run the cell and its peer met the same machine in every
 //! block, so each block's ratio cell / peer cancels what hit both (a slow stretch, a slower day);
 //! between the runs the two samples of block ratios are independent, and their Hodges-Lehmann
-//! shift with its Mann-Whitney interval says how far the cell moved against the peer. It holds
+//! shift with its Mann-Whitney interval, widened to Welch's over the runs' launch means (a
+//! launch's blocks share its start), says how far the cell moved against the peer. It holds
 //! where the peer is unchanged; the report names the peer, since a changed peer moves the ratio
 //! as well.
 
+use super::launches::{launch_count, launch_interval, wider, InLaunch};
 use super::{verdict_of, Change};
 use crate::metric::Metric;
 use crate::paired::pairs_between;
@@ -34,12 +36,17 @@ pub struct RelativeChange {
     pub blocks_a: usize,
     /// Blocks paired in run B.
     pub blocks_b: usize,
+    /// Launches of the servers those blocks came from, in run A.
+    pub launches_a: usize,
+    /// Launches in run B.
+    pub launches_b: usize,
 }
 
-/// The block ratios cell / peer of one run, on the last step of the cell's trials.
-fn block_ratios(trials: &[TrialRecord], cell: &CellKey, peer: &CellKey, metric: Metric) -> Vec<f64> {
+/// The block ratios cell / peer of one run, on the last step of the cell's trials, each with its
+/// launch.
+fn block_ratios(trials: &[TrialRecord], cell: &CellKey, peer: &CellKey, metric: Metric) -> Vec<InLaunch> {
     let step = trials.iter().find(|t| &t.cell == cell).map_or(0, |t| t.load.steps.len().saturating_sub(1));
-    pairs_between(trials, cell, peer, metric, step).iter().map(|p| p.log_ratio.exp()).collect()
+    pairs_between(trials, cell, peer, metric, step).iter().map(|p| InLaunch { launch: p.launch, value: p.log_ratio.exp() }).collect()
 }
 
 /// `cell`'s change against the best of `peers` (cells both runs share, absolute change of each
@@ -52,7 +59,7 @@ pub fn relative_change(
     b: &[TrialRecord],
     metric: Metric,
 ) -> Option<RelativeChange> {
-    let mut candidates: Vec<(&CellKey, f64, Vec<f64>, Vec<f64>)> = peers
+    let mut candidates: Vec<(&CellKey, f64, Vec<InLaunch>, Vec<InLaunch>)> = peers
         .iter()
         .filter(|(p, _)| *p != cell && p.scenario == cell.scenario && p.workers == cell.workers)
         .map(|&(p, moved)| (p, moved.ln().abs(), block_ratios(a, cell, p, metric), block_ratios(b, cell, p, metric)))
@@ -60,7 +67,9 @@ pub fn relative_change(
         .collect();
     candidates.sort_by(|x, y| x.1.total_cmp(&y.1).then_with(|| x.0.cmp(y.0)));
     let (reference, _, ra, rb) = candidates.into_iter().next()?;
-    let r = ratio_interval(&ra, &rb)?;
+    let values = |r: &[InLaunch]| r.iter().map(|x| x.value).collect::<Vec<f64>>();
+    let mut r = ratio_interval(&values(&ra), &values(&rb))?;
+    r.bounds = r.bounds.map(|pooled| wider(pooled, launch_interval(&ra, &rb)));
     let (low, high) = (r.bounds.map(|b| b.0), r.bounds.map(|b| b.1));
     Some(RelativeChange {
         reference: reference.clone(),
@@ -70,5 +79,7 @@ pub fn relative_change(
         verdict: verdict_of(metric, r.bounds),
         blocks_a: ra.len(),
         blocks_b: rb.len(),
+        launches_a: launch_count(&ra),
+        launches_b: launch_count(&rb),
     })
 }

@@ -134,11 +134,11 @@ fn compare_finds_a_change_against_a_peer_that_a_slower_day_hides() {
     assert_eq!(x.verdict, bakeoff_model::comparison::Change::NoDetectableChange, "{x:?}");
     let rel = x.relative.as_ref().expect("paired with peer in both runs");
     assert_eq!(rel.reference.stack, "peer");
-    assert_eq!((rel.blocks_a, rel.blocks_b), (8, 8));
+    assert_eq!((rel.blocks_a, rel.blocks_b, rel.launches_a, rel.launches_b), (8, 8, 4, 4));
     assert!((rel.ratio - 0.95).abs() < 0.01 && rel.high.unwrap() < 1.0, "{rel:?}");
     assert_eq!(rel.verdict, bakeoff_model::comparison::Change::Slower);
     let text = bakeoff_report::compare::render(&c, Format::Text);
-    assert!(text.contains("▼ slower against peer hello w2 (8/8 blocks)"), "{text}");
+    assert!(text.contains("▼ slower against peer hello w2 (8/8 blocks, 4/4 launches)"), "{text}");
     // Trials that started their own servers share no blocks with a peer: no such column.
     let solo: Vec<TrialRecord> = a.iter().filter(|t| t.cell.stack == "x").cloned().collect();
     let c = bakeoff_model::comparison::compare(("a", &solo), ("b", &solo), PrimaryMetric::Capacity, None);
@@ -171,4 +171,38 @@ fn a_drift_of_the_whole_machine_between_runs_is_no_change_of_a_cell() {
     assert_eq!((peer.verdict, x.verdict), (Change::NoDetectableChange, Change::NoDetectableChange), "{peer:?} {x:?}");
     let (peer, x) = verdicts(&run(1.0, 1.0), &run(1.0, 0.92));
     assert_eq!((peer.verdict, x.verdict), (Change::NoDetectableChange, Change::Slower), "{peer:?} {x:?}");
+}
+
+#[test]
+fn runs_whose_launches_differ_are_not_called_changed_by_their_many_blocks() {
+    // x runs a few percent off its peer per launch (where its workers landed, a JIT's choices)
+    // while its blocks agree closely within a launch: a run's 12 blocks are 3 observations of the
+    // launch level, not 12. Pooled, the same code's two runs would be called faster; by launches,
+    // no change. A 15% slowdown is still found.
+    use bakeoff_model::comparison::Change;
+    let run = |launch_levels: [f64; 3], x_cost: f64| -> Vec<TrialRecord> {
+        let mut trials = Vec::new();
+        for block in 1..=12u32 {
+            let launch = (block - 1) / 4;
+            let jitter = 1.0 + 0.001 * f64::from(block % 2);
+            let mut peer = slice("peer", block, 100_000.0 * jitter);
+            let mut x = slice("x", block, 80_000.0 * launch_levels[launch as usize] * x_cost * jitter);
+            (peer.launch, x.launch) = (Some(launch), Some(launch));
+            trials.extend([peer, x]);
+        }
+        trials
+    };
+    let x_of = |a: &[TrialRecord], b: &[TrialRecord]| {
+        let c = bakeoff_model::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
+        c.cells.into_iter().find(|x| x.cell.stack == "x").unwrap()
+    };
+    let a = run([1.00, 1.04, 0.97], 1.0);
+    let x = x_of(&a, &run([1.05, 1.01, 1.06], 1.0));
+    let rel = x.relative.as_ref().expect("paired with peer in both runs");
+    assert_eq!((rel.blocks_a, rel.launches_a, rel.blocks_b, rel.launches_b), (12, 3, 12, 3));
+    assert!(rel.low.unwrap() < 1.0 && rel.high.unwrap() > 1.0, "{rel:?}");
+    assert_eq!(x.changes[0].verdict, Change::NoDetectableChange, "{:?}", x.changes[0]);
+    assert_eq!(x.verdict, Change::NoDetectableChange);
+    let x = x_of(&a, &run([1.05, 1.01, 1.06], 0.85));
+    assert_eq!((x.verdict, x.relative.unwrap().verdict), (Change::Slower, Change::Slower));
 }
