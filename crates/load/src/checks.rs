@@ -2,7 +2,7 @@
 //! or for each entry of a deck.
 
 /// Response checks; any failure is counted as an error of its kind.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Checks {
     /// If set, only this status is a success; otherwise any 2xx/3xx is.
     pub expect_status: Option<u16>,

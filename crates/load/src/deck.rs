@@ -15,7 +15,7 @@ pub const MAX_KINDS: usize = u16::MAX as usize;
 /// An ordered list of requests against the plan's address. Every worker walks it in order, from
 /// its own position, so over a run each entry is sent as often as any other up to one partial
 /// pass per worker: the mix is the deck's, exactly, not a random draw at run time.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Deck {
     /// Names of the request kinds; an entry's `kind` indexes this list.
     pub kinds: Vec<String>,
@@ -26,7 +26,7 @@ pub struct Deck {
 }
 
 /// One request of a deck.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DeckEntry {
     /// Index into [`Deck::kinds`].
     pub kind: u16,
@@ -40,6 +40,24 @@ pub struct DeckEntry {
     pub body: Option<Vec<u8>>,
     /// What makes this entry's response a success.
     pub checks: Checks,
+}
+
+impl Deck {
+    /// The deck rotated to start `entries_by` entries (and its login `logins_by` requests) further
+    /// on: one client host's copy of a deck walked from several hosts, so that their workers start
+    /// spread over it as one client's would.
+    pub fn rotated(&self, entries_by: usize, logins_by: usize) -> Deck {
+        let mut d = self.clone();
+        if !d.entries.is_empty() {
+            let n = d.entries.len();
+            d.entries.rotate_left(entries_by % n);
+        }
+        if let Some(login) = d.login.as_mut().filter(|l| !l.requests.is_empty()) {
+            let n = login.requests.len();
+            login.requests.rotate_left(logins_by % n);
+        }
+        d
+    }
 }
 
 impl DeckEntry {
@@ -62,6 +80,8 @@ pub struct PlanDeck {
     pub wants_hash: bool,
     /// The login each connection runs first, if any.
     pub login: Option<PlanLogin>,
+    /// The deck as given, which a client host's agent builds its own from.
+    pub source: Deck,
 }
 
 /// One serialized deck entry.
@@ -109,6 +129,7 @@ impl PlanDeck {
         let login = deck.login.as_ref().map(|l| PlanLogin::new(l, &entries, target)).transpose()?;
         Ok(PlanDeck {
             login,
+            source: deck.clone(),
             kinds: deck.kinds.clone(),
             has_head: entries.iter().any(|e| e.head),
             wants_hash: entries.iter().any(|e| e.checks.wants_hash()),

@@ -208,6 +208,7 @@ pub struct ErrorCounts {
     /// Responses that are not HTTP/1.1 (the connection is dropped).
     pub malformed: u64,
     /// Responses whose status failed the check, by status code.
+    #[serde(with = "status_keys")]
     pub status: BTreeMap<u16, u64>,
     /// Responses whose body length or hash failed the check.
     pub body_mismatch: u64,
@@ -220,6 +221,26 @@ pub struct ErrorCounts {
     /// answer in time); the connection retries after a backoff. Not a request of the deck.
     #[serde(default)]
     pub login: u64,
+}
+
+/// Status codes as JSON object keys, which are strings: read back as numbers also where the map is
+/// buffered before it is read (inside an internally tagged enum, as a client host's reply is), where
+/// serde's own number keys fail.
+mod status_keys {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<S: Serializer>(map: &BTreeMap<u16, u64>, s: S) -> Result<S::Ok, S::Error> {
+        map.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
+        BTreeMap::<String, u64>::deserialize(d)?
+            .into_iter()
+            .map(|(k, v)| k.parse::<u16>().map(|k| (k, v)).map_err(|_| D::Error::custom(format!("status `{k}` is not a status code"))))
+            .collect()
+    }
 }
 
 impl ErrorCounts {
@@ -338,5 +359,29 @@ impl LoadReport {
     /// The report as pretty JSON, the shape docs/load-generator.md describes.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("report serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_codes_read_back_inside_an_internally_tagged_enum() {
+        // A client host's agent replies in such an enum; its counts of failed statuses must arrive.
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "reply", rename_all = "snake_case")]
+        enum Reply {
+            Ran { errors: ErrorCounts },
+        }
+        let mut errors = ErrorCounts::default();
+        errors.status.insert(503, 7);
+        errors.status.insert(404, 1);
+        let line = serde_json::to_string(&Reply::Ran { errors: errors.clone() }).unwrap();
+        assert!(line.contains(r#""status":{"404":1,"503":7}"#), "{line}");
+        assert_eq!(serde_json::from_str::<Reply>(&line).unwrap(), Reply::Ran { errors });
+        let bad =
+            r#"{"reply":"ran","errors":{"connect":0,"read":0,"write":0,"timeout":0,"malformed":0,"status":{"x":1},"body_mismatch":0}}"#;
+        assert!(serde_json::from_str::<Reply>(bad).unwrap_err().to_string().contains("status `x` is not a status code"));
     }
 }

@@ -97,12 +97,47 @@ fn two_clients_merge_to_exactly_the_union_of_their_values() {
     assert!(run.clients.iter().all(|c| c.output.report.steps[1].target_rate == Some(200.0)), "each client ran half the rate");
     let ladder = LoadPlan::builder(&lab.url()).connections(2).threads(1).conn_ladder(vec![2, 6]).duration(Duration::from_secs(1));
     let run = set.run(&ladder.build().unwrap(), &AtomicBool::new(false)).expect("the ladder runs from both clients");
-    set.close();
     steps_merge_exactly(&run, &["2 connections", "6 connections"]);
     let connections: Vec<u32> = run.merged.report.steps.iter().map(|s| s.connections).collect();
     assert_eq!(connections, [2, 6]);
     assert!(run.clients.iter().all(|c| c.output.report.steps[1].connections == 3), "each client ran half the connections");
+
+    let run = set.run(&deck_plan(&lab.url()), &AtomicBool::new(false)).expect("the deck runs from both clients");
+    set.close();
+    kinds_merge_exactly(&run);
     lab.finish(&pids);
+}
+
+/// A request deck of two kinds, `b`'s check one the server fails (it answers 200, not 201), so
+/// that a check that did not reach the clients shows.
+fn deck_plan(url: &str) -> LoadPlan {
+    let mut b = bakeoff_load::DeckEntry::get(1, "/b?x=1");
+    b.checks.expect_status = Some(201);
+    let mut a = bakeoff_load::DeckEntry::get(0, "/a");
+    a.checks.expect_length = Some(12);
+    let entries = vec![a.clone(), b, a];
+    let deck = bakeoff_load::Deck { kinds: vec!["a".into(), "b".into()], entries, login: None };
+    LoadPlan::builder(url).connections(4).deck(deck).duration(Duration::from_secs(1)).build().unwrap()
+}
+
+/// Every kind of the merged step holds the clients' responses and errors summed and exactly the
+/// union of their values; each client ran the deck's checks and mix.
+fn kinds_merge_exactly(run: &bakeoff_lab::hosts::clients::MergedRun) {
+    let merged = &run.merged.report.steps[0].kinds;
+    assert_eq!(merged.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    for (i, kind) in merged.iter().enumerate() {
+        let of_clients: Vec<&bakeoff_load::KindReport> = run.clients.iter().map(|c| &c.output.report.steps[0].kinds[i]).collect();
+        assert!(of_clients.iter().all(|k| k.name == kind.name && k.requests > 20), "{of_clients:?}");
+        assert_eq!(kind.requests, of_clients.iter().map(|k| k.requests).sum::<u64>(), "kind {}", kind.name);
+        assert_eq!(kind.errors.total(), of_clients.iter().map(|k| k.errors.total()).sum::<u64>(), "kind {}", kind.name);
+        let mut union = decode_histogram(&of_clients[0].histogram).unwrap();
+        union.add(decode_histogram(&of_clients[1].histogram).unwrap()).unwrap();
+        assert_eq!(every_value(&decode_histogram(&kind.histogram).unwrap()), every_value(&union), "kind {}", kind.name);
+    }
+    let (a, b) = (&merged[0], &merged[1]);
+    assert_eq!(a.errors.total(), 0, "{:?}", a.errors);
+    assert_eq!(b.errors.total(), b.requests, "every `b` failed the check the clients were sent: {:?}", b.errors);
+    assert!(a.requests > b.requests, "the deck's mix, two `a` to one `b`: {} and {}", a.requests, b.requests);
 }
 
 /// Every merged step of `run` is labelled as `labels` says and holds exactly the union of what the

@@ -282,7 +282,7 @@ mod tests {
     #[test]
     fn a_start_instant_long_past_is_refused() {
         let plan = bakeoff_load::LoadPlan::builder("http://127.0.0.1:9/").build().unwrap();
-        let mut spec = RunSpec::from_plan(&plan).unwrap();
+        let mut spec = RunSpec::from_plan(&plan);
         spec.start_at_ns = wall_ns() - 1_000_000_000;
         let reply = run(&spec, &AtomicBool::new(false), &AtomicBool::new(false));
         assert!(matches!(reply, Reply::Error { message } if message.contains("start instant had passed")));

@@ -220,11 +220,7 @@ fn run_limit(plan: &LoadPlan) -> Duration {
 /// `plan` as `n` specs: connections split (each client needs one), threads at most a client's
 /// connections, the rate and a request budget split; the remainder goes to the first clients.
 pub fn split(plan: &LoadPlan, n: usize) -> Result<Vec<RunSpec>, HostError> {
-    let whole = RunSpec::from_plan(plan).map_err(|u| HostError::Split {
-        clients: n,
-        problem: format!("{} cannot be split yet", u.0),
-        hint: "use a constant rate (--rate) or the closed model with several clients, or one client".into(),
-    })?;
+    let whole = RunSpec::from_plan(plan);
     if n == 0 || (whole.connections as usize) < n {
         return Err(HostError::Split {
             clients: n,
@@ -260,9 +256,21 @@ pub fn split(plan: &LoadPlan, n: usize) -> Result<Vec<RunSpec>, HostError> {
             s.rate = whole.rate.map(|r| r / n as f64);
             s.ramp = ramp.clone();
             s.requests = whole.requests.map(|r| share(r, n, i));
+            s.deck = whole.deck.as_ref().map(|d| rotated_for(d, n, i, s.threads));
             s
         })
         .collect())
+}
+
+/// Client `i`'s copy of a deck walked from `n` clients of `threads` workers each: a client's
+/// worker `w` starts at `w / threads` of its copy, so rotating client `i`'s by `i / (n threads)`
+/// of the deck starts every client's workers interleaved over it, as `n threads` workers of one
+/// client would; a login's requests (taken by connections in turn) are spread over the clients
+/// the same way.
+fn rotated_for(deck: &bakeoff_load::Deck, n: usize, i: usize, threads: u32) -> bakeoff_load::Deck {
+    let slots = n * threads.max(1) as usize;
+    let logins = deck.login.as_ref().map_or(0, |l| l.requests.len());
+    deck.rotated(i * deck.entries.len() / slots, i * logins / n)
 }
 
 /// Client `i`'s share of `total` over `n`: equal parts, the remainder to the first ones.
@@ -303,5 +311,20 @@ mod tests {
         let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(8).threads(1).conn_ladder(vec![3, 8]).build().unwrap();
         let e = split(&plan, 4).unwrap_err().to_string();
         assert!(e.contains("a ladder step of 3 connections for 4 clients"), "{e}");
+    }
+
+    #[test]
+    fn every_client_walks_the_whole_deck_from_between_the_others_workers() {
+        let entries: Vec<bakeoff_load::DeckEntry> = (0..8).map(|i| bakeoff_load::DeckEntry::get(0, &format!("/{i}"))).collect();
+        let deck = bakeoff_load::Deck { kinds: vec!["k".into()], entries, login: None };
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").connections(4).threads(2).deck(deck).build().unwrap();
+        let specs = split(&plan, 2).unwrap();
+        let firsts: Vec<&str> = specs.iter().map(|s| s.deck.as_ref().unwrap().entries[0].path.as_str()).collect();
+        // Two clients of two workers: client 1's copy starts a quarter on, so the four workers
+        // start at entries 0, 2 (client 1), 4 (client 0's second), 6, as four of one client would.
+        assert_eq!(firsts, ["/0", "/2"]);
+        assert!(specs.iter().all(|s| s.deck.as_ref().unwrap().entries.len() == 8), "each copy is the whole deck");
+        let back = specs[1].to_plan().unwrap();
+        assert_eq!(back.deck.unwrap().entries.len(), 8, "the agent builds the deck it was sent");
     }
 }

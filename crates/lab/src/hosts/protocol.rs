@@ -7,7 +7,7 @@ use bakeoff_model::noise::TrialNoise;
 use bakeoff_model::results::{MachineInfo, ProcessSample};
 use serde::{Deserialize, Serialize};
 
-pub use super::spec::{ClientResult, RunSpec, StepHistograms, Unsplittable};
+pub use super::spec::{ClientResult, RunSpec, StepHistograms};
 use crate::host::cpu_meter::CpuReading;
 use crate::host::doctor::Governor;
 pub use crate::services::StartedService;
@@ -444,23 +444,38 @@ mod tests {
             .warmup(Duration::from_millis(300))
             .build()
             .unwrap();
-        let spec = RunSpec::from_plan(&plan).unwrap();
+        let spec = RunSpec::from_plan(&plan);
         let line = serde_json::to_string(&Request::Run { spec: Box::new(spec.clone()) }).unwrap();
         let Request::Run { spec: back } = serde_json::from_str(&line).unwrap() else { panic!("{line}") };
         assert_eq!(back.to_plan().unwrap(), plan);
         let ramp = LoadPlan::builder("http://127.0.0.1:9/").ramp(bakeoff_load::Ramp::parse("10:10:1s:20:3s").unwrap()).build().unwrap();
         let ladder = LoadPlan::builder("http://127.0.0.1:9/").threads(1).conn_ladder(vec![1, 4]).step_duration(Duration::from_secs(2));
         for plan in [ramp, ladder.build().unwrap()] {
-            let line = serde_json::to_string(&RunSpec::from_plan(&plan).unwrap()).unwrap();
+            let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
             assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan, "a ramp and a ladder go through too");
         }
-        let deck = bakeoff_load::Deck {
-            kinds: vec!["/a".into()],
-            entries: vec![bakeoff_load::DeckEntry::get(0, "/a")],
-            ..bakeoff_load::Deck::default()
+        // A scenario file's deck, its checks and its login go through as given, not dropped.
+        let mut post = bakeoff_load::DeckEntry::get(1, "/b?n=2");
+        (post.method, post.body, post.checks.expect_status) = ("POST".into(), Some(b"{}".to_vec()), Some(201));
+        post.headers.push(("Authorization".into(), "Bearer {{token}}".into()));
+        let login = bakeoff_load::Login {
+            requests: vec![bakeoff_load::LoginRequest {
+                method: "POST".into(),
+                path: "/login".into(),
+                headers: vec![],
+                body: Some(b"{\"user\":\"u1\"}".to_vec()),
+                expect_status: 200,
+            }],
+            captures: vec![bakeoff_load::Capture { name: "token".into(), path: vec![bakeoff_load::JsonStep::Key("token".into())] }],
         };
-        let deck = LoadPlan::builder("http://127.0.0.1:9/").deck(deck).build().unwrap();
-        assert!(RunSpec::from_plan(&deck).is_err(), "a deck is refused, not dropped");
+        let deck = bakeoff_load::Deck {
+            kinds: vec!["a".into(), "b".into()],
+            entries: vec![bakeoff_load::DeckEntry::get(0, "/a"), post],
+            login: Some(login),
+        };
+        let plan = LoadPlan::builder("http://127.0.0.1:9/").deck(deck).build().unwrap();
+        let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
+        assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bakeoff_load::{LoadPlan, LoadReport, PlanError, Ramp, Schedule, Stop};
+use bakeoff_load::{Deck, LoadPlan, LoadReport, PlanError, Ramp, Schedule, Stop};
 use bakeoff_model::noise::TrialNoise;
 use serde::{Deserialize, Serialize};
 
@@ -54,6 +54,9 @@ pub struct RunSpec {
     pub expect_length: Option<u64>,
     /// Expected FNV-1a 64 body hash.
     pub expect_body_hash: Option<u64>,
+    /// The requests to send in turn instead of the URL's (a scenario file's deck), as given.
+    #[serde(default)]
+    pub deck: Option<Deck>,
     /// CPUs on the agent's host the threads are pinned to.
     pub pin_cpus: Vec<usize>,
     /// When the load starts, in ns since the epoch on the *agent's* clock (the controller has
@@ -99,16 +102,9 @@ impl RampSpec {
     }
 }
 
-/// What a plan has that a spec cannot carry yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsplittable(pub &'static str);
-
 impl RunSpec {
-    /// The spec of `plan` as a whole (the caller splits it). A deck is refused: it is not carried.
-    pub fn from_plan(plan: &LoadPlan) -> Result<RunSpec, Unsplittable> {
-        if plan.deck.is_some() {
-            return Err(Unsplittable("a scenario deck"));
-        }
+    /// The spec of `plan` as a whole (the caller splits it).
+    pub fn from_plan(plan: &LoadPlan) -> RunSpec {
         let (rate, ramp) = match &plan.schedule {
             Schedule::Closed => (None, None),
             Schedule::Rate(r) => (Some(*r), None),
@@ -118,7 +114,7 @@ impl RunSpec {
             Stop::Duration(d) => (Some(d.as_nanos() as u64), None),
             Stop::Requests(n) => (None, Some(n)),
         };
-        Ok(RunSpec {
+        RunSpec {
             urls: plan.targets.iter().map(|t| t.url.clone()).collect(),
             method: plan.method.clone(),
             headers: plan.headers.clone(),
@@ -139,9 +135,10 @@ impl RunSpec {
             expect_status: plan.checks.expect_status,
             expect_length: plan.checks.expect_length,
             expect_body_hash: plan.checks.expect_body_hash,
+            deck: plan.deck.as_ref().map(|d| d.source.clone()),
             pin_cpus: plan.pin_cpus.clone(),
             start_at_ns: 0,
-        })
+        }
     }
 
     /// The plan the agent runs, validated as `bakeoff load` validates its flags.
@@ -194,6 +191,9 @@ impl RunSpec {
         }
         if let Some(h) = self.expect_body_hash {
             b = b.expect_body_hash(h);
+        }
+        if let Some(d) = &self.deck {
+            b = b.deck(d.clone());
         }
         b.build()
     }

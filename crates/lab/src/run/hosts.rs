@@ -2,7 +2,7 @@
 //! started at one instant, their histograms added exactly) instead of this process, and the servers
 //! and the services start inside a network namespace of this machine, or on an ssh host by its
 //! agent, bound to its address, so every request crosses a real link. What is not placed runs as
-//! before; what cannot be placed yet is refused before anything starts, with what to do instead.
+//! before.
 
 use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
@@ -24,25 +24,6 @@ pub use crate::hosts::session::HostAccess;
 use crate::hosts::session::{ClockOffset, Session};
 use crate::hosts::HostError;
 use crate::run::served::ServerHost;
-use crate::run::settings::LoadSettings;
-
-/// Refuses, before anything runs, a placement `run` cannot carry out, with what to do instead.
-pub(crate) fn check_roles(s: &LoadSettings) -> Result<(), LabError> {
-    let refuse =
-        |what: &str, problem: &str, hint: &str| Err(LabError::Input { what: what.into(), problem: problem.into(), hint: hint.into() });
-    let roles = &s.roles;
-    if roles.client.is_empty() {
-        return Ok(());
-    }
-    if let Some(file) = s.scenario_files.first() {
-        return refuse(
-            "[hosts] client",
-            &format!("scenario file `{}`: its deck of requests is not sent to client hosts yet", file.workload.name),
-            "run the scenario files with the clients local (the servers may stay placed)",
-        );
-    }
-    Ok(())
-}
 
 /// The address a role's processes bind and are reached at (the servers': the load's target), and
 /// the namespace they start in.
@@ -400,23 +381,6 @@ mod tests {
             keep_noisiest(&mut kept, s);
         }
         assert_eq!(kept, vec![seen("a", 9.5), seen("b", 1.0)]);
-    }
-
-    #[test]
-    fn placements_run_cannot_carry_out_are_refused_with_what_to_do() {
-        let mut s = LoadSettings::default();
-        s.roles.server = "ssh://me@10.0.0.9".parse().unwrap();
-        assert!(check_roles(&s).is_ok(), "servers on an ssh host");
-        s.roles.server = Place::Local;
-        s.roles.services = "ssh://me@10.0.0.8".parse().unwrap();
-        assert!(check_roles(&s).is_ok(), "services on an ssh host");
-        s.roles.services = "netns:db".parse().unwrap();
-        assert!(check_roles(&s).is_ok(), "services in a namespace");
-        s.roles.services = Place::Local;
-        s.roles.client = vec!["netns:c".parse().unwrap()];
-        assert!(check_roles(&s).is_ok());
-        s.conn_ladder = Some(vec![1, 8]);
-        assert!(check_roles(&s).is_ok(), "a ladder is split across clients");
     }
 
     #[test]

@@ -320,7 +320,6 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     if let Some(services) = &o.services_host {
         s.roles.services = services.clone();
     }
-    crate::run::hosts::check_roles(&s)?;
     if let Some(soak) = o.soak {
         s.duration = soak;
         s.trials = 1;

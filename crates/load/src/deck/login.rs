@@ -8,7 +8,7 @@ use crate::target::{serialize_request, Target};
 
 /// The login a deck's connections run first. A header value of a deck entry holding `{{name}}`,
 /// for a name captured here, gets the value the connection's login captured.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Login {
     /// The login requests; connections take them in turn (one, if the login draws no variable).
     pub requests: Vec<LoginRequest>,
@@ -17,7 +17,7 @@ pub struct Login {
 }
 
 /// One login request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LoginRequest {
     /// The method, any case (sent upper case).
     pub method: String,
@@ -32,7 +32,7 @@ pub struct LoginRequest {
 }
 
 /// A value taken from the login's JSON answer.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Capture {
     /// The name deck entries' headers use as `{{name}}`.
     pub name: String,
@@ -41,7 +41,7 @@ pub struct Capture {
 }
 
 /// One step of a JSON path.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum JsonStep {
     /// An object's member.
     Key(String),
