@@ -13,6 +13,7 @@ pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
         Ok(SetupOutcome::Cached) => eprintln!("setup {stack:<34} cached"),
         Ok(SetupOutcome::Done(t)) => eprintln!("setup {stack:<34} done in {:.0} s", t.as_secs_f64()),
         Ok(SetupOutcome::Nothing) => eprintln!("setup {stack:<34} nothing to do"),
+        Ok(SetupOutcome::Restored) => eprintln!("setup {stack:<34} restored (this machine built the same inputs before)"),
         Err(e) => eprintln!("setup {stack:<34} FAILED\n{e}"),
     }
 }

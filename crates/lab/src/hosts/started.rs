@@ -236,7 +236,7 @@ pub(crate) fn setup(root: &Path, stacks: &[String], cancel: &AtomicBool) -> Resu
     for stack in chosen {
         let Some(job) = crate::stacks::setup::SetupJob::for_stack(stack) else { continue };
         let outcome = crate::stacks::setup::run_with_progress(&job, root, false, cancel, &mut |_| {});
-        let done = outcome.map(|o| matches!(o, crate::stacks::setup::SetupOutcome::Done(_)));
+        let done = outcome.map(|o| o.has_new_outputs());
         match done.and_then(|done| crate::stacks::versions::record(stack, root, done)) {
             Err(e) => failed.push(format!("{}: {e}", stack.name)),
             Ok(()) => {

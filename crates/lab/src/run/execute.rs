@@ -129,7 +129,7 @@ pub fn setup_stacks<'s>(
         // After a successful setup, what it installed (`setup.versions`) is recorded for reports.
         let heard = &mut |progress: setup::SetupProgress<'_>| (events)(Event::SetupProgress { stack: &stack.name, progress });
         let outcome = setup::run_with_progress(&job, root, force, cancel, heard)
-            .and_then(|o| crate::stacks::versions::record(stack, root, matches!(o, setup::SetupOutcome::Done(_))).map(|()| o));
+            .and_then(|o| crate::stacks::versions::record(stack, root, o.has_new_outputs()).map(|()| o));
         failed += usize::from(outcome.is_err());
         (events)(Event::SetupFinished { stack: &stack.name, outcome: &outcome });
     }

@@ -7,5 +7,6 @@ pub mod manifest;
 pub mod scaffold;
 mod scaffold_like;
 pub mod setup;
+pub(crate) mod setup_outputs;
 mod stack_folder;
 pub(crate) mod versions;

@@ -4,6 +4,7 @@
 use crate::error::LabError;
 use crate::host::process::log_tail;
 use crate::stacks::manifest::Stack;
+use crate::stacks::setup_outputs::{self, OUTPUT_FOLDERS};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,16 @@ pub enum SetupOutcome {
     Done(Duration),
     /// There is nothing to set up: no packages and no commands.
     Nothing,
+    /// Its packages were installed and its build outputs copied from another checkout's setup of
+    /// the same inputs on this machine (`setup_outputs.rs`): no command ran.
+    Restored,
+}
+
+impl SetupOutcome {
+    /// The stack folder has new outputs (built or restored): what they hold is to be recorded.
+    pub fn has_new_outputs(&self) -> bool {
+        matches!(self, SetupOutcome::Done(_) | SetupOutcome::Restored)
+    }
 }
 
 /// Where a setup is, as it goes: for a front end to show while a build takes minutes.
@@ -131,10 +142,16 @@ pub fn run_with_progress(
         log: log.clone(),
     })?;
     let _ = std::fs::remove_file(&log);
+    if !force && !job.commands.is_empty() && setup_outputs::restore(&machine_cache(), job.name, job.dir, &hash) {
+        std::fs::write(&stamp, &hash).ok();
+        return Ok(SetupOutcome::Restored);
+    }
+    let before = setup_outputs::Sources::of(job.dir);
     for (i, command) in job.commands.iter().enumerate() {
         progress(SetupProgress::Running { index: i + 1, count: job.commands.len(), command });
         run_command(job, command, &log, cancel, progress)?;
     }
+    setup_outputs::keep(&machine_cache(), job.name, job.dir, &hash, &before);
     std::fs::write(&stamp, &hash).ok();
     Ok(SetupOutcome::Done(started.elapsed()))
 }
@@ -293,15 +310,13 @@ pub(crate) fn inputs_hash(job: &SetupJob<'_>) -> String {
     hex::encode(h.finalize())
 }
 
-const SKIPPED: [&str; 6] = ["target", "node_modules", ".venv", "__pycache__", "bin", "build"];
-
 fn collect_files(path: &Path, out: &mut Vec<PathBuf>) {
     if path.is_file() {
         out.push(path.to_path_buf());
     } else if let Ok(entries) = std::fs::read_dir(path) {
         for e in entries.flatten() {
             let p = e.path();
-            let skip = p.file_name().and_then(|n| n.to_str()).map(|n| SKIPPED.contains(&n)).unwrap_or(false);
+            let skip = p.file_name().and_then(|n| n.to_str()).map(|n| OUTPUT_FOLDERS.contains(&n)).unwrap_or(false);
             if !skip {
                 collect_files(&p, out);
             }

@@ -2,6 +2,7 @@
 //! written, and trees copied with build outputs and tool folders left behind.
 
 use crate::error::LabError;
+use crate::stacks::setup_outputs::OUTPUT_FOLDERS;
 use std::path::Path;
 
 /// Checks `LANGUAGE/NAME` and returns its two parts.
@@ -32,7 +33,7 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) -
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name();
-        let skipped = name.to_str().is_some_and(|n| SKIPPED.contains(&n));
+        let skipped = name.to_str().is_some_and(|n| TOOL_FOLDERS.contains(&n) || OUTPUT_FOLDERS.contains(&n));
         if skipped || path.is_symlink() {
             continue;
         }
@@ -50,8 +51,8 @@ pub(crate) fn copy_tree(from: &Path, to: &Path, edit: &dyn Fn(&str) -> String) -
     Ok(())
 }
 
-/// Build outputs and tool folders no stack folder should carry over.
-const SKIPPED: [&str; 9] = [".git", "target", "node_modules", ".venv", "__pycache__", "bin", "build", ".bakeoff-cache", "results"];
+/// Tool folders no stack folder should carry over (nor build outputs, `OUTPUT_FOLDERS`).
+const TOOL_FOLDERS: [&str; 3] = [".git", ".bakeoff-cache", "results"];
 
 pub(crate) fn write(path: &Path, text: &str) -> Result<(), LabError> {
     std::fs::write(path, text).map_err(|e| write_error(path, e))
