@@ -4,9 +4,9 @@
 //! whose every change to the stack folder is inside its output folders are kept, and never a
 //! Python virtual environment, whose scripts name the absolute path they were made at.
 
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// Folders a setup builds into: not inputs of its hash, and what is kept here.
 pub(crate) const OUTPUT_FOLDERS: [&str; 6] = ["target", "node_modules", ".venv", "__pycache__", "bin", "build"];
@@ -14,10 +14,11 @@ pub(crate) const OUTPUT_FOLDERS: [&str; 6] = ["target", "node_modules", ".venv",
 /// Output folders that name their own absolute path, so a copy elsewhere would not run.
 const NOT_RELOCATABLE: [&str; 1] = [".venv"];
 
-/// Every file of a stack folder outside its output folders, with its size and modification time:
-/// what a setup must leave as it found it for its outputs to be all it made.
+/// Every file of a stack folder outside its output folders, with a hash of its content (a tool
+/// that rewrites a file unchanged, as npm its lock file, changes nothing): what a setup must leave
+/// as it found it for its outputs to be all it made.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Sources(BTreeMap<PathBuf, (u64, Option<SystemTime>)>);
+pub(crate) struct Sources(BTreeMap<PathBuf, [u8; 32]>);
 
 impl Sources {
     /// The folder's files now.
@@ -28,7 +29,7 @@ impl Sources {
     }
 }
 
-fn list(root: &Path, path: &Path, out: &mut BTreeMap<PathBuf, (u64, Option<SystemTime>)>) {
+fn list(root: &Path, path: &Path, out: &mut BTreeMap<PathBuf, [u8; 32]>) {
     let Ok(entries) = std::fs::read_dir(path) else { return };
     for e in entries.flatten() {
         let p = e.path();
@@ -38,7 +39,8 @@ fn list(root: &Path, path: &Path, out: &mut BTreeMap<PathBuf, (u64, Option<Syste
                 list(root, &p, out);
             }
         } else {
-            out.insert(p.strip_prefix(root).unwrap_or(&p).to_path_buf(), (meta.len(), meta.modified().ok()));
+            let content = std::fs::read(&p).unwrap_or_default();
+            out.insert(p.strip_prefix(root).unwrap_or(&p).to_path_buf(), Sha256::digest(&content).into());
         }
     }
 }
@@ -129,7 +131,12 @@ mod tests {
         assert_eq!(std::fs::read_to_string(b.join("node_modules/x/index.js")).unwrap(), "built");
         assert!(!restore(&cache, "t/node", &b, "h2"), "another inputs hash has nothing kept");
 
-        // A setup that also wrote beside its outputs, or made a virtual environment, is not kept.
+        // A file rewritten as it was (npm's lock file) is no change; one written beside the
+        // outputs, or a virtual environment, keeps nothing.
+        let before = Sources::of(&a);
+        std::fs::write(a.join("package.json"), "{}").unwrap();
+        keep(&cache, "t/node", &a, "h5", &before);
+        assert!(restore(&cache, "t/node", &b, "h5"));
         let before = Sources::of(&a);
         std::fs::write(a.join("generated.h"), "x").unwrap();
         keep(&cache, "t/node", &a, "h3", &before);
