@@ -454,28 +454,6 @@ mod tests {
             let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
             assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan, "a ramp and a ladder go through too");
         }
-        // A scenario file's deck, its checks and its login go through as given, not dropped.
-        let mut post = bakeoff_load::DeckEntry::get(1, "/b?n=2");
-        (post.method, post.body, post.checks.expect_status) = ("POST".into(), Some(b"{}".to_vec()), Some(201));
-        post.headers.push(("Authorization".into(), "Bearer {{token}}".into()));
-        let login = bakeoff_load::Login {
-            requests: vec![bakeoff_load::LoginRequest {
-                method: "POST".into(),
-                path: "/login".into(),
-                headers: vec![],
-                body: Some(b"{\"user\":\"u1\"}".to_vec()),
-                expect_status: 200,
-            }],
-            captures: vec![bakeoff_load::Capture { name: "token".into(), path: vec![bakeoff_load::JsonStep::Key("token".into())] }],
-        };
-        let deck = bakeoff_load::Deck {
-            kinds: vec!["a".into(), "b".into()],
-            entries: vec![bakeoff_load::DeckEntry::get(0, "/a"), post],
-            login: Some(login),
-        };
-        let plan = LoadPlan::builder("http://127.0.0.1:9/").deck(deck).build().unwrap();
-        let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
-        assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan);
     }
 
     #[test]
