@@ -101,9 +101,11 @@ fn the_t_quantile_is_statrs_students_t() {
         let (ours, theirs) = (t_975(f64::from(df)), exact(f64::from(df)));
         assert!((ours / theirs - 1.0).abs() < 1e-4, "df = {df}: {ours} vs statrs {theirs}");
     }
-    // A fractional df below 6 takes the whole df below it: never narrower than the exact quantile.
-    for tenth in 10..60 {
-        let df = f64::from(tenth) / 10.0;
-        assert!(t_975(df) >= exact(df) * (1.0 - 1e-9), "df = {df}");
+    // A fractional df below 6 is interpolated: never narrower than the exact quantile, nor a
+    // quarter wider.
+    for hundredth in 100..600 {
+        let df = f64::from(hundredth) / 100.0;
+        let (ours, theirs) = (t_975(df), exact(df));
+        assert!(ours >= theirs * (1.0 - 1e-9) && ours < theirs * 1.25, "df = {df}: {ours} vs statrs {theirs}");
     }
 }
