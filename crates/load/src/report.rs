@@ -208,7 +208,7 @@ pub struct ErrorCounts {
     /// Responses that are not HTTP/1.1 (the connection is dropped).
     pub malformed: u64,
     /// Responses whose status failed the check, by status code.
-    #[serde(with = "status_keys")]
+    #[serde(deserialize_with = "status_keys")]
     pub status: BTreeMap<u16, u64>,
     /// Responses whose body length or hash failed the check.
     pub body_mismatch: u64,
@@ -226,21 +226,12 @@ pub struct ErrorCounts {
 /// Status codes as JSON object keys, which are strings: read back as numbers also where the map is
 /// buffered before it is read (inside an internally tagged enum, as a client host's reply is), where
 /// serde's own number keys fail.
-mod status_keys {
+fn status_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
     use serde::de::Error;
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-    use std::collections::BTreeMap;
-
-    pub fn serialize<S: Serializer>(map: &BTreeMap<u16, u64>, s: S) -> Result<S::Ok, S::Error> {
-        map.serialize(s)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<u16, u64>, D::Error> {
-        BTreeMap::<String, u64>::deserialize(d)?
-            .into_iter()
-            .map(|(k, v)| k.parse::<u16>().map(|k| (k, v)).map_err(|_| D::Error::custom(format!("status `{k}` is not a status code"))))
-            .collect()
-    }
+    BTreeMap::<String, u64>::deserialize(d)?
+        .into_iter()
+        .map(|(k, v)| k.parse::<u16>().map(|k| (k, v)).map_err(|_| D::Error::custom(format!("status `{k}` is not a status code"))))
+        .collect()
 }
 
 impl ErrorCounts {

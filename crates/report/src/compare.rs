@@ -87,7 +87,7 @@ fn agreement(cell: &CellChange) -> Cell {
 pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
     let mut out = vec![format!(
         "A = run {}, B = run {}; ratios are B/A (Hodges-Lehmann, 95% Mann-Whitney interval, widened to Welch's t-interval over \
-         each run's launch means where both runs relaunched their servers: a launch's trials share its start); verdicts on {}",
+         each run's launch means where a launch holds several trials: they share its start); verdicts on {}",
         c.run_a,
         c.run_b,
         c.primary.describe()
@@ -95,7 +95,7 @@ pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
     if c.cells.iter().any(|x| x.relative.is_some()) {
         out.push(format!(
             "against a peer, paired: the {} ratio to a peer measured in the same blocks, run B's over run A's (Hodges-Lehmann, \
-             95% Mann-Whitney interval of the block ratios); the peer that moved least is used, so it holds where the peer is unchanged",
+             95% Mann-Whitney interval of the block ratios, widened over launches as above); the peer that moved least is used, so it holds where the peer is unchanged",
             c.primary.metric().heading()
         ));
         out.push(

@@ -55,9 +55,9 @@ fn outputs(dir: &Path) -> Vec<String> {
     OUTPUT_FOLDERS.iter().filter(|n| dir.join(n).is_dir()).map(|n| n.to_string()).collect()
 }
 
-/// Keeps in the machine cache `cache` what the setup of `stack` in `dir` made, if all of it is in relocatable output folders:
-/// `before` is the folder's sources as the setup found them. Best effort: a setup is never failed
-/// for a copy it could not keep.
+/// Keeps in the machine cache `cache` what the setup of `stack` in `dir` made, if all of it is in
+/// relocatable output folders: `before` is the folder's sources as the setup found them. Best
+/// effort: a setup is never failed for a copy it could not keep.
 pub(crate) fn keep(cache: &Path, stack: &str, dir: &Path, hash: &str, before: &Sources) {
     let made = outputs(dir);
     if made.is_empty() || made.iter().any(|o| NOT_RELOCATABLE.contains(&o.as_str())) || Sources::of(dir) != *before {

@@ -5,7 +5,9 @@
 //! interval then calls two runs of the same code changed whenever their launches happened to
 //! differ. Here each launch's mean log value is one observation and Welch's t-interval over the
 //! two runs' launch means bounds the shift; a comparison uses the wider of this interval and the
-//! pooled one.
+//! pooled one. Where every launch holds one value (the trial schedule starts a server per trial)
+//! the pooled interval is already at the launch level and stays as it is: distribution-free, and
+//! not widened by one outlying trial.
 
 use crate::robust::t_975;
 
@@ -18,15 +20,15 @@ pub(crate) struct InLaunch {
     pub value: f64,
 }
 
-/// Mean log value per launch, in launch order.
-fn launch_means(values: &[InLaunch]) -> Vec<f64> {
+/// Mean log value per launch, in launch order, with how many values each holds.
+fn launch_means(values: &[InLaunch]) -> Vec<(f64, u32)> {
     let mut by_launch: std::collections::BTreeMap<u32, (f64, u32)> = Default::default();
     for v in values.iter().filter(|v| v.value.is_finite() && v.value > 0.0) {
         let (sum, n) = by_launch.entry(v.launch).or_default();
         *sum += v.value.ln();
         *n += 1;
     }
-    by_launch.into_values().map(|(sum, n)| sum / f64::from(n)).collect()
+    by_launch.into_values().map(|(sum, n)| (sum / f64::from(n), n)).collect()
 }
 
 fn mean_and_variance(x: &[f64]) -> (f64, f64) {
@@ -36,12 +38,16 @@ fn mean_and_variance(x: &[f64]) -> (f64, f64) {
 }
 
 /// The 95% interval of B / A from the two runs' launch means (Welch: unequal variances, its
-/// Satterthwaite degrees of freedom); None unless each run has at least two launches.
+/// Satterthwaite degrees of freedom); None unless each run has at least two launches and some
+/// launch holds more than one value.
 pub(crate) fn launch_interval(a: &[InLaunch], b: &[InLaunch]) -> Option<(f64, f64)> {
-    let (la, lb) = (launch_means(a), launch_means(b));
-    if la.len() < 2 || lb.len() < 2 {
+    let (a, b) = (launch_means(a), launch_means(b));
+    let clustered = a.iter().chain(&b).any(|&(_, n)| n > 1);
+    if a.len() < 2 || b.len() < 2 || !clustered {
         return None;
     }
+    let means = |l: &[(f64, u32)]| l.iter().map(|m| m.0).collect::<Vec<f64>>();
+    let (la, lb) = (means(&a), means(&b));
     let ((ma, va), (mb, vb)) = (mean_and_variance(&la), mean_and_variance(&lb));
     let (sa, sb) = (va / la.len() as f64, vb / lb.len() as f64);
     let se = (sa + sb).sqrt();
@@ -108,6 +114,15 @@ mod tests {
         // Not positive or not finite values are not observations.
         let bad = [InLaunch { launch: 0, value: 0.0 }, InLaunch { launch: 1, value: f64::NAN }];
         assert_eq!(launch_count(&bad), 0);
+    }
+
+    #[test]
+    fn a_launch_per_trial_keeps_the_pooled_interval() {
+        // The trial schedule: every value a launch of its own, so pooling them is already right.
+        let a = run(&[100.0, 104.0, 97.0, 101.0], 1, 0.0);
+        let b = run(&[90.0, 91.0, 89.5, 120.0], 1, 0.0);
+        assert_eq!(launch_interval(&a, &b), None);
+        assert!(launch_interval(&a, &run(&[90.0, 91.0], 2, 0.01)).is_some(), "one side's blocks share launches");
     }
 
     #[test]
