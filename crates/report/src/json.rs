@@ -227,49 +227,46 @@ fn proxy<'a>(view: &'a ReportView) -> Option<Proxy<'a>> {
     })
 }
 
+/// Every cell's line: its estimates, findings, memory fit and request kinds.
+fn cells<'a>(view: &'a ReportView) -> Vec<Cell<'a>> {
+    let cell = |c: &'a bakeoff_model::summary::CellSummary| Cell {
+        cell: &c.cell,
+        step: c.step,
+        step_label: &c.step_label,
+        target_rate: c.target_rate,
+        metrics: c.metrics.iter().map(|(m, e)| (m.id(), e)).collect(),
+        rps_spread: c.rps_spread,
+        disagree: c.disagree,
+        unrankable: c.unrankable.iter().map(bakeoff_model::finding::Finding::tagged).collect(),
+        client_bound: c.client_bound,
+        warnings: view.warnings_of(c).map(|w| Warning { kind: w.kind(), message: w.message(), advice: w.advice() }).collect(),
+        memory: view
+            .memory_of(&c.cell)
+            .and_then(|m| m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })),
+        kinds: view.kinds.iter().find(|k| k.cell == c.cell && k.step == c.step).map_or(&[], |k| &k.kinds[..]),
+    };
+    view.cells.iter().map(cell).collect()
+}
+
+/// Each scenario's ratios to its fastest cell, keyed by scenario id.
+fn relative<'a>(view: &'a ReportView) -> BTreeMap<&'a str, Vec<Relative<'a>>> {
+    let row = |r: &'a crate::scenario::Relative| Relative {
+        cell: &r.cell,
+        ratio: r.ratio,
+        low: r.low,
+        high: r.high,
+        fastest: r.fastest,
+        paired: r.paired.map(|(blocks, launches)| Paired { blocks, launches }),
+        within_noise: r.within_noise(),
+    };
+    view.scenarios.iter().map(|s| (s.scenario.id(), s.relative.iter().map(row).collect())).collect()
+}
+
 /// The JSON report document, pretty-printed.
 pub(crate) fn render(view: &ReportView) -> String {
     let d = view.data;
-    let cells = view
-        .cells
-        .iter()
-        .map(|c| Cell {
-            cell: &c.cell,
-            step: c.step,
-            step_label: &c.step_label,
-            target_rate: c.target_rate,
-            metrics: c.metrics.iter().map(|(m, e)| (m.id(), e)).collect(),
-            rps_spread: c.rps_spread,
-            disagree: c.disagree,
-            unrankable: c.unrankable.iter().map(bakeoff_model::finding::Finding::tagged).collect(),
-            client_bound: c.client_bound,
-            warnings: view.warnings_of(c).map(|w| Warning { kind: w.kind(), message: w.message(), advice: w.advice() }).collect(),
-            memory: view
-                .memory_of(&c.cell)
-                .and_then(|m| m.fit.map(|f| Memory { trial: m.trial, slope_mib_per_min: f.slope, r2: f.r2, growing: m.growing() })),
-            kinds: view.kinds.iter().find(|k| k.cell == c.cell && k.step == c.step).map_or(&[], |k| &k.kinds[..]),
-        })
-        .collect();
-    let relative = view
-        .scenarios
-        .iter()
-        .map(|s| {
-            let rows = s
-                .relative
-                .iter()
-                .map(|r| Relative {
-                    cell: &r.cell,
-                    ratio: r.ratio,
-                    low: r.low,
-                    high: r.high,
-                    fastest: r.fastest,
-                    paired: r.paired.map(|(blocks, launches)| Paired { blocks, launches }),
-                    within_noise: r.within_noise(),
-                })
-                .collect();
-            (s.scenario.id(), rows)
-        })
-        .collect();
+    let cells = cells(view);
+    let relative = relative(view);
     let proxy = proxy(view);
     let doc = Document {
         format: "bakeoff-report",
