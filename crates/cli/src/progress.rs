@@ -27,8 +27,12 @@ pub fn print_event(event: &Event<'_>) {
             eprintln!("planned: {trials} trials, about {} with verification (before any precision rounds)", minutes(*estimate))
         }
         Event::NoiseFloor { floor, reused } => print_noise_floor(floor, *reused),
-        Event::NoiseProbeStarting { expected } => eprintln!(
+        Event::NoiseProbeStarting { expected, site: None } => eprintln!(
             "measuring this machine's noise floor first (an A/A pair, about {} s; `bakeoff doctor` measures it too, and a run reuses it for 6 h)",
+            expected.as_secs()
+        ),
+        Event::NoiseProbeStarting { expected, site: Some(site) } => eprintln!(
+            "measuring the noise floor where the run measures first ({site}; an A/A pair, about {} s; runs placed alike reuse it for 6 h)",
             expected.as_secs()
         ),
         Event::NoiseProbeSkipped(why) => eprintln!("note: noise floor not measured: {why}"),
@@ -126,9 +130,11 @@ pub fn minutes(d: std::time::Duration) -> String {
 /// The noise floor in two lines: the A/A ratio and what a minute of measuring resolves here.
 pub fn print_noise_floor(f: &NoiseFloor, reused: bool) {
     let when = if reused { format!(" (kept from {})", f.measured_at) } else { String::new() };
-    eprintln!("noise floor{when}: {}", f.summary());
+    let site = f.site.as_ref().map(|s| format!(" ({s})")).unwrap_or_default();
+    eprintln!("noise floor{site}{when}: {}", f.summary());
     eprintln!(
-        "  this machine resolves about ±{:.1}% per minute of a paired comparison; one slice's requests/s vary by ±{:.1}% (robust σ)",
+        "  {} resolves about ±{:.1}% per minute of a paired comparison; one slice's requests/s vary by ±{:.1}% (robust σ)",
+        if f.site.is_some() { "this placement" } else { "this machine" },
         f.percent_per_minute(),
         100.0 * f.slice_spread
     );

@@ -117,7 +117,7 @@ impl Status {
                 }
             }
             Event::SetupFinished { .. } | Event::NoiseFloor { .. } | Event::NoiseProbeSkipped(_) => self.phase = Phase::Idle,
-            Event::NoiseProbeStarting { expected } => self.phase = Phase::Probe { since: now, expected: *expected },
+            Event::NoiseProbeStarting { expected, .. } => self.phase = Phase::Probe { since: now, expected: *expected },
             Event::Planned { trials, estimate } => {
                 self.phase = Phase::Run(RunProgress { since: now, estimate: *estimate, total: *trials, ..RunProgress::default() })
             }

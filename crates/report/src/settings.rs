@@ -111,13 +111,16 @@ fn hosts(roles: &bakeoff_model::place::Roles, all: &serde_json::Value) -> String
     format!("{clients}; servers on {}; services on {services}", described(&roles.server))
 }
 
-/// A client host's path to the servers, as measured before the run: ", RTT 24 µs, ceiling 1.52 GB/s".
+/// A client host's path to the servers, as measured before the run: ", RTT 24 µs, ceiling
+/// 1.52 GB/s there, 1.48 GB/s back" (back: the way responses go).
 fn path(m: &serde_json::Value) -> String {
     let rtt = m["rtt_median_us"].as_f64().filter(|_| m["connects"].as_u64() > Some(0));
-    let ceiling = m["ceiling_bytes_per_s"].as_f64();
+    let rate = |b: f64| if b >= 1e9 { format!("{:.2} GB/s", b / 1e9) } else { format!("{:.0} MB/s", b / 1e6) };
     let mut out = rtt.map(|r| format!(", RTT {} µs", short(r))).unwrap_or_default();
-    if let Some(b) = ceiling {
-        out.push_str(&if b >= 1e9 { format!(", ceiling {:.2} GB/s", b / 1e9) } else { format!(", ceiling {:.0} MB/s", b / 1e6) });
+    match (m["ceiling_bytes_per_s"].as_f64(), m["ceiling_back_bytes_per_s"].as_f64()) {
+        (Some(there), Some(back)) => out.push_str(&format!(", ceiling {} there, {} back", rate(there), rate(back))),
+        (Some(there), None) => out.push_str(&format!(", ceiling {}", rate(there))),
+        _ => {}
     }
     out
 }
@@ -218,12 +221,13 @@ mod tests {
             {"role": "client", "place": "ssh://me@10.0.0.2:22", "hello": hello("load1"), "clock": {"offset_ns": 1_250_000, "bound_ns": 40_000}},
             {"role": "client", "place": "netns:c2", "hello": hello("vm"), "clock": {"offset_ns": -3_000, "bound_ns": 20_000}}
             ],
-            "paths": [{"from": "me@10.0.0.2:22", "measure": {"connects": 20, "rtt_median_us": 24.3, "ceiling_bytes_per_s": 1.52e9}}]});
+            "paths": [{"from": "me@10.0.0.2:22", "measure": {"connects": 20, "rtt_median_us": 24.3, "ceiling_bytes_per_s": 1.52e9,
+                "ceiling_back_bytes_per_s": 1.48e9}}]});
         let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
         assert_eq!(
             rows["hosts"],
             "load from 2 client hosts (histograms added): ssh://me@10.0.0.2:22 (load1, 16 cores, kernel 6.1.0, clock +1.250 ms ± 0.040 ms, \
-             RTT 24.3 µs, ceiling 1.52 GB/s), \
+             RTT 24.3 µs, ceiling 1.52 GB/s there, 1.48 GB/s back), \
              netns:c2 (vm, 16 cores, kernel 6.1.0, clock -0.003 ms ± 0.020 ms); servers on netns:srv; services on local"
         );
         data.run.settings = serde_json::json!({

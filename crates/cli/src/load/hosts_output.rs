@@ -56,7 +56,7 @@ pub(crate) fn hosts_block(h: &HostsReport) -> String {
     if let Some(first) = h.paths.first() {
         let _ = writeln!(
             out,
-            "Path to {} before the load (RTT: median of {RTT_CONNECTS} TCP connects; ceiling: {:.0} s sent to the server host):",
+            "Path to {} before the load (RTT: median of {RTT_CONNECTS} TCP connects; ceiling: {:.0} s sent to the server host, as long back):",
             first.measure.target,
             CEILING_SEND.as_secs_f64()
         );
@@ -98,9 +98,10 @@ fn path_line(out: &mut String, p: &PathReport) {
     } else {
         "RTT not measured".into()
     };
-    let ceiling = match m.ceiling_bytes_per_s {
-        Some(b) => format!("ceiling {}/s", fmt_bytes(b)),
-        None => "ceiling not measured (needs --server-host)".into(),
+    let ceiling = match (m.ceiling_bytes_per_s, m.ceiling_back_bytes_per_s) {
+        (Some(there), Some(back)) => format!("ceiling {}/s there, {}/s back", fmt_bytes(there), fmt_bytes(back)),
+        (Some(there), None) => format!("ceiling {}/s", fmt_bytes(there)),
+        (None, _) => "ceiling not measured (needs --server-host)".into(),
     };
     let problem = m.problem.as_ref().map(|p| format!("  ({p})")).unwrap_or_default();
     let _ = writeln!(out, "  from {:<28} {rtt}  {ceiling}{problem}", p.from);
@@ -186,6 +187,8 @@ mod tests {
             rtt_max_us: 300.0,
             sent_bytes: Some(1_500_000_000),
             ceiling_bytes_per_s: Some(1.5e9),
+            back_bytes: Some(1_200_000_000),
+            ceiling_back_bytes_per_s: Some(1.2e9),
             problem: None,
         };
         HostsReport {
@@ -212,7 +215,10 @@ mod tests {
         );
         assert!(lines[4].starts_with("  server netns:srv (a)"), "{text}");
         assert!(lines[5].starts_with("Path to 10.0.0.3:8080 before the load (RTT: median of 20 TCP connects"), "{text}");
-        assert_eq!(lines[6].split_whitespace().collect::<Vec<_>>().join(" "), "from netns:a RTT 24 us (min 20, max 300) ceiling 1.40GB/s");
+        assert_eq!(
+            lines[6].split_whitespace().collect::<Vec<_>>().join(" "),
+            "from netns:a RTT 24 us (min 20, max 300) ceiling 1.40GB/s there, 1.12GB/s back"
+        );
     }
 
     #[test]

@@ -438,11 +438,16 @@ fn bench_hosts() {
     let port = 18089;
     let nginx = Nginx::start(&[Ipv4Addr::LOCALHOST, lab.topo.controller_addr()], port);
     let netns = Place::Netns(lab.topo.ns("client-b").to_string());
-    let (mut local_rps, mut veth_rps) = (Vec::new(), Vec::new());
+    let ssh = places[0].clone();
+    let (mut local_rps, mut veth_rps, mut ssh_rps) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..3 {
-        for (place, addr, into) in
-            [(&Place::Local, Ipv4Addr::LOCALHOST, &mut local_rps), (&netns, lab.topo.controller_addr(), &mut veth_rps)]
-        {
+        // The ssh client crosses the same kind of veth as the netns one: their ratio is what the
+        // ssh session costs the load (nothing on the request path, only the start and the reply).
+        for (place, addr, into) in [
+            (&Place::Local, Ipv4Addr::LOCALHOST, &mut local_rps),
+            (&netns, lab.topo.controller_addr(), &mut veth_rps),
+            (&ssh, lab.topo.controller_addr(), &mut ssh_rps),
+        ] {
             let plan =
                 LoadPlan::builder(&format!("http://{addr}:{port}/")).connections(16).duration(Duration::from_secs(2)).build().unwrap();
             // nginx measured by the controller's own agent (`local`), the path probed before each load.
@@ -452,9 +457,9 @@ fn bench_hosts() {
             assert_eq!(step.errors.total(), 0, "{place}: {:?}", step.errors);
             println!("BENCH round {round} {place} {:.0} req/s p50 {} us", step.requests_per_sec, step.latency.p50_us);
             let (path, nginx_cpu) = (&m.hosts.paths[0].measure, m.hosts.server.as_ref().map_or(0.0, |s| s.cpu_us_per_request));
-            let ceiling = path.ceiling_bytes_per_s.unwrap_or(0.0) / 1e6;
+            let (ceiling, back) = (path.ceiling_bytes_per_s.unwrap_or(0.0) / 1e6, path.ceiling_back_bytes_per_s.unwrap_or(0.0) / 1e6);
             println!(
-                "BENCH path {place} rtt_us {:.1} ceiling_mb_s {ceiling:.0} server_cpu_us_per_request {nginx_cpu:.2}",
+                "BENCH path {place} rtt_us {:.1} ceiling_mb_s {ceiling:.0} back_mb_s {back:.0} server_cpu_us_per_request {nginx_cpu:.2}",
                 path.rtt_median_us
             );
             into.push(step.requests_per_sec);
@@ -464,7 +469,13 @@ fn bench_hosts() {
         "BENCH load_rps local median {:.0} netns median {:.0} ratio_veth_over_loopback {:.3}",
         median(local_rps.clone()),
         median(veth_rps.clone()),
-        median(veth_rps) / median(local_rps)
+        median(veth_rps.clone()) / median(local_rps)
+    );
+    println!(
+        "BENCH ssh_rps ssh median {:.0} netns median {:.0} ratio_ssh_over_netns {:.3}",
+        median(ssh_rps.clone()),
+        median(veth_rps.clone()),
+        median(ssh_rps) / median(veth_rps)
     );
     drop(nginx);
     lab.finish(&[]);

@@ -416,6 +416,13 @@ pub struct PathMeasure {
     /// Bytes/s from this host to the server host: bytes the sink counted over the time from the
     /// first write to the sink's count coming back.
     pub ceiling_bytes_per_s: Option<f64>,
+    /// Bytes the sink sent back and this host read (None without a sink).
+    #[serde(default)]
+    pub back_bytes: Option<u64>,
+    /// Bytes/s from the server host to this one, the way responses go: what the sink sent back
+    /// over the time from its count's arrival to its end of stream.
+    #[serde(default)]
+    pub ceiling_back_bytes_per_s: Option<f64>,
     /// Why a part of the path could not be measured.
     pub problem: Option<String>,
 }

@@ -33,6 +33,8 @@ pub enum Event<'a> {
     NoiseProbeStarting {
         /// How long it usually takes.
         expected: std::time::Duration,
+        /// Where it measures when the run places its roles on hosts (None: this machine).
+        site: Option<String>,
     },
     /// The noise floor could not be measured; the run goes on without an outlook.
     NoiseProbeSkipped(String),

@@ -41,15 +41,12 @@ pub fn execute(
 ) -> Result<Executed, LabError> {
     let cells = plan.cells()?;
     // Every host is reached, its build checked and its path measured before anything is set up.
-    let hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref(), &plan.root)?;
+    let mut hosts = RunHosts::open(&plan.settings.roles, plan.host_access.as_ref(), &plan.root)?;
     let server_host = hosts.server_host.clone();
     let failed_setups = match &server_host {
         Some(host) => setup_on_host(host, &plan.stacks, cancel, events),
         None => setup_stacks(&plan.stacks, &plan.root, false, cancel, events),
     };
-    if plan.settings.precision.is_some() && !cancel.load(Ordering::Relaxed) {
-        precision_outlook(&plan, events, cancel)?;
-    }
     let mut run = new_run(&plan.root, &plan.study.name, plan.settings_json());
     if !hosts.hosts.is_empty() {
         run.settings["hosts"] = serde_json::to_value(&hosts.hosts).unwrap_or_default();
@@ -68,6 +65,9 @@ pub fn execute(
         })?;
         *host.run_folder.borrow_mut() = Some(folder);
     }
+    if plan.settings.precision.is_some() && !cancel.load(Ordering::Relaxed) {
+        precision_outlook(&plan, &mut hosts, events, cancel)?;
+    }
     (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
     let trials = cells.iter().map(|c| c.soak.map_or(plan.settings.trials, |s| s.trials) as usize).sum();
     (events)(Event::Planned { trials, estimate: plan.estimate()? });
@@ -82,20 +82,27 @@ pub fn execute(
     Ok(executed)
 }
 
-/// Before a run with a precision target: this machine's noise floor (a recent one kept by `bakeoff
-/// doctor`, else measured now, about 25 s) and what the target needs here, so a run that cannot
-/// reach it says so at its start, not at its end.
-fn precision_outlook(plan: &RunPlan, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
+/// Before a run with a precision target: the noise floor where the run measures (this machine's,
+/// or its placed hosts'; a recent one of the same placement is reused, else it is measured now,
+/// about 25 s) and what the target needs there, so a run that cannot reach it says so at its
+/// start, not at its end.
+fn precision_outlook(plan: &RunPlan, hosts: &mut RunHosts, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
     use crate::run::noise_probe;
-    let kept = noise_probe::recent(&plan.root);
+    let roles = &plan.settings.roles;
+    let kept = noise_probe::recent(&plan.root, roles);
     let reused = kept.is_some();
     let floor = match kept {
         Some(f) => f,
         None => {
-            (events)(Event::NoiseProbeStarting { expected: noise_probe::EXPECTED });
-            match noise_probe::probe(&plan.root, &plan.settings, cancel) {
+            (events)(Event::NoiseProbeStarting { expected: noise_probe::EXPECTED, site: noise_probe::site_of(roles) });
+            let measured = if roles.is_local() {
+                noise_probe::probe(&plan.root, &plan.settings, cancel)
+            } else {
+                noise_probe::probe_placed(&plan.root, &plan.settings, &plan.stacks, hosts, cancel)
+            };
+            match measured {
                 Ok(f) => {
-                    noise_probe::remember(&plan.root, &f);
+                    noise_probe::remember(&plan.root, roles, &f);
                     f
                 }
                 Err(e) => {

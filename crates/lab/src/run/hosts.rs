@@ -221,6 +221,13 @@ impl RunHosts {
         }
     }
 
+    /// Why a placed host stopped the run, naming the host and how its session ended: the client
+    /// hosts' loss first, then the servers' host's, then the services'. None while all answer.
+    pub(crate) fn lost(&self) -> Option<String> {
+        let hosts = [&self.server_host, &self.services_host];
+        self.lost.borrow().clone().or_else(|| hosts.into_iter().flatten().find_map(|h| h.lost()))
+    }
+
     /// The pids of client agents on this machine's kernel: their CPU is the load's, not noise.
     pub(crate) fn local_agents(&self) -> Vec<u32> {
         self.hosts.iter().filter(|h| h.this_machine && h.role == "client").map(|h| h.hello.pid).collect()

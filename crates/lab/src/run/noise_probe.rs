@@ -6,12 +6,14 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
+use crate::run::hosts::RunHosts;
 use crate::run::plan::RunPlan;
 use crate::run::workspace::{new_run, Workspace};
 use crate::run::{LoadSettings, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{is_current, SetupJob};
 use bakeoff_model::paired::{minutes_spent, paired_half_width_factor, paired_ratio, pairs_between, PairedRatio};
+use bakeoff_model::place::Roles;
 use bakeoff_model::results::MemorySink;
 use bakeoff_model::robust::robust_sigma;
 use bakeoff_model::scenario::Scenario;
@@ -50,6 +52,10 @@ pub struct NoiseFloor {
     /// One slice's requests/s spread relative to its median: the robust σ (1.4826 × MAD) of the
     /// slices' logarithms, the two arms pooled.
     pub slice_spread: f64,
+    /// Where the roles were placed when it was measured on hosts ("servers on ssh://..., load
+    /// from 2 client hosts"); None for this machine alone.
+    #[serde(default)]
+    pub site: Option<String>,
 }
 
 impl NoiseFloor {
@@ -181,12 +187,66 @@ fn probe_stack<'s>(stacks: &'s [Stack], root: &Path) -> Option<&'s Stack> {
 /// early when `cancel` is set.
 pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Result<NoiseFloor, LabError> {
     let catalog = crate::stacks::catalog::discover(&root.join("stacks"));
-    let Some(stack) = probe_stack(&catalog.stacks, root) else {
-        return Err(LabError::Selection(format!(
+    let stack = probe_stack(&catalog.stacks, root).ok_or_else(|| {
+        LabError::Selection(format!(
             "no small stack is set up for the noise probe (one of {})\n  hint: run `bakeoff setup rust/actix` first",
             CANDIDATES.join(", ")
-        )));
+        ))
+    })?;
+    measure(root, stack, settings, None, cancel)
+}
+
+/// Measures the noise floor where the run's roles are placed: the servers on their host, the load
+/// from the client hosts, as the run will measure (a placed run's floor is not this machine's).
+/// With the servers on a host, the probe's stack is one of the run's own small stacks: only they
+/// are set up there. `hosts` are lent to the probe and handed back as they are after it.
+pub(crate) fn probe_placed(
+    root: &Path,
+    settings: &LoadSettings,
+    run_stacks: &[Stack],
+    hosts: &mut RunHosts,
+    cancel: &AtomicBool,
+) -> Result<NoiseFloor, LabError> {
+    let catalog;
+    let stack = if hosts.server_host.is_some() {
+        CANDIDATES.iter().find_map(|name| run_stacks.iter().find(|s| s.name == *name && s.scenarios.contains(&Scenario::Hello)))
+    } else {
+        catalog = crate::stacks::catalog::discover(&root.join("stacks"));
+        probe_stack(&catalog.stacks, root)
     };
+    let stack = stack.ok_or_else(|| {
+        LabError::Selection(format!(
+            "the noise probe on the run's hosts needs one of {} among the run's stacks\n  hint: add one to `--stacks` to see the outlook",
+            CANDIDATES.join(", ")
+        ))
+    })?;
+    let mut floor = measure(root, stack, settings, Some(hosts), cancel)?;
+    floor.site = site_of(&settings.roles);
+    Ok(floor)
+}
+
+/// Where a placed run measures, in words ("servers on netns:srv, load from ssh://u@a:22,
+/// netns:b"); None when nothing is placed.
+pub fn site_of(roles: &Roles) -> Option<String> {
+    if roles.is_local() {
+        return None;
+    }
+    let clients = match &roles.client[..] {
+        [] => "this machine".to_string(),
+        many => many.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+    };
+    Some(format!("servers on {}, load from {clients}", roles.server))
+}
+
+/// The probe itself: `stack`'s hello and its A/A twin in blocks of short slices, on the run's
+/// hosts when given (else here).
+fn measure(
+    root: &Path,
+    stack: &Stack,
+    settings: &LoadSettings,
+    mut hosts: Option<&mut RunHosts>,
+    cancel: &AtomicBool,
+) -> Result<NoiseFloor, LabError> {
     let variant = stack
         .variants_for(Scenario::Hello)
         .into_iter()
@@ -212,11 +272,19 @@ pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Resul
     let mut sink = MemorySink::default();
     let mut quiet = |_: crate::run::Event<'_>| {};
     let mut outcome = RunOutcome { verifications: Vec::new(), trials_stored: 0, failed_cells: Vec::new(), interrupted: false };
-    {
+    let measured = {
         let mut lab = ws.lab(root, None, probe_settings, &mut sink, &mut quiet, cancel);
-        lab.measure_blocks(&run, &[&main, &twin], &mut outcome).map_err(|e| LabError::Sink(format!("{e:#}")))?;
-    }
+        if let Some(h) = hosts.as_deref_mut() {
+            lab = lab.with_hosts(std::mem::replace(h, RunHosts::local()));
+        }
+        let measured = lab.measure_blocks(&run, &[&main, &twin], &mut outcome);
+        if let Some(h) = hosts {
+            *h = std::mem::replace(&mut lab.hosts, RunHosts::local());
+        }
+        measured
+    };
     ws.finish(false, &mut quiet);
+    measured.map_err(|e| LabError::Sink(format!("{e:#}")))?;
     if let Some((cell, why)) = outcome.failed_cells.first() {
         return Err(LabError::Selection(format!("the noise probe's {} failed: {why}", cell.label())));
     }
@@ -242,25 +310,37 @@ fn floor_of(
         aa,
         minutes: minutes_spent(&sink.trials, &[main, twin]),
         slice_spread: spread,
+        site: None,
     })
 }
 
-/// Where the last probe is kept: `<root>/.bakeoff-cache/noise-floor.json`.
-fn cache_file(root: &Path) -> std::path::PathBuf {
-    root.join(".bakeoff-cache").join("noise-floor.json")
+/// Where the last probe of this placement is kept: `<root>/.bakeoff-cache/noise-floor.json` for
+/// a run on this machine alone, a file named after the placement's hash for placed roles (their
+/// floor is the hosts', not this machine's).
+fn cache_file(root: &Path, roles: &Roles) -> std::path::PathBuf {
+    let name = if roles.is_local() {
+        "noise-floor.json".to_string()
+    } else {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(serde_json::to_vec(roles).unwrap_or_default());
+        let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
+        format!("noise-floor-{hex}.json")
+    };
+    root.join(".bakeoff-cache").join(name)
 }
 
-/// Keeps `floor` for later runs (best effort: a read-only folder only means the next run measures).
-pub fn remember(root: &Path, floor: &NoiseFloor) {
+/// Keeps `floor` for later runs of the same placement (best effort: a read-only folder only means
+/// the next run measures).
+pub fn remember(root: &Path, roles: &Roles, floor: &NoiseFloor) {
     if let Ok(text) = serde_json::to_string_pretty(floor) {
         let _ = std::fs::create_dir_all(root.join(".bakeoff-cache"));
-        let _ = std::fs::write(cache_file(root), text);
+        let _ = std::fs::write(cache_file(root, roles), text);
     }
 }
 
-/// The last probe, if it was measured within the last six hours on this machine.
-pub fn recent(root: &Path) -> Option<NoiseFloor> {
-    let file = cache_file(root);
+/// The last probe of this placement, if it was measured within the last six hours.
+pub fn recent(root: &Path, roles: &Roles) -> Option<NoiseFloor> {
+    let file = cache_file(root, roles);
     let age = std::fs::metadata(&file).ok()?.modified().ok()?.elapsed().ok()?;
     (age < FRESH).then(|| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()).flatten()
 }
@@ -272,7 +352,7 @@ mod tests {
     /// A floor whose slices spread by `spread` and whose A/A pair is ±0.8 × spread over 8 blocks.
     fn floor(spread: f64) -> NoiseFloor {
         let aa = PairedRatio { ratio: 1.0, low: 1.0 - 0.8 * spread, high: 1.0 + 0.8 * spread, confidence: 0.95, blocks: 8, launches: 1 };
-        NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread }
+        NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread, site: None }
     }
 
     #[test]

@@ -176,10 +176,22 @@ impl Lab<'_> {
             self.measure_blocks(run, &paired, &mut outcome)?;
         }
         outcome.interrupted |= self.cancel.load(Ordering::Relaxed);
-        let status = if outcome.interrupted { RunStatus::Interrupted } else { RunStatus::Complete };
+        let status = match self.hosts.lost() {
+            Some(lost) => RunStatus::Failed(host_lost(&lost, &outcome)),
+            None if outcome.interrupted => RunStatus::Interrupted,
+            None => RunStatus::Complete,
+        };
         self.sink.finish_run(&run.id, &status)?;
         Ok(outcome)
     }
+}
+
+/// The stored status of a run a lost host stopped: the cell whose load it was (the last to fail:
+/// nothing is measured after the loss), that what came before stays, then the host, the cause
+/// and its hint.
+fn host_lost(lost: &str, outcome: &RunOutcome) -> String {
+    let cell = outcome.failed_cells.last().map_or_else(|| "the run".to_string(), |(cell, _)| format!("measuring {}", cell.label()));
+    format!("{cell} stopped there (every trial measured before is kept): {lost}")
 }
 
 fn dedup(mut v: Vec<Scenario>) -> Vec<Scenario> {
