@@ -7,9 +7,11 @@
 #     clock (5 times each; target < 0.5 s);
 #   - agent round trip: 100 `clock` calls over one open session (median; target < 1 ms);
 #   - the same 2-s closed load (16 connections, one thread) against one nginx worker from `local`
-#     (loopback) and from `netns:` (veth and bridge), alternating, 3 + 3 rounds, and the ratio of
-#     the medians (veth over loopback); before each load the path's RTT (median of 20 TCP connects)
-#     and link ceiling (1 s sent to a sink), and nginx's CPU per request metered by its host's agent.
+#     (loopback), from `netns:` (veth and bridge) and from the ssh client (the same veth, its agent
+#     reached over ssh), alternating, 3 rounds each, and the ratios of the medians (veth over
+#     loopback; ssh over netns: what the ssh session costs the load); before each load the path's
+#     RTT (median of 20 TCP connects) and link ceiling each way (1 s sent to a sink, as long back),
+#     and nginx's CPU per request metered by its host's agent.
 # Namespaces share this machine's cores: the ratio is the path's cost here, not another host's.
 #
 #   bench/hosts.sh
@@ -37,8 +39,9 @@ grep '^BENCH ' "$OUT/test.log" | sed 's/^BENCH //' > "$OUT/figures.txt"
     /^agent_round_trip_us/  { printf "agent round trip, %-6s %.0f µs  (min %.0f, max %.0f, n %d)  [< 1000 µs]\n", $2, $4, $6, $8, $10 }
     /^clock_offset_us/      { printf "clock offset, %-6s     %s µs ± %s µs\n", $2, $3, $5 }
     /^round/                { printf "load round %d %-32s %s req/s  p50 %s µs\n", $2, $3, $4, $7 }
-    /^path/                 { printf "path from %-30s RTT %s µs, ceiling %s MB/s, nginx CPU %s µs/request\n", $2, $4, $6, $8 }
+    /^path/                 { printf "path from %-30s RTT %s µs, ceiling %s MB/s there, %s MB/s back, nginx CPU %s µs/request\n", $2, $4, $6, $8, $10 }
     /^load_rps/             { printf "load median: local %s req/s, netns %s req/s; veth/loopback ratio %s\n", $4, $7, $9 }
+    /^ssh_rps/              { printf "load median: ssh client %s req/s, netns client %s req/s; ssh/netns ratio %s\n", $4, $7, $9 }
   ' "$OUT/figures.txt"
 } >> "$OUT/summary.txt"
 cat "$OUT/summary.txt"

@@ -62,6 +62,14 @@ def main(db_path, runs_path, window):
     launches_needed = 3 if launch_only > w else 2
     print(f"implies: slices of at least {slice_s} s; {launches_needed} or more launches per run "
           f"(launch part {'above' if launch_only > w else 'within'} the window-to-window part)")
+    # The least P = half-width x sqrt(minutes) a schedule of adjacent slices of tau s can reach on
+    # this machine: the Allan deviation is, by its definition, the spread of adjacent tau-averages
+    # over sqrt(2), so a pair of slices differs by sqrt(2) sigma_A(tau); n pairs take 2 n tau s.
+    # Hence P >= 1.96 * 2 * sigma_A(tau) * sqrt(tau / 60), whatever the order or the statistics.
+    bounds = {t: 196 * 2 * v * math.sqrt(t / 60) for t, v in devs.items() if not math.isnan(v)}
+    best = min(bounds, key=bounds.get)
+    print("least P of adjacent slices (1.96 x 2 x Allan x sqrt(slice/60 s)): "
+          + ", ".join(f"{t} s {p:.1f}" for t, p in bounds.items()) + f"; best {bounds[best]:.1f} at {best} s slices")
     minutes = runs["paired"][1] / 60
     print(f"paired A/A: +-{100 * 1.96 * sd / math.sqrt(max(1, len(logs))):.1f}% (normal approximation) from {minutes:.1f} min of run time")
 
