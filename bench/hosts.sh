@@ -29,7 +29,8 @@ mkdir -p "$OUT"
 provenance hosts "$ROOT" > "$OUT/summary.txt"
 cargo test --release --locked -p bakeoff --test suite --manifest-path "$ROOT/Cargo.toml" \
   -- --ignored --nocapture --exact hosts::bench_hosts > "$OUT/test.log" 2>&1 || { cat "$OUT/test.log" >&2; exit 1; }
-grep '^BENCH ' "$OUT/test.log" | sed 's/^BENCH //' > "$OUT/figures.txt"
+# The harness prints the test's name without a newline before its first line: match anywhere.
+grep -o 'BENCH .*' "$OUT/test.log" | sed 's/^BENCH //' > "$OUT/figures.txt"
 {
   echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "# figure  median  min  max  (seconds, or µs for round trips; target in brackets)"
