@@ -1,11 +1,10 @@
-//! `bakeoff run` with its roles placed across network namespaces of this machine: two load clients
-//! (one reached over ssh, one by `ip netns exec`) and the servers on a host of their own (reached
-//! over ssh, its agent starting and metering them in the project's workspace there); and the
-//! services (PostgreSQL; nginx and the document store) on an ssh host of their own, reached by the
-//! servers on theirs: three
-//! machines, as a study on real hosts places them. The
-//! quick study's cells, shortened, must pass verification and judge the study's claims as a local
-//! run does; a client agent killed mid-run ends the run with the host named and every trial
+//! `bakeoff run` with its roles placed across network namespaces of this machine, each with an
+//! sshd of its own: two load clients and the servers on a host of their own (its agent starting and
+//! metering them in the project's workspace there); and the services (PostgreSQL; nginx and the
+//! document store) on a host of their own, reached by the servers on theirs: machines placed as a
+//! study on real hosts places them. The quick study's cells, shortened, must pass verification and
+//! judge the study's claims as a local run does; a client agent (`netns:`) or a server host's agent
+//! killed mid-run ends the run with the cell, the host and the cause stored and every trial
 //! measured before kept; nothing is left running and every namespace goes. Namespaces need root:
 //! without it the tests print SKIPPED and pass.
 
@@ -145,6 +144,7 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
     let topo = Topology::build(&["client-a", "client-b", "server"]).expect("the topology builds");
     let sshd = Sshd::start(topo.ns("client-a"), topo.addr("client-a")).expect("sshd starts");
     let server_sshd = Sshd::start_beside(&sshd, topo.ns("server"), topo.addr("server")).expect("the server's sshd starts");
+    let b_sshd = Sshd::start_beside(&sshd, topo.ns("client-b"), topo.addr("client-b")).expect("client b's sshd starts");
     set_up_in_the_hosts_workspace(
         &format!("ssh://root@{}", topo.addr("server")),
         &sshd,
@@ -155,24 +155,28 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
         "--client".into(),
         format!("ssh://root@{}", topo.addr("client-a")),
         "--client".into(),
-        format!("netns:{}", topo.ns("client-b")),
+        format!("ssh://root@{}", topo.addr("client-b")),
         "--server-host".into(),
         format!("ssh://root@{}", topo.addr("server")),
-        // A target wide enough to be met at once: the run's outlook, not more rounds, is wanted.
+        // A precision target makes the run measure its noise floor first; the budget of a second
+        // leaves no room for precision rounds: the run's outlook, not more rounds, is wanted.
         "--precision".into(),
-        "40%".into(),
+        "5%".into(),
+        "--budget".into(),
+        "1s".into(),
     ]);
     placed_args.extend(ssh_flags(&sshd));
     let placed = run(&placed_args);
     let said = String::from_utf8_lossy(&placed.stdout).to_string() + &String::from_utf8_lossy(&placed.stderr);
     let site = format!(
-        "servers on ssh://root@{}:22, load from ssh://root@{}:22, netns:{}",
+        "servers on ssh://root@{}:22, load from ssh://root@{}:22, ssh://root@{}:22",
         topo.addr("server"),
         topo.addr("client-a"),
-        topo.ns("client-b")
+        topo.addr("client-b")
     );
-    nothing_inside(&topo, &[sshd.pid(), server_sshd.pid()]);
+    nothing_inside(&topo, &[sshd.pid(), server_sshd.pid(), b_sshd.pid()]);
     drop(server_sshd);
+    drop(b_sshd);
     teardown(topo, Some(sshd));
     assert!(placed.status.success(), "the placed run: {said}");
     // The precision outlook's A/A probe measured where the run measures, not this machine.
