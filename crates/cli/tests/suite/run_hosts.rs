@@ -200,6 +200,7 @@ fn the_quick_study_across_namespaces_judges_its_claims_as_a_local_run_does() {
         let m = &p["measure"];
         assert!(m["connects"].as_u64() > Some(0) && m["rtt_median_us"].as_f64() < Some(10_000.0), "the round trip: {p}");
         assert!(m["ceiling_bytes_per_s"].as_f64() > Some(10e6), "the link ceiling: {p}");
+        assert!(m["ceiling_back_bytes_per_s"].as_f64() > Some(10e6), "the link ceiling back: {p}");
     }
     let roles = &placed["run"]["settings"]["load"]["roles"];
     assert!(roles["server"].as_str().unwrap().starts_with("ssh://root@"), "the server's place is recorded: {roles}");
@@ -293,6 +294,7 @@ fn the_shop_on_postgres_on_a_services_host_of_its_own_is_verified_on_the_server_
     let m = &to_services["measure"];
     assert!(m["connects"].as_u64() > Some(0) && m["rtt_median_us"].as_f64() < Some(10_000.0), "{to_services}");
     assert!(m["ceiling_bytes_per_s"].as_f64() > Some(10e6), "{to_services}");
+    assert!(m["ceiling_back_bytes_per_s"].as_f64() > Some(10e6), "the ceiling back from the services host: {to_services}");
     assert!(m["target"].as_str().unwrap().starts_with(&topo_services_ip), "measured to the services host: {to_services}");
     // The lab reached that PostgreSQL over the link too: its live-data probe changed a row there
     // and read its statement counts.
