@@ -22,6 +22,12 @@ pub const RTT_CONNECTS: u32 = 20;
 /// How long each client sends to the server host's sink for the link ceiling.
 pub const CEILING_SEND: Duration = Duration::from_secs(1);
 
+/// How long a sink stays open for `probes` ceiling probes one after another: each sends for
+/// [`CEILING_SEND`] and is sent as long back, with room for its connects and the count's wait.
+pub(crate) fn sink_window(probes: u32) -> Duration {
+    (CEILING_SEND * 2 + Duration::from_secs(2)) * probes + Duration::from_secs(2)
+}
+
 /// Where the server runs and which process is it, as its host numbers it.
 #[derive(Debug, Clone)]
 pub struct ServerPlacement {
@@ -159,7 +165,7 @@ fn host_report(s: &Session, role: Role, noise: Option<TrialNoise>) -> HostReport
 fn measure_paths(set: &mut ClientSet, server: Option<&mut ServerHost>, plan: &LoadPlan) -> Result<Vec<PathReport>, HostError> {
     let target = plan.targets[0].addr;
     let clients = set.sessions().len() as u32;
-    let open = (CEILING_SEND + Duration::from_secs(2)) * clients + Duration::from_secs(2);
+    let open = sink_window(clients);
     // A sink the server's host cannot open (the load's address is not one of its own: a NAT, a
     // balancer) costs the ceiling, not the run.
     let (sink, sink_problem) = match server.map(|s| s.open_sink(target.ip(), open)) {

@@ -245,7 +245,7 @@ impl RunHosts {
 /// a sink opened on that address: in the servers' namespace, or by the server host's agent.
 fn measure_paths(set: &mut ClientSet, server: &ServerNet, server_host: Option<&ServerHost>) -> Result<Vec<PathReport>, LabError> {
     let hosts = set.sessions().len() as u32;
-    let open = (CEILING_SEND + Duration::from_secs(2)) * hosts + Duration::from_secs(2);
+    let open = crate::hosts::measured::sink_window(hosts);
     let sink = open_sink(server, server_host, open)?.to_string();
     let mut paths = Vec::new();
     for s in set.sessions_mut() {
@@ -267,7 +267,7 @@ fn measure_paths(set: &mut ClientSet, server: &ServerNet, server_host: Option<&S
 
 /// This machine's path to a server host of its own, when the load comes from here.
 fn measure_path_here(server: &ServerNet, server_host: &ServerHost) -> Result<PathReport, LabError> {
-    let sink = open_sink(server, Some(server_host), CEILING_SEND + Duration::from_secs(4))?.to_string();
+    let sink = open_sink(server, Some(server_host), crate::hosts::measured::sink_window(1))?.to_string();
     let measure = crate::hosts::path::probe(&sink, RTT_CONNECTS, Some(&sink), CEILING_SEND);
     Ok(PathReport { from: bakeoff_model::place::PATH_FROM_THIS_MACHINE.into(), measure })
 }
