@@ -25,6 +25,7 @@ pub mod run_data;
 pub mod scenario;
 pub mod schedule;
 pub mod slo;
+pub mod spread;
 pub mod status;
 pub mod study;
 pub mod summary;

@@ -6,6 +6,7 @@
 use bakeoff_model::paired::{paired_ratio, Pair};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::schedule::turns_factor;
+use bakeoff_model::spread::Variance;
 use bakeoff_model::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +18,9 @@ pub(crate) const MAX_STARVED_FACTOR: u32 = 8;
 
 /// Values a cell needs before its own spread sizes its slices.
 const SIZING_BLOCKS: usize = 5;
+/// How sure a cell's spread must be over its peers' before its slices grow: a steady cell
+/// lengthened by chance would spend the budget on nothing.
+const SIZING_CONFIDENCE: f64 = 0.99;
 
 /// One measured value of a cell: the block (trial number) and launch it came from.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,23 +124,27 @@ impl Tally {
     }
 
     /// How many times the run's slice length each chased cell of a scenario measures from now on.
-    /// A cell's own spread is the robust σ of its log values around the median of their launch;
-    /// one whose σ is over the scenario's median σ gets slices longer by the square of the
-    /// quotient, rounded (at most `MAX_SLICE_FACTOR`): what a cell varies by on its own (a garbage
-    /// collector, a scheduler) averages down with the slice's length, while what the machine does
-    /// to all cells alike is what the pairing cancels. Every cell keeps 1 until each has
-    /// `SIZING_BLOCKS` values, and in a scenario of one cell.
+    /// A cell's own spread is the variance of its log values around the mean of their launch; one
+    /// whose spread is over its peers' pooled spread by more than chance allows (the F test at
+    /// `SIZING_CONFIDENCE`: on four degrees of freedom each, only a quotient over 16) gets slices
+    /// longer by the quotient, rounded (at most `MAX_SLICE_FACTOR`): what a cell varies by on its
+    /// own (a garbage collector, a scheduler) averages down with the slice's length, while what
+    /// the machine does to all cells alike is what the pairing cancels. Every cell keeps 1 until
+    /// each has `SIZING_BLOCKS` values, and in a scenario of one cell.
     pub(crate) fn slice_factors(&self, keys: &[CellKey], metric: Metric) -> BTreeMap<CellKey, u32> {
-        let spreads: Vec<(&CellKey, f64)> =
-            keys.iter().filter(|k| self.chased(k, metric)).filter_map(|k| Some((k, self.own_spread(k)?))).collect();
-        if spreads.len() < 2 || spreads.len() < keys.iter().filter(|k| self.chased(k, metric)).count() {
+        let chased: Vec<&CellKey> = keys.iter().filter(|k| self.chased(k, metric)).collect();
+        let spreads: Vec<(&CellKey, Variance)> = chased.iter().filter_map(|k| Some((*k, self.own_spread(k)?))).collect();
+        if spreads.len() < 2 || spreads.len() < chased.len() {
             return BTreeMap::new();
         }
-        let typical = bakeoff_model::robust::median_of(&spreads.iter().map(|(_, s)| *s).collect::<Vec<_>>());
+        let peers_of = |key: &CellKey| {
+            let others: Vec<Variance> = spreads.iter().filter(|(k, _)| *k != key).map(|(_, v)| *v).collect();
+            Variance::pooled(&others)
+        };
         spreads
-            .into_iter()
-            .filter(|_| typical > 0.0)
-            .map(|(k, sigma)| (k.clone(), ((sigma / typical).powi(2).round() as u32).clamp(1, MAX_SLICE_FACTOR)))
+            .iter()
+            .filter_map(|(k, own)| Some((*k, own.exceeds(&peers_of(k)?, SIZING_CONFIDENCE)?)))
+            .map(|(k, quotient)| (k.clone(), (quotient.round() as u32).clamp(1, MAX_SLICE_FACTOR)))
             .filter(|(_, factor)| *factor > 1)
             .collect()
     }
@@ -165,22 +173,15 @@ impl Tally {
         longer
     }
 
-    /// The robust σ of a cell's log values around the median of the launch each came from; None
+    /// The variance of a cell's log values around the mean of the launch each came from; None
     /// before `SIZING_BLOCKS` values.
-    fn own_spread(&self, key: &CellKey) -> Option<f64> {
+    fn own_spread(&self, key: &CellKey) -> Option<Variance> {
         let values = self.values.get(key).filter(|v| v.len() >= SIZING_BLOCKS)?;
         let mut by_launch: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
         for m in values.iter().filter(|m| m.value > 0.0) {
             by_launch.entry(m.launch).or_default().push(m.value.ln());
         }
-        let deviations: Vec<f64> = by_launch
-            .into_values()
-            .flat_map(|logs| {
-                let centre = bakeoff_model::robust::median_of(&logs);
-                logs.into_iter().map(move |v| v - centre)
-            })
-            .collect();
-        Some(bakeoff_model::robust::robust_sigma(&deviations))
+        Variance::within(by_launch.into_values())
     }
 
     /// The blocks both cells were measured in, as pairs of their values.
@@ -304,6 +305,10 @@ mod tests {
         // Alike cells keep their length, and nobody is sized on fewer than five values.
         let alike = tally(&[(&a, &steady), (&b, &steady_b)]);
         assert!(alike.slice_factors(&keys[..2], Metric::RequestsPerSec).is_empty());
+        // One of two cells alike is often 1.6 times as spread as the other on six values: chance.
+        let wider: Vec<f64> = machine.iter().zip([1.0, 1.016, 0.984, 1.0, 1.016, 0.984]).map(|(m, e)| m * e).collect();
+        let by_chance = tally(&[(&a, &steady), (&b, &wider)]);
+        assert!(by_chance.slice_factors(&keys[..2], Metric::RequestsPerSec).is_empty());
         let early = tally(&[(&a, &steady[..4]), (&noisy, &wild[..4])]);
         assert!(early.slice_factors(&[a.clone(), noisy.clone()], Metric::RequestsPerSec).is_empty());
         // A failed cell is not sized, nor are the others against it.

@@ -154,32 +154,41 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
     assert_eq!(second, want, "{order:?}");
 }
 
-/// A server whose requests/s varies on its own (it stalls 300 ms at random moments: long enough to
-/// stand out of a busy machine's own variation, where 150 ms once did not) is found noisier than
-/// its steady peer once each has its first blocks, and measures longer slices in the precision
-/// launches that follow; its peer keeps the run's length throughout.
+/// A server whose requests/s varies on its own (it stalls 400 ms at random moments: long enough to
+/// stand out of a busy machine's own variation, where 0.5 s slices of a steady server varied by
+/// 15% and 300 ms stalls were not always told from it in time) is found noisier than its steady
+/// peer, by the F test, within the first precision launches, and measures longer slices in those
+/// that follow; its peer keeps the run's length throughout.
 #[test]
 fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() {
-    let stack = burn_with("stalling", "STALL_MS", "300");
+    let stack = burn_with("stalling", "STALL_MS", "400");
     let scratch = common::Scratch::new("blocks-lengthen");
     let mut sink = MemorySink::default();
     let mut lengthened = Vec::new();
     let mut events = |e: bakeoff_lab::run::Event<'_>| {
-        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor, .. } = e {
-            lengthened.push((cell.variant.clone(), factor));
+        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor, why } = e {
+            lengthened.push((cell.variant.clone(), factor, why));
         }
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     short_blocks(&mut lab, 6);
+    // Two launches of three blocks: four degrees of freedom per cell before the first precision
+    // launch, and two more with each.
+    lab.settings_mut().launches = Some(2);
     // A target no run meets: the precision launches go on until the budget is spent.
     lab.settings_mut().precision = Some(0.001);
-    lab.settings_mut().budget = Some(Duration::from_secs(45));
+    lab.settings_mut().budget = Some(Duration::from_secs(60));
     let variants = ["default".to_string(), "stalling".to_string()];
     let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info("blocks-lengthen"), &cells).unwrap();
     drop(lab);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
-    assert!(!lengthened.is_empty() && lengthened.iter().all(|(v, f)| v == "stalling" && (2..=4).contains(f)), "{lengthened:?}");
+    let measured = by_cell(&sink.trials);
+    assert!(
+        !lengthened.is_empty()
+            && lengthened.iter().all(|(v, f, why)| v == "stalling" && (2..=4).contains(f) && *why == Lengthening::OwnSpread),
+        "{lengthened:?}, requests/s by block (launch, value): {measured:?}"
+    );
     let slices = |variant: &str, later: bool| -> Vec<f64> {
         sink.trials.iter().filter(|t| t.cell.variant == variant && (t.trial > 6) == later).map(|t| t.load.steps[0].duration_s).collect()
     };
