@@ -23,10 +23,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 STUDY=${STUDY:-studies/quick.toml}
 OUT="$ROOT/bench/results/agreement-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-if [ -z "${BAKEOFF:-}" ]; then
-  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
-  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
-fi
+bench_binary "$ROOT"
 DB="$OUT/runs.db"
 
 provenance agreement "$ROOT" | tee "$OUT/summary.txt"

@@ -28,10 +28,7 @@ TRIALS=${TRIALS:-10}
 DURATION=${DURATION:-1s}
 OUT="$ROOT/bench/results/calibration-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-if [ -z "${BAKEOFF:-}" ]; then
-  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
-  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
-fi
+bench_binary "$ROOT"
 DB="$OUT/runs.db"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

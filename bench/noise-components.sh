@@ -20,10 +20,7 @@ WINDOW=${WINDOW:-2s}
 N=${N:-15}
 OUT="$ROOT/bench/results/noise-components-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-if [ -z "${BAKEOFF:-}" ]; then
-  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
-  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
-fi
+bench_binary "$ROOT"
 DB="$OUT/runs.db"
 common=(--root "$ROOT" --stacks "$STACK" --scenarios "$SCENARIO" --workers 1 --db "$DB" --no-ceiling --warmup 1s)
 

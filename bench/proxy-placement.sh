@@ -26,10 +26,7 @@ DURATION=${DURATION:-3s}
 WARMUP=${WARMUP:-1s}
 OUT="$ROOT/bench/results/proxy-placement-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-if [ -z "${BAKEOFF:-}" ]; then
-  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
-  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
-fi
+bench_binary "$ROOT"
 DB="$OUT/runs.db"
 
 {

@@ -25,10 +25,7 @@ DURATION=${DURATION:-1s}
 NOISE=${NOISE:-}
 OUT="$ROOT/bench/results/schedules-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
-if [ -z "${BAKEOFF:-}" ]; then
-  cargo build --release --locked -p bakeoff --manifest-path "$ROOT/Cargo.toml" >&2
-  BAKEOFF="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff"
-fi
+bench_binary "$ROOT"
 DB="$OUT/runs.db"
 provenance schedules "$ROOT" > "$OUT/summary.txt"
 echo "# $STACK hello against its A/A twin, $TRIALS trials or blocks of $DURATION, $ROUNDS rounds per schedule, alternating" >> "$OUT/summary.txt"
