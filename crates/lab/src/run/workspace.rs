@@ -18,6 +18,29 @@ pub(crate) fn new_run(root: &Path, study: &str, settings: serde_json::Value) -> 
     run
 }
 
+/// A new directory `name` in `parent`, made here and by nobody else: a run and the noise probe it
+/// starts within the same second of one process have the same run id, and the probe's finish would
+/// remove the run's fixtures with a directory they shared; the second gets `name-2`, and so on.
+fn claim_dir(parent: &Path, name: &str) -> Result<PathBuf, LabError> {
+    let mut last = None;
+    for n in 1..100 {
+        let dir = if n == 1 { parent.join(name) } else { parent.join(format!("{name}-{n}")) };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => {
+                last = Some(e);
+                break;
+            }
+        }
+    }
+    Err(LabError::Input {
+        what: parent.join(name).display().to_string(),
+        problem: format!("cannot make the run's scratch directory: {}", last.map_or_else(String::new, |e| e.to_string())),
+        hint: "check free space and permissions in the temporary directory".into(),
+    })
+}
+
 /// The scratch directory of a run: fixtures and every server's log. Removed afterwards unless
 /// something failed or it is to be kept.
 pub(crate) struct Workspace {
@@ -28,7 +51,7 @@ pub(crate) struct Workspace {
 
 impl Workspace {
     pub(crate) fn create(run_id: &str, keep: bool) -> Result<Workspace, LabError> {
-        let dir = std::env::temp_dir().join(format!("bakeoff-{run_id}"));
+        let dir = claim_dir(&std::env::temp_dir(), &format!("bakeoff-{run_id}"))?;
         let data = dir.join("data");
         fixtures::write_all(&data).map_err(|e| LabError::Input {
             what: data.display().to_string(),
@@ -59,5 +82,23 @@ impl Workspace {
         } else {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_workspaces_of_one_run_id_have_directories_of_their_own() {
+        let first = Workspace::create("test-claim-0001-1", false).unwrap();
+        let second = Workspace::create("test-claim-0001-1", false).unwrap();
+        assert_ne!(first.dir, second.dir);
+        assert!(second.dir.ends_with("bakeoff-test-claim-0001-1-2"), "{}", second.dir.display());
+        second.finish(false, &mut |_| {});
+        assert!(first.data.join("products.sqlite").is_file(), "the first keeps its fixtures");
+        let dir = first.dir.clone();
+        first.finish(false, &mut |_| {});
+        assert!(!dir.exists());
     }
 }
