@@ -5,7 +5,7 @@
 use crate::common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
-use bakeoff_lab::run::Lengthening;
+use bakeoff_lab::run::{Lengthening, LoadSettings};
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::paired::{paired_ratio, Pair};
 use bakeoff_model::results::{MemorySink, TrialRecord};
@@ -161,28 +161,14 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
 /// that follow; its peer keeps the run's length throughout.
 #[test]
 fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() {
-    let stack = burn_with("stalling", "STALL_MS", "400");
-    let scratch = common::Scratch::new("blocks-lengthen");
-    let mut sink = MemorySink::default();
-    let mut lengthened = Vec::new();
-    let mut events = |e: bakeoff_lab::run::Event<'_>| {
-        if let bakeoff_lab::run::Event::SlicesLengthened { cell, factor, why } = e {
-            lengthened.push((cell.variant.clone(), factor, why));
-        }
-    };
-    let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    short_blocks(&mut lab, 6);
-    // Two launches of three blocks: four degrees of freedom per cell before the first precision
-    // launch, and two more with each.
-    lab.settings_mut().launches = Some(2);
-    // A target no run meets: the precision launches go on until the budget is spent.
-    lab.settings_mut().precision = Some(0.001);
-    lab.settings_mut().budget = Some(Duration::from_secs(60));
-    let variants = ["default".to_string(), "stalling".to_string()];
-    let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
-    let outcome = lab.run(&common::run_info("blocks-lengthen"), &cells).unwrap();
-    drop(lab);
-    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+    let (sink, lengthened) = run_with("blocks-lengthen", ("stalling", &[("STALL_MS", "400")]), |s| {
+        // Two launches of three blocks: four degrees of freedom per cell before the first
+        // precision launch, and two more with each.
+        s.launches = Some(2);
+        // A target no run meets: the precision launches go on until the budget is spent.
+        s.precision = Some(0.001);
+        s.budget = Some(Duration::from_secs(60));
+    });
     let measured = by_cell(&sink.trials);
     assert!(
         !lengthened.is_empty()
@@ -199,13 +185,12 @@ fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() 
 }
 
 /// Runs the burn fixture's default variant beside `variant` (a variant name and the variables it
-/// sets) in `launches` of 6 blocks of 0.5 s slices, each launch warmed for `warmup`: the slices
-/// stored, and the lengthenings.
+/// sets) in 6 blocks of 0.5 s slices (each launch warmed for 0.2 s), with the settings `adjust`
+/// changes: the slices stored, and the lengthenings.
 fn run_with(
     name: &str,
     variant: (&str, &[(&str, &str)]),
-    launches: u32,
-    warmup: Duration,
+    adjust: impl FnOnce(&mut LoadSettings),
 ) -> (MemorySink, Vec<(String, u32, Lengthening)>) {
     let (first, more) = variant.1.split_first().expect("a variable");
     let mut stack = burn_with(variant.0, first.0, first.1);
@@ -221,8 +206,7 @@ fn run_with(
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     short_blocks(&mut lab, 6);
-    lab.settings_mut().launches = Some(launches);
-    lab.settings_mut().warmup = warmup;
+    adjust(lab.settings_mut());
     let variants = ["default".to_string(), variant.0.to_string()];
     let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info(name), &cells).unwrap();
@@ -237,7 +221,7 @@ fn run_with(
 /// (Its warm-up starves too, but its turns are short: the warm-up alone lengthens nothing.)
 #[test]
 fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slices() {
-    let (sink, lengthened) = run_with("blocks-starved", ("held", &[("FIRST_ANSWER_MS", "900")]), 2, Duration::from_millis(200));
+    let (sink, lengthened) = run_with("blocks-starved", ("held", &[("FIRST_ANSWER_MS", "900")]), |s| s.launches = Some(2));
     assert_eq!(lengthened, [("held".to_string(), 2, Lengthening::StarvedConnections)], "once, after its first launch");
     let starved = |t: &&TrialRecord| t.load.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
     let of = |variant: &str, launch: u32| -> Vec<&TrialRecord> {
@@ -261,8 +245,10 @@ fn a_cell_whose_slices_end_before_every_connection_is_answered_gets_longer_slice
 /// busy time, not in its peer's slices (where it would count as CPU used while idle).
 #[test]
 fn a_slow_servers_slices_are_sized_from_its_warm_up_and_its_queue_served_before_the_next_slice() {
-    let (sink, lengthened) =
-        run_with("blocks-slow", ("crawl", &[("BURN_US", "100000"), ("ONE_AT_A_TIME", "1")]), 1, Duration::from_secs(2));
+    let (sink, lengthened) = run_with("blocks-slow", ("crawl", &[("BURN_US", "100000"), ("ONE_AT_A_TIME", "1")]), |s| {
+        s.launches = Some(1);
+        s.warmup = Duration::from_secs(2);
+    });
     let [(variant, factor, why)] = &lengthened[..] else { panic!("one lengthening: {lengthened:?}") };
     assert_eq!((variant.as_str(), *why), ("crawl", Lengthening::StarvedConnections));
     assert!((3..=8).contains(factor), "two turns of 0.8 s in slices of 0.5 s: {factor}");
