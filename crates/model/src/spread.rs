@@ -36,9 +36,12 @@ impl Variance {
     /// `confidence` (one-sided: the quotient over the F distribution's quantile on both degrees of
     /// freedom). None when it is not, or when the peer varies not at all.
     pub fn exceeds(&self, peer: &Variance, confidence: f64) -> Option<f64> {
+        if peer.value <= 0.0 {
+            return None;
+        }
         let quotient = self.value / peer.value;
         let f = FisherSnedecor::new(self.df, peer.df).ok()?;
-        (peer.value > 0.0 && quotient > f.inverse_cdf(confidence)).then_some(quotient)
+        (quotient > f.inverse_cdf(confidence)).then_some(quotient)
     }
 }
 

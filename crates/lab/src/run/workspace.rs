@@ -91,10 +91,12 @@ mod tests {
 
     #[test]
     fn two_workspaces_of_one_run_id_have_directories_of_their_own() {
-        let first = Workspace::create("test-claim-0001-1", false).unwrap();
-        let second = Workspace::create("test-claim-0001-1", false).unwrap();
-        assert_ne!(first.dir, second.dir);
-        assert!(second.dir.ends_with("bakeoff-test-claim-0001-1-2"), "{}", second.dir.display());
+        // An id of this process's own, so another test run on the machine cannot hold it first.
+        let id = format!("test-claim-{}", std::process::id());
+        let first = Workspace::create(&id, false).unwrap();
+        let second = Workspace::create(&id, false).unwrap();
+        assert!(first.dir.ends_with(format!("bakeoff-{id}")), "{}", first.dir.display());
+        assert!(second.dir.ends_with(format!("bakeoff-{id}-2")), "{}", second.dir.display());
         second.finish(false, &mut |_| {});
         assert!(first.data.join("products.sqlite").is_file(), "the first keeps its fixtures");
         let dir = first.dir.clone();
