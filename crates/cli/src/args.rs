@@ -221,7 +221,9 @@ pub struct RunArgs {
     #[arg(long)]
     pub trials: Option<u32>,
     /// `blocks` (the default: a scenario's servers side by side, short slices in a fresh random
-    /// order per block, paired ratios) or `trials` (a fresh server per trial, cells in turn)
+    /// order per block, paired ratios), `at-once` (the same blocks, each loading the scenario's
+    /// cells together on equal CPU shares: the tightest ratios on a noisy machine) or `trials` (a
+    /// fresh server per trial, cells in turn)
     #[arg(long)]
     pub schedule: Option<bakeoff_model::schedule::Schedule>,
     /// Block schedule: how many times the servers start over the blocks [default: 3 from 6

@@ -44,7 +44,7 @@ pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
 pub use target::Target;
 pub use usage::{process_cpu, CpuSet};
-pub use warnings::Warning;
+pub use warnings::{Warning, SATURATED_FRACTION};
 
 /// Runs the plan to completion (blocking).
 pub fn run(plan: &LoadPlan) -> Result<LoadReport, LoadError> {

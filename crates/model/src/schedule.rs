@@ -1,5 +1,6 @@
 //! How a run orders its measurements: the paired block schedule (servers of a scenario side by side,
-//! short slices in a fresh random order per block) or one fresh server per trial.
+//! short slices in a fresh random order per block), the same blocks with the cells loaded at once,
+//! or one fresh server per trial.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -14,6 +15,13 @@ pub enum Schedule {
     /// the servers are relaunched a few times per run so start-to-start variation is sampled.
     #[default]
     Blocks,
+    /// The block schedule, but each block loads the scenario's cells all at the same time, each
+    /// from a load generator of its own, every server in a CPU group of equal share: a slow
+    /// stretch of the machine then falls on all of them within the same second (duet
+    /// benchmarking). What it measures is each server's rate on an equal share of the server
+    /// CPUs beside the others, so its ratios are the ones to read, not the absolute rates.
+    #[serde(rename = "at-once")]
+    AtOnce,
     /// Each trial starts a fresh server per cell, warms it, measures it and stops it, cells in a
     /// fixed order per round.
     Trials,
@@ -24,8 +32,14 @@ impl Schedule {
     pub fn id(self) -> &'static str {
         match self {
             Schedule::Blocks => "blocks",
+            Schedule::AtOnce => "at-once",
             Schedule::Trials => "trials",
         }
+    }
+
+    /// Whether cells are compared block by block (paired ratios), which both block schedules do.
+    pub fn pairs_blocks(self) -> bool {
+        matches!(self, Schedule::Blocks | Schedule::AtOnce)
     }
 }
 
@@ -71,6 +85,34 @@ impl Lengthening {
     }
 }
 
+/// Why the at-once schedule loads a cell in a slice of its own rather than with its peers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InTurn {
+    /// The load comes from client hosts, whose agents run one load at a time.
+    ClientHosts,
+    /// The servers run on a host of their own, whose CPU groups the lab does not set.
+    ServerHost,
+    /// No cgroup CPU controller gives each server an equal share here (it needs root and cgroup
+    /// v1's `cpu` or v2's `cpu` controller): a server of more processes would take more.
+    NoEqualShares,
+    /// It uses a service its peers share (a database, an upstream nginx): loaded together they
+    /// would contend for it, so its time is not its own.
+    SharedService,
+}
+
+impl InTurn {
+    /// Why, as progress and reports say it.
+    pub fn reason(self) -> &'static str {
+        match self {
+            InTurn::ClientHosts => "the load comes from client hosts, which run one load at a time",
+            InTurn::ServerHost => "the servers run on a host of their own, whose CPU shares the lab does not set",
+            InTurn::NoEqualShares => "no cgroup CPU controller gives each server an equal share here (run as root)",
+            InTurn::SharedService => "it uses a service its peers share, which loading them together would make them contend for",
+        }
+    }
+}
+
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.id())
@@ -82,8 +124,12 @@ impl FromStr for Schedule {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "blocks" => Ok(Schedule::Blocks),
+            "at-once" => Ok(Schedule::AtOnce),
             "trials" => Ok(Schedule::Trials),
-            other => Err(format!("unknown schedule `{other}`: write blocks (paired, the default) or trials (a fresh server per trial)")),
+            other => Err(format!(
+                "unknown schedule `{other}`: write blocks (paired, the default), at-once (paired, the cells loaded together) or \
+                 trials (a fresh server per trial)"
+            )),
         }
     }
 }
@@ -94,11 +140,12 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_a_wrong_one_says_what_to_write() {
-        for s in [Schedule::Blocks, Schedule::Trials] {
+        for s in [Schedule::Blocks, Schedule::AtOnce, Schedule::Trials] {
             assert_eq!(s.id().parse::<Schedule>(), Ok(s));
             assert_eq!(serde_json::to_value(s).unwrap(), s.id());
         }
         assert!("paired".parse::<Schedule>().unwrap_err().contains("write blocks"));
+        assert!(Schedule::AtOnce.pairs_blocks() && Schedule::Blocks.pairs_blocks() && !Schedule::Trials.pairs_blocks());
     }
 
     #[test]

@@ -94,7 +94,7 @@ pub fn policy(settings: &serde_json::Value) -> Policy {
     Policy {
         primary,
         precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()),
-        paired: schedule == Some(bakeoff_model::schedule::Schedule::Blocks),
+        paired: schedule.is_some_and(bakeoff_model::schedule::Schedule::pairs_blocks),
     }
 }
 

@@ -8,12 +8,9 @@
 //! met on the ratios a scenario ranks, paired block by block, not on each cell's own interval.
 
 use crate::error::LabError;
-use crate::host::noise::NoiseProbe;
-use crate::host::sampler;
 use crate::run::cells::Cell;
 use crate::run::events::Event;
 use crate::run::launches::LaunchPlan;
-use crate::run::measure::noise_warnings;
 use crate::run::rounds::MAX_TRIALS;
 use crate::run::runner::{Lab, RunOutcome};
 use crate::run::served::{Served, Tree};
@@ -23,7 +20,7 @@ use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::SplitMix64;
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::{turn_seconds, Lengthening};
+use bakeoff_model::schedule::Lengthening;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -33,14 +30,9 @@ use std::time::{Duration, Instant};
 pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 /// A co-resident server may use this share of one core while the others are measured.
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
-/// A closed loop whose connections wait this long or more for their turn leaves a queue of
-/// requests behind that matters; the lab waits for the server to serve it.
-const DRAIN_FROM: Duration = Duration::from_millis(50);
-/// The longest wait for a server to serve what a load left queued.
-const MAX_DRAIN: Duration = Duration::from_secs(5);
-/// The window over which a draining server must be quiet.
-const DRAIN_WINDOW: Duration = Duration::from_millis(100);
-
+/// Idle time shorter than this says nothing of a server's idle CPU (loaded at once, a server is
+/// hardly ever idle: its idle CPU then comes from its own equal share).
+const MIN_IDLE_WALL_S: f64 = 1.0;
 /// What every launch of a run's block schedule shares: the run, the blocks' random orders, the
 /// tally of what was measured and the run's outcome.
 struct BlockRun<'r> {
@@ -51,23 +43,23 @@ struct BlockRun<'r> {
 }
 
 /// One server of a launch and what the launch has measured of it.
-struct Resident<'c, 'a> {
-    cell: &'c Cell<'a>,
+pub(super) struct Resident<'c, 'a> {
+    pub(super) cell: &'c Cell<'a>,
     label: String,
-    server: Option<Served>,
-    addr: SocketAddr,
-    tree: Tree,
+    pub(super) server: Option<Served>,
+    pub(super) addr: SocketAddr,
+    pub(super) tree: Tree,
     /// Its slices' length over the run's (`Tally::slice_factor`).
-    slice_factor: u32,
+    pub(super) slice_factor: u32,
     /// The slice of the launch's last block, stored after the checks that follow the load.
     held: Option<TrialRecord>,
     /// CPU seconds of its tree while it was being loaded, and the wall seconds of that.
-    busy_cpu_s: f64,
-    busy_wall_s: f64,
+    pub(super) busy_cpu_s: f64,
+    pub(super) busy_wall_s: f64,
     /// Wall seconds spent starting, warming and checking it: charged to its launch's last slice,
     /// so a trial's `elapsed_s` adds up to what the run spent on the cell.
     overhead_s: f64,
-    failed: bool,
+    pub(super) failed: bool,
 }
 
 impl Lab<'_> {
@@ -194,38 +186,33 @@ impl Lab<'_> {
             residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
         let idle_from: Vec<f64> = residents.iter().map(|r| self.tree_cpu(r.tree)).collect();
+        let together = self.loaded_together(&residents, launch);
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
         'blocks: for block in blocks {
-            for i in br.rng.permutation(residents.len()) {
+            for unit in block_units(&mut br.rng, residents.len(), &together) {
                 if self.cancel.load(Ordering::Relaxed) {
                     cancelled = true;
                     break 'blocks;
                 }
-                if residents[i].failed {
-                    continue;
+                let live: Vec<usize> = unit.into_iter().filter(|&i| !residents[i].failed).collect();
+                for &i in &live {
+                    let trials = self.settings.trials.max(block);
+                    (self.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials });
                 }
-                // The other residents' trees on this machine are the lab's own while this one is loaded.
-                let others: Vec<u32> =
-                    residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
-                let key = residents[i].cell.key();
-                (self.events)(Event::TrialStarting { cell: &key, trial: block, trials: self.settings.trials.max(block) });
-                match self.slice(&mut residents[i], &others, block, launch, noisy) {
-                    Ok(mut record) => {
-                        record.run_id = br.run.id.clone();
-                        br.tally.note_starved(&key, &record.load, self.settings.duration);
-                        br.tally.record(&key, &record, self.settings.rank_by.metric());
-                        if block == last {
-                            residents[i].held = Some(record);
-                        } else {
-                            self.store(record, br.outcome)?;
-                        }
+                let taken = match live[..] {
+                    [] => continue,
+                    [i] => {
+                        // The other residents' trees on this machine are the lab's own while this one is loaded.
+                        let others: Vec<u32> =
+                            residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
+                        vec![(i, self.slice(&mut residents[i], &others, block, launch, noisy))]
                     }
-                    Err(e) => {
-                        residents[i].failed = true;
-                        self.fail(key, e.to_string(), &mut br.tally, br.outcome);
-                    }
+                    _ => self.joint_slice(&mut residents, &live, block, launch, noisy),
+                };
+                for (i, result) in taken {
+                    self.keep_slice(br, &mut residents[i], result, block == last)?;
                 }
             }
         }
@@ -239,6 +226,35 @@ impl Lab<'_> {
         }
         br.outcome.interrupted |= cancelled;
         Ok(!cancelled)
+    }
+
+    /// A slice's record stored (or held, the launch's last, for the checks after the load), or
+    /// its cell failed.
+    fn keep_slice(
+        &mut self,
+        br: &mut BlockRun<'_>,
+        r: &mut Resident<'_, '_>,
+        result: Result<TrialRecord, LabError>,
+        last: bool,
+    ) -> anyhow::Result<()> {
+        let key = r.cell.key();
+        match result {
+            Ok(mut record) => {
+                record.run_id = br.run.id.clone();
+                br.tally.note_starved(&key, &record.load, self.settings.duration);
+                br.tally.record(&key, &record, self.settings.rank_by.metric());
+                if last {
+                    r.held = Some(record);
+                } else {
+                    self.store(record, br.outcome)?;
+                }
+            }
+            Err(e) => {
+                r.failed = true;
+                self.fail(key, e.to_string(), &mut br.tally, br.outcome);
+            }
+        }
+        Ok(())
     }
 
     /// Starts every cell's server of a launch side by side; a cell that cannot start fails alone.
@@ -292,75 +308,6 @@ impl Lab<'_> {
         warmed
     }
 
-    /// One slice of one resident: its load, its tree sampled, the noise around it (the other
-    /// residents count as the lab's own), and the warnings it earned.
-    fn slice(
-        &mut self,
-        r: &mut Resident<'_, '_>,
-        others: &[u32],
-        block: u32,
-        launch: u32,
-        noisy: Option<f64>,
-    ) -> Result<TrialRecord, LabError> {
-        let begun = Instant::now();
-        let cell = r.cell;
-        let lengthened;
-        let settings = if r.slice_factor > 1 {
-            lengthened = LoadSettings { duration: self.settings.duration * r.slice_factor, ..self.settings.clone() };
-            &lengthened
-        } else {
-            &self.settings
-        };
-        // A longer slice settles longer too: a slow server's first answers come later.
-        let settle = SLICE_WARMUP * r.slice_factor;
-        let plan = self.plan_with(settings, cell, r.addr, settle)?;
-        let started_at = bakeoff_model::now_rfc3339();
-        let cpu_before = self.tree_cpu(r.tree);
-        let meter = self.meter(r.tree, Instant::now() + settle);
-        let services_watch = self.watch_services_host(r.tree, Instant::now() + settle);
-        let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
-        let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
-        let probe = NoiseProbe::start();
-        self.hosts.clear_noise();
-        let load = self.run_load(&plan);
-        let (samples, host_noise) = meter.finish();
-        let mut noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
-        noise.client_hosts.extend(self.services_host_noise(services_watch));
-        // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
-        let under_load = self.measure_under_load(cell, r.addr, r.tree, block, &load)?;
-        // What the slice's connections left queued is this server's work: served now, on its own
-        // busy time, not in its peers' next slices.
-        self.drain(r.tree, load.as_ref().ok());
-        r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before;
-        r.busy_wall_s += begun.elapsed().as_secs_f64();
-        let load =
-            load.map_err(|e| LabError::Input { what: cell.key().label(), problem: format!("load generator: {e}"), hint: e.hint().into() })?;
-        let requests: u64 = load.steps.iter().map(|s| s.requests).sum();
-        let server = sampler::usage(&samples, requests);
-        let died = r.server.as_mut().and_then(Served::exited);
-        r.failed |= died.is_some();
-        let mut warnings: Vec<LabWarning> = died.map(|exit| LabWarning::ServerDied { exit }).into_iter().collect();
-        warnings.extend(noise_warnings(&noise));
-        warnings.extend(noisy.map(|cores| LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 }));
-        warnings.extend(self.cell_warnings(cell, &samples, server.cpu_percent));
-        Ok(TrialRecord {
-            run_id: String::new(),
-            cell: cell.key(),
-            trial: block,
-            started_at,
-            load,
-            server,
-            samples,
-            warnings,
-            noise: Some(noise),
-            elapsed_s: begun.elapsed().as_secs_f64(),
-            slo: None,
-            under_load,
-            launch: Some(launch),
-            step_usage: Vec::new(),
-        })
-    }
-
     /// After a launch's blocks: the checks after the load on the warm server (the cost pairs in
     /// the first launch only), its CPU while idle beside the others, its stop; then its held slice
     /// is stored with what they found. True when it was busy while idle beside others.
@@ -390,7 +337,10 @@ impl Lab<'_> {
         }
         let idle_percent = 100.0 * idle_cpu_s.max(0.0) / idle_wall_s;
         // Alone, its idle CPU is paid by no other cell's slice.
-        let busy = beside_others && idle_percent > IDLE_LIMIT_PERCENT && r.cell.stack.kind != crate::stacks::manifest::StackKind::Baseline;
+        let busy = beside_others
+            && idle_wall_s >= MIN_IDLE_WALL_S
+            && idle_percent > IDLE_LIMIT_PERCENT
+            && r.cell.stack.kind != crate::stacks::manifest::StackKind::Baseline;
         if busy {
             found.push(LabWarning::BusyWhileIdle { cpu_percent: idle_percent });
         }
@@ -441,21 +391,15 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
     (kept, dropped)
 }
 
-impl Lab<'_> {
-    /// Waits (at most four of its connections' turns, and `MAX_DRAIN`) for the server's `tree` to
-    /// serve what a closed loop left queued at its end: a slow server with many connections still
-    /// holds about one request per connection, which a server that finds its client gone only
-    /// learns when it answers. Nothing to wait for after a fast loop, an open model or a failed load.
-    fn drain(&self, tree: Tree, load: Option<&bakeoff_load::LoadReport>) {
-        let Some(step) = load.and_then(|l| l.steps.last()).filter(|s| s.target_rate.is_none()) else { return };
-        // With no answer at all, the queue may be as long as it gets: wait the most.
-        let turn_s = turn_seconds(step.connections, step.requests_per_sec).unwrap_or(f64::INFINITY);
-        if turn_s >= DRAIN_FROM.as_secs_f64() {
-            // Four turns, not one: a busy machine serves the queue slower than the slice did.
-            let limit = Duration::from_secs_f64((4.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
-            self.wait_tree_quiet(tree, DRAIN_WINDOW, limit);
-        }
+/// A block's slices in a fresh random order: each of `n` residents alone, but those loaded
+/// `together` as one.
+fn block_units(rng: &mut SplitMix64, n: usize, together: &[usize]) -> Vec<Vec<usize>> {
+    let mut units: Vec<Vec<usize>> = (0..n).filter(|i| !together.contains(i)).map(|i| vec![i]).collect();
+    if !together.is_empty() {
+        units.push(together.to_vec());
     }
+    let order = rng.permutation(units.len());
+    order.into_iter().map(|i| std::mem::take(&mut units[i])).collect()
 }
 
 /// The run's seed for the blocks' orders: from its id, so a run's order can be told again.

@@ -6,7 +6,6 @@ use crate::error::LabError;
 use crate::run::plan::{plan_run, RunPlan, RunRequest};
 use crate::run::LoadSettings;
 use anyhow::Context;
-use bakeoff_model::schedule::Schedule;
 use bakeoff_model::study::{RampSetting, Study};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -99,7 +98,7 @@ impl RunPlan {
 /// A regular cell's `trials`: under the block schedule (cells that can share the server CPUs) a
 /// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
 fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
-    if s.schedule == Schedule::Blocks && pairable {
+    if s.schedule.pairs_blocks() && pairable {
         let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches).launches;
         (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
@@ -147,6 +146,7 @@ fn ramp_time(r: &bakeoff_load::Ramp) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_model::schedule::Schedule;
 
     fn settings() -> LoadSettings {
         let mut s = crate::run::LoadSettings::default();

@@ -120,6 +120,14 @@ pub enum Event<'a> {
         /// What its slices so far showed.
         why: Lengthening,
     },
+    /// Under the at-once schedule, a cell is loaded in a slice of its own in each block, not with
+    /// its peers (said once, at its first launch).
+    LoadedInTurn {
+        /// The cell.
+        cell: &'a CellKey,
+        /// Why it cannot be loaded with the others.
+        why: bakeoff_model::schedule::InTurn,
+    },
     /// Another round of `pending` cells would overrun the budget: they keep the precision they
     /// reached (under the block schedule, scenarios nearer their target may still get one).
     BudgetSpent {

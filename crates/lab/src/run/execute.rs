@@ -89,7 +89,7 @@ pub fn execute(
 fn precision_outlook(plan: &RunPlan, hosts: &mut RunHosts, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
     use crate::run::noise_probe;
     let roles = &plan.settings.roles;
-    let kept = noise_probe::recent(&plan.root, roles);
+    let kept = noise_probe::recent(&plan.root, roles, plan.settings.schedule);
     let reused = kept.is_some();
     let floor = match kept {
         Some(f) => f,
@@ -102,7 +102,7 @@ fn precision_outlook(plan: &RunPlan, hosts: &mut RunHosts, events: &mut dyn FnMu
             };
             match measured {
                 Ok(f) => {
-                    noise_probe::remember(&plan.root, roles, &f);
+                    noise_probe::remember(&plan.root, roles, plan.settings.schedule, &f);
                     f
                 }
                 Err(e) => {

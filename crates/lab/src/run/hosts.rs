@@ -343,6 +343,11 @@ impl LoadFailure {
 }
 
 impl RunHosts {
+    /// Whether the load comes from client hosts rather than this process.
+    pub(crate) fn has_client_hosts(&self) -> bool {
+        self.clients.is_some()
+    }
+
     /// Runs `plan` from the run's clients: this process, or the client hosts with their reports
     /// merged. A client host lost sets `cancel`, so the run ends after this load (everything
     /// stored is kept); every later load is refused with the same cause.

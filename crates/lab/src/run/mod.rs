@@ -1,5 +1,6 @@
 //! A run: its cells planned from a selection, and the lifecycle that verifies and measures them.
 
+mod at_once;
 mod blocks;
 mod calibrate;
 pub mod cells;
@@ -19,6 +20,7 @@ pub(crate) mod rounds;
 pub(crate) mod runner;
 pub(crate) mod served;
 pub(crate) mod settings;
+mod slice;
 pub(crate) mod slo;
 mod start;
 mod tally;

@@ -17,6 +17,7 @@ use bakeoff_model::place::Roles;
 use bakeoff_model::results::MemorySink;
 use bakeoff_model::robust::robust_sigma;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::schedule::Schedule;
 use bakeoff_model::summary::Metric;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -157,7 +158,7 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     let trials = plan.settings.trials;
     let planned = plan.estimate()?;
     // Under the block schedule the target is met on paired ratios: project the A/A pair's width.
-    let paired = plan.settings.schedule == bakeoff_model::schedule::Schedule::Blocks;
+    let paired = plan.settings.schedule.pairs_blocks();
     let half_width = |n: u32| if paired { floor.ratio_half_width(n) } else { floor.cell_half_width(n) };
     let trials_needed = if paired { floor.blocks_for(target) } else { floor.trials_for(target) }.max(trials);
     let cap = crate::run::rounds::MAX_TRIALS;
@@ -260,7 +261,8 @@ fn measure(
         trials: BLOCKS,
         launches: Some(1),
         ceiling: false,
-        schedule: bakeoff_model::schedule::Schedule::Blocks,
+        // An at-once run's floor is measured at once: its pairs are that schedule's.
+        schedule: floor_schedule(settings.schedule),
         precision: None,
         budget: None,
         server_cpus: settings.server_cpus.clone(),
@@ -314,33 +316,44 @@ fn floor_of(
     })
 }
 
-/// Where the last probe of this placement is kept: `<root>/.bakeoff-cache/noise-floor.json` for
-/// a run on this machine alone, a file named after the placement's hash for placed roles (their
-/// floor is the hosts', not this machine's).
-fn cache_file(root: &Path, roles: &Roles) -> std::path::PathBuf {
-    let name = if roles.is_local() {
-        "noise-floor.json".to_string()
+/// The schedule a run's floor is probed on: at once for an at-once run, else in blocks (a trials
+/// run's outlook projects each cell's own interval from the blocks' slices).
+fn floor_schedule(run: Schedule) -> Schedule {
+    if run == Schedule::AtOnce {
+        Schedule::AtOnce
+    } else {
+        Schedule::Blocks
+    }
+}
+
+/// Where the last probe of this placement and schedule is kept: `<root>/.bakeoff-cache/noise-floor.json`
+/// for a run on this machine alone, a file named after the placement's hash for placed roles (their
+/// floor is the hosts', not this machine's); an at-once floor has `-at-once` in its name.
+fn cache_file(root: &Path, roles: &Roles, schedule: Schedule) -> std::path::PathBuf {
+    let placed = if roles.is_local() {
+        String::new()
     } else {
         use sha2::{Digest, Sha256};
         let digest = Sha256::digest(serde_json::to_vec(roles).unwrap_or_default());
         let hex: String = digest.iter().take(6).map(|b| format!("{b:02x}")).collect();
-        format!("noise-floor-{hex}.json")
+        format!("-{hex}")
     };
-    root.join(".bakeoff-cache").join(name)
+    let at_once = if floor_schedule(schedule) == Schedule::AtOnce { "-at-once" } else { "" };
+    root.join(".bakeoff-cache").join(format!("noise-floor{placed}{at_once}.json"))
 }
 
-/// Keeps `floor` for later runs of the same placement (best effort: a read-only folder only means
-/// the next run measures).
-pub fn remember(root: &Path, roles: &Roles, floor: &NoiseFloor) {
+/// Keeps `floor` for later runs of the same placement and schedule (best effort: a read-only
+/// folder only means the next run measures).
+pub fn remember(root: &Path, roles: &Roles, schedule: Schedule, floor: &NoiseFloor) {
     if let Ok(text) = serde_json::to_string_pretty(floor) {
         let _ = std::fs::create_dir_all(root.join(".bakeoff-cache"));
-        let _ = std::fs::write(cache_file(root, roles), text);
+        let _ = std::fs::write(cache_file(root, roles, schedule), text);
     }
 }
 
-/// The last probe of this placement, if it was measured within the last six hours.
-pub fn recent(root: &Path, roles: &Roles) -> Option<NoiseFloor> {
-    let file = cache_file(root, roles);
+/// The last probe of this placement and schedule, if it was measured within the last six hours.
+pub fn recent(root: &Path, roles: &Roles, schedule: Schedule) -> Option<NoiseFloor> {
+    let file = cache_file(root, roles, schedule);
     let age = std::fs::metadata(&file).ok()?.modified().ok()?.elapsed().ok()?;
     (age < FRESH).then(|| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()).flatten()
 }
@@ -385,7 +398,7 @@ mod tests {
         let blocks = outlook(&plan, &split).unwrap().unwrap();
         assert!(!blocks.fits() && (blocks.reaches - split.ratio_half_width(blocks.trials_possible)).abs() < 1e-12, "{blocks:?}");
         let mut trials_plan = plan;
-        trials_plan.settings.schedule = bakeoff_model::schedule::Schedule::Trials;
+        trials_plan.settings.schedule = Schedule::Trials;
         assert!(outlook(&trials_plan, &split).unwrap().unwrap().fits());
     }
 

@@ -166,7 +166,7 @@ impl Lab<'_> {
         // Under the block schedule the cells that can share the server CPUs are paired; the rest
         // (soaks, ramps, sweeps, SLO searches) keep a server of their own per trial.
         let (paired, single): (Vec<&Cell<'_>>, Vec<&Cell<'_>>) = match self.settings.schedule {
-            Schedule::Blocks => measurable.iter().partition(|c| c.can_pair(&self.settings)),
+            Schedule::Blocks | Schedule::AtOnce => measurable.iter().partition(|c| c.can_pair(&self.settings)),
             Schedule::Trials => (Vec::new(), measurable),
         };
         if !single.is_empty() {

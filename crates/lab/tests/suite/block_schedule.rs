@@ -266,3 +266,75 @@ fn a_slow_servers_slices_are_sized_from_its_warm_up_and_its_queue_served_before_
     let peer: Vec<f64> = sink.trials.iter().filter(|t| t.cell.variant == "default").map(|t| t.load.steps[0].duration_s).collect();
     assert!(peer.len() == 6 && peer.iter().all(|&d| d < 0.7), "the peer keeps 0.5 s: {peer:?}");
 }
+
+#[test]
+fn cells_loaded_at_once_share_each_block_on_equal_cpu_shares_and_still_tell_a_slower_variant() {
+    let stack = burn_with_slow_variant();
+    let scratch = common::Scratch::new("at-once");
+    let mut sink = MemorySink::default();
+    // What started and what was stored, in the order the lab said it.
+    let mut said: Vec<(&'static str, u32, bool, String)> = Vec::new();
+    let mut events = |e: bakeoff_lab::run::Event<'_>| match e {
+        bakeoff_lab::run::Event::TrialStarting { cell, trial, .. } => said.push(("start", trial, cell.twin, cell.variant.clone())),
+        bakeoff_lab::run::Event::TrialDone(t) => said.push(("done", t.trial, t.cell.twin, t.cell.variant.clone())),
+        bakeoff_lab::run::Event::LoadedInTurn { cell, why } => panic!("{} loaded in turn: {}", cell.label(), why.reason()),
+        _ => {}
+    };
+    // The servers' CPU share groups, watched while the run goes: each server's own, at once.
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let watching = watching.clone();
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(share_groups_in_use());
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            most
+        })
+    };
+    let mut lab = common::lab(&scratch, &mut sink, &mut events);
+    short_blocks(&mut lab, 4);
+    lab.settings_mut().schedule = Schedule::AtOnce;
+    lab.settings_mut().duration = Duration::from_secs(1);
+    let variants = ["default".to_string(), "slow".to_string()];
+    let mut cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
+    cells.push(Cell { twin: true, ..cells[0].clone() });
+    let outcome = lab.run(&common::run_info("at-once"), &cells).unwrap();
+    drop(lab);
+    watching.store(false, std::sync::atomic::Ordering::Relaxed);
+    let groups = watcher.join().unwrap();
+    assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
+
+    // Each block starts all three cells before it stores any: they are loaded together.
+    for block in [1, 3] {
+        let of_block: Vec<&str> = said.iter().filter(|s| s.1 == block).map(|s| s.0).collect();
+        assert_eq!(of_block, ["start", "start", "start", "done", "done", "done"], "block {block}: {said:?}");
+    }
+    // A block costs one slice (and each server's queue served after it), not three: its trials
+    // share the slice's wall time. In turn, three slices of 1 s after 0.25 s of settling.
+    let first_blocks: Vec<&TrialRecord> = sink.trials.iter().filter(|t| t.trial % 2 == 1).collect();
+    let per_block = first_blocks.iter().map(|t| t.elapsed_s).sum::<f64>() / 2.0;
+    assert!(per_block < 0.75 * 3.0 * 1.25, "a block at once took {per_block:.2} s, about as long as slices in turn would");
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    if root && std::path::Path::new("/sys/fs/cgroup/cpu/cpu.shares").exists() {
+        assert!(groups >= 3, "the three servers had CPU share groups of their own at once: at most {groups} seen");
+    }
+
+    let cells = by_cell(&sink.trials);
+    let default = &cells[&("default".to_string(), false)];
+    let slow = paired_ratio(&pairs(&cells[&("slow".to_string(), false)], default)).unwrap();
+    assert!(slow.high < 0.9, "300 µs more CPU per request is slower on an equal share, paired: {slow:?}");
+    let aa = paired_ratio(&pairs(&cells[&("default".to_string(), true)], default)).unwrap();
+    assert!((0.9..1.1).contains(&aa.ratio), "the A/A twin is level with its cell: {aa:?}");
+    assert_eq!((aa.blocks, aa.launches), (4, 2));
+}
+
+/// How many of the burn fixture's CPU share groups (cgroup v1 `cpu`) have a process in them now.
+fn share_groups_in_use() -> usize {
+    let Ok(dir) = std::fs::read_dir("/sys/fs/cgroup/cpu") else { return 0 };
+    dir.filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().contains("burn-stack-"))
+        .filter(|e| std::fs::read_to_string(e.path().join("cgroup.procs")).is_ok_and(|p| !p.trim().is_empty()))
+        .count()
+}
