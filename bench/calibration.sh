@@ -3,7 +3,7 @@
 # one stack that differ in one thing: rust/actix copied as rust/burn, whose hello handler spins
 # BURN_NS nanoseconds of CPU first. Its variant `ref` burns nothing; its variant `x` burns nothing in
 # copy A and SLOWDOWN% of ref's measured CPU per request in copy B. Each run has ref, x and an A/A
-# twin of ref, on the block schedule at the default study's settings (TRIALS blocks of DURATION
+# twin of ref, on the block schedule (SCHEDULE) at the default study's settings (TRIALS blocks of DURATION
 # slices, default 10 of 1 s as studies/quick.toml, 1 s warm-up, 64 connections, one worker), no
 # precision target. Runs alternate A, B, A, B; it then prints:
 #   - A/A: of every run's paired twin interval (ref against its twin), how many exclude 1.0
@@ -16,6 +16,7 @@
 #
 #   bench/calibration.sh                 # 10 pairs of runs (20 A/A intervals), about 35 min
 #   PAIRS=20 SLOWDOWN=5 bench/calibration.sh
+#   SCHEDULE=at-once bench/calibration.sh   # the cells loaded together in each block
 #   BAKEOFF=/path/bakeoff bench/calibration.sh   # skip the cargo build
 set -euo pipefail
 
@@ -26,6 +27,7 @@ PAIRS=${PAIRS:-10}
 SLOWDOWN=${SLOWDOWN:-5}
 TRIALS=${TRIALS:-10}
 DURATION=${DURATION:-1s}
+SCHEDULE=${SCHEDULE:-blocks}
 OUT="$ROOT/bench/results/calibration-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 bench_binary "$ROOT"
@@ -103,7 +105,7 @@ trials = $TRIALS
 duration = "$DURATION"
 warmup = "1s"
 connections = 64
-schedule = "blocks"
+schedule = "$SCHEDULE"
 aa = "rust/burn[ref] hello"
 
 [[claims]]
@@ -131,7 +133,7 @@ cp -r "$WORK/probe/.bakeoff-cache" "$WORK/b/"
 
 provenance calibration "$ROOT" > "$OUT/summary.txt"
 echo "# rust/burn (rust/actix) hello: ref costs $BASE_US µs of server CPU per request; x spins $BURN_NS ns more in copy B ($SLOWDOWN%)" >> "$OUT/summary.txt"
-echo "# $PAIRS pairs of runs (A then B), $TRIALS blocks of $DURATION per run, 64 connections, block schedule" >> "$OUT/summary.txt"
+echo "# $PAIRS pairs of runs (A then B), $TRIALS blocks of $DURATION per run, 64 connections, schedule $SCHEDULE" >> "$OUT/summary.txt"
 
 : > "$OUT/pairs.tsv"
 for i in $(seq 1 "$PAIRS"); do

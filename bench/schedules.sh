@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The two schedules side by side: the same A/A comparison (one stack's hello against its own twin)
-# measured with `--schedule blocks` and `--schedule trials`, alternating, ROUNDS times each. From
+# The schedules side by side: the same A/A comparison (one stack's hello against its own twin)
+# measured with `--schedule blocks`, `at-once` and `trials`, alternating, ROUNDS times each. From
 # each run's JSON report it takes the paired A/A interval, the minutes the two arms took and the
 # figure of merit P = 95% half-width (%) x sqrt(minutes); prints each schedule's median P with its
 # range, the ratio of the medians, and how many A/A intervals exclude 1.0 (a calibration check: at
@@ -9,6 +9,7 @@
 #   bench/schedules.sh                            # rust/actix hello, 3 rounds, 10 blocks/trials of 1 s
 #   ROUNDS=6 TRIALS=6 DURATION=2s bench/schedules.sh   # the default study's earlier design
 #   STACK=go/nethttp ROUNDS=5 bench/schedules.sh
+#   SCHEDULES="blocks trials" bench/schedules.sh  # only those arms
 #   BAKEOFF=/path/bakeoff bench/schedules.sh      # skip the cargo build
 #   NOISE=episodes bench/schedules.sh             # on an emulated noisy machine: slow stretches that
 #                                                 # hit every process at once (bench/noise_episodes.py,
@@ -23,12 +24,13 @@ ROUNDS=${ROUNDS:-3}
 TRIALS=${TRIALS:-10}
 DURATION=${DURATION:-1s}
 NOISE=${NOISE:-}
+read -r -a SCHEDULE_ARMS <<< "${SCHEDULES:-blocks at-once trials}"
 OUT="$ROOT/bench/results/schedules-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 bench_binary "$ROOT"
 DB="$OUT/runs.db"
 provenance schedules "$ROOT" > "$OUT/summary.txt"
-echo "# $STACK hello against its A/A twin, $TRIALS trials or blocks of $DURATION, $ROUNDS rounds per schedule, alternating" >> "$OUT/summary.txt"
+echo "# $STACK hello against its A/A twin, $TRIALS trials or blocks of $DURATION, $ROUNDS rounds per schedule (${SCHEDULE_ARMS[*]}), alternating" >> "$OUT/summary.txt"
 wrap=()
 if [ "$NOISE" = episodes ]; then
   echo "# emulated noisy machine: bench/noise_episodes.py ${NOISE_FLAGS:-(its defaults)}, a seed per run" >> "$OUT/summary.txt"
@@ -39,7 +41,7 @@ fi
 
 : > "$OUT/runs.tsv"
 for round in $(seq 1 "$ROUNDS"); do
-  for schedule in blocks trials; do
+  for schedule in "${SCHEDULE_ARMS[@]}"; do
     name="$schedule-$round"
     start=$(date +%s)
     if [ "$NOISE" = episodes ]; then
@@ -72,7 +74,7 @@ for line in open(sys.argv[1]):
     rows.setdefault(schedule, []).append((p["merit"], half, p["minutes"], p["low"] <= 1.0 <= p["high"], int(seconds), p["ratio"]))
 for schedule, rs in rows.items():
     merits = sorted(r[0] for r in rs)
-    print(f"{schedule:>6}: P median {statistics.median(merits):.2f} (range {merits[0]:.2f}-{merits[-1]:.2f}); "
+    print(f"{schedule:>7}: P median {statistics.median(merits):.2f} (range {merits[0]:.2f}-{merits[-1]:.2f}); "
           f"A/A +-{statistics.median(r[1] for r in rs):.1f}% from {statistics.median(r[2] for r in rs):.1f} min of the two arms; "
           f"ratios {', '.join(f'{r[5]:.3f}' for r in rs)}; {sum(not r[3] for r in rs)} of {len(rs)} intervals exclude 1.0; "
           f"run wall time median {statistics.median(r[4] for r in rs)} s")
@@ -82,11 +84,12 @@ def pct(xs):
 for schedule, cs in comps.items():
     if all(c[0] is None for c in cs):
         continue  # only the block schedule measures them
-    print(f"{schedule:>6}: machine's components (median over runs): slice to slice {pct(c[0] for c in cs)}, "
+    print(f"{schedule:>7}: machine's components (median over runs): slice to slice {pct(c[0] for c in cs)}, "
           f"launch to launch {pct(c[1] for c in cs)}")
-if {"blocks", "trials"} <= rows.keys():
-    b = statistics.median(r[0] for r in rows["blocks"])
-    t = statistics.median(r[0] for r in rows["trials"])
-    print(f"P trials / P blocks: {t / b:.2f}x (same interval in {(t / b) ** 2:.1f}x less time with blocks)")
+for base, new in (("trials", "blocks"), ("trials", "at-once"), ("blocks", "at-once")):
+    if {base, new} <= rows.keys():
+        b = statistics.median(r[0] for r in rows[base])
+        n = statistics.median(r[0] for r in rows[new])
+        print(f"P {base} / P {new}: {b / n:.2f}x (same interval in {(b / n) ** 2:.1f}x less time with {new})")
 PY
 echo "results in $OUT"

@@ -6,6 +6,7 @@ use bakeoff_lab::run::noise_probe::{NoiseFloor, Outlook};
 use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::setup::SetupOutcome;
 use bakeoff_model::results::{Verdict, VerifyReport};
+use bakeoff_model::schedule::Schedule;
 
 /// One line per stack set up.
 pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
@@ -159,9 +160,11 @@ pub fn outlook_line(o: &Outlook) -> String {
             o.trials_possible
         )
     } else {
+        // Loading the cells together sheds the slow stretches that slices one after another meet.
+        let at_once = if o.schedule == Schedule::Blocks { ", or --schedule at-once" } else { "" };
         format!(
             "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \
-             (a longer --budget, or --precision {:.0}%, fits this machine)",
+             (a longer --budget, or --precision {:.0}%{at_once}, fits this machine)",
             100.0 * o.reaches,
             o.trials_possible,
             (100.0 * o.reaches).ceil()
@@ -210,12 +213,15 @@ mod tests {
             budget: Some(m(540)),
             trials_possible: 10,
             reaches: 0.061,
+            schedule: Schedule::Trials,
         };
         assert_eq!(
             outlook_line(&short),
             "the study's ±5% target needs ~14 trials per cell, ~12m40s here; it has 9m00s (budget): expect about ±6.1% \
              with 10 trials instead (a longer --budget, or --precision 7%, fits this machine)"
         );
+        let blocks = Outlook { schedule: Schedule::Blocks, ..short };
+        assert!(outlook_line(&blocks).ends_with("(a longer --budget, or --precision 7%, or --schedule at-once, fits this machine)"));
         let enough = Outlook { trials_needed: 6, needs: Some(m(330)), trials_possible: 10, reaches: 0.03, ..short };
         assert_eq!(
             outlook_line(&enough),

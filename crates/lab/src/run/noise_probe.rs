@@ -143,6 +143,9 @@ pub struct Outlook {
     pub trials_possible: u32,
     /// The half-width those trials can expect, a fraction.
     pub reaches: f64,
+    /// The run's schedule: where it is the block schedule, loading the cells at once is the way
+    /// to a target the machine's noise puts out of reach.
+    pub schedule: Schedule,
 }
 
 impl Outlook {
@@ -172,7 +175,8 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
         trials_possible = trials_needed.min(cap);
     }
     let reaches = half_width(trials_possible);
-    Ok(Some(Outlook { target, trials_needed, needs, planned, budget: plan.settings.budget, trials_possible, reaches }))
+    let (budget, schedule) = (plan.settings.budget, plan.settings.schedule);
+    Ok(Some(Outlook { target, trials_needed, needs, planned, budget, trials_possible, reaches, schedule }))
 }
 
 /// The first candidate stack with a `hello` whose setup is current (the probe never builds).
