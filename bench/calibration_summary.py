@@ -77,7 +77,7 @@ def main(pairs_tsv, slowdown):
     print(rate(f"copy B (x +{slowdown}% CPU): claim 'ref faster than x' held", held, n)
           + (f"; measured advantage median {sorted(b_ratios)[len(b_ratios) // 2]:.3f}" if b_ratios else "")
           + (f"; {unranked} of {n} not judged (a cell not ranked, e.g. client-bound)" if unranked else ""))
-    print(rate("compare A -> B: x slower (its verdict: own medians, held by its paired peer)", slower_verdict, n))
+    print(rate("compare A -> B: x slower (its verdict: own medians held by its paired peer; for two at-once runs, its ratios to most peers)", slower_verdict, n))
     print(rate("compare A -> B: x slower (absolute, the run's ranking metric)", slower_abs, n))
     print(rate("compare A -> B: x slower on CPU µs/request (absolute)", slower_cpu, n))
     print(rate("compare A -> B: x slower against its peer, paired", slower_rel, with_rel)

@@ -135,9 +135,51 @@ pub struct Comparison {
     pub only_in_a: Vec<CellKey>,
     /// Cells that only run B measured.
     pub only_in_b: Vec<CellKey>,
+    /// Both runs loaded their cells at once: each verdict is the cell's change against its peer
+    /// alone (`judged_on_ratios`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_ratios: bool,
 }
 
 impl Comparison {
+    /// For two runs (`a`, `b`: their trials) that loaded their cells at once (`--schedule
+    /// at-once`): a cell's own medians are its rate on a share of a machine its peers loaded too,
+    /// which moves with them and with the machine from run to run, so each cell's verdict (and
+    /// `--fail-if-slower`) comes from its ratios to its peers measured in the same blocks. A ratio
+    /// that moved says two cells moved apart, not which one did: a cell is called faster or slower
+    /// only when its ratio to most of its peers (two at least) moved that way, each with its
+    /// interval; else no change is attributed (two cells alone never are).
+    pub fn judged_on_ratios(mut self, a: &[TrialRecord], b: &[TrialRecord]) -> Comparison {
+        let metric = self.primary.metric();
+        let higher = metric.higher_is_better();
+        let keys: Vec<CellKey> = self.cells.iter().map(|c| c.cell.clone()).collect();
+        for c in &mut self.cells {
+            let peers: Vec<&CellKey> =
+                keys.iter().filter(|k| **k != c.cell && k.scenario == c.cell.scenario && k.workers == c.cell.workers).collect();
+            let moves: Vec<RelativeChange> =
+                peers.iter().filter_map(|p| relative_change(&c.cell, &[(p, 1.0)], a, b, metric)).filter(|r| r.low.is_some()).collect();
+            let agreeing = |v: Change| moves.iter().filter(|r| r.verdict == v).count();
+            let verdict = [Change::Slower, Change::Faster]
+                .into_iter()
+                .find(|&v| agreeing(v) >= 2 && 2 * agreeing(v) > peers.len())
+                .unwrap_or(Change::NoDetectableChange);
+            // The gate counts the least slowdown its agreeing ratios prove.
+            let proven = moves
+                .iter()
+                .filter(|r| r.verdict == verdict)
+                .map(|r| match (r.low, r.high, higher) {
+                    (_, Some(h), true) => (1.0 - h).max(0.0),
+                    (Some(l), _, false) => (l - 1.0).max(0.0),
+                    _ => 0.0,
+                })
+                .fold(f64::INFINITY, f64::min);
+            c.verdict = verdict;
+            c.regressed = verdict == Change::Slower && proven > self.threshold.unwrap_or(f64::INFINITY);
+        }
+        self.on_ratios = true;
+        self
+    }
+
     /// The cells whose primary metric regressed beyond the threshold.
     pub fn regressions(&self) -> impl Iterator<Item = &CellChange> {
         self.cells.iter().filter(|c| c.regressed)
@@ -259,6 +301,7 @@ pub fn compare(run_a: (&str, &[TrialRecord]), run_b: (&str, &[TrialRecord]), pri
         cells,
         only_in_a: a.keys().filter(|k| !b.contains_key(*k)).cloned().collect(),
         only_in_b: b.keys().filter(|k| !a.contains_key(*k)).cloned().collect(),
+        on_ratios: false,
     }
 }
 

@@ -98,11 +98,15 @@ pub(crate) fn summary_lines(c: &Comparison) -> Vec<String> {
              95% Mann-Whitney interval of the block ratios, widened over launches as above); the peer that moved least is used, so it holds where the peer is unchanged",
             c.primary.metric().heading()
         ));
-        out.push(
+        out.push(if c.on_ratios {
+            "verdict: both runs loaded their cells at once, where a cell's own medians are its share of a shared machine: a cell \
+             with such a peer is faster or slower when its ratio to the peer says so"
+                .into()
+        } else {
             "verdict: a cell with such a peer is faster or slower only when its own medians and its ratio to the peer both say so; \
              a move of every cell alike (the machine between the two runs) shows in the metric columns only"
-                .into(),
-        );
+                .into()
+        });
     }
     let agree = c.cells.iter().filter(|x| x.precision.agrees).count();
     out.push(format!("{agree} of {} cells agree within their stated precision", c.cells.len()));

@@ -5,6 +5,7 @@
 use crate::args::CompareArgs;
 use anyhow::{bail, Context, Result};
 use bakeoff_model::comparison::compare;
+use bakeoff_model::schedule::Schedule;
 use bakeoff_report::Format;
 use std::process::ExitCode;
 
@@ -19,7 +20,14 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     let b = store.load_run(&args.run_b)?;
     // Ranked as run B asks (its study's rank_by), unless told otherwise.
     let primary = args.rank_by.unwrap_or_else(|| bakeoff_report::view::policy(&b.run.settings).primary);
-    let comparison = compare((&a.run.id, &a.trials), (&b.run.id, &b.trials), primary, threshold);
+    let mut comparison = compare((&a.run.id, &a.trials), (&b.run.id, &b.trials), primary, threshold);
+    let at_once = |r: &bakeoff_model::run_data::RunData| {
+        let schedule = r.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value::<Schedule>(v.clone()).ok());
+        schedule == Some(Schedule::AtOnce)
+    };
+    if at_once(&a) && at_once(&b) {
+        comparison = comparison.judged_on_ratios(&a.trials, &b.trials);
+    }
     if comparison.cells.is_empty() {
         bail!("runs {} and {} share no cell\n  hint: compare two runs of the same study (`bakeoff runs` lists them)", a.run.id, b.run.id);
     }

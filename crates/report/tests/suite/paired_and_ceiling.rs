@@ -206,3 +206,48 @@ fn runs_whose_launches_differ_are_not_called_changed_by_their_many_blocks() {
     let x = x_of(&a, &run([1.05, 1.01, 1.06], 0.85));
     assert_eq!((x.verdict, x.relative.unwrap().verdict), (Change::Slower, Change::Slower));
 }
+
+#[test]
+fn runs_loaded_at_once_are_judged_on_each_cells_ratio_to_its_peer() {
+    // Loaded at once, every cell's rate swings 30% from block to block with the machine, alike;
+    // x burns 5% more in run B. Its own medians cannot tell; its ratio to a steady peer can, and
+    // for two at-once runs that ratio is the verdict (and the gate), the peers staying unchanged.
+    use bakeoff_model::comparison::{Change, Comparison};
+    let run = |stacks: &[&str], x_cost: f64, phase: u32| -> Vec<TrialRecord> {
+        let mut trials = Vec::new();
+        for block in 1..=10u32 {
+            let machine = [1.0, 0.7, 1.2, 0.85, 1.1][((block + phase) % 5) as usize];
+            for (i, &stack) in stacks.iter().enumerate() {
+                let cost = if stack == "x" { x_cost } else { 1.0 };
+                let jitter = 1.0 + 0.002 * f64::from((block + i as u32) % 3);
+                trials.push(slice(stack, block, 20_000.0 * machine * cost * jitter));
+            }
+        }
+        trials
+    };
+    let compared = |stacks: &[&str], at_once: bool| {
+        let (a, b) = (run(stacks, 1.0, 0), run(stacks, 0.95, 2));
+        let c = bakeoff_model::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, Some(0.02));
+        if at_once {
+            c.judged_on_ratios(&a, &b)
+        } else {
+            c
+        }
+    };
+    let of = |c: &Comparison, stack: &str| c.cells.iter().find(|x| x.cell.stack == stack).unwrap().clone();
+    let plain = compared(&["peer", "other", "x"], false);
+    assert_eq!(of(&plain, "x").changes[0].verdict, Change::NoDetectableChange, "its own medians cannot tell: {:?}", of(&plain, "x"));
+    assert_eq!(of(&plain, "x").verdict, Change::NoDetectableChange);
+    let at_once = compared(&["peer", "other", "x"], true);
+    let x = of(&at_once, "x");
+    assert_eq!((x.verdict, x.regressed), (Change::Slower, true), "{x:?}");
+    for steady in ["peer", "other"] {
+        let c = of(&at_once, steady);
+        assert_eq!((c.verdict, c.regressed), (Change::NoDetectableChange, false), "{c:?}");
+    }
+    let text = bakeoff_report::compare::render(&at_once, bakeoff_report::Format::Text);
+    assert!(text.contains("both runs loaded their cells at once"), "{text}");
+    // Two cells alone moved apart: which one did, no ratio can say.
+    let two = compared(&["peer", "x"], true);
+    assert_eq!((of(&two, "peer").verdict, of(&two, "x").verdict), (Change::NoDetectableChange, Change::NoDetectableChange));
+}
