@@ -99,6 +99,9 @@ pub enum InTurn {
     /// It uses a service its peers share (a database, an upstream nginx): loaded together they
     /// would contend for it, so its time is not its own.
     SharedService,
+    /// It is the only cell of its scenario that could be loaded at once: it has no peer to share
+    /// the block's slice with.
+    NoPeer,
 }
 
 impl InTurn {
@@ -109,6 +112,7 @@ impl InTurn {
             InTurn::ServerHost => "the servers run on a host of their own, whose CPU shares the lab does not set",
             InTurn::NoEqualShares => "no cgroup CPU controller gives each server an equal share here (run as root)",
             InTurn::SharedService => "it uses a service its peers share, which loading them together would make them contend for",
+            InTurn::NoPeer => "no other cell of its scenario can be loaded with it",
         }
     }
 }

@@ -15,6 +15,26 @@ pub(crate) struct CpuGroup {
     share_dir: Option<PathBuf>,
 }
 
+/// A group's `cgroup.procs` files, open for the child about to be spawned.
+pub(crate) struct Joining {
+    files: Vec<std::fs::File>,
+}
+
+impl Joining {
+    /// Moves the calling process into every group: writing 0 to `cgroup.procs` means "the writer"
+    /// in cgroup v1 and v2. One write(2) per file, async-signal-safe: made for `pre_exec`. A refused
+    /// write is not an error here: the parent checks membership after the spawn ([`CpuGroup::holds`]).
+    pub(crate) fn join_current(&self) {
+        use std::os::fd::AsRawFd;
+        for file in &self.files {
+            // SAFETY: a valid open descriptor and a one-byte static buffer.
+            unsafe {
+                libc::write(file.as_raw_fd(), b"0".as_ptr().cast(), 1);
+            }
+        }
+    }
+}
+
 /// How a run's servers are placed on CPUs, for the run's provenance.
 pub(crate) fn describe_placement() -> &'static str {
     if root_dir().is_some() {
@@ -53,9 +73,11 @@ fn root_dir() -> Option<PathBuf> {
 }
 
 impl CpuGroup {
-    /// Creates `bakeoff-<name>` with `cpus` and moves `pid` into it; None where the machine does
-    /// not allow it (no cpuset controller, not root, a read-only cgroup file system).
-    pub(crate) fn place(name: &str, pid: u32, cpus: &[usize]) -> Option<CpuGroup> {
+    /// Creates `bakeoff-<name>` with `cpus` (and its share group), before the server is spawned;
+    /// None where the machine does not allow it (no cpuset controller, not root, a read-only cgroup
+    /// file system). The server joins it from inside the child ([`Joining::join_current`]), so no
+    /// process it forks at start-up is left outside.
+    pub(crate) fn prepare(name: &str, cpus: &[usize]) -> Option<CpuGroup> {
         if cpus.is_empty() {
             return None;
         }
@@ -63,21 +85,33 @@ impl CpuGroup {
         let dir = root.join(format!("bakeoff-{name}"));
         std::fs::create_dir_all(&dir).ok()?;
         let share_dir = share_root().map(|r| r.join(format!("bakeoff-{name}")));
-        let group = CpuGroup { dir, share_dir };
+        // Dropped (removed) on any failure below.
+        let mut group = CpuGroup { dir, share_dir: None };
         let list: Vec<String> = cpus.iter().map(|c| c.to_string()).collect();
         let mems = std::fs::read_to_string(root.join("cpuset.mems"))
             .or_else(|_| std::fs::read_to_string(root.join("cpuset.mems.effective")))
             .unwrap_or_else(|_| "0".into());
         let ok = std::fs::write(group.dir.join("cpuset.cpus"), list.join(",")).is_ok()
-            && std::fs::write(group.dir.join("cpuset.mems"), mems.trim()).is_ok()
-            && std::fs::write(group.dir.join("cgroup.procs"), pid.to_string()).is_ok();
+            && std::fs::write(group.dir.join("cpuset.mems"), mems.trim()).is_ok();
         // A share group that cannot be made leaves the placement as it is; the cpuset binds.
-        let mut group = group;
-        if let Some(share) = group.share_dir.take() {
-            let placed = std::fs::create_dir_all(&share).is_ok() && std::fs::write(share.join("cgroup.procs"), pid.to_string()).is_ok();
-            group.share_dir = Some(share).filter(|s| placed || s.exists());
-        }
+        group.share_dir = share_dir.filter(|s| std::fs::create_dir_all(s).is_ok());
         ok.then_some(group)
+    }
+
+    /// The group's `cgroup.procs` files, opened now for the child to write its own pid to between
+    /// fork and exec (where nothing may allocate).
+    pub(crate) fn joining(&self) -> Joining {
+        let open = |dir: &Path| std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")).ok();
+        Joining { files: self.share_dir.iter().chain([&self.dir]).filter_map(|d| open(d)).collect() }
+    }
+
+    /// Moves `pid` into the group and its share group (a process started before the group was);
+    /// false where the kernel refused the cpuset.
+    pub(crate) fn admit(&self, pid: u32) -> bool {
+        if let Some(share) = &self.share_dir {
+            let _ = std::fs::write(share.join("cgroup.procs"), pid.to_string());
+        }
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string()).is_ok()
     }
 
     /// The CPUs the group allows, as the kernel reports them.
@@ -93,9 +127,15 @@ impl CpuGroup {
             .unwrap_or_default()
     }
 
-    #[cfg(test)]
+    /// Whether `pid` is in the group's cpuset, as the kernel reports it.
     pub(crate) fn holds(&self, pid: u32) -> bool {
         std::fs::read_to_string(self.dir.join("cgroup.procs")).map(|s| s.lines().any(|l| l.trim() == pid.to_string())).unwrap_or(false)
+    }
+
+    /// Whether the group has a CPU share group of its own (cgroup v1, as root).
+    #[cfg(test)]
+    pub(crate) fn has_share_group(&self) -> bool {
+        self.share_dir.is_some()
     }
 
     /// Whether `pid` is in the group's CPU share group (v1), as the kernel reports it.
@@ -125,9 +165,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_child_is_placed_in_its_own_cpuset_where_the_machine_allows() {
-        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
-        let group = CpuGroup::place(&format!("test-{}", std::process::id()), child.id(), &[0]);
+    fn a_child_joins_its_own_cpuset_before_exec_where_the_machine_allows() {
+        use std::os::unix::process::CommandExt;
+        let group = CpuGroup::prepare(&format!("test-{}", std::process::id()), &[0]);
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("5");
+        if let Some(g) = &group {
+            let joining = g.joining();
+            // SAFETY: join_current makes write(2) calls only.
+            unsafe {
+                cmd.pre_exec(move || {
+                    joining.join_current();
+                    Ok(())
+                });
+            }
+        }
+        let mut child = cmd.spawn().unwrap();
         match &group {
             Some(g) => {
                 assert!(g.holds(child.id()));

@@ -3,6 +3,7 @@
 //! and a stop that reaps the whole group.
 
 use crate::error::LabError;
+use crate::host::cgroup::CpuGroup;
 use crate::host::leftovers::{self, Leftover};
 use bakeoff_load::CpuSet;
 use std::collections::BTreeMap;
@@ -24,7 +25,7 @@ pub struct ServerProcess {
     /// The group was stopped (its pid may be reused: never signal it again).
     stopped: bool,
     /// Declared after `child` so it is dropped (removed) after the process was stopped.
-    cpu_group: Option<crate::host::cgroup::CpuGroup>,
+    cpu_group: Option<CpuGroup>,
 }
 
 /// How to start a server.
@@ -81,10 +82,17 @@ impl ServerProcess {
             })?),
             None => None,
         };
-        // SAFETY: the set and the namespace's descriptor were made before fork; the closure makes
-        // one sched_setaffinity call and at most one setns call, both async-signal-safe.
+        // Made before the spawn, so the child joins it before exec and every process it forks at
+        // start-up (a prefork master's workers, a front proxy) is inside from its first instant.
+        let cpu_group = CpuGroup::prepare(&group_name(launch.name), launch.cpus);
+        let joining = cpu_group.as_ref().map(CpuGroup::joining);
+        // SAFETY: the set, the namespace's descriptor and the groups' files were made before fork;
+        // the closure makes write, setns and sched_setaffinity calls only, all async-signal-safe.
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(joining) = &joining {
+                    joining.join_current();
+                }
                 if let Some(fd) = &netns {
                     use std::os::fd::AsRawFd;
                     if libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) != 0 {
@@ -100,10 +108,8 @@ impl ServerProcess {
             log: launch.log.clone(),
             log_tail: String::new(),
         })?;
-        // Placed right after spawn: workers forked later inherit the group; any forked earlier
-        // still carry the affinity set before exec.
-        let group_name = format!("{}-{}", launch.name.replace('/', "-"), child.id());
-        let cpu_group = crate::host::cgroup::CpuGroup::place(&group_name, child.id(), launch.cpus);
+        // A group the child could not join (a refused write) is joined from here, or given up.
+        let cpu_group = cpu_group.filter(|g| g.holds(child.id()) || g.admit(child.id()));
         Ok(ServerProcess { name: launch.name.to_string(), child, log: launch.log, exited: None, marker, stopped: false, cpu_group })
     }
 
@@ -216,6 +222,13 @@ impl super::ready::Starting for ServerProcess {
     }
 }
 
+/// A cgroup name no other server of this or another lab process has: name, lab pid, a counter.
+fn group_name(name: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{}-{n}", name.replace('/', "-"), std::process::id())
+}
+
 fn signal_group(pgid: i32, sig: i32) {
     // SAFETY: kill(2) on a process group we created; a stale group yields ESRCH, which is fine.
     unsafe {
@@ -258,4 +271,44 @@ pub fn free_port() -> u16 {
 fn open_netns(name: &str) -> Result<std::fs::File, String> {
     let path = std::path::Path::new("/run/netns").join(name);
     std::fs::File::open(&path).map_err(|e| format!("cannot enter network namespace {name} ({}): {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The race this guards against: a shell that forks at once left its children outside the
+    /// share group when the group was joined after the spawn, and in cgroup v1 each such process
+    /// weighs as much as a whole peer server.
+    #[test]
+    fn every_process_a_server_forks_at_start_is_in_its_groups() {
+        let scratch = std::env::temp_dir().join(format!("bakeoff-process-test-{}", std::process::id()));
+        std::fs::create_dir_all(&scratch).unwrap();
+        let env = BTreeMap::new();
+        let launch = Launch {
+            name: "forking",
+            command: "sleep 30 & sleep 30 & sleep 30 & wait",
+            dir: &scratch,
+            env: &env,
+            cpus: &[0],
+            log: scratch.join("forking.log"),
+            netns: None,
+        };
+        let mut server = ServerProcess::start(launch).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut members = crate::host::sampler::group_members(server.pid());
+        while members.len() < 4 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            members = crate::host::sampler::group_members(server.pid());
+        }
+        assert_eq!(members.len(), 4, "the shell and its three children: {members:?}");
+        if let Some(group) = &server.cpu_group {
+            for pid in &members {
+                assert!(group.holds(*pid), "{pid} of {members:?} is outside the cpuset group");
+                assert_eq!(group.shares_with(*pid), group.has_share_group(), "{pid} of {members:?} is outside the share group");
+            }
+        }
+        assert!(server.stop(Duration::from_secs(2)).is_empty());
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
 }

@@ -40,7 +40,7 @@ impl Lab<'_> {
         let together: Vec<usize> = (0..residents.len()).filter(|&i| why[i].is_none()).collect();
         if launch == 0 {
             for (r, why) in residents.iter().zip(&why) {
-                if let Some(why) = why.or((together.len() < 2).then_some(InTurn::SharedService)) {
+                if let Some(why) = why.or((together.len() < 2).then_some(InTurn::NoPeer)) {
                     (self.events)(Event::LoadedInTurn { cell: &r.cell.key(), why });
                 }
             }
@@ -88,10 +88,14 @@ impl Lab<'_> {
         let noise = self.trial_noise(probe, residents[first].tree, (&measured, &before), &metered[0].0, None);
         let wall_s = begun.elapsed().as_secs_f64();
         let share_s = wall_s / planned.len() as f64;
+        // Every server's leftover queue is drained before any latency-under-load steps run, so
+        // no peer's backlog overlaps another's steps.
+        for ((i, _), load) in planned.iter().zip(&loads) {
+            self.drain(residents[*i].tree, load.as_ref().ok());
+        }
         for (k, (((i, _), load), (samples, _))) in planned.iter().zip(loads).zip(metered).enumerate() {
             let r = &mut residents[*i];
             let under_load = self.measure_under_load(r.cell, r.addr, r.tree, block, &load);
-            self.drain(r.tree, load.as_ref().ok());
             r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before[k];
             r.busy_wall_s += wall_s;
             let result = under_load.and_then(|under_load| {
