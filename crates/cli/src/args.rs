@@ -226,8 +226,8 @@ pub struct RunArgs {
     /// fresh server per trial, cells in turn)
     #[arg(long)]
     pub schedule: Option<bakeoff_model::schedule::Schedule>,
-    /// Block schedule: how many times the servers start over the blocks [default: 3 from 6
-    /// trials on, 2 below]
+    /// Block schedules: how many times the servers start over the blocks [default: 3 from 6
+    /// trials on, 2 below; at once, one per two trials from 6 on, up to 8]
     #[arg(long)]
     pub launches: Option<u32>,
     /// Measured time per trial (per slice, under the block schedule)

@@ -72,7 +72,7 @@ impl Lab<'_> {
         for &cell in cells {
             groups.entry(cell.scenario).or_default().push(cell);
         }
-        let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches);
+        let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches, self.settings.schedule);
         let mut br = BlockRun { run, rng: SplitMix64(seed_of(&run.id)), tally: Tally::default(), outcome };
         // A block's number is the scenario's own count, whoever missed it: cells pair by block, so
         // a server that died and skipped the rest of its launch must not shift its later blocks.
@@ -171,10 +171,12 @@ impl Lab<'_> {
         // ones do not (free memory, caches, the CPU's state), and no cell may always be first.
         let order: Vec<&Cell<'_>> = br.rng.permutation(cells.len()).into_iter().map(|i| cells[i]).collect();
         let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
-        for r in &mut residents {
+        let together = self.loaded_together(&residents, launch);
+        for (i, r) in residents.iter_mut().enumerate() {
             let warming = Instant::now();
             if let Some(warmed) = self.warm(r.cell, r.addr, r.tree) {
-                br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration);
+                let sharing = if together.contains(&i) { together.len() } else { 1 };
+                br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration, sharing);
             }
             r.overhead_s += warming.elapsed().as_secs_f64();
         }
@@ -186,7 +188,6 @@ impl Lab<'_> {
             residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
         let idle_from: Vec<f64> = residents.iter().map(|r| self.tree_cpu(r.tree)).collect();
-        let together = self.loaded_together(&residents, launch);
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;

@@ -99,7 +99,7 @@ impl RunPlan {
 /// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
 fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
     if s.schedule.pairs_blocks() && pairable {
-        let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches, s.schedule).launches;
         (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
         trial_time(s, warmup) * trials
@@ -194,7 +194,7 @@ mod tests {
         // PyPy's manifest asks for 30 s of warm-up: 28 s more than the study's 2 s in each of its
         // launches (as many as the block schedule splits the study's blocks into), and 30 s in its
         // verification.
-        let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches, s.schedule).launches;
         assert!(launches >= 2, "seed 000 restarts its servers between blocks");
         let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
         assert_eq!(plan.estimate().unwrap(), at_study_warmup + extra);

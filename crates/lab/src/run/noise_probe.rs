@@ -101,14 +101,15 @@ impl NoiseFloor {
     /// own factor for that design (six blocks give a far wider interval than √n scaling from the
     /// probe's eight says). What a block-scheduled run ranks and judges on; the pair's slices meet
     /// different moments of the machine, so it is wider than a cell's own spread alone predicts.
-    pub fn ratio_half_width(&self, blocks: u32) -> f64 {
-        let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, None).launches;
+    pub fn ratio_half_width(&self, blocks: u32, schedule: Schedule) -> f64 {
+        let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, None, schedule).launches;
         self.block_sigma() * paired_half_width_factor(blocks, launches)
     }
 
     /// The blocks a paired ratio needs for a half-width of `target` (a fraction): the fewest whose
-    /// expected half-width is within it, searched from the √n estimate.
-    pub fn blocks_for(&self, target: f64) -> u32 {
+    /// expected half-width is within it (its launches as `schedule` spreads them), searched from
+    /// the √n estimate.
+    pub fn blocks_for(&self, target: f64, schedule: Schedule) -> u32 {
         let target = target.max(1e-6);
         let guess = ((1.96 * self.block_sigma() / target).powi(2).ceil() as u32).max(2);
         // Beyond a few hundred blocks the √n law holds and no run gets there: the guess stands.
@@ -116,10 +117,10 @@ impl NoiseFloor {
             return guess;
         }
         let mut n = guess;
-        while n > 2 && self.ratio_half_width(n - 1) <= target {
+        while n > 2 && self.ratio_half_width(n - 1, schedule) <= target {
             n -= 1;
         }
-        while self.ratio_half_width(n) > target && n < 240 {
+        while self.ratio_half_width(n, schedule) > target && n < 240 {
             n += 1;
         }
         n
@@ -162,8 +163,8 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     let planned = plan.estimate()?;
     // Under the block schedule the target is met on paired ratios: project the A/A pair's width.
     let paired = plan.settings.schedule.pairs_blocks();
-    let half_width = |n: u32| if paired { floor.ratio_half_width(n) } else { floor.cell_half_width(n) };
-    let trials_needed = if paired { floor.blocks_for(target) } else { floor.trials_for(target) }.max(trials);
+    let half_width = |n: u32| if paired { floor.ratio_half_width(n, plan.settings.schedule) } else { floor.cell_half_width(n) };
+    let trials_needed = if paired { floor.blocks_for(target, plan.settings.schedule) } else { floor.trials_for(target) }.max(trials);
     let cap = crate::run::rounds::MAX_TRIALS;
     let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
     let mut trials_possible = trials;
@@ -400,7 +401,10 @@ mod tests {
         let mut split = floor(0.01);
         (split.aa.low, split.aa.high) = (0.88, 1.12);
         let blocks = outlook(&plan, &split).unwrap().unwrap();
-        assert!(!blocks.fits() && (blocks.reaches - split.ratio_half_width(blocks.trials_possible)).abs() < 1e-12, "{blocks:?}");
+        assert!(
+            !blocks.fits() && (blocks.reaches - split.ratio_half_width(blocks.trials_possible, Schedule::Blocks)).abs() < 1e-12,
+            "{blocks:?}"
+        );
         let mut trials_plan = plan;
         trials_plan.settings.schedule = Schedule::Trials;
         assert!(outlook(&trials_plan, &split).unwrap().unwrap().fits());
@@ -412,12 +416,16 @@ mod tests {
         // interval than √(8/6) × 4% = 4.6% (the exact interval of six is the range of their
         // Walsh averages): ±5% needs more, and never fewer than six blocks.
         let f = floor(0.05);
-        assert!(f.ratio_half_width(6) > 0.04 * (8.0f64 / 6.0).sqrt() * 1.1, "{}", f.ratio_half_width(6));
-        let n = f.blocks_for(0.05);
-        assert!(n > 6 && f.ratio_half_width(n) <= 0.05 && f.ratio_half_width(n - 1) > 0.05, "{n}");
-        assert!(f.ratio_half_width(5).is_infinite() && floor(0.001).blocks_for(0.05) == 6);
+        assert!(
+            f.ratio_half_width(6, Schedule::Blocks) > 0.04 * (8.0f64 / 6.0).sqrt() * 1.1,
+            "{}",
+            f.ratio_half_width(6, Schedule::Blocks)
+        );
+        let n = f.blocks_for(0.05, Schedule::Blocks);
+        assert!(n > 6 && f.ratio_half_width(n, Schedule::Blocks) <= 0.05 && f.ratio_half_width(n - 1, Schedule::Blocks) > 0.05, "{n}");
+        assert!(f.ratio_half_width(5, Schedule::Blocks).is_infinite() && floor(0.001).blocks_for(0.05, Schedule::Blocks) == 6);
         // Many blocks: the √n law again.
-        let (a, b) = (f.ratio_half_width(60), f.ratio_half_width(120));
+        let (a, b) = (f.ratio_half_width(60, Schedule::Blocks), f.ratio_half_width(120, Schedule::Blocks));
         assert!((a / b - 2f64.sqrt()).abs() < 0.1, "{a} {b}");
     }
 }

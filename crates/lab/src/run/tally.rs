@@ -202,9 +202,11 @@ impl Tally {
 
     /// Notes what a launch's warm-up of `key` measured of its connections' turns: slices shorter
     /// than two of them would end before every connection was answered, so they get that long
-    /// before the launch's first slice.
-    pub(crate) fn note_turns(&mut self, key: &CellKey, warm_up: &bakeoff_load::LoadReport, base: std::time::Duration) {
-        self.needs(key, turns_of(warm_up, base));
+    /// before the launch's first slice. A cell whose slices share the server CPUs with `sharing`
+    /// cells in all (at once; 1 alone) answers that many times slower than its warm-up alone did.
+    pub(crate) fn note_turns(&mut self, key: &CellKey, warm_up: &bakeoff_load::LoadReport, base: std::time::Duration, sharing: usize) {
+        let sharing = sharing.max(1) as u32;
+        self.needs(key, turns_of(warm_up, base / sharing));
     }
 
     fn needs(&mut self, key: &CellKey, factor: u32) {
