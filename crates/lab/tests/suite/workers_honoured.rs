@@ -112,9 +112,10 @@ fn every_http_stack_keeps_to_its_workers() {
         if let Some(job) = bakeoff_lab::stacks::setup::SetupJob::for_stack(stack) {
             bakeoff_lab::stacks::setup::run(&job, &root, false).unwrap();
         }
-        // JIT runtimes get some warm-up (the JVM compiles on threads of its own), but at most 5 s.
+        // JIT runtimes get warm-up (the JVM compiles on threads of its own, and at 5 s pekko-http
+        // still spread to 1.5 cores compiling), but at most 20 s.
         let mut stack = stack.clone();
-        stack.warmup = stack.warmup.map(|w| w.min(Duration::from_secs(5)));
+        stack.warmup = stack.warmup.map(|w| w.min(Duration::from_secs(20)));
         // json: every HTTP stack spends far more CPU per request than the client does, so a stack
         // that ignored WORKERS would spread over both CPUs (hello is client-bound for the fast ones).
         let default = stack.variants_for(Scenario::Json)[0].name.clone();
