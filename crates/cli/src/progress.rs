@@ -68,7 +68,12 @@ pub fn print_event(event: &Event<'_>) {
         Event::SlicesLengthened { cell, factor, why } => {
             eprintln!("{}: {}, so its slices are {factor} times as long from its next launch on", cell.label(), why.reason())
         }
-        Event::LoadedInTurn { cell, why } => eprintln!("{}: loaded on its own in each block, not at once: {}", cell.label(), why.reason()),
+        Event::LoadedInTurn { cell, why, schedule: Schedule::AtOnce } => {
+            eprintln!("{}: loaded on its own in each block, not at once: {}", cell.label(), why.reason())
+        }
+        Event::LoadedInTurn { cell, why, .. } => {
+            eprintln!("{}: no joint slice in its blocks, its ratios rest on its solo slices: {}", cell.label(), why.reason())
+        }
         Event::BudgetSpent { pending } => {
             eprintln!("budget: another launch of {pending} cell(s) does not fit, so they keep the precision they reached (what is left goes to scenarios nearer the target)")
         }

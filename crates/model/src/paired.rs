@@ -8,7 +8,6 @@
 
 use crate::results::{CellKey, TrialRecord};
 use crate::rng::SplitMix64;
-use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -93,21 +92,6 @@ pub fn paired_ratio(pairs: &[Pair]) -> Option<PairedRatio> {
         blocks: logs.len() as u32,
         launches: launches.len() as u32,
     })
-}
-
-/// The blocks in which both `cell` and `reference` were measured, as pairs of `metric` in `step`.
-/// A block is a trial number; a trial that started its own server (no launch recorded) is a launch
-/// of its own, so trial-schedule rounds pair too, each its own launch.
-pub fn pairs_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> Vec<Pair> {
-    let of = |key: &CellKey| -> BTreeMap<u32, (u32, f64)> {
-        trials
-            .iter()
-            .filter(|t| &t.cell == key && step < t.load.steps.len())
-            .map(|t| (t.trial, (t.launch.unwrap_or(t.trial), metric.of(t, step))))
-            .collect()
-    };
-    let reference = of(reference);
-    of(cell).into_iter().filter_map(|(block, (launch, v))| Pair::of(launch, v, reference.get(&block)?.1)).collect()
 }
 
 /// Minutes of wall time the trials of `cells` took (starts, warm-ups and checks included): what a

@@ -196,6 +196,10 @@ pub struct TrialRecord {
     /// Latency at fixed fractions of the capacity this trial measured, when the run asked for it.
     #[serde(default)]
     pub under_load: Option<crate::slo::LoadCurve>,
+    /// Under the block schedule, what the cell answered in the block's joint slice (loaded at the
+    /// same time as its peers); None where it had none (loaded in turn, another schedule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joint: Option<crate::joint::JointSlice>,
 }
 
 /// The server's CPU during one step of a trial.

@@ -125,7 +125,7 @@ pub fn components(trials: &[TrialRecord]) -> Option<Components> {
 fn twin_spread(trials: &[TrialRecord]) -> Option<f64> {
     let twin = trials.iter().find(|t| t.cell.twin && t.launch.is_some())?.cell.clone();
     let original = CellKey { twin: false, ..twin.clone() };
-    let pairs = bakeoff_model::paired::pairs_between(trials, &twin, &original, Metric::RequestsPerSec, 0);
+    let pairs = bakeoff_model::pairing::pairs_between(trials, &twin, &original, Metric::RequestsPerSec, 0);
     let logs: Vec<f64> = pairs.iter().map(|p| p.log_ratio).collect();
     (logs.len() >= 2).then(|| (sum_of_squares(&logs) / (logs.len() - 1) as f64).sqrt())
 }

@@ -129,6 +129,11 @@ struct Relative<'a> {
 struct Paired {
     blocks: u32,
     launches: u32,
+    /// The slices the ratio rests on: "joint" (the cells loaded at once) or "solo".
+    slices: bakeoff_model::pairing::PairSource,
+    /// The joint slices' ratio where it contradicted the solo one shown: [ratio, low, high].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    joint_disagreed: Option<(f64, f64, f64)>,
 }
 
 #[derive(Serialize)]
@@ -256,7 +261,7 @@ fn relative<'a>(view: &'a ReportView) -> BTreeMap<&'a str, Vec<Relative<'a>>> {
         low: r.low,
         high: r.high,
         fastest: r.fastest,
-        paired: r.paired.map(|(blocks, launches)| Paired { blocks, launches }),
+        paired: r.paired.map(|(blocks, launches)| Paired { blocks, launches, slices: r.source, joint_disagreed: r.joint_disagreed }),
         within_noise: r.within_noise(),
     };
     view.scenarios.iter().map(|s| (s.scenario.id(), s.relative.iter().map(row).collect())).collect()

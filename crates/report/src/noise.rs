@@ -132,7 +132,7 @@ fn floor(trials: &[TrialRecord]) -> Option<NoiseFloor> {
     };
     let n = arm(&main, Metric::RequestsPerSec).len().min(arm(&twin, Metric::RequestsPerSec).len());
     let last_step = trials.iter().find(|t| t.cell == main).map_or(0, |t| t.load.steps.len().saturating_sub(1));
-    let pairs = bakeoff_model::paired::pairs_between(trials, &twin, &main, Metric::RequestsPerSec, last_step);
+    let pairs = bakeoff_model::pairing::pairs_between(trials, &twin, &main, Metric::RequestsPerSec, last_step);
     let paired = (pairs.len() >= 2).then(|| bakeoff_model::paired::paired_ratio(&pairs)).flatten().map(|ratio| {
         let minutes = bakeoff_model::paired::minutes_spent(trials, &[&main, &twin]);
         PairedFloor { ratio, minutes, merit: ratio.merit(minutes) }

@@ -3,7 +3,8 @@
 //! section, the tables and the summary read it.
 
 use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::paired::{paired_ratio, pairs_between};
+use bakeoff_model::paired::{paired_ratio, PairedRatio};
+use bakeoff_model::pairing::{pair_choice_between, PairSource};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::summary::{CellSummary, Metric};
@@ -42,9 +43,38 @@ pub struct Relative {
     pub paired: Option<(u32, u32)>,
     /// The paired interval's coverage where too few blocks allow no 95% one (e.g. 0.75 from 3).
     pub short_coverage: Option<f64>,
+    /// Which slices the paired ratio rests on: the blocks' joint slices (the cells loaded at
+    /// once) or their solo ones; solo for a quotient of medians.
+    pub source: PairSource,
+    /// When the joint slices' ratio (a speed: ratio, low, high) lay outside the solo slices'
+    /// interval: the cells use a share of the server unlike the whole of it, and the ratio shown
+    /// rests on the solo slices.
+    pub joint_disagreed: Option<(f64, f64, f64)>,
 }
 
 impl Relative {
+    /// How it was paired, as a report says it after the interval: "paired", "paired at once"
+    /// (on the blocks' joint slices), or nothing for a quotient of medians.
+    pub fn pairing(&self) -> &'static str {
+        match (self.paired, self.source) {
+            (None, _) => "",
+            (Some(_), PairSource::Joint) => "paired at once",
+            (Some(_), PairSource::Solo) => "paired",
+        }
+    }
+
+    /// The note a row carries when its joint slices' ratio contradicted its solo one.
+    pub fn disagreement_note(&self) -> Option<(String, &'static str)> {
+        let (ratio, low, high) = self.joint_disagreed?;
+        let message = format!(
+            "loaded at once with the best, its ratio was {ratio:.2} ({low:.2}–{high:.2}), outside the {:.2} ({:.2}–{:.2}) its solo \
+             slices give: the two use an equal share of the server CPUs unlike the whole of them (one scales to them, the \
+             other less), so the ratio shown rests on the solo slices",
+            self.ratio, self.low, self.high
+        );
+        Some((message, "read the solo ratio; to narrow it, run more blocks (--precision) or on a quieter machine"))
+    }
+
     /// The interval holds 1: this cell cannot be told from the best.
     pub fn within_noise(&self) -> bool {
         !self.fastest && self.low <= 1.0 && 1.0 <= self.high
@@ -95,12 +125,14 @@ pub(crate) fn cpu_unmeasured(trials: &[TrialRecord], c: &CellSummary) -> bool {
 /// quadrature (first-order propagation for a quotient).
 fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[TrialRecord]) -> Relative {
     let fastest = c.cell == best.cell;
-    let pairs = if fastest || c.step != best.step { Vec::new() } else { pairs_between(trials, &c.cell, &best.cell, metric, c.step) };
-    let paired = (pairs.len() >= 2).then(|| paired_ratio(&pairs)).flatten();
-    let (ratio, low, high) = match paired {
-        // CPU per request is lower-is-better: the speed is the inverse ratio.
-        Some(p) if metric.higher_is_better() => (p.ratio, p.low, p.high),
-        Some(p) => (1.0 / p.ratio, 1.0 / p.high, 1.0 / p.low),
+    let choice = (!fastest && c.step == best.step).then(|| pair_choice_between(trials, &c.cell, &best.cell, metric, c.step));
+    let pairs = choice.as_ref().map_or(&[][..], |ch| &ch.pairs[..]);
+    let paired = (pairs.len() >= 2).then(|| paired_ratio(pairs)).flatten();
+    // CPU per request is lower-is-better: the speed is the inverse ratio.
+    let as_speed =
+        |p: &PairedRatio| if metric.higher_is_better() { (p.ratio, p.low, p.high) } else { (1.0 / p.ratio, 1.0 / p.high, 1.0 / p.low) };
+    let (ratio, low, high) = match &paired {
+        Some(p) => as_speed(p),
         None => {
             let (e, b) = (c.get(metric), best.get(metric));
             let speed = |e: &bakeoff_model::summary::Estimate| if metric.higher_is_better() { e.median } else { 1.0 / e.median };
@@ -110,5 +142,8 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
         }
     };
     let short_coverage = paired.map(|p| p.confidence).filter(|&c| c < bakeoff_model::paired::PAIRED_CONFIDENCE);
-    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired: paired.map(|p| (p.blocks, p.launches)), short_coverage }
+    let source = choice.as_ref().filter(|_| paired.is_some()).map_or(PairSource::Solo, |ch| ch.source);
+    let joint_disagreed = choice.and_then(|ch| ch.disagreement).map(|(_, together)| as_speed(&together));
+    let paired = paired.map(|p| (p.blocks, p.launches));
+    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed }
 }

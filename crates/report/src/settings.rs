@@ -153,8 +153,10 @@ fn trials(s: &Stored) -> String {
 
 fn schedule(s: &Stored) -> String {
     match (s.schedule, s.launches) {
-        (Some(Schedule::Blocks), Some(l)) => format!("blocks (every cell once per round, random order), {l} launches"),
-        (Some(Schedule::Blocks), None) => "blocks (every cell once per round, random order)".into(),
+        (Some(Schedule::Blocks), Some(l)) => {
+            format!("blocks (every cell alone once per block, random order, and all at once once), {l} launches")
+        }
+        (Some(Schedule::Blocks), None) => "blocks (every cell alone once per block, random order, and all at once once)".into(),
         (Some(Schedule::AtOnce), Some(l)) => format!("at once (every cell loaded together per round, equal CPU shares), {l} launches"),
         (Some(Schedule::AtOnce), None) => "at once (every cell loaded together per round, equal CPU shares)".into(),
         (Some(Schedule::Trials), _) => "trials (a server started per trial)".into(),

@@ -42,7 +42,7 @@ fn answer(sv: &ScenarioView) -> String {
     let Some(next) = sv.relative.iter().find(|r| !r.fastest) else {
         return format!("{}: {leader} alone was ranked, by {by}", sv.scenario);
     };
-    let paired = if next.paired.is_some() { ", paired" } else { "" };
+    let paired = if next.paired.is_some() { format!(", {}", next.pairing()) } else { String::new() };
     // The leader's margin is the inverse of the runner-up's speed relative to it.
     let (margin, low, high) = (1.0 / next.ratio, 1.0 / next.high, 1.0 / next.low);
     let sentence = if next.within_noise() {

@@ -147,7 +147,7 @@ pub fn scenario(view: &ReportView, sv: &ScenarioView) -> Table {
         row.extend(medians.map(|m| Cell::from(metric_value(m, c.get(m).median))));
         row.push(server_figure(metric_value(Metric::PeakRssMib, c.get(Metric::PeakRssMib).median)));
         row.push(slope_cell(view, c));
-        row.push(t.note_refs(row_notes(view, c), &format!("{}: ", c.cell.label())));
+        row.push(t.note_refs(row_notes(view, sv, c), &format!("{}: ", c.cell.label())));
         t.rows.push(row);
     }
     crate::ceiling::add_rows(&mut t, view, sv);
@@ -182,8 +182,8 @@ fn relative_cell(sv: &ScenarioView, c: &CellSummary) -> Cell {
 /// "0.52 (0.49–0.55, paired)" or "0.99 (0.97–1.02, paired): within noise".
 pub(crate) fn relative_text(r: &crate::scenario::Relative) -> String {
     let how = match (r.paired, r.short_coverage) {
-        (Some(_), Some(c)) => format!(", paired, {:.0}%", 100.0 * c),
-        (Some(_), None) => ", paired".to_string(),
+        (Some(_), Some(c)) => format!(", {}, {:.0}%", r.pairing(), 100.0 * c),
+        (Some(_), None) => format!(", {}", r.pairing()),
         (None, _) => String::new(),
     };
     let noise = if r.within_noise() { ": within noise" } else { "" };
@@ -205,8 +205,11 @@ const NOT_RANKED_ADVICE: &str =
 
 /// A row's notes: the cell's warnings, why it is not ranked, and memory growth its fit found where
 /// no trial warned of it.
-fn row_notes(view: &ReportView, c: &CellSummary) -> Vec<(String, String)> {
+fn row_notes(view: &ReportView, sv: &ScenarioView, c: &CellSummary) -> Vec<(String, String)> {
     let mut notes: Vec<(String, String)> = view.warnings_of(c).map(|w| (w.message(), w.advice().to_string())).collect();
+    let headline = sv.headline.iter().any(|h| h.cell == c.cell && h.step == c.step);
+    let disagreed = sv.relative.iter().filter(|r| r.cell == c.cell && headline).find_map(|r| r.disagreement_note());
+    notes.extend(disagreed.map(|(message, advice)| (message, advice.to_string())));
     notes.extend(c.unrankable.iter().map(|r| (format!("not ranked: {}", r.tagged()), NOT_RANKED_ADVICE.to_string())));
     let grows = |f: &Finding| matches!(f.kind, FindingKind::Lab(LabWarning::MemoryGrowth { .. }));
     let fit = view.memory_of(&c.cell).filter(|m| m.growing()).and_then(|m| m.fit);

@@ -9,7 +9,7 @@ use crate::proxy::{self, ProxyView};
 use crate::scenario::{scenario_view, ScenarioView};
 use crate::slo::{slo_view, SloView};
 use bakeoff_model::finding::Finding;
-use bakeoff_model::paired::pairs_between;
+use bakeoff_model::pairing::pairs_between;
 use bakeoff_model::peers::CostOutlier;
 use bakeoff_model::results::{CellKey, Verdict};
 use bakeoff_model::run_data::RunData;

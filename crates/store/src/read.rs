@@ -192,7 +192,8 @@ impl Store {
             "SELECT id, run_id, stack, scenario, variant, workers, trial, started_at, load_json,
                     server_cpu_s, server_cpu_percent, server_cpu_us_per_request, server_peak_rss_bytes,
                     server_mean_rss_bytes, server_peak_pss_bytes, server_mean_pss_bytes,
-                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json, launch, step_usage_json, under_load_json
+                    server_rss_slope_mib_per_min, warnings_json, twin, elapsed_s, noise_json, slo_json, launch, step_usage_json, under_load_json,
+                    joint_json
              FROM trials WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows: Vec<(i64, StoredTrial)> = stmt.query_map([run_id], trial_row)?.collect::<Result<_, _>>()?;
@@ -228,6 +229,7 @@ impl Store {
                 launch: t.launch,
                 step_usage: t.step_usage_json.as_deref().map(serde_json::from_str).transpose()?.unwrap_or_default(),
                 under_load: t.under_load_json.as_deref().map(serde_json::from_str).transpose()?,
+                joint: t.joint_json.as_deref().map(serde_json::from_str).transpose()?,
             });
         }
         Ok(out)
@@ -274,6 +276,7 @@ struct StoredTrial {
     launch: Option<u32>,
     step_usage_json: Option<String>,
     under_load_json: Option<String>,
+    joint_json: Option<String>,
 }
 
 fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
@@ -302,6 +305,7 @@ fn trial_row(r: &Row) -> rusqlite::Result<(i64, StoredTrial)> {
             launch: r.get(22)?,
             step_usage_json: r.get(23)?,
             under_load_json: r.get(24)?,
+            joint_json: r.get(25)?,
         },
     ))
 }

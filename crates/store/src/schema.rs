@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -130,6 +130,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN step_usage_json TEXT;",
     // 7 -> 8: latency at fixed fractions of the trial's capacity (`latency_under_load`).
     "ALTER TABLE trials ADD COLUMN under_load_json TEXT;",
+    // 8 -> 9: what a block-schedule slice's cell answered in its block's joint slice.
+    "ALTER TABLE trials ADD COLUMN joint_json TEXT;",
 ];
 
 /// Reads the file's version (0 for a new, empty file) and applies the missing migrations, each in

@@ -67,8 +67,9 @@ impl Store {
                                  server_cpu_s, server_cpu_percent, server_cpu_us_per_request,
                                  server_peak_rss_bytes, server_mean_rss_bytes, server_peak_pss_bytes,
                                  server_mean_pss_bytes, server_rss_slope_mib_per_min, warnings_json,
-                                 twin, elapsed_s, noise_json, slo_json, launch, step_usage_json, under_load_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                                 twin, elapsed_s, noise_json, slo_json, launch, step_usage_json, under_load_json,
+                                 joint_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 t.run_id,
                 t.cell.stack,
@@ -94,6 +95,7 @@ impl Store {
                 t.launch,
                 (!t.step_usage.is_empty()).then(|| serde_json::to_string(&t.step_usage)).transpose()?,
                 t.under_load.as_ref().map(serde_json::to_string).transpose()?,
+                t.joint.as_ref().map(serde_json::to_string).transpose()?,
             ],
         )?;
         let id = tx.last_insert_rowid();

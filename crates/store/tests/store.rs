@@ -3,6 +3,7 @@
 
 use bakeoff_load::*;
 use bakeoff_model::noise::{CpuSetNoise, HostNoise, OtherProcess, TrialNoise};
+use bakeoff_model::pairing::JointSlice;
 use bakeoff_model::results::*;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{LoadCurve, LoadPoint};
@@ -133,6 +134,12 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         } else {
             Vec::new()
         },
+        joint: n.is_multiple_of(3).then_some(JointSlice {
+            cells: 3,
+            requests_per_sec: 1000.0 + 1.0 / 3.0,
+            mib_per_sec: 0.1 + 0.2,
+            cpu_us_per_request: 412.5,
+        }),
         under_load: n.is_multiple_of(2).then(|| LoadCurve {
             capacity_rps: 1000.0 + 1.0 / 3.0,
             points: vec![LoadPoint {
@@ -432,9 +439,9 @@ fn newer_schema_is_refused() {
 fn version_1_file_is_migrated_and_keeps_its_runs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
-    // A version 1 file is a version 8 file without the ceilings table (2), the trials' twin,
+    // A version 1 file is a version 9 file without the ceilings table (2), the trials' twin,
     // elapsed_s and noise_json columns (3), the what_ran table (4), the trials' slo_json (5),
-    // their launch (6), their step_usage_json (7) and their under_load_json (8).
+    // their launch (6), their step_usage_json (7), their under_load_json (8) and their joint_json (9).
     file_edited_by(
         &path,
         "old",
@@ -442,7 +449,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
         "DROP TABLE ceilings; DROP TABLE what_ran; ALTER TABLE trials DROP COLUMN twin; ALTER TABLE trials DROP COLUMN elapsed_s;
          ALTER TABLE trials DROP COLUMN noise_json; ALTER TABLE trials DROP COLUMN slo_json;
          ALTER TABLE trials DROP COLUMN launch; ALTER TABLE trials DROP COLUMN step_usage_json;
-         ALTER TABLE trials DROP COLUMN under_load_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+         ALTER TABLE trials DROP COLUMN under_load_json; ALTER TABLE trials DROP COLUMN joint_json; UPDATE meta SET value = '1' WHERE key = 'schema_version';",
     );
 
     let mut s = Store::open(&path).unwrap();
@@ -455,6 +462,7 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
     assert_eq!(old.launch, None, "an old trial started its own server");
     assert!(old.step_usage.is_empty(), "an old trial has the trial's CPU only");
     assert!(old.under_load.is_none(), "an old trial has no latency under load");
+    assert!(old.joint.is_none(), "an old trial has no joint slice");
     s.record_ceiling(&ceiling("old", StoreKind::Sqlite, Some(9.0))).unwrap();
     assert_eq!(s.load_run("old").unwrap().ceilings, vec![ceiling("old", StoreKind::Sqlite, Some(9.0))]);
     s.record_what_ran("old", &what_ran()).unwrap();

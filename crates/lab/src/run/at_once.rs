@@ -13,9 +13,11 @@ use crate::run::events::Event;
 use crate::run::hosts::LoadFailure;
 use crate::run::runner::Lab;
 use crate::run::slice::SliceTaken;
+use crate::run::tally::Tally;
 use crate::stacks::manifest::{Database, StackKind};
 use bakeoff_load::{LoadReport, Warning};
-use bakeoff_model::results::TrialRecord;
+use bakeoff_model::pairing::JointSlice;
+use bakeoff_model::results::{LabWarning, TrialRecord};
 use bakeoff_model::schedule::{InTurn, Schedule};
 use std::time::Instant;
 
@@ -24,7 +26,7 @@ impl Lab<'_> {
     /// not at once or fewer than two can be. At the run's first launch, says why each other one
     /// is loaded in turn.
     pub(super) fn loaded_together(&mut self, residents: &[Resident<'_, '_>], launch: u32) -> Vec<usize> {
-        if self.settings.schedule != Schedule::AtOnce || residents.len() < 2 {
+        if !self.settings.schedule.pairs_blocks() || residents.len() < 2 {
             return Vec::new();
         }
         let placement = if self.hosts.has_client_hosts() {
@@ -39,9 +41,14 @@ impl Lab<'_> {
         let why: Vec<Option<InTurn>> = residents.iter().map(|r| placement.or_else(|| in_turn(r))).collect();
         let together: Vec<usize> = (0..residents.len()).filter(|&i| why[i].is_none()).collect();
         if launch == 0 {
-            for (r, why) in residents.iter().zip(&why) {
-                if let Some(why) = why.or((together.len() < 2).then_some(InTurn::NoPeer)) {
-                    (self.events)(Event::LoadedInTurn { cell: &r.cell.key(), why });
+            let schedule = self.settings.schedule;
+            // In blocks every cell has its solo slices anyway: a reason that holds for all is
+            // said once, and a lone cell has no ratio a joint slice could help.
+            let said_once = schedule == Schedule::Blocks && placement.is_some();
+            for (k, (r, why)) in residents.iter().zip(&why).enumerate() {
+                let alone = (together.len() < 2 && schedule == Schedule::AtOnce).then_some(InTurn::NoPeer);
+                if let Some(why) = why.or(alone).filter(|_| !said_once || k == 0) {
+                    (self.events)(Event::LoadedInTurn { cell: &r.cell.key(), why, schedule });
                 }
             }
         }
@@ -51,15 +58,49 @@ impl Lab<'_> {
         together
     }
 
+    /// The block schedule's joint slice of the residents `live` (indexes): what each answered,
+    /// for its solo record of the block, with the wall seconds its share of the slice cost. A
+    /// figure that would not stand for its server is left out: a load that failed, met errors, ran
+    /// at its client's ceiling (its share of the client CPUs, not the server, set its rate) or
+    /// left connections unanswered (which lengthens the cell's slices, as in a solo slice).
+    pub(super) fn joint_figures(
+        &mut self,
+        tally: &mut Tally,
+        residents: &mut [Resident<'_, '_>],
+        live: &[usize],
+        (block, launch): (u32, u32),
+    ) -> Vec<(usize, (Option<JointSlice>, f64))> {
+        let cells = live.len() as u32;
+        let taken = self.joint_slice(residents, live, (block, launch), None, false);
+        let mut figures = Vec::new();
+        for (i, result) in taken {
+            let Ok(record) = result else { continue };
+            tally.note_starved(&residents[i].cell.key(), &record.load, self.settings.duration);
+            let held_back =
+                record.load.warnings.iter().any(|w| matches!(w, Warning::ClientSaturated { .. } | Warning::StarvedConnections { .. }));
+            let died = record.warnings.iter().any(|w| matches!(w, LabWarning::ServerDied { .. }));
+            let figure =
+                record.load.steps.last().filter(|s| !held_back && !died && s.requests > 0 && s.errors.total() == 0).map(|s| JointSlice {
+                    cells,
+                    requests_per_sec: s.requests_per_sec,
+                    mib_per_sec: s.bytes_per_sec / (1024.0 * 1024.0),
+                    cpu_us_per_request: record.server.cpu_us_per_request,
+                });
+            figures.push((i, (figure, record.elapsed_s)));
+        }
+        figures
+    }
+
     /// One slice of the residents `live` (indexes), all loaded at the same time for the same
-    /// length (the longest any of them needs); each result goes with its resident's index.
+    /// length (the longest any of them needs); each result goes with its resident's index. With
+    /// `curves`, each is followed by its latency-under-load steps when the run asks for them.
     pub(super) fn joint_slice(
         &mut self,
         residents: &mut [Resident<'_, '_>],
         live: &[usize],
-        block: u32,
-        launch: u32,
+        (block, launch): (u32, u32),
         noisy: Option<f64>,
+        curves: bool,
     ) -> Vec<(usize, Result<TrialRecord, LabError>)> {
         let begun = Instant::now();
         let factor = live.iter().map(|&i| residents[i].slice_factor).max().unwrap_or(1);
@@ -95,7 +136,7 @@ impl Lab<'_> {
         }
         for (k, (((i, _), load), (samples, _))) in planned.iter().zip(loads).zip(metered).enumerate() {
             let r = &mut residents[*i];
-            let under_load = self.measure_under_load(r.cell, r.addr, r.tree, block, &load);
+            let under_load = if curves { self.measure_under_load(r.cell, r.addr, r.tree, block, &load) } else { Ok(None) };
             r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before[k];
             r.busy_wall_s += wall_s;
             let result = under_load.and_then(|under_load| {

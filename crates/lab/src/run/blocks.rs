@@ -20,10 +20,9 @@ use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::SplitMix64;
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Lengthening;
+use bakeoff_model::schedule::{Lengthening, Schedule};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// Each slice opens its connections and lets them settle this long before it measures.
@@ -35,11 +34,11 @@ const IDLE_LIMIT_PERCENT: f64 = 2.0;
 const MIN_IDLE_WALL_S: f64 = 1.0;
 /// What every launch of a run's block schedule shares: the run, the blocks' random orders, the
 /// tally of what was measured and the run's outcome.
-struct BlockRun<'r> {
+pub(super) struct BlockRun<'r> {
     run: &'r RunInfo,
-    rng: SplitMix64,
-    tally: Tally,
-    outcome: &'r mut RunOutcome,
+    pub(super) rng: SplitMix64,
+    pub(super) tally: Tally,
+    pub(super) outcome: &'r mut RunOutcome,
 }
 
 /// One server of a launch and what the launch has measured of it.
@@ -172,10 +171,12 @@ impl Lab<'_> {
         let order: Vec<&Cell<'_>> = br.rng.permutation(cells.len()).into_iter().map(|i| cells[i]).collect();
         let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
         let together = self.loaded_together(&residents, launch);
+        // At once, a cell's slices are its share of a joint one; in blocks, its solo slices are.
+        let shares = self.settings.schedule == Schedule::AtOnce;
         for (i, r) in residents.iter_mut().enumerate() {
             let warming = Instant::now();
             if let Some(warmed) = self.warm(r.cell, r.addr, r.tree) {
-                let sharing = if together.contains(&i) { together.len() } else { 1 };
+                let sharing = if shares && together.contains(&i) { together.len() } else { 1 };
                 br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration, sharing);
             }
             r.overhead_s += warming.elapsed().as_secs_f64();
@@ -191,30 +192,10 @@ impl Lab<'_> {
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
-        'blocks: for block in blocks {
-            for unit in block_units(&mut br.rng, residents.len(), &together) {
-                if self.cancel.load(Ordering::Relaxed) {
-                    cancelled = true;
-                    break 'blocks;
-                }
-                let live: Vec<usize> = unit.into_iter().filter(|&i| !residents[i].failed).collect();
-                for &i in &live {
-                    let trials = self.settings.trials.max(block);
-                    (self.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials });
-                }
-                let taken = match live[..] {
-                    [] => continue,
-                    [i] => {
-                        // The other residents' trees on this machine are the lab's own while this one is loaded.
-                        let others: Vec<u32> =
-                            residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
-                        vec![(i, self.slice(&mut residents[i], &others, block, launch, noisy))]
-                    }
-                    _ => self.joint_slice(&mut residents, &live, block, launch, noisy),
-                };
-                for (i, result) in taken {
-                    self.keep_slice(br, &mut residents[i], result, block == last)?;
-                }
+        for block in blocks {
+            if !self.measure_block(br, &mut residents, &together, (block, launch), noisy, block == last)? {
+                cancelled = true;
+                break;
             }
         }
         let idle_wall_s = idle_clock.elapsed().as_secs_f64();
@@ -231,7 +212,7 @@ impl Lab<'_> {
 
     /// A slice's record stored (or held, the launch's last, for the checks after the load), or
     /// its cell failed.
-    fn keep_slice(
+    pub(super) fn keep_slice(
         &mut self,
         br: &mut BlockRun<'_>,
         r: &mut Resident<'_, '_>,
@@ -392,19 +373,8 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
     (kept, dropped)
 }
 
-/// A block's slices in a fresh random order: each of `n` residents alone, but those loaded
-/// `together` as one.
-fn block_units(rng: &mut SplitMix64, n: usize, together: &[usize]) -> Vec<Vec<usize>> {
-    let mut units: Vec<Vec<usize>> = (0..n).filter(|i| !together.contains(i)).map(|i| vec![i]).collect();
-    if !together.is_empty() {
-        units.push(together.to_vec());
-    }
-    let order = rng.permutation(units.len());
-    order.into_iter().map(|i| std::mem::take(&mut units[i])).collect()
-}
-
 /// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
-fn seed_of(run_id: &str) -> u64 {
+pub(super) fn seed_of(run_id: &str) -> u64 {
     run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 

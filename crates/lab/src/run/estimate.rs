@@ -91,8 +91,22 @@ impl RunPlan {
             }
             None => Duration::ZERO,
         };
-        Ok(regular + verify + soaked + calibration + under_load)
+        let joint = joint_time(s, &cells, trials, crate::host::cgroup::equal_shares());
+        Ok(regular + joint + verify + soaked + calibration + under_load)
     }
+}
+
+/// Under the block schedule, every block of a scenario with two or more cells that can share the
+/// server CPUs holds one joint slice more (`equal_shares`: the lab can give them equal shares).
+fn joint_time(s: &LoadSettings, cells: &[crate::run::cells::Cell<'_>], trials: u32, equal_shares: bool) -> Duration {
+    if s.schedule != bakeoff_model::schedule::Schedule::Blocks || !equal_shares {
+        return Duration::ZERO;
+    }
+    let mut sharing: std::collections::BTreeMap<bakeoff_model::scenario::Scenario, u32> = Default::default();
+    for c in cells.iter().filter(|c| c.soak.is_none() && c.can_pair(s)) {
+        *sharing.entry(c.scenario).or_default() += 1;
+    }
+    (s.duration + crate::run::blocks::SLICE_WARMUP) * trials * sharing.values().filter(|&&n| n >= 2).count() as u32
 }
 
 /// A regular cell's `trials`: under the block schedule (cells that can share the server CPUs) a
@@ -181,11 +195,16 @@ mod tests {
         assert_eq!(estimate(&ramp, 1, 0), Duration::from_secs(6 * (2 + 6 * 5 + 1)));
     }
 
+    /// The plan of the repository's study `name`.
+    fn plan_of(name: &str) -> RunPlan {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let study = root.join(format!("studies/{name}.toml"));
+        plan_run(RunRequest { root, study: Some(study), ..RunRequest::default() }).unwrap()
+    }
+
     #[test]
     fn a_jit_stacks_own_warm_up_counts_in_every_trial_and_in_its_verification() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let study = root.join("studies/seed-000-rest.toml");
-        let plan = plan_run(RunRequest { root: root.clone(), study: Some(study), ..RunRequest::default() }).unwrap();
+        let plan = plan_of("seed-000-rest");
         let cells = plan.cells().unwrap();
         let pypy = cells.iter().filter(|c| c.stack.name == "pypy/werkzeug-uwsgi").count() as u32;
         assert_eq!(pypy, 5, "PyPy serves seed 000's five scenarios");
@@ -197,7 +216,24 @@ mod tests {
         let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches, s.schedule).launches;
         assert!(launches >= 2, "seed 000 restarts its servers between blocks");
         let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
-        assert_eq!(plan.estimate().unwrap(), at_study_warmup + extra);
+        let joint = joint_time(s, &cells, s.trials, crate::host::cgroup::equal_shares());
+        assert_eq!(plan.estimate().unwrap(), at_study_warmup + joint + extra);
+    }
+
+    #[test]
+    fn a_block_holds_one_joint_slice_per_scenario_of_two_cells_or_more_that_can_share() {
+        let plan = plan_of("quick");
+        let cells = plan.cells().unwrap();
+        let s = LoadSettings { schedule: Schedule::Blocks, ..plan.settings.clone() };
+        let scenarios: std::collections::BTreeSet<_> = cells.iter().map(|c| c.scenario).collect();
+        assert_eq!(scenarios.len(), 3, "the default study's hello, json and products, each of three or four cells");
+        let slice = s.duration + crate::run::blocks::SLICE_WARMUP;
+        assert_eq!(joint_time(&s, &cells, 10, true), slice * 10 * 3);
+        assert_eq!(joint_time(&s, &cells, 10, false), Duration::ZERO, "no equal shares: no joint slice");
+        let at_once = LoadSettings { schedule: Schedule::AtOnce, ..s.clone() };
+        assert_eq!(joint_time(&at_once, &cells, 10, true), Duration::ZERO, "at once, the joint slice is the cells' own");
+        let one = [cells[0].clone()];
+        assert_eq!(joint_time(&s, &one, 10, true), Duration::ZERO, "a lone cell has no one to share with");
     }
 
     #[test]

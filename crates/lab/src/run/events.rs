@@ -121,12 +121,15 @@ pub enum Event<'a> {
         why: Lengthening,
     },
     /// Under the at-once schedule, a cell is loaded in a slice of its own in each block, not with
-    /// its peers (said once, at its first launch).
+    /// its peers; under the block schedule, it has no joint slice, so its ratios rest on its solo
+    /// slices (said once, at its first launch).
     LoadedInTurn {
         /// The cell.
         cell: &'a CellKey,
         /// Why it cannot be loaded with the others.
         why: bakeoff_model::schedule::InTurn,
+        /// The run's schedule.
+        schedule: bakeoff_model::schedule::Schedule,
     },
     /// Another round of `pending` cells would overrun the budget: they keep the precision they
     /// reached (under the block schedule, scenarios nearer their target may still get one).

@@ -97,6 +97,7 @@ impl Lab<'_> {
             under_load,
             launch: None,
             step_usage,
+            joint: None,
         })
     }
 

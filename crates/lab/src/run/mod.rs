@@ -1,6 +1,7 @@
 //! A run: its cells planned from a selection, and the lifecycle that verifies and measures them.
 
 mod at_once;
+mod block;
 mod blocks;
 mod calibrate;
 pub mod cells;

@@ -113,6 +113,7 @@ impl Lab<'_> {
             under_load,
             launch: Some(launch),
             step_usage: Vec::new(),
+            joint: None,
         })
     }
 

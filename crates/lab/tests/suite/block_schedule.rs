@@ -8,10 +8,12 @@ use bakeoff_lab::run::cells::{plan, Cell};
 use bakeoff_lab::run::{Lengthening, LoadSettings};
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::paired::{paired_ratio, Pair};
+use bakeoff_model::pairing::{pair_choice_between, PairSource};
 use bakeoff_model::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::schedule::Schedule;
 use bakeoff_model::study::WorkerCounts;
+use bakeoff_model::summary::Metric;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -116,6 +118,28 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     let aa = paired_ratio(&pairs(&cells[&("default".to_string(), true)], default)).unwrap();
     assert!((0.85..1.15).contains(&aa.ratio), "the A/A twin is level with its cell: {aa:?}");
     assert_eq!((aa.blocks, aa.launches), (6, 3));
+
+    // Each block also loaded the three at once, each on an equal CPU share: every slice carries
+    // what its cell answered there, and the ratios the report reads rest on those joint slices.
+    let joint: Vec<u32> = sink.trials.iter().filter_map(|t| t.joint.map(|j| j.cells)).collect();
+    assert_eq!(joint, vec![3; 18], "a joint figure on every slice: {:?}", sink.trials.iter().map(|t| t.joint).collect::<Vec<_>>());
+    let key =
+        |variant: &str, twin: bool| sink.trials.iter().find(|t| t.cell.variant == variant && t.cell.twin == twin).unwrap().cell.clone();
+    let (default, slow, twin) = (key("default", false), key("slow", false), key("default", true));
+    let together = |cell| pair_choice_between(&sink.trials, cell, &default, Metric::RequestsPerSec, 0);
+    let (slow_choice, aa_choice) = (together(&slow), together(&twin));
+    assert_eq!(aa_choice.source, PairSource::Joint, "the A/A twin pairs at once: {aa_choice:?}");
+    // A server six times as costly gains on a shared CPU (switching costs the cheap one more per
+    // request: 53 µs alone, about 95 µs on a third of the CPU): where its joint ratio leaves the
+    // solo interval, the solo pairs carry the ratio and the disagreement is kept for the report.
+    match slow_choice.source {
+        PairSource::Joint => assert!(slow_choice.disagreement.is_none()),
+        PairSource::Solo => assert!(slow_choice.disagreement.is_some(), "{slow_choice:?}"),
+    }
+    let slow = paired_ratio(&slow_choice.pairs).unwrap();
+    assert!(slow.high < 0.9, "300 µs more CPU per request is slower either way: {slow:?}");
+    let aa = paired_ratio(&aa_choice.pairs).unwrap();
+    assert!(aa.low <= 1.0 && 1.0 <= aa.high, "at once, the A/A twin cannot be told from its cell: {aa:?}");
 }
 
 /// A server that spins 15% of a core while idle makes its peers' slices pay for it: found in the
@@ -282,7 +306,7 @@ fn cells_loaded_at_once_share_each_block_on_equal_cpu_shares_and_still_tell_a_sl
     let mut events = |e: bakeoff_lab::run::Event<'_>| match e {
         bakeoff_lab::run::Event::TrialStarting { cell, trial, .. } => said.push(("start", trial, cell.twin, cell.variant.clone())),
         bakeoff_lab::run::Event::TrialDone(t) => said.push(("done", t.trial, t.cell.twin, t.cell.variant.clone())),
-        bakeoff_lab::run::Event::LoadedInTurn { cell, why } => panic!("{} loaded in turn: {}", cell.label(), why.reason()),
+        bakeoff_lab::run::Event::LoadedInTurn { cell, why, .. } => panic!("{} loaded in turn: {}", cell.label(), why.reason()),
         _ => {}
     };
     // The servers' CPU share groups, watched while the run goes: each server's own, at once.

@@ -10,7 +10,7 @@
 use super::launches::{launch_count, launch_interval, wider, InLaunch};
 use super::{verdict_of, Change};
 use crate::metric::Metric;
-use crate::paired::pairs_between;
+use crate::pairing::pairs_between;
 use crate::results::{CellKey, TrialRecord};
 use crate::robust::ratio_interval;
 use serde::Serialize;

@@ -9,7 +9,7 @@ use crate::results::CellKey;
 use crate::summary::{CellSummary, Metric};
 
 /// The blocks in which two cells were measured side by side, as pairs of a metric in one step
-/// (`crate::paired::pairs_between`): none for trials that started their own servers apart.
+/// (`crate::pairing::pairs_between`): none for trials that started their own servers apart.
 pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<Pair>;
 
 /// The paired ratio first cell / second cell of a two-cell comparison, when the check compares

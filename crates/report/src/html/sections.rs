@@ -184,7 +184,7 @@ fn relative_table(out: &mut String, sv: &ScenarioView) {
             let (rel, int) = if r.fastest {
                 ("1.00 (fastest)".to_string(), "reference".to_string())
             } else {
-                let how = if r.paired.is_some() { ", paired" } else { "" };
+                let how = if r.paired.is_some() { format!(", {}", r.pairing()) } else { String::new() };
                 let noise = if r.within_noise() { " (within noise)" } else { "" };
                 (format!("{:.2}{noise}", r.ratio), format!("{:.2}–{:.2}{how}", r.low, r.high))
             };

@@ -119,6 +119,7 @@ pub fn trial(stack: &str, scenario: &str, trial: u32, steps: &[(Option<f64>, His
         under_load: None,
         launch: None,
         step_usage: Vec::new(),
+        joint: None,
     }
 }
 

@@ -4,6 +4,7 @@
 
 use bakeoff_load::Warning;
 use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::pairing::{JointSlice, PairSource};
 use bakeoff_model::results::TrialRecord;
 use bakeoff_report::synthetic;
 use bakeoff_report::{render, Format, ReportView};
@@ -57,6 +58,49 @@ fn a_shared_slow_block_cancels_in_the_paired_ratio() {
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     let rel = &json["relative"]["hello"];
     assert!(rel.as_array().unwrap().iter().any(|r| r["paired"]["blocks"] == 6 && r["within_noise"] == false), "{rel}");
+}
+
+/// A slice with the figure its cell answered in the block's joint slice (`joint_rps`).
+fn with_joint(mut t: TrialRecord, cells: u32, joint_rps: f64) -> TrialRecord {
+    t.joint = Some(JointSlice { cells, requests_per_sec: joint_rps, mib_per_sec: 1.0, cpu_us_per_request: 1e6 / joint_rps });
+    t
+}
+
+#[test]
+fn joint_slices_carry_the_ratio_where_they_agree_and_give_way_where_they_do_not() {
+    // Solo slices one after the other on a machine that swings ±25%: b is 0.8 of a, but the
+    // swing does not cancel. Loaded at once, every block's swing falls on both.
+    let swing = [1.0, 1.25, 0.8, 1.2, 0.75, 1.1];
+    let mut agree = Vec::new();
+    let mut disagree = Vec::new();
+    for (i, s) in swing.iter().enumerate() {
+        let block = i as u32 + 1;
+        let other = swing[(i + 3) % 6];
+        agree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
+        agree.push(with_joint(slice("b", block, 80_000.0 * other), 2, 40_000.0 * s));
+        // On an equal share b keeps up with a, yet alone it is half as fast, every block.
+        disagree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
+        disagree.push(with_joint(slice("b", block, 50_000.0 * s), 2, 50_000.0 * s));
+    }
+    let d = data(agree);
+    let view = ReportView::new(&d);
+    let b = view.scenarios[0].relative.iter().find(|r| r.cell.stack == "b").unwrap().clone();
+    assert_eq!((b.source, b.joint_disagreed), (PairSource::Joint, None), "{b:?}");
+    assert!((b.ratio - 0.8).abs() < 0.005 && b.high - b.low < 0.01, "the joint pairs' tight 0.80: {b:?}");
+    let text = render(&d, Format::Text);
+    assert!(text.contains("0.80 (0.80–0.80, paired at once)"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    assert!(json["relative"]["hello"].as_array().unwrap().iter().any(|r| r["paired"]["slices"] == "joint"), "{json}");
+
+    let d = data(disagree);
+    let view = ReportView::new(&d);
+    let b = view.scenarios[0].relative.iter().find(|r| r.cell.stack == "b").unwrap().clone();
+    assert_eq!(b.source, PairSource::Solo, "{b:?}");
+    assert!((b.ratio - 0.5).abs() < 0.005, "the solo ratio is shown: {b:?}");
+    assert!(b.joint_disagreed.is_some_and(|(r, _, _)| (r - 1.0).abs() < 0.005), "{b:?}");
+    let text = render(&d, Format::Text);
+    assert!(text.contains("0.50 (0.50–0.50, paired)"), "{text}");
+    assert!(text.contains("loaded at once with the best, its ratio was 1.00 (1.00–1.00), outside the 0.50"), "{text}");
 }
 
 #[test]
