@@ -6,7 +6,9 @@ use bakeoff_lab::run::noise_probe::{NoiseFloor, Outlook};
 use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::setup::SetupOutcome;
 use bakeoff_model::results::{Verdict, VerifyReport};
+use bakeoff_model::scenario::Scenario;
 use bakeoff_model::schedule::Schedule;
+use bakeoff_report::scenario::Relative;
 
 /// One line per stack set up.
 pub fn print_setup(stack: &str, outcome: &Result<SetupOutcome, LabError>) {
@@ -177,6 +179,22 @@ pub fn outlook_line(o: &Outlook) -> String {
     }
 }
 
+/// What the last run of the same study left its widest ranked ratio at (`widest`, of
+/// `scenario`, in run `run_id`) and about what this run's `blocks` can expect of it (`expect`,
+/// a fraction), against the `target`: the noisier cells of a study need more than the A/A pair
+/// the noise floor projects from.
+pub fn history_line(run_id: &str, scenario: Scenario, widest: &Relative, blocks: u32, expect: f64, target: f64) -> String {
+    let (then, from) = (100.0 * widest.relative_half_width(), widest.paired.map_or(0, |p| p.0));
+    let verdict = if expect <= target { "within" } else { "short of" };
+    format!(
+        "the last run of this study here ({run_id}) left its widest ranked ratio, {} against the best on {scenario}, at ±{then:.1}% \
+         from {from} blocks: with {blocks} blocks expect about ±{:.1}%, {verdict} the ±{:.0}% target before any precision launch",
+        widest.cell.label(),
+        100.0 * expect,
+        100.0 * target
+    )
+}
+
 /// One line for a trial's SLO search: what it found and what it cost.
 fn print_slo(s: &bakeoff_model::slo::SloSearch) {
     let found = match s.capacity_rps {
@@ -233,5 +251,34 @@ mod tests {
             "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it \
              (about ±3.0% with 10 trials)"
         );
+    }
+
+    #[test]
+    fn the_last_runs_widest_ratio_says_what_this_run_can_expect() {
+        let cell = bakeoff_model::results::CellKey {
+            stack: "python/werkzeug-uwsgi".into(),
+            scenario: Scenario::Hello,
+            variant: "sqlite".into(),
+            workers: 1,
+            twin: false,
+        };
+        let widest = Relative {
+            cell,
+            ratio: 0.1,
+            low: 0.0932,
+            high: 0.1068,
+            fastest: false,
+            paired: Some((10, 3)),
+            short_coverage: None,
+            source: bakeoff_model::pairing::PairSource::Joint,
+            joint_disagreed: None,
+        };
+        assert_eq!(
+            history_line("20261128T185848Z-1", Scenario::Hello, &widest, 8, 0.077, 0.05),
+            "the last run of this study here (20261128T185848Z-1) left its widest ranked ratio, python/werkzeug-uwsgi[sqlite] \
+             hello w1 against the best on hello, at ±6.8% from 10 blocks: with 8 blocks expect about ±7.7%, short of the ±5% \
+             target before any precision launch"
+        );
+        assert!(history_line("r", Scenario::Hello, &widest, 16, 0.049, 0.05).contains("expect about ±4.9%, within the ±5% target"));
     }
 }

@@ -53,6 +53,11 @@ pub struct Relative {
 }
 
 impl Relative {
+    /// Half the interval's width relative to the ratio, a fraction (the "±x%" a report states).
+    pub fn relative_half_width(&self) -> f64 {
+        (self.high - self.low) / 2.0 / self.ratio
+    }
+
     /// How it was paired, as a report says it after the interval: "paired", "paired at once"
     /// (on the blocks' joint slices), or nothing for a quotient of medians.
     pub fn pairing(&self) -> &'static str {
@@ -146,4 +151,13 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
     let joint_disagreed = choice.and_then(|ch| ch.disagreement).map(|(_, together)| as_speed(&together));
     let paired = paired.map(|p| (p.blocks, p.launches));
     Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed }
+}
+
+/// The widest paired ratio of `scenarios`' rankings (a cell against its scenario's best), with its
+/// scenario: what a later run of the same study can expect of its ratios. None where no ratio
+/// was paired.
+pub fn widest_paired(scenarios: &[ScenarioView]) -> Option<(Scenario, &Relative)> {
+    let paired =
+        scenarios.iter().flat_map(|sv| sv.relative.iter().filter(|r| r.paired.is_some() && !r.fastest).map(move |r| (sv.scenario, r)));
+    paired.max_by(|a, b| a.1.relative_half_width().total_cmp(&b.1.relative_half_width()))
 }

@@ -100,6 +100,9 @@ pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Resul
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
+    if let Some(line) = last_run_outlook(&store, &plan) {
+        eprintln!("precision: {line}");
+    }
     // The machine's quick facts first (a second of watching its CPUs): what a reader of the
     // results should know before any number, and what to change before measuring.
     crate::commands::doctor::print_short(&bakeoff_lab::host::doctor::HostFacts::gather(std::time::Duration::from_secs(1)));
@@ -121,4 +124,32 @@ pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Resul
         println!("interrupted: the trials measured so far are stored");
     }
     Ok(if done.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// What the last complete run of the same study in `store` left its widest ranked ratio at,
+/// projected to `plan`'s blocks; None without a precision target, a paired schedule, a study of
+/// its own name or such a run.
+fn last_run_outlook(store: &bakeoff_store::Store, plan: &bakeoff_lab::run::RunPlan) -> Option<String> {
+    let s = plan.settings();
+    let target = s.precision?;
+    let study = plan.study_name();
+    if !s.schedule.pairs_blocks() || study == "adhoc" {
+        return None;
+    }
+    let last = store.list_runs().ok()?.into_iter().find(|r| r.study == study && r.status == bakeoff_model::RunStatus::Complete)?;
+    let data = store.load_run(&last.id).ok()?;
+    let schedule = data.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value(v.clone()).ok());
+    if schedule != Some(s.schedule) {
+        return None;
+    }
+    let view = bakeoff_report::ReportView::new(&data);
+    let (scenario, widest) = bakeoff_report::scenario::widest_paired(&view.scenarios)?;
+    let expect = bakeoff_lab::run::noise_probe::project_ratio_half_width(
+        widest.relative_half_width(),
+        widest.paired?,
+        s.trials,
+        s.launches,
+        s.schedule,
+    )?;
+    Some(crate::progress::history_line(&last.id, scenario, widest, s.trials, expect, target))
 }

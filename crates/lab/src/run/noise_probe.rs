@@ -157,6 +157,15 @@ impl Outlook {
     }
 }
 
+/// A paired ratio's half-width measured `from` (blocks, launches), projected to `blocks` of
+/// `schedule` (over `launches`, or as many as it spreads them over): the same spread per block,
+/// with as many blocks. None when `from` held too few blocks for a 95% interval.
+pub fn project_ratio_half_width(half_width: f64, from: (u32, u32), blocks: u32, launches: Option<u32>, schedule: Schedule) -> Option<f64> {
+    let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, launches, schedule).launches;
+    let (then, now) = (paired_half_width_factor(from.0, from.1), paired_half_width_factor(blocks, launches));
+    (then.is_finite() && then > 0.0).then(|| half_width * now / then)
+}
+
 /// The outlook of `plan` on a machine with `floor`; None without a precision target.
 pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, LabError> {
     let Some(target) = plan.settings.precision else { return Ok(None) };
@@ -372,6 +381,18 @@ mod tests {
     fn floor(spread: f64) -> NoiseFloor {
         let aa = PairedRatio { ratio: 1.0, low: 1.0 - 0.8 * spread, high: 1.0 + 0.8 * spread, confidence: 0.95, blocks: 8, launches: 1 };
         NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread, site: None }
+    }
+
+    #[test]
+    fn a_ratio_measured_once_projects_to_more_or_fewer_blocks() {
+        // The same spread per block: four times the blocks, about half the width.
+        let quadrupled = project_ratio_half_width(0.068, (10, 3), 40, None, Schedule::Blocks).unwrap();
+        assert!((0.030..0.038).contains(&quadrupled), "{quadrupled}");
+        let fewer = project_ratio_half_width(0.068, (10, 3), 8, None, Schedule::Blocks).unwrap();
+        assert!(fewer > 0.068 && fewer < 0.09, "{fewer}");
+        let same = project_ratio_half_width(0.068, (10, 3), 10, Some(3), Schedule::Blocks).unwrap();
+        assert!((same - 0.068).abs() < 1e-9, "{same}");
+        assert_eq!(project_ratio_half_width(0.2, (3, 1), 10, None, Schedule::Blocks), None, "three blocks hold no 95% interval");
     }
 
     #[test]

@@ -87,6 +87,8 @@ fn joint_slices_carry_the_ratio_where_they_agree_and_give_way_where_they_do_not(
     let b = view.scenarios[0].relative.iter().find(|r| r.cell.stack == "b").unwrap().clone();
     assert_eq!((b.source, b.joint_disagreed), (PairSource::Joint, None), "{b:?}");
     assert!((b.ratio - 0.8).abs() < 0.005 && b.high - b.low < 0.01, "the joint pairs' tight 0.80: {b:?}");
+    let (scenario, widest) = bakeoff_report::scenario::widest_paired(&view.scenarios).unwrap();
+    assert_eq!((scenario.id(), widest.cell.stack.as_str()), ("hello", "b"), "the one ratio ranked");
     let text = render(&d, Format::Text);
     assert!(text.contains("0.80 (0.80–0.80, paired at once)"), "{text}");
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
