@@ -85,6 +85,19 @@ impl CellWarning<'_> {
     }
 }
 
+/// Whether `run` loaded its cells at the same time (`--schedule at-once`, or the block schedule's
+/// joint slices): its ratios to its peers, measured within the same seconds, are then what
+/// `compare` judges a cell on, not its own medians, which move with the machine from run to run.
+pub fn loaded_together(run: &bakeoff_model::run_data::RunData) -> bool {
+    use bakeoff_model::schedule::Schedule;
+    let schedule = run.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value::<Schedule>(v.clone()).ok());
+    match schedule {
+        Some(Schedule::AtOnce) => true,
+        Some(Schedule::Blocks) => run.trials.iter().any(|t| t.joint.is_some()),
+        _ => false,
+    }
+}
+
 /// The run's ranking, precision and schedule, from its stored settings (capacity, no target and
 /// the trial schedule when absent).
 pub fn policy(settings: &serde_json::Value) -> Policy {
@@ -187,6 +200,21 @@ impl<'a> ReportView<'a> {
 mod tests {
     use super::*;
     use crate::synthetic::run_data;
+
+    #[test]
+    fn a_run_is_judged_on_ratios_when_it_loaded_its_cells_together() {
+        let mut d = run_data();
+        let schedule = |d: &mut bakeoff_model::run_data::RunData, s: &str| d.run.settings["load"]["schedule"] = serde_json::json!(s);
+        schedule(&mut d, "blocks");
+        assert!(!loaded_together(&d), "blocks of solo slices only");
+        d.trials[0].joint =
+            Some(bakeoff_model::joint::JointSlice { cells: 2, requests_per_sec: 1000.0, mib_per_sec: 1.0, cpu_us_per_request: 10.0 });
+        assert!(loaded_together(&d), "blocks with joint slices");
+        schedule(&mut d, "trials");
+        assert!(!loaded_together(&d));
+        schedule(&mut d, "at-once");
+        assert!(loaded_together(&d));
+    }
 
     #[test]
     fn a_ladder_is_a_sweep_series_per_cell_and_a_single_step_is_none() {

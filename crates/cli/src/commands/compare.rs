@@ -5,7 +5,6 @@
 use crate::args::CompareArgs;
 use anyhow::{bail, Context, Result};
 use bakeoff_model::comparison::compare;
-use bakeoff_model::schedule::Schedule;
 use bakeoff_report::Format;
 use std::process::ExitCode;
 
@@ -21,11 +20,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode> {
     // Ranked as run B asks (its study's rank_by), unless told otherwise.
     let primary = args.rank_by.unwrap_or_else(|| bakeoff_report::view::policy(&b.run.settings).primary);
     let mut comparison = compare((&a.run.id, &a.trials), (&b.run.id, &b.trials), primary, threshold);
-    let at_once = |r: &bakeoff_model::run_data::RunData| {
-        let schedule = r.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value::<Schedule>(v.clone()).ok());
-        schedule == Some(Schedule::AtOnce)
-    };
-    if at_once(&a) && at_once(&b) {
+    if bakeoff_report::view::loaded_together(&a) && bakeoff_report::view::loaded_together(&b) {
         comparison = comparison.judged_on_ratios(&a.trials, &b.trials);
     }
     if comparison.cells.is_empty() {
