@@ -19,6 +19,7 @@ use bakeoff_load::{LoadReport, Warning};
 use bakeoff_model::pairing::JointSlice;
 use bakeoff_model::results::{LabWarning, TrialRecord};
 use bakeoff_model::schedule::{InTurn, Schedule};
+use bakeoff_model::summary::Metric;
 use std::time::Instant;
 
 impl Lab<'_> {
@@ -79,13 +80,15 @@ impl Lab<'_> {
             let held_back =
                 record.load.warnings.iter().any(|w| matches!(w, Warning::ClientSaturated { .. } | Warning::StarvedConnections { .. }));
             let died = record.warnings.iter().any(|w| matches!(w, LabWarning::ServerDied { .. }));
-            let figure =
-                record.load.steps.last().filter(|s| !held_back && !died && s.requests > 0 && s.errors.total() == 0).map(|s| JointSlice {
-                    cells,
-                    requests_per_sec: s.requests_per_sec,
-                    mib_per_sec: s.bytes_per_sec / (1024.0 * 1024.0),
-                    cpu_us_per_request: record.server.cpu_us_per_request,
-                });
+            // The record's own figures, read as every report reads them.
+            let last = record.load.steps.len().checked_sub(1);
+            let answered = |step: usize| record.load.steps[step].requests > 0 && record.load.steps[step].errors.total() == 0;
+            let figure = last.filter(|&step| !held_back && !died && answered(step)).map(|step| JointSlice {
+                cells,
+                requests_per_sec: Metric::RequestsPerSec.of(&record, step),
+                mib_per_sec: Metric::MibPerSec.of(&record, step),
+                cpu_us_per_request: Metric::CpuUsPerRequest.of(&record, step),
+            });
             figures.push((i, (figure, record.elapsed_s)));
         }
         figures
