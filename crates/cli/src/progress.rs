@@ -70,6 +70,10 @@ pub fn print_event(event: &Event<'_>) {
         Event::SlicesLengthened { cell, factor, why } => {
             eprintln!("{}: {}, so its slices are {factor} times as long from its next launch on", cell.label(), why.reason())
         }
+        Event::JointLengthened { scenario, cells, factor } => eprintln!(
+            "{scenario}: its joint slice left connections unanswered on each cell's share of the server CPUs (1/{cells}), \
+             so it is {factor} times as long from the next block on; the cells' solo slices are unchanged"
+        ),
         Event::LoadedInTurn { cell, why, schedule: Schedule::AtOnce } => {
             eprintln!("{}: loaded on its own in each block, not at once: {}", cell.label(), why.reason())
         }

@@ -73,8 +73,8 @@ impl Relative {
         let (ratio, low, high) = self.joint_disagreed?;
         let message = format!(
             "loaded at once with the best, its ratio was {ratio:.2} ({low:.2}–{high:.2}), outside the {:.2} ({:.2}–{:.2}) its solo \
-             slices give: the two use an equal share of the server CPUs unlike the whole of them (one scales to them, the \
-             other less), so the ratio shown rests on the solo slices",
+             slices give: sharing the machine cost the two unequally (switching between servers costs a cheaper request \
+             more; one may scale to all server CPUs and the other less), so the ratio shown rests on the solo slices",
             self.ratio, self.low, self.high
         );
         Some((message, "read the solo ratio; to narrow it, run more blocks (--precision) or on a quieter machine"))

@@ -13,11 +13,11 @@ use crate::run::events::Event;
 use crate::run::hosts::LoadFailure;
 use crate::run::runner::Lab;
 use crate::run::slice::SliceTaken;
-use crate::run::tally::Tally;
+use crate::run::tally::{starved_turns, Tally};
 use crate::stacks::manifest::{Database, StackKind};
 use bakeoff_load::{LoadReport, Warning};
 use bakeoff_model::pairing::JointSlice;
-use bakeoff_model::results::{LabWarning, TrialRecord};
+use bakeoff_model::results::{CellKey, LabWarning, TrialRecord};
 use bakeoff_model::schedule::{InTurn, Schedule};
 use bakeoff_model::summary::Metric;
 use std::time::Instant;
@@ -63,7 +63,8 @@ impl Lab<'_> {
     /// for its solo record of the block, with the wall seconds its share of the slice cost. A
     /// figure that would not stand for its server is left out: a load that failed, met errors, ran
     /// at its client's ceiling (its share of the client CPUs, not the server, set its rate) or
-    /// left connections unanswered (which lengthens the cell's slices, as in a solo slice).
+    /// left connections unanswered (which lengthens the joint slices from the next block on, not
+    /// the cell's solo slices: `Tally::note_joint_starved`).
     pub(super) fn joint_figures(
         &mut self,
         tally: &mut Tally,
@@ -72,11 +73,17 @@ impl Lab<'_> {
         (block, launch): (u32, u32),
     ) -> Vec<(usize, (Option<JointSlice>, f64))> {
         let cells = live.len() as u32;
-        let taken = self.joint_slice(residents, live, (block, launch), None, false);
+        let keys: Vec<CellKey> = live.iter().map(|&i| residents[i].cell.key()).collect();
+        let taken = self.joint_slice(residents, live, (block, launch), None, (false, tally.joint_factor(&keys)));
+        let base = self.settings.duration;
+        let needed = taken.iter().filter_map(|(_, r)| starved_turns(&r.as_ref().ok()?.load, base)).max();
+        if let Some(factor) = needed.and_then(|turns| tally.note_joint_starved(&keys, turns)) {
+            let scenario = residents[live[0]].cell.scenario;
+            (self.events)(Event::JointLengthened { scenario, cells: live.len(), factor });
+        }
         let mut figures = Vec::new();
         for (i, result) in taken {
             let Ok(record) = result else { continue };
-            tally.note_starved(&residents[i].cell.key(), &record.load, self.settings.duration);
             let held_back =
                 record.load.warnings.iter().any(|w| matches!(w, Warning::ClientSaturated { .. } | Warning::StarvedConnections { .. }));
             let died = record.warnings.iter().any(|w| matches!(w, LabWarning::ServerDied { .. }));
@@ -95,18 +102,19 @@ impl Lab<'_> {
     }
 
     /// One slice of the residents `live` (indexes), all loaded at the same time for the same
-    /// length (the longest any of them needs); each result goes with its resident's index. With
-    /// `curves`, each is followed by its latency-under-load steps when the run asks for them.
+    /// length (the longest any of them needs, and at least `floor` times the run's); each result
+    /// goes with its resident's index. With `curves`, each is followed by its latency-under-load
+    /// steps when the run asks for them.
     pub(super) fn joint_slice(
         &mut self,
         residents: &mut [Resident<'_, '_>],
         live: &[usize],
         (block, launch): (u32, u32),
         noisy: Option<f64>,
-        curves: bool,
+        (curves, floor): (bool, u32),
     ) -> Vec<(usize, Result<TrialRecord, LabError>)> {
         let begun = Instant::now();
-        let factor = live.iter().map(|&i| residents[i].slice_factor).max().unwrap_or(1);
+        let factor = live.iter().map(|&i| residents[i].slice_factor).fold(floor, u32::max);
         let (settings, settle) = self.slice_settings(factor);
         let mut results = Vec::new();
         let mut planned = Vec::new();

@@ -47,7 +47,7 @@ impl Lab<'_> {
                         residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
                     taken.push((i, self.slice(&mut residents[i], &others, block, launch, noisy)));
                 }
-                _ => taken.extend(self.joint_slice(residents, &live, (block, launch), noisy, true)),
+                _ => taken.extend(self.joint_slice(residents, &live, (block, launch), noisy, (true, 1))),
             }
         }
         // A block's records are kept once its joint slice, wherever it fell, is in them.

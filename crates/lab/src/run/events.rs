@@ -120,6 +120,17 @@ pub enum Event<'a> {
         /// What its slices so far showed.
         why: Lengthening,
     },
+    /// A block schedule's joint slice left connections unanswered (each cell had its share of
+    /// the server CPUs): from the next block on it is `factor` times the run's slice; the cells'
+    /// solo slices are unchanged.
+    JointLengthened {
+        /// The scenario whose cells share the joint slice.
+        scenario: bakeoff_model::scenario::Scenario,
+        /// How many cells it loads at once.
+        cells: usize,
+        /// Its length over the run's slice.
+        factor: u32,
+    },
     /// Under the at-once schedule, a cell is loaded in a slice of its own in each block, not with
     /// its peers; under the block schedule, it has no joint slice, so its ratios rest on its solo
     /// slices (said once, at its first launch).

@@ -54,6 +54,11 @@ pub(crate) struct Tally {
     /// once (a SYN retry after a full accept queue takes 1 s; a slow server with many connections
     /// answers each only every few seconds), so its rate counts the slice's edge, not the server.
     pub(crate) starved: BTreeMap<CellKey, u32>,
+    /// The joint slices' length over the run's, per set of cells loaded together, once one of
+    /// them left connections unanswered there: on its share of the server CPUs a cell answers
+    /// each connection less often than alone, which lengthens the joint slice, never the cells'
+    /// solo slices, which have the whole CPUs.
+    pub(crate) joint_factor: BTreeMap<Vec<CellKey>, u32>,
     pub(crate) trials_done: u32,
 }
 
@@ -206,10 +211,29 @@ impl Tally {
     /// twice their length, and as many times the run's slice length `base` as two turns of its
     /// connections take.
     pub(crate) fn note_starved(&mut self, key: &CellKey, slice: &bakeoff_load::LoadReport, base: std::time::Duration) {
-        if slice.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. })) {
+        if let Some(turns) = starved_turns(slice, base) {
             let now = self.slice_factor.get(key).copied().unwrap_or(1);
-            self.needs(key, turns_of(slice, base).max(2 * now));
+            self.needs(key, turns.max(2 * now));
         }
+    }
+
+    /// Notes a joint slice of `keys` that left connections without an answer, whose slowest
+    /// connections need `needed` times the run's slice for two turns (`starved_turns`): the next
+    /// joint slices last that long, at least twice as long as now, and never more than as many
+    /// times the run's slice as cells share it (then the joint slice costs no more than their solo
+    /// slices together; a figure still starved is left out). The new factor when it grew.
+    pub(crate) fn note_joint_starved(&mut self, keys: &[CellKey], needed: u32) -> Option<u32> {
+        let now = self.joint_factor(keys);
+        let factor = needed.max(2 * now).min(MAX_STARVED_FACTOR.min(keys.len() as u32)).max(now);
+        (factor > now).then(|| {
+            self.joint_factor.insert(keys.to_vec(), factor);
+            factor
+        })
+    }
+
+    /// The joint slice of `keys`' length over the run's slice (`note_joint_starved`).
+    pub(crate) fn joint_factor(&self, keys: &[CellKey]) -> u32 {
+        self.joint_factor.get(keys).copied().unwrap_or(1)
     }
 
     /// Notes what a launch's warm-up of `key` measured of its connections' turns: slices shorter
@@ -244,6 +268,13 @@ impl Tally {
 
 /// The factor over the run's slice length `base` a load's slices need to last two turns of its
 /// connections (a closed loop's: an open model's rate does not wait for answers); 0 when unknown.
+/// When `slice` left connections without an answer: how many times `base` two turns of its
+/// connections take.
+pub(crate) fn starved_turns(slice: &bakeoff_load::LoadReport, base: std::time::Duration) -> Option<u32> {
+    let starved = slice.warnings.iter().any(|w| matches!(w, bakeoff_load::Warning::StarvedConnections { .. }));
+    starved.then(|| turns_of(slice, base))
+}
+
 fn turns_of(load: &bakeoff_load::LoadReport, base: std::time::Duration) -> u32 {
     let closed = load.steps.last().filter(|step| step.target_rate.is_none());
     closed.map_or(0, |step| turns_factor(step.connections, step.requests_per_sec, base.as_secs_f64()))
@@ -384,6 +415,26 @@ mod tests {
         t.failed.insert(c.clone());
         t.starved.insert(c.clone(), 2);
         assert!(t.lengthen_starved(&[c]).is_empty());
+    }
+
+    #[test]
+    fn a_starved_joint_slice_lengthens_itself_up_to_one_slice_per_cell_and_never_the_solo_slices() {
+        let (a, b, c) = (key("a", false), key("b", false), key("c", false));
+        let three = [a.clone(), b.clone(), c.clone()];
+        let mut t = Tally::default();
+        assert_eq!(t.joint_factor(&three), 1);
+        assert_eq!(t.note_joint_starved(&three, 1), Some(2), "at least twice as long");
+        assert_eq!(t.note_joint_starved(&three, 2), Some(3), "twice would be 4: three cells cap it at 3");
+        assert_eq!(t.note_joint_starved(&three, 8), None, "at the cap it stays");
+        assert_eq!(t.joint_factor(&three), 3);
+        // Another set of cells (one failed since) starts over; two cells cap theirs at 2.
+        assert_eq!(t.joint_factor(&three[..2]), 1);
+        assert_eq!(t.note_joint_starved(&three[..2], 5), Some(2));
+        // Many cells: the turns it needs, up to the most any slice gets.
+        let many: Vec<CellKey> = (0..12).map(|i| key(&format!("s{i}"), false)).collect();
+        assert_eq!(t.note_joint_starved(&many, 5), Some(5));
+        assert_eq!(t.note_joint_starved(&many, 40), Some(MAX_STARVED_FACTOR));
+        assert!(t.slice_factor.is_empty() && t.starved.is_empty(), "the cells' solo slices keep their length");
     }
 
     #[test]
