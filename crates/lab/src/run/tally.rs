@@ -226,14 +226,14 @@ impl Tally {
         let now = self.joint_factor(keys);
         let factor = needed.max(2 * now).min(MAX_STARVED_FACTOR.min(keys.len() as u32)).max(now);
         (factor > now).then(|| {
-            self.joint_factor.insert(keys.to_vec(), factor);
+            self.joint_factor.insert(joint_key(keys), factor);
             factor
         })
     }
 
     /// The joint slice of `keys`' length over the run's slice (`note_joint_starved`).
     pub(crate) fn joint_factor(&self, keys: &[CellKey]) -> u32 {
-        self.joint_factor.get(keys).copied().unwrap_or(1)
+        self.joint_factor.get(&joint_key(keys)).copied().unwrap_or(1)
     }
 
     /// Notes what a launch's warm-up of `key` measured of its connections' turns: slices shorter
@@ -268,6 +268,14 @@ impl Tally {
 
 /// The factor over the run's slice length `base` a load's slices need to last two turns of its
 /// connections (a closed loop's: an open model's rate does not wait for answers); 0 when unknown.
+/// A joint slice's cells in one order: each launch starts its residents in a fresh one, and the
+/// same cells are the same joint slice.
+fn joint_key(keys: &[CellKey]) -> Vec<CellKey> {
+    let mut sorted = keys.to_vec();
+    sorted.sort();
+    sorted
+}
+
 /// When `slice` left connections without an answer: how many times `base` two turns of its
 /// connections take.
 pub(crate) fn starved_turns(slice: &bakeoff_load::LoadReport, base: std::time::Duration) -> Option<u32> {
@@ -427,6 +435,7 @@ mod tests {
         assert_eq!(t.note_joint_starved(&three, 2), Some(3), "twice would be 4: three cells cap it at 3");
         assert_eq!(t.note_joint_starved(&three, 8), None, "at the cap it stays");
         assert_eq!(t.joint_factor(&three), 3);
+        assert_eq!(t.joint_factor(&[c.clone(), a.clone(), b.clone()]), 3, "the same cells, started in another order");
         // Another set of cells (one failed since) starts over; two cells cap theirs at 2.
         assert_eq!(t.joint_factor(&three[..2]), 1);
         assert_eq!(t.note_joint_starved(&three[..2], 5), Some(2));
