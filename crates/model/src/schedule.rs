@@ -102,6 +102,10 @@ pub enum InTurn {
     /// It is the only cell of its scenario that could be loaded at once: it has no peer to share
     /// the block's slice with.
     NoPeer,
+    /// Its connections wait so long for their turns that its own slices are longer than the
+    /// run's: on a share of the server CPUs they would wait that many times longer, more than a
+    /// joint slice lasts.
+    LongTurns,
 }
 
 impl InTurn {
@@ -113,6 +117,9 @@ impl InTurn {
             InTurn::NoEqualShares => "no cgroup CPU controller gives each server an equal share here (run as root)",
             InTurn::SharedService => "it uses a service its peers share, which loading them together would make them contend for",
             InTurn::NoPeer => "no other cell of its scenario can be loaded with it",
+            InTurn::LongTurns => {
+                "its connections wait so long for their turns that its slices are longer than the run's, and on a share of the server CPUs no joint slice would answer them"
+            }
         }
     }
 }

@@ -261,7 +261,10 @@ fn trial_warnings(t: &TrialRecord, step: usize) -> Vec<FindingKind> {
 /// errors over `UNRANKABLE_ERROR_PERCENT`, or connections of a closed-model step never answered
 /// (the server did not serve the load it was given: the rest of its numbers measure less).
 fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<Finding> {
-    let mut reasons = finding::merge(trials.iter().map(|t| trial_disqualifiers(t, step)));
+    // The block schedules lengthen a cell's slices after one starved: a shorter slice's starved
+    // connections measured its edge, and the longer slices judge the server (`outgrown`).
+    let longest = trials.iter().filter_map(|t| t.load.plan.duration_s).fold(0.0, f64::max);
+    let mut reasons = finding::merge(trials.iter().map(|t| trial_disqualifiers(t, step, outgrown(t, longest))));
     let failing: Vec<(u32, f64)> =
         trials.iter().map(|t| (t.trial, Metric::ErrorPercent.of(t, step))).filter(|(_, e)| *e > UNRANKABLE_ERROR_PERCENT).collect();
     if let Some((trial, worst)) = failing.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) {
@@ -276,16 +279,24 @@ fn unrankable(trials: &[&TrialRecord], step: usize) -> Vec<Finding> {
     reasons
 }
 
+/// Whether `t` was a slice shorter than its cell's `longest`: the lab lengthened the cell's slices
+/// after slices like it left connections unanswered, so their starving is the slice's, not the
+/// server's (its warning stays on the trial; a longest slice that starved still disqualifies).
+fn outgrown(t: &TrialRecord, longest: f64) -> bool {
+    t.load.plan.duration_s.is_some_and(|d| d < longest)
+}
+
 /// What in one trial's step disqualifies the cell. The load generator flags starved connections
 /// only in a closed model, where every connection should be answered (an open model's idle
-/// connection was merely not needed).
-fn trial_disqualifiers(t: &TrialRecord, step: usize) -> Vec<FindingKind> {
+/// connection was merely not needed), and they count only in the cell's longest slices.
+fn trial_disqualifiers(t: &TrialRecord, step: usize, outgrown: bool) -> Vec<FindingKind> {
     let s = &t.load.steps[step];
     let lab = t.warnings.iter().filter(|w| w.disqualifies()).cloned().map(FindingKind::Lab);
     let broken = |w: &&Warning| matches!(w, Warning::StoppedAnswering { .. } | Warning::NoResponses { .. });
     let load = s.warnings.iter().filter(broken).cloned().map(FindingKind::Load);
     let unanswered = (s.errors.unanswered > 0).then_some(FindingKind::Unanswered { requests: s.errors.unanswered });
-    let starved = s.warnings.iter().filter(|w| matches!(w, Warning::StarvedConnections { .. })).cloned().map(FindingKind::Load);
+    let starved =
+        s.warnings.iter().filter(|w| !outgrown && matches!(w, Warning::StarvedConnections { .. })).cloned().map(FindingKind::Load);
     lab.chain(load).chain(unanswered).chain(starved).collect()
 }
 

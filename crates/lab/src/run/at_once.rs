@@ -59,6 +59,28 @@ impl Lab<'_> {
         together
     }
 
+    /// `together` without the block schedule's cells whose slices were lengthened for their
+    /// connections' turns (`Tally::long_turns`): on a share of the server CPUs each turn takes
+    /// that share's times longer, so a joint slice could not answer them and would only grow for
+    /// them. Said once per cell. The at-once schedule keeps them: their slices are their shares.
+    pub(super) fn without_long_turns(&mut self, residents: &[Resident<'_, '_>], together: Vec<usize>, tally: &mut Tally) -> Vec<usize> {
+        if self.settings.schedule != Schedule::Blocks {
+            return together;
+        }
+        let (kept, long): (Vec<usize>, Vec<usize>) =
+            together.into_iter().partition(|&i| !tally.long_turns.contains(&residents[i].cell.key()));
+        for i in long {
+            let key = residents[i].cell.key();
+            if tally.said_long_turns.insert(key.clone()) {
+                (self.events)(Event::LoadedInTurn { cell: &key, why: InTurn::LongTurns, schedule: Schedule::Blocks });
+            }
+        }
+        if kept.len() < 2 {
+            return Vec::new();
+        }
+        kept
+    }
+
     /// The block schedule's joint slice of the residents `live` (indexes): what each answered,
     /// for its solo record of the block, with the wall seconds its share of the slice cost. A
     /// figure that would not stand for its server is left out: a load that failed, met errors, ran

@@ -188,6 +188,7 @@ impl Lab<'_> {
             (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
             residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
+        let together = self.without_long_turns(&residents, together, &mut br.tally);
         let idle_from: Vec<f64> = residents.iter().map(|r| self.tree_cpu(r.tree)).collect();
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);

@@ -59,6 +59,11 @@ pub(crate) struct Tally {
     /// each connection less often than alone, which lengthens the joint slice, never the cells'
     /// solo slices, which have the whole CPUs.
     pub(crate) joint_factor: BTreeMap<Vec<CellKey>, u32>,
+    /// Cells whose slices were lengthened for their connections' turns (`lengthen_starved`): a
+    /// joint slice would need its cells' share times that, so they have none.
+    pub(crate) long_turns: BTreeSet<CellKey>,
+    /// The `long_turns` cells whose leaving the joint slice the run has said.
+    pub(crate) said_long_turns: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
 }
 
@@ -175,6 +180,7 @@ impl Tally {
             let factor = needed.min(MAX_STARVED_FACTOR);
             if factor > now && !self.failed.contains(key) {
                 self.slice_factor.insert(key.clone(), factor);
+                self.long_turns.insert(key.clone());
                 longer.insert(key.clone(), factor);
             }
         }
@@ -412,6 +418,7 @@ mod tests {
         t.starved.insert(a.clone(), 16);
         assert!(t.lengthen_starved(&keys).is_empty(), "at the most it stays");
         assert_eq!((t.slice_factor.get(&a), t.slice_factor.get(&b)), (Some(&MAX_STARVED_FACTOR), None));
+        assert_eq!(t.long_turns, BTreeSet::from([a.clone()]), "its joint slices would starve too");
         // A cell sized longer for its own spread lengthens from there, never shortens; a failed
         // one is left alone.
         t.slice_factor.insert(b.clone(), 3);

@@ -41,3 +41,26 @@ fn connections_never_answered_make_the_cell_unrankable_with_the_reason() {
     );
     assert!(matches!(cells[0].unrankable[0].kind, FindingKind::Load(Warning::StarvedConnections { starved: 97, .. })));
 }
+
+#[test]
+fn connections_starved_only_in_slices_the_lab_lengthened_since_leave_the_cell_ranked() {
+    let starved = |mut t: bakeoff_model::results::TrialRecord| {
+        t.load.steps[0].warnings.push(Warning::StarvedConnections { step: "main".into(), starved: 1, connections: 200 });
+        t
+    };
+    let lasting = |mut t: bakeoff_model::results::TrialRecord, s: f64| {
+        t.load.plan.duration_s = Some(s);
+        t
+    };
+    // go/pocketbase in seed 002: 1 of 200 connections unanswered in one 1 s slice of its first
+    // launch; its slices were 2 s from its second launch on, every connection answered.
+    let cells =
+        summarize(&[starved(lasting(trial(1, 0), 1.0)), lasting(trial(2, 0), 1.0), lasting(trial(3, 0), 2.0), lasting(trial(4, 0), 2.0)]);
+    assert!(cells[0].rankable(), "{:?}", cells[0].unrankable);
+    // Starved in its longest slices too: the server left the connection waiting, not the slice.
+    let cells = summarize(&[lasting(trial(1, 0), 1.0), starved(lasting(trial(2, 0), 2.0)), lasting(trial(3, 0), 2.0)]);
+    assert!(!cells[0].rankable());
+    // Slices of one length (the trial schedule, or never lengthened): as before.
+    let cells = summarize(&[starved(lasting(trial(1, 0), 1.0)), lasting(trial(2, 0), 1.0)]);
+    assert!(!cells[0].rankable());
+}
