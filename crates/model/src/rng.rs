@@ -3,6 +3,11 @@
 //! library's hashers are randomized per process, and a crate's generator may change its stream
 //! between versions).
 
+/// A seed from a text (FNV-1a): a run's orders from its id, so they can be told again.
+pub fn seed_of(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// A small, well-known generator (SplitMix64; passes BigCrush): reproducible draws, not secrecy.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(pub u64);

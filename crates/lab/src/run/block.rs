@@ -101,7 +101,7 @@ fn block_units(rng: &mut SplitMix64, n: usize, together: &[usize], schedule: Sch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::blocks::seed_of;
+    use bakeoff_model::rng::seed_of;
 
     #[test]
     fn a_block_holds_every_cell_alone_and_one_joint_slice_and_at_once_the_joint_one_instead() {

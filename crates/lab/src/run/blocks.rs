@@ -18,7 +18,7 @@ use crate::run::settings::LoadSettings;
 use crate::run::start::measured_tree;
 use crate::run::tally::Tally;
 use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
-use bakeoff_model::rng::SplitMix64;
+use bakeoff_model::rng::{seed_of, SplitMix64};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::schedule::{Lengthening, Schedule};
 use std::collections::BTreeMap;
@@ -372,11 +372,6 @@ fn within_budget<S: Copy, G>(mut pending: Vec<(f64, S, G)>, costs: impl Fn(&G) -
         }
     }
     (kept, dropped)
-}
-
-/// The run's seed for the blocks' orders: from its id, so a run's order can be told again.
-pub(super) fn seed_of(run_id: &str) -> u64 {
-    run_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 #[cfg(test)]

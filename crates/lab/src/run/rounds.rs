@@ -38,7 +38,7 @@ impl Lab<'_> {
         let started = self.run_started;
         let mut tally = Tally::default();
         // Its own stream of the run's seed: the blocks' orders stay what they were.
-        let mut rng = SplitMix64(crate::run::blocks::seed_of(&run.id) ^ ROUND_STREAM);
+        let mut rng = SplitMix64(bakeoff_model::rng::seed_of(&run.id) ^ ROUND_STREAM);
         let metric = self.settings.rank_by.metric();
         let trials = self.settings.trials;
         let rounds = cells.iter().filter_map(|c| c.soak).map(|s| s.trials).fold(trials, u32::max);
@@ -118,7 +118,7 @@ mod tests {
 
     #[test]
     fn rounds_under_the_block_schedules_take_a_fresh_random_order_and_trials_keep_theirs() {
-        let mut rng = SplitMix64(crate::run::blocks::seed_of("20261128T000000Z-1") ^ ROUND_STREAM);
+        let mut rng = SplitMix64(bakeoff_model::rng::seed_of("20261128T000000Z-1") ^ ROUND_STREAM);
         let cells: Vec<usize> = (0..4).collect();
         assert_eq!(round_order(&mut rng, cells.clone(), Schedule::Trials), cells);
         let orders: Vec<Vec<usize>> = (0..20).map(|_| round_order(&mut rng, cells.clone(), Schedule::Blocks)).collect();

@@ -285,6 +285,10 @@ fn a_slow_servers_slices_are_sized_from_its_warm_up_and_its_queue_served_before_
     let crawl: Vec<&TrialRecord> = sink.trials.iter().filter(|t| t.cell.variant == "crawl").collect();
     assert!(crawl.len() == 6 && !crawl.iter().any(starved), "every slice answered every connection");
     assert!(crawl.iter().all(|t| t.load.steps[0].duration_s >= 1.4), "all long from the first");
+    // On half the CPU each turn would take twice as long: no joint slice could answer it, so it
+    // has none, and its lone peer none either.
+    let joint: Vec<_> = sink.trials.iter().filter_map(|t| t.joint).collect();
+    assert!(joint.is_empty(), "no joint slice beside a cell of long turns: {joint:?}");
     let idle_busy: Vec<(&str, &bakeoff_model::results::LabWarning)> = sink
         .trials
         .iter()
