@@ -186,12 +186,15 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
 #[test]
 fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() {
     let (sink, lengthened) = run_with("blocks-lengthen", ("stalling", &[("STALL_MS", "400")]), |s| {
-        // Two launches of three blocks: four degrees of freedom per cell before the first
-        // precision launch, and two more with each.
+        // Two launches of four blocks: six degrees of freedom per cell before the first precision
+        // launch (the F test at 99% then needs a quotient over 8.5), and three more with each.
+        s.trials = 8;
         s.launches = Some(2);
-        // A target no run meets: the precision launches go on until the budget is spent.
+        // A target no run meets: the precision launches go on until the budget is spent. A launch
+        // of these two cells took 10 s here and 15 s on a loaded machine, where a 60 s budget
+        // left one precision launch, too few for the test to see what it followed.
         s.precision = Some(0.001);
-        s.budget = Some(Duration::from_secs(60));
+        s.budget = Some(Duration::from_secs(90));
     });
     let measured = by_cell(&sink.trials);
     // Its own spread lengthens it (by the F test: 2 to 4 times); a stall may also leave one of its
@@ -205,7 +208,7 @@ fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() 
         "{lengthened:?}, requests/s by block (launch, value): {measured:?}"
     );
     let slices = |variant: &str, later: bool| -> Vec<f64> {
-        sink.trials.iter().filter(|t| t.cell.variant == variant && (t.trial > 6) == later).map(|t| t.load.steps[0].duration_s).collect()
+        sink.trials.iter().filter(|t| t.cell.variant == variant && (t.trial > 8) == later).map(|t| t.load.steps[0].duration_s).collect()
     };
     // Sized as soon as its values say so, which may take a precision launch or two.
     assert!(slices("stalling", true).iter().any(|&d| d >= 0.95), "{:?}", slices("stalling", true));
