@@ -5,7 +5,7 @@ use bakeoff_lab::error::LabError;
 use bakeoff_lab::run::noise_probe::{NoiseFloor, Outlook};
 use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::setup::SetupOutcome;
-use bakeoff_model::results::{Verdict, VerifyReport};
+use bakeoff_model::results::{CellKey, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::schedule::Schedule;
 use bakeoff_report::scenario::Relative;
@@ -26,7 +26,7 @@ pub fn print_event(event: &Event<'_>) {
     match event {
         // The live status shows these (status.rs).
         Event::SetupProgress { .. } => {}
-        Event::Planned { trials, estimate } => {
+        Event::Planned { trials, estimate, .. } => {
             eprintln!("planned: {trials} trials, about {} with verification (before any precision rounds)", minutes(*estimate))
         }
         Event::NoiseFloor { floor, reused } => print_noise_floor(floor, *reused),
@@ -62,17 +62,19 @@ pub fn print_event(event: &Event<'_>) {
             eprintln!("verified {} [{}]: {} checks, {fails} failed, {warns} warnings", r.stack, r.variant, r.checks.len());
             print_check_problems(r);
         }
-        Event::TrialStarting { cell, trial, trials } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
+        Event::TrialStarting { cell, trial, trials, .. } => eprintln!("measuring {} (trial {trial}/{trials})", cell.label()),
         Event::TrialDone(t) => print_trial(t),
         Event::CostRechecked { cell, checks } => print_rechecks(cell, checks),
         Event::CellFailed { cell, error } => eprintln!("FAILED {}: {error}", cell.label()),
-        Event::PrecisionRound { round, cells } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
+        Event::PrecisionRound { round, cells, .. } => eprintln!("precision round {round}: {cells} cell(s) still wider than the target"),
         Event::SlicesLengthened { cell, factor, why } => {
             eprintln!("{}: {}, so its slices are {factor} times as long from its next launch on", cell.label(), why.reason())
         }
-        Event::JointLengthened { scenario, cells, factor } => eprintln!(
-            "{scenario}: its joint slice left connections unanswered on each cell's share of the server CPUs (1/{cells}), \
-             so it is {factor} times as long from the next block on; the cells' solo slices are unchanged"
+        Event::JointLengthened { cells, factor } => eprintln!(
+            "the joint slice of {}: it left connections unanswered on each cell's share of the server CPUs (1/{}), \
+             so it is {factor} times as long from the next block on; the cells' solo slices are unchanged",
+            cells.iter().map(CellKey::label).collect::<Vec<_>>().join(", "),
+            cells.len()
         ),
         Event::LoadedInTurn { cell, why, schedule: Schedule::AtOnce } => {
             eprintln!("{}: loaded on its own in each block, not at once: {}", cell.label(), why.reason())

@@ -40,6 +40,11 @@ struct RunProgress {
     /// Trials started so far, the current one included (under the block schedule a slice is
     /// stored only when its launch ends, so starts, not stores, say how far the run is).
     started: usize,
+    /// The plan's time for all its trials, precision rounds' included (their weights' sum).
+    work: Duration,
+    /// The weights of the trials done, and of the one running.
+    done: Duration,
+    current: Duration,
     /// When the first trial started: observed time per trial counts from here.
     first_trial: Option<Duration>,
     cell: String,
@@ -48,13 +53,15 @@ struct RunProgress {
 }
 
 impl RunProgress {
-    /// The plan's estimate until a trial is done; then the trials left at the pace observed so far.
+    /// The plan's estimate until a trial is done; then the plan's time for the trials left at the
+    /// pace observed so far, each trial weighed by what the plan counts for it: a run whose first
+    /// trials are 90 s soaks and whose others are 1 s slices is not 90 times as long as it is.
     fn remaining(&self, now: Duration) -> Duration {
-        let done = self.started.saturating_sub(1);
         match self.first_trial {
-            Some(first) if done > 0 => {
-                let per_trial = (now.saturating_sub(first)).as_secs_f64() / done as f64;
-                Duration::from_secs_f64(per_trial * self.total.saturating_sub(done) as f64)
+            Some(first) if !self.done.is_zero() => {
+                let pace = now.saturating_sub(first).as_secs_f64() / self.done.as_secs_f64();
+                let left = self.work.max(self.done + self.current).saturating_sub(self.done);
+                Duration::from_secs_f64(pace * left.as_secs_f64())
             }
             _ => self.estimate.saturating_sub(now.saturating_sub(self.since)),
         }
@@ -118,21 +125,24 @@ impl Status {
             }
             Event::SetupFinished { .. } | Event::NoiseFloor { .. } | Event::NoiseProbeSkipped(_) => self.phase = Phase::Idle,
             Event::NoiseProbeStarting { expected, .. } => self.phase = Phase::Probe { since: now, expected: *expected },
-            Event::Planned { trials, estimate } => {
-                self.phase = Phase::Run(RunProgress { since: now, estimate: *estimate, total: *trials, ..RunProgress::default() })
+            Event::Planned { trials, estimate, work } => {
+                self.phase =
+                    Phase::Run(RunProgress { since: now, estimate: *estimate, total: *trials, work: *work, ..RunProgress::default() })
             }
-            Event::TrialStarting { cell, trial, trials } => {
+            Event::TrialStarting { cell, trial, trials, weight } => {
                 if let Phase::Run(r) = &mut self.phase {
                     r.first_trial.get_or_insert(now);
                     (r.cell, r.trial, r.trials) = (cell.label(), *trial, *trials);
                     r.started += 1;
+                    r.done += std::mem::replace(&mut r.current, *weight);
                     // Precision rounds add trials the plan did not count.
                     r.total = r.total.max(r.started);
                 }
             }
-            Event::PrecisionRound { cells, .. } => {
+            Event::PrecisionRound { trials, work, .. } => {
                 if let Phase::Run(r) = &mut self.phase {
-                    r.total = r.total.max(r.started) + cells;
+                    r.total = r.total.max(r.started) + trials;
+                    r.work = r.work.max(r.done + r.current) + *work;
                 }
             }
             _ => {}
@@ -359,17 +369,18 @@ mod tests {
     fn a_run_counts_its_trials_and_refines_what_is_left() {
         let (mut status, out, now) = fake();
         let set = |s: u64| *now.lock().unwrap() = Duration::from_secs(s);
-        status.on_event(&Event::Planned { trials: 10, estimate: Duration::from_secs(100) });
+        let weight = Duration::from_secs(8);
+        status.on_event(&Event::Planned { trials: 10, estimate: Duration::from_secs(100), work: weight * 10 });
         assert!(text(&out).contains("verifying, 0s elapsed, ~1m40s left (estimated)"), "{}", text(&out));
         let cell = CellKey { stack: "go/fasthttp".into(), scenario: Scenario::Hello, variant: "default".into(), workers: 1, twin: false };
         set(20);
-        status.on_event(&Event::TrialStarting { cell: &cell, trial: 1, trials: 5 });
+        status.on_event(&Event::TrialStarting { cell: &cell, trial: 1, trials: 5, weight });
         assert!(text(&out).lines().count() == 2);
-        // The third trial starts 30 s after the first: two done, 15 s each, eight left.
+        // The third trial starts 30 s after the first: two done, 15 s each for the plan's 8 s, eight left.
         set(35);
-        status.on_event(&Event::TrialStarting { cell: &cell, trial: 2, trials: 5 });
+        status.on_event(&Event::TrialStarting { cell: &cell, trial: 2, trials: 5, weight });
         set(50);
-        status.on_event(&Event::TrialStarting { cell: &cell, trial: 3, trials: 5 });
+        status.on_event(&Event::TrialStarting { cell: &cell, trial: 3, trials: 5, weight });
         let last = text(&out).lines().last().unwrap().to_string();
         assert_eq!(last, "trial 3/5 of go/fasthttp hello w1 | 3/10 trials | 50s elapsed, ~2m00s left");
         // Within the interval nothing more is written.
@@ -380,12 +391,30 @@ mod tests {
 
     #[test]
     fn precision_rounds_add_trials_the_plan_did_not_count() {
-        let mut r = RunProgress { estimate: Duration::from_secs(60), total: 2, ..RunProgress::default() };
-        assert_eq!(r.remaining(Duration::from_secs(10)), Duration::from_secs(50), "the plan's estimate before any trial");
-        // The second of two trials started 20 s after the first: it and nothing more is left.
-        (r.first_trial, r.started) = (Some(Duration::from_secs(10)), 2);
-        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::from_secs(20));
-        r.total += 3;
-        assert_eq!(r.remaining(Duration::from_secs(30)), Duration::from_secs(80));
+        let s = Duration::from_secs;
+        let mut status = Status::plain(Box::new(std::io::sink()), Box::new(|| Duration::ZERO));
+        status.on_event(&Event::Planned { trials: 2, estimate: s(60), work: s(20) });
+        let Phase::Run(mut r) = status.phase else { panic!("a run") };
+        assert_eq!(r.remaining(s(10)), s(50), "the plan's estimate before any trial");
+        // The second of two trials of 10 s started 20 s after the first: it and nothing more is left.
+        (r.first_trial, r.started, r.done, r.current) = (Some(s(10)), 2, s(10), s(10));
+        assert_eq!(r.remaining(s(30)), s(20));
+        status.phase = Phase::Run(r);
+        status.on_event(&Event::PrecisionRound { round: 3, cells: 3, trials: 3, work: s(30) });
+        let Phase::Run(r) = &status.phase else { panic!("a run") };
+        assert_eq!((r.total, r.remaining(s(30))), (5, s(80)), "three more of 10 s at 2 s a second of the plan");
+    }
+
+    /// Seed 002's soaks come first: 90 s trials, then 1 s slices. Counted, the first soak's pace
+    /// said 170 minutes were left; weighed, what is left is the plan's, at the pace observed.
+    #[test]
+    fn trials_of_unequal_length_are_weighed_not_counted() {
+        let s = Duration::from_secs;
+        let (soak, slice) = (s(95), Duration::from_millis(1500));
+        let mut r = RunProgress { estimate: s(480), total: 103, work: soak * 3 + slice * 100, ..RunProgress::default() };
+        // The second soak starts 100 s after the first: 5% slower than planned, as is what is left.
+        (r.first_trial, r.started, r.done, r.current) = (Some(s(10)), 2, soak, soak);
+        let left = r.remaining(s(110)).as_secs_f64();
+        assert!((left - 100.0 / 95.0 * (2.0 * 95.0 + 150.0)).abs() < 0.01, "{left} s");
     }
 }

@@ -100,8 +100,7 @@ impl Lab<'_> {
         let base = self.settings.duration;
         let needed = taken.iter().filter_map(|(_, r)| starved_turns(&r.as_ref().ok()?.load, base)).max();
         if let Some(factor) = needed.and_then(|turns| tally.note_joint_starved(&keys, turns)) {
-            let scenario = residents[live[0]].cell.scenario;
-            (self.events)(Event::JointLengthened { scenario, cells: live.len(), factor });
+            (self.events)(Event::JointLengthened { cells: &keys, factor });
         }
         let mut figures = Vec::new();
         for (i, result) in taken {

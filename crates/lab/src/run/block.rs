@@ -3,6 +3,7 @@
 //! of their own at once), and each cell's record kept once the block's joint slice is in it.
 
 use crate::run::blocks::{BlockRun, Resident};
+use crate::run::estimate::trial_weight;
 use crate::run::events::Event;
 use crate::run::runner::Lab;
 use bakeoff_model::rng::SplitMix64;
@@ -35,7 +36,8 @@ impl Lab<'_> {
             if !matches!(unit, Unit::Joint(_)) {
                 for &i in &live {
                     let trials = self.settings.trials.max(block);
-                    (self.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials });
+                    let weight = trial_weight(&self.settings, residents[i].cell);
+                    (self.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials, weight });
                 }
             }
             match (unit, &live[..]) {

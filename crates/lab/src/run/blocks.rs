@@ -9,6 +9,7 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
+use crate::run::estimate::trial_weight;
 use crate::run::events::Event;
 use crate::run::launches::LaunchPlan;
 use crate::run::rounds::MAX_TRIALS;
@@ -25,8 +26,6 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-/// Each slice opens its connections and lets them settle this long before it measures.
-pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 /// A co-resident server may use this share of one core while the others are measured.
 const IDLE_LIMIT_PERCENT: f64 = 2.0;
 /// Idle time shorter than this says nothing of a server's idle CPU (loaded at once, a server is
@@ -122,7 +121,9 @@ impl Lab<'_> {
                 return Ok(());
             }
             let cells: usize = pending.iter().map(|(_, _, g)| g.len()).sum();
-            (self.events)(Event::PrecisionRound { round: launch + 1, cells });
+            let work = pending.iter().flat_map(|(_, _, g)| g.iter()).map(|c| trial_weight(&self.settings, c)).sum::<Duration>();
+            let trials = cells * plan.extra_blocks() as usize;
+            (self.events)(Event::PrecisionRound { round: launch + 1, cells, trials, work: work * plan.extra_blocks() });
             for (_, scenario, group) in pending {
                 for cell in group.iter() {
                     if let Some((key, &factor)) = longer.get_key_value(&cell.key()) {

@@ -74,7 +74,7 @@ impl RunPlan {
         let verify: Duration = variants.iter().map(|v| VERIFY + v.2.min(VERIFY_WARMUP_BOUND)).sum();
         let regular: Duration =
             cells.iter().filter(|c| c.soak.is_none()).map(|c| cell_time(s, c.can_pair(s), warmup(c.stack), trials)).sum();
-        let soaked: Duration = cells.iter().filter_map(|c| c.soak.map(|k| (warmup(c.stack) + k.duration + START_STOP) * k.trials)).sum();
+        let soaked: Duration = cells.iter().filter_map(|c| c.soak.map(|k| trial_weight(s, c) * k.trials)).sum();
         // `ramp = "auto"` first measures each cell's maximum (at most 5 s) to calibrate its ladder.
         let calibration: Duration = match s.ramp {
             Some(RampSetting::Auto) => cells
@@ -106,7 +106,7 @@ fn joint_time(s: &LoadSettings, cells: &[crate::run::cells::Cell<'_>], trials: u
     for c in cells.iter().filter(|c| c.soak.is_none() && c.can_pair(s)) {
         *sharing.entry(c.scenario).or_default() += 1;
     }
-    (s.duration + crate::run::blocks::SLICE_WARMUP) * trials * sharing.values().filter(|&&n| n >= 2).count() as u32
+    (s.duration + crate::run::launches::SLICE_WARMUP) * trials * sharing.values().filter(|&&n| n >= 2).count() as u32
 }
 
 /// A regular cell's `trials`: under the block schedule (cells that can share the server CPUs) a
@@ -114,9 +114,20 @@ fn joint_time(s: &LoadSettings, cells: &[crate::run::cells::Cell<'_>], trials: u
 fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
     if s.schedule.pairs_blocks() && pairable {
         let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches, s.schedule).launches;
-        (s.duration + crate::run::blocks::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
+        (s.duration + crate::run::launches::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
         trial_time(s, warmup) * trials
+    }
+}
+
+/// The plan's time for one trial of `cell`: under the block schedule a slice with its share of its
+/// launch's start, stop and warm-up; else a whole trial, a soak cell's of its own length. The
+/// progress line weighs what is left of a run by it.
+pub(crate) fn trial_weight(s: &LoadSettings, cell: &crate::run::cells::Cell<'_>) -> Duration {
+    let warmup = s.warmup.max(cell.stack.warmup.unwrap_or_default());
+    match cell.soak {
+        Some(k) => warmup + k.duration + START_STOP,
+        None => cell_time(s, cell.can_pair(s), warmup, s.trials.max(1)) / s.trials.max(1),
     }
 }
 
@@ -227,13 +238,32 @@ mod tests {
         let s = LoadSettings { schedule: Schedule::Blocks, ..plan.settings.clone() };
         let scenarios: std::collections::BTreeSet<_> = cells.iter().map(|c| c.scenario).collect();
         assert_eq!(scenarios.len(), 3, "the default study's hello, json and products, each of three or four cells");
-        let slice = s.duration + crate::run::blocks::SLICE_WARMUP;
+        let slice = s.duration + crate::run::launches::SLICE_WARMUP;
         assert_eq!(joint_time(&s, &cells, 10, true), slice * 10 * 3);
         assert_eq!(joint_time(&s, &cells, 10, false), Duration::ZERO, "no equal shares: no joint slice");
         let at_once = LoadSettings { schedule: Schedule::AtOnce, ..s.clone() };
         assert_eq!(joint_time(&at_once, &cells, 10, true), Duration::ZERO, "at once, the joint slice is the cells' own");
         let one = [cells[0].clone()];
         assert_eq!(joint_time(&s, &one, 10, true), Duration::ZERO, "a lone cell has no one to share with");
+    }
+
+    /// The progress line weighs what is left of a run by `trial_weight`: a cell's weights add up to
+    /// what the estimate counts for it, a soak's included (seed 002 soaks 90 s per trial).
+    #[test]
+    fn a_cells_trial_weights_add_up_to_its_share_of_the_estimate() {
+        let plan = plan_of("seed-002-orm");
+        let s = &plan.settings;
+        let cells = plan.cells().unwrap();
+        let soak = cells.iter().find(|c| c.soak.is_some()).expect("seed 002 soaks a cell");
+        let k = soak.soak.unwrap();
+        assert_eq!(trial_weight(s, soak), s.warmup.max(soak.stack.warmup.unwrap_or_default()) + k.duration + START_STOP);
+        assert!(trial_weight(s, soak) >= Duration::from_secs(90));
+        for c in cells.iter().filter(|c| c.soak.is_none()) {
+            let warmup = s.warmup.max(c.stack.warmup.unwrap_or_default());
+            let all = cell_time(s, c.can_pair(s), warmup, s.trials);
+            let summed = trial_weight(s, c) * s.trials;
+            assert!(all.abs_diff(summed) < Duration::from_millis(s.trials as u64), "{}: {all:?} against {summed:?}", c.key().label());
+        }
     }
 
     #[test]

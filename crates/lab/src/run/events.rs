@@ -47,6 +47,8 @@ pub enum Event<'a> {
         trials: usize,
         /// The estimate of the whole run from its plan.
         estimate: std::time::Duration,
+        /// The plan's time for all those trials, the sum of their `weight`s (`TrialStarting`).
+        work: std::time::Duration,
     },
     /// The run is about to measure: its cells are planned and its scratch folder exists.
     RunStarting {
@@ -92,6 +94,9 @@ pub enum Event<'a> {
         trial: u32,
         /// The trials the settings ask for, or this one's number once precision rounds add more.
         trials: u32,
+        /// The plan's time for this trial, its share of its launch's start and warm-up included: a
+        /// 90 s soak weighs 90 times a 1 s slice, so what is left is weighed by it, not counted.
+        weight: std::time::Duration,
     },
     /// A trial was measured and saved.
     TrialDone(&'a TrialRecord),
@@ -109,6 +114,10 @@ pub enum Event<'a> {
         round: u32,
         /// How many cells the round measures.
         cells: usize,
+        /// The trials it adds (under the block schedule a launch of a few blocks per cell).
+        trials: usize,
+        /// The plan's time for them, the sum of their weights.
+        work: std::time::Duration,
     },
     /// A cell's slices are too short for it: from its next launch on they are `factor` times the
     /// run's length.
@@ -124,10 +133,8 @@ pub enum Event<'a> {
     /// the server CPUs): from the next block on it is `factor` times the run's slice; the cells'
     /// solo slices are unchanged.
     JointLengthened {
-        /// The scenario whose cells share the joint slice.
-        scenario: bakeoff_model::scenario::Scenario,
-        /// How many cells it loads at once.
-        cells: usize,
+        /// The cells it loads at once (a scenario may have one joint slice per worker count).
+        cells: &'a [CellKey],
         /// Its length over the run's slice.
         factor: u32,
     },

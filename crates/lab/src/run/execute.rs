@@ -4,6 +4,7 @@
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
+use crate::run::estimate::trial_weight;
 use crate::run::hosts::RunHosts;
 use crate::run::plan::RunPlan;
 use crate::run::served::ServerHost;
@@ -69,8 +70,10 @@ pub fn execute(
         precision_outlook(&plan, &mut hosts, events, cancel)?;
     }
     (events)(Event::RunStarting { run: &run, cells: cells.len(), trials: plan.settings.trials, scratch: &ws.dir });
-    let trials = cells.iter().map(|c| c.soak.map_or(plan.settings.trials, |s| s.trials) as usize).sum();
-    (events)(Event::Planned { trials, estimate: plan.estimate()? });
+    let trials_of = |c: &Cell<'_>| c.soak.map_or(plan.settings.trials, |s| s.trials);
+    let trials = cells.iter().map(|c| trials_of(c) as usize).sum();
+    let work = cells.iter().map(|c| trial_weight(&plan.settings, c) * trials_of(c)).sum();
+    (events)(Event::Planned { trials, estimate: plan.estimate()?, work });
     let mut lab = ws.lab(&plan.root, plan.docstore.clone(), plan.settings.clone(), sink, events, cancel).with_hosts(hosts);
     let outcome = lab.run(&run, &cells).map_err(|e| LabError::Sink(format!("{e:#}")))?;
     drop(lab);

@@ -2,6 +2,10 @@
 //! its time estimate and the noise outlook all read.
 
 use bakeoff_model::schedule::Schedule;
+use std::time::Duration;
+
+/// Each slice opens its connections and lets them settle this long before it measures.
+pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 
 /// How the run's blocks are spread over launches: enough launches to sample start-to-start
 /// variation (three from six blocks on), exactly the run's blocks shared among them as evenly as

@@ -6,6 +6,7 @@
 //! get their own number of trials, in the first rounds.
 
 use crate::run::cells::Cell;
+use crate::run::estimate::trial_weight;
 use crate::run::tally::Tally;
 use crate::run::{Event, Lab, RunOutcome};
 use bakeoff_model::results::RunInfo;
@@ -67,7 +68,8 @@ impl Lab<'_> {
                 return Ok(());
             }
             round += 1;
-            (self.events)(Event::PrecisionRound { round, cells: pending.len() });
+            let work = pending.iter().map(|c| trial_weight(&self.settings, c)).sum();
+            (self.events)(Event::PrecisionRound { round, cells: pending.len(), trials: pending.len(), work });
             let pending = round_order(&mut rng, pending, self.settings.schedule);
             if !self.round(run, &pending, round, metric, &mut tally, outcome)? {
                 return Ok(());
@@ -91,7 +93,8 @@ impl Lab<'_> {
                 return Ok(false);
             }
             let key = cell.key();
-            (self.events)(Event::TrialStarting { cell: &key, trial: round, trials: self.settings.trials.max(round) });
+            let (trials, weight) = (self.settings.trials.max(round), trial_weight(&self.settings, cell));
+            (self.events)(Event::TrialStarting { cell: &key, trial: round, trials, weight });
             match self.measure(cell, round) {
                 Ok(mut record) => {
                     record.run_id = run.id.clone();

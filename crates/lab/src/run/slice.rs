@@ -4,7 +4,8 @@
 use crate::error::LabError;
 use crate::host::noise::NoiseProbe;
 use crate::host::sampler;
-use crate::run::blocks::{Resident, SLICE_WARMUP};
+use crate::run::blocks::Resident;
+use crate::run::launches::SLICE_WARMUP;
 use crate::run::measure::noise_warnings;
 use crate::run::runner::Lab;
 use crate::run::served::{Served, Tree};
