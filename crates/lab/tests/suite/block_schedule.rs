@@ -128,7 +128,6 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     let (default, slow, twin) = (key("default", false), key("slow", false), key("default", true));
     let together = |cell| pair_choice_between(&sink.trials, cell, &default, Metric::RequestsPerSec, 0);
     let (slow_choice, aa_choice) = (together(&slow), together(&twin));
-    assert_eq!(aa_choice.source, PairSource::Joint, "the A/A twin pairs at once: {aa_choice:?}");
     // A server six times as costly gains on a shared CPU (switching costs the cheap one more per
     // request: 53 µs alone, about 95 µs on a third of the CPU): where its joint ratio leaves the
     // solo interval, the solo pairs carry the ratio and the disagreement is kept for the report.
@@ -138,8 +137,18 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     }
     let slow = paired_ratio(&slow_choice.pairs).unwrap();
     assert!(slow.high < 0.9, "300 µs more CPU per request is slower either way: {slow:?}");
-    let aa = paired_ratio(&aa_choice.pairs).unwrap();
-    assert!(aa.low <= 1.0 && 1.0 <= aa.high, "at once, the A/A twin cannot be told from its cell: {aa:?}");
+    // At once, the A/A twin is level with its cell. Its solo slices, one after the other,
+    // take the machine's episodes unequally: where their interval happens to exclude the joint
+    // ratio (as a 95% interval will in some runs; CI's six solo pairs once read 1.14 [1.05, 1.25]
+    // against a joint 1.006 [0.977, 1.017]), the rule cannot tell noise from scaling, the solo
+    // pairs carry the ratio and the disagreement is kept for the report.
+    let aa_joint = match aa_choice.source {
+        PairSource::Joint => paired_ratio(&aa_choice.pairs).unwrap(),
+        PairSource::Solo => aa_choice.disagreement.expect("solo pairs only where the joint ratio disagreed").1,
+    };
+    // Within 5%, not its interval holding 1.0: that misses in one run of twenty by design, and at
+    // once the interval is about ±1.5% here, so a tenth of a share given unequally would show.
+    assert!((0.95..1.05).contains(&aa_joint.ratio), "at once, the A/A twin is level with its cell: {aa_choice:?}");
 }
 
 /// A server that spins 15% of a core while idle makes its peers' slices pay for it: found in the
