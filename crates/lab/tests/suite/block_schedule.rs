@@ -221,8 +221,13 @@ fn a_cell_that_varies_on_its_own_gets_longer_slices_in_the_precision_launches() 
     };
     // Sized as soon as its values say so, which may take a precision launch or two.
     assert!(slices("stalling", true).iter().any(|&d| d >= 0.95), "{:?}", slices("stalling", true));
-    let steady: Vec<f64> = slices("stalling", false).into_iter().chain(slices("default", true)).chain(slices("default", false)).collect();
-    assert!(steady.iter().all(|&d| d < 0.7), "the others keep 0.5 s: {steady:?}");
+    // Its first launch has the run's length (a starved slice may lengthen it from its second on,
+    // as it did in one CI run: 1.5 s in blocks 5 to 8).
+    let first: Vec<f64> =
+        sink.trials.iter().filter(|t| t.cell.variant == "stalling" && t.launch == Some(0)).map(|t| t.load.steps[0].duration_s).collect();
+    assert!(!first.is_empty() && first.iter().all(|&d| d < 0.7), "its first launch keeps 0.5 s: {first:?}");
+    let steady: Vec<f64> = slices("default", true).into_iter().chain(slices("default", false)).collect();
+    assert!(steady.iter().all(|&d| d < 0.7), "its peer keeps 0.5 s: {steady:?}");
 }
 
 /// Runs the burn fixture's default variant beside `variant` (a variant name and the variables it
