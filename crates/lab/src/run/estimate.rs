@@ -66,7 +66,7 @@ impl RunPlan {
     pub(crate) fn estimate_at(&self, trials: u32) -> Result<Duration, LabError> {
         let cells = self.cells()?;
         let s = &self.settings;
-        let warmup = |stack: &crate::stacks::manifest::Stack| s.warmup.max(stack.warmup.unwrap_or_default());
+        let warmup = |stack: &crate::stacks::manifest::Stack| warmup_of(s, stack);
         let mut variants: Vec<(&str, &str, Duration)> =
             cells.iter().map(|c| (c.stack.name.as_str(), c.variant.name.as_str(), c.stack.warmup.unwrap_or_default())).collect();
         variants.sort();
@@ -124,11 +124,16 @@ fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) ->
 /// launch's start, stop and warm-up; else a whole trial, a soak cell's of its own length. The
 /// progress line weighs what is left of a run by it.
 pub(crate) fn trial_weight(s: &LoadSettings, cell: &crate::run::cells::Cell<'_>) -> Duration {
-    let warmup = s.warmup.max(cell.stack.warmup.unwrap_or_default());
+    let warmup = warmup_of(s, cell.stack);
     match cell.soak {
         Some(k) => warmup + k.duration + START_STOP,
         None => cell_time(s, cell.can_pair(s), warmup, s.trials.max(1)) / s.trials.max(1),
     }
+}
+
+/// A stack's warm-up in every trial or launch: the run's, or the longer one its manifest asks for (a JIT).
+fn warmup_of(s: &LoadSettings, stack: &crate::stacks::manifest::Stack) -> Duration {
+    s.warmup.max(stack.warmup.unwrap_or_default())
 }
 
 /// One trial with this warm-up: warm-up + measured steps + SLO search + start/stop.
@@ -256,11 +261,10 @@ mod tests {
         let cells = plan.cells().unwrap();
         let soak = cells.iter().find(|c| c.soak.is_some()).expect("seed 002 soaks a cell");
         let k = soak.soak.unwrap();
-        assert_eq!(trial_weight(s, soak), s.warmup.max(soak.stack.warmup.unwrap_or_default()) + k.duration + START_STOP);
+        assert_eq!(trial_weight(s, soak), warmup_of(s, soak.stack) + k.duration + START_STOP);
         assert!(trial_weight(s, soak) >= Duration::from_secs(90));
         for c in cells.iter().filter(|c| c.soak.is_none()) {
-            let warmup = s.warmup.max(c.stack.warmup.unwrap_or_default());
-            let all = cell_time(s, c.can_pair(s), warmup, s.trials);
+            let all = cell_time(s, c.can_pair(s), warmup_of(s, c.stack), s.trials);
             let summed = trial_weight(s, c) * s.trials;
             assert!(all.abs_diff(summed) < Duration::from_millis(s.trials as u64), "{}: {all:?} against {summed:?}", c.key().label());
         }
