@@ -39,7 +39,12 @@ pub fn print_event(event: &Event<'_>) {
             expected.as_secs()
         ),
         Event::NoiseProbeSkipped(why) => eprintln!("note: noise floor not measured: {why}"),
-        Event::PrecisionOutlook(o) => eprintln!("precision: {}", outlook_line(o)),
+        Event::PrecisionOutlook(o) => {
+            eprintln!("precision: {}", outlook_line(o));
+            if let Some(why) = &o.allocation {
+                eprintln!("launches: {why}");
+            }
+        }
         Event::SetupFinished { stack, outcome } => print_setup(stack, outcome),
         Event::RunStarting { run, cells, trials, scratch } => {
             eprintln!("run {} : {cells} cells x {trials} trials; scratch {}", run.id, scratch.display())
@@ -166,9 +171,11 @@ pub fn outlook_line(o: &Outlook) -> String {
         Some(b) => format!("it has {} (budget)", minutes(b)),
         None => format!("it plans {}", minutes(o.planned)),
     };
+    let from = &o.from;
     if o.fits() {
         format!(
-            "the study's {target} target needs {needs} here; {has}: expected to reach it (about ±{:.1}% with {} trials)",
+            "the study's {target} target needs {needs} here; {has}: expected to reach it (about ±{:.1}% with {} trials, \
+             projected from {from})",
             100.0 * o.reaches,
             o.trials_possible
         )
@@ -176,8 +183,8 @@ pub fn outlook_line(o: &Outlook) -> String {
         // Loading the cells together sheds the slow stretches that slices one after another meet.
         let at_once = if o.schedule == Schedule::Blocks { ", or --schedule at-once" } else { "" };
         format!(
-            "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead \
-             (a longer --budget, or --precision {:.0}%{at_once}, fits this machine)",
+            "the study's {target} target needs {needs} here; {has}: expect about ±{:.1}% with {} trials instead, projected \
+             from {from} (a longer --budget, or --precision {:.0}%{at_once}, fits this machine)",
             100.0 * o.reaches,
             o.trials_possible,
             (100.0 * o.reaches).ceil()
@@ -243,19 +250,22 @@ mod tests {
             trials_possible: 10,
             reaches: 0.061,
             schedule: Schedule::Trials,
+            from: "go/fasthttp vs rust/actix hello".into(),
+            allocation: None,
         };
         assert_eq!(
             outlook_line(&short),
             "the study's ±5% target needs ~14 trials per cell, ~12m40s here; it has 9m00s (budget): expect about ±6.1% \
-             with 10 trials instead (a longer --budget, or --precision 7%, fits this machine)"
+             with 10 trials instead, projected from go/fasthttp vs rust/actix hello (a longer --budget, or --precision 7%, fits \
+             this machine)"
         );
-        let blocks = Outlook { schedule: Schedule::Blocks, ..short };
+        let blocks = Outlook { schedule: Schedule::Blocks, ..short.clone() };
         assert!(outlook_line(&blocks).ends_with("(a longer --budget, or --precision 7%, or --schedule at-once, fits this machine)"));
         let enough = Outlook { trials_needed: 6, needs: Some(m(330)), trials_possible: 10, reaches: 0.03, ..short };
         assert_eq!(
             outlook_line(&enough),
             "the study's ±5% target needs ~6 trials per cell, ~5m30s here; it has 9m00s (budget): expected to reach it \
-             (about ±3.0% with 10 trials)"
+             (about ±3.0% with 10 trials, projected from go/fasthttp vs rust/actix hello)"
         );
     }
 
@@ -278,6 +288,7 @@ mod tests {
             short_coverage: None,
             source: bakeoff_model::pairing::PairSource::Joint,
             joint_disagreed: None,
+            components: None,
         };
         assert_eq!(
             history_line("20261128T185848Z-1", Scenario::Hello, &widest, 8, 0.077, 0.05),

@@ -1,14 +1,16 @@
 //! Paired comparisons: the ratio of two cells measured side by side, block by block, with an
 //! interval that says how far it can be trusted. Within a block both cells met the same machine
-//! (the same slow stretch hits both), so the per-block log ratio cancels what they share; its
-//! location is the Hodges-Lehmann estimate (median of the Walsh averages) with the exact
-//! Wilcoxon signed-rank interval (normal approximation for many blocks). Blocks of one launch are
-//! not independent of its start, so with several launches the interval also covers a
-//! hierarchical bootstrap (launches resampled, then blocks within each), and the wider wins.
+//! (the same slow stretch hits both), so the per-block log ratio cancels what they share. Blocks
+//! of one launch share that launch's start (where each server's code and data landed in memory,
+//! what its JIT chose), so they are never counted as independent of it: each launch gives one
+//! estimate (the Hodges-Lehmann location of its blocks' log ratios) and the interval is Student's
+//! t over the launches' estimates with launches - 1 degrees of freedom, valid whatever part of
+//! the variance the launches carry. A run of one launch can say nothing of starts: its interval is
+//! the exact Wilcoxon signed-rank interval of its blocks, and it says so (`IntervalBasis`).
 
 use crate::results::{CellKey, TrialRecord};
-use crate::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
 
 /// Coverage every paired interval aims for.
@@ -16,8 +18,6 @@ pub const PAIRED_CONFIDENCE: f64 = 0.95;
 /// Above this many blocks the signed-rank distribution is taken as normal (its exact counts grow
 /// with n³ and the normal approximation is then within a rank of it).
 const EXACT_MAX_N: usize = 60;
-/// Resamples of the hierarchical bootstrap; fixed, with a fixed seed, so a report is reproducible.
-const BOOTSTRAP_RESAMPLES: usize = 2000;
 
 /// One block's log ratio (ln of the cell's value over the reference's) and the launch it was in.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -36,22 +36,92 @@ impl Pair {
     }
 }
 
+/// What a paired interval's coverage counts on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalBasis {
+    /// Student's t over the launches' estimates: valid when starts differ.
+    #[default]
+    Launches,
+    /// One launch: the signed-rank interval of its blocks, which cannot see how much another
+    /// start of the same servers would differ.
+    OneLaunch,
+}
+
+/// The two parts of a paired ratio's variance, as standard deviations of the log ratio: block to
+/// block within a launch, and launch to launch beyond what its blocks' noise explains (one-way
+/// analysis of variance; 0 when the launches agree better than their blocks imply).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Components {
+    /// Standard deviation of one block's log ratio about its launch's level.
+    pub block_sd: f64,
+    /// Standard deviation of the launches' levels about the true ratio.
+    pub launch_sd: f64,
+}
+
+impl Components {
+    /// The components of `pairs`: pooled within-launch variance, and the launch means' variance
+    /// less the part their blocks explain. A launch of one block adds no within-launch degree.
+    pub fn of(pairs: &[Pair]) -> Components {
+        let launches: Vec<Vec<f64>> = by_launch(pairs).into_values().collect();
+        let (mut within, mut df) = (0.0, 0usize);
+        for l in &launches {
+            let mean = l.iter().sum::<f64>() / l.len() as f64;
+            within += l.iter().map(|v| (v - mean).powi(2)).sum::<f64>();
+            df += l.len() - 1;
+        }
+        let block_var = if df > 0 { within / df as f64 } else { 0.0 };
+        let means: Vec<f64> = launches.iter().map(|l| l.iter().sum::<f64>() / l.len() as f64).collect();
+        let launch_var = if means.len() > 1 {
+            let explained = launches.iter().map(|l| block_var / l.len() as f64).sum::<f64>() / launches.len() as f64;
+            (sample_variance(&means) - explained).max(0.0)
+        } else {
+            0.0
+        };
+        Components { block_sd: block_var.sqrt(), launch_sd: launch_var.sqrt() }
+    }
+
+    /// The half-width (of the log ratio) a paired interval at `PAIRED_CONFIDENCE` can expect from
+    /// `launches` launches of `blocks_per_launch` blocks each: Student's t over the launches'
+    /// estimates, whose variance is the launch part plus the block part over the blocks, at the
+    /// median of the sample deviation (Wilson-Hilferty). One launch: the blocks' normal interval,
+    /// which says nothing of starts. Infinite without a launch or a block.
+    pub fn expected_half_width(&self, launches: u32, blocks_per_launch: f64) -> f64 {
+        if launches == 0 || blocks_per_launch <= 0.0 {
+            return f64::INFINITY;
+        }
+        if launches == 1 {
+            return 1.96 * self.block_sd / blocks_per_launch.sqrt();
+        }
+        let df = f64::from(launches - 1);
+        let per_launch = (self.launch_sd.powi(2) + self.block_sd.powi(2) / blocks_per_launch).sqrt();
+        let median_sd = (1.0 - 2.0 / (9.0 * df)).max(0.0).powf(1.5);
+        t_quantile(PAIRED_CONFIDENCE, df) * per_launch * median_sd / f64::from(launches).sqrt()
+    }
+}
+
 /// A paired estimate of cell / reference: the ratio, its interval and what it rests on.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PairedRatio {
-    /// exp(Hodges-Lehmann estimate of the per-block log ratios).
+    /// exp(the mean of the launches' Hodges-Lehmann estimates of the per-block log ratios).
     pub ratio: f64,
     /// Lower end of the interval of the ratio.
     pub low: f64,
     /// Upper end of the interval of the ratio.
     pub high: f64,
-    /// The interval's coverage: `PAIRED_CONFIDENCE`, or less when too few blocks allow no such
-    /// interval (then the range of the blocks).
+    /// The interval's coverage: `PAIRED_CONFIDENCE`, or less when a single launch of too few
+    /// blocks allows no such interval (then the range of the blocks).
     pub confidence: f64,
     /// Blocks paired.
     pub blocks: u32,
     /// Launches the blocks came from.
     pub launches: u32,
+    /// What the coverage counts on: the launches, or one launch's blocks.
+    #[serde(default)]
+    pub basis: IntervalBasis,
+    /// The variance's parts the blocks show, for projecting another design.
+    #[serde(default)]
+    pub components: Components,
 }
 
 impl PairedRatio {
@@ -72,26 +142,70 @@ impl PairedRatio {
     }
 }
 
-/// The paired ratio of the blocks in `pairs`; None without any pair.
+/// The paired ratio of the blocks in `pairs` at `PAIRED_CONFIDENCE`; None without any pair.
 pub fn paired_ratio(pairs: &[Pair]) -> Option<PairedRatio> {
-    let logs: Vec<f64> = pairs.iter().map(|p| p.log_ratio).filter(|v| v.is_finite()).collect();
-    let location = hodges_lehmann(&logs)?;
-    let mut launches: Vec<u32> = pairs.iter().map(|p| p.launch).collect();
-    launches.sort_unstable();
-    launches.dedup();
-    let (mut low, mut high, confidence) = signed_rank_interval(&logs, PAIRED_CONFIDENCE);
-    if launches.len() > 1 {
-        let (b_low, b_high) = hierarchical_bootstrap(pairs, PAIRED_CONFIDENCE);
-        (low, high) = (low.min(b_low), high.max(b_high));
-    }
+    paired_ratio_at(pairs, PAIRED_CONFIDENCE)
+}
+
+/// The paired ratio of the blocks in `pairs` with an interval of `confidence` (over launches
+/// where there are two or more); None without any pair.
+pub fn paired_ratio_at(pairs: &[Pair], confidence: f64) -> Option<PairedRatio> {
+    let finite: Vec<Pair> = pairs.iter().copied().filter(|p| p.log_ratio.is_finite()).collect();
+    let launches = by_launch(&finite);
+    let components = Components::of(&finite);
+    let blocks = finite.len() as u32;
+    let (location, low, high, confidence, basis) = if launches.len() >= 2 {
+        let estimates: Vec<f64> = launches.values().filter_map(|l| hodges_lehmann(l)).collect();
+        let (mean, low, high) = t_interval(&estimates, confidence);
+        (mean, low, high, confidence, IntervalBasis::Launches)
+    } else {
+        let logs: Vec<f64> = finite.iter().map(|p| p.log_ratio).collect();
+        let location = hodges_lehmann(&logs)?;
+        let (low, high, coverage) = signed_rank_interval(&logs, confidence);
+        (location, low, high, coverage, IntervalBasis::OneLaunch)
+    };
     Some(PairedRatio {
         ratio: location.exp(),
         low: low.exp(),
         high: high.exp(),
         confidence,
-        blocks: logs.len() as u32,
+        blocks,
         launches: launches.len() as u32,
+        basis,
+        components,
     })
+}
+
+/// The mean of `values` and its two-sided Student's t interval at `confidence`.
+fn t_interval(values: &[f64], confidence: f64) -> (f64, f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let half = t_quantile(confidence, n - 1.0) * sample_variance(values).sqrt() / n.sqrt();
+    (mean, mean - half, mean + half)
+}
+
+/// The quantile of Student's t with `df` degrees of freedom that bounds a two-sided interval of
+/// `confidence`.
+pub fn t_quantile(confidence: f64, df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df.max(1e-9)).map_or(f64::INFINITY, |d| d.inverse_cdf(0.5 + confidence / 2.0))
+}
+
+fn sample_variance(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64
+}
+
+/// The finite log ratios of each launch, by launch.
+fn by_launch(pairs: &[Pair]) -> BTreeMap<u32, Vec<f64>> {
+    let mut out: BTreeMap<u32, Vec<f64>> = BTreeMap::new();
+    for p in pairs.iter().filter(|p| p.log_ratio.is_finite()) {
+        out.entry(p.launch).or_default().push(p.log_ratio);
+    }
+    out
 }
 
 /// Minutes of wall time the trials of `cells` took (starts, warm-ups and checks included): what a
@@ -173,76 +287,6 @@ fn median_of_sorted(sorted: &[f64]) -> f64 {
     } else {
         (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
     }
-}
-
-/// The percentile interval of the mean log ratio when launches are resampled, then the blocks
-/// of each drawn launch: the launch-to-launch part of the variance, which pooled blocks hide.
-fn hierarchical_bootstrap(pairs: &[Pair], confidence: f64) -> (f64, f64) {
-    let mut by_launch: std::collections::BTreeMap<u32, Vec<f64>> = Default::default();
-    for p in pairs.iter().filter(|p| p.log_ratio.is_finite()) {
-        by_launch.entry(p.launch).or_default().push(p.log_ratio);
-    }
-    let launches: Vec<Vec<f64>> = by_launch.into_values().collect();
-    let mut rng = SplitMix64(0x5eed_b10c);
-    let mut means: Vec<f64> = (0..BOOTSTRAP_RESAMPLES)
-        .map(|_| {
-            let (mut sum, mut count) = (0.0, 0usize);
-            for _ in 0..launches.len() {
-                let launch = &launches[rng.below(launches.len())];
-                for _ in 0..launch.len() {
-                    sum += launch[rng.below(launch.len())];
-                    count += 1;
-                }
-            }
-            sum / count as f64
-        })
-        .collect();
-    means.sort_by(f64::total_cmp);
-    let tail = (1.0 - confidence) / 2.0;
-    let at = |q: f64| means[((q * (means.len() - 1) as f64).round() as usize).min(means.len() - 1)];
-    (at(tail), at(1.0 - tail))
-}
-
-/// The half-width (of the log ratio) the paired interval of `blocks` blocks spread over `launches`
-/// launches can expect, per unit of the per-block log ratios' standard deviation: the median,
-/// over simulated normal blocks (fixed seed, so the same on every machine), of what
-/// [`paired_ratio`] gives. The exact interval of few blocks is much wider than 1.96 σ/√n (six
-/// blocks give the range of their Walsh averages), and several launches add the bootstrap's, so a
-/// projection from one design to another scales by these factors, not by √n. The blocks carry no
-/// launch-to-launch difference of their own: what a launch adds beyond that is not simulated.
-/// Infinite below six blocks, which give no 95% interval. Memoized per design.
-pub fn paired_half_width_factor(blocks: u32, launches: u32) -> f64 {
-    static MEMO: std::sync::Mutex<BTreeMap<(u32, u32), f64>> = std::sync::Mutex::new(BTreeMap::new());
-    let n = blocks.max(2);
-    let l = launches.clamp(1, n);
-    if let Some(k) = MEMO.lock().ok().and_then(|m| m.get(&(n, l)).copied()) {
-        return k;
-    }
-    const SIMULATIONS: usize = 101;
-    const SIGMA: f64 = 0.01;
-    let mut rng = SplitMix64(0x6b1a_5eed ^ (u64::from(n) << 16) ^ u64::from(l));
-    let mut widths: Vec<f64> = (0..SIMULATIONS)
-        .map(|_| {
-            let pairs: Vec<Pair> = (0..n).map(|i| Pair { launch: i * l / n, log_ratio: SIGMA * standard_normal(&mut rng) }).collect();
-            // Too few blocks for a real 95% interval (under six): no half-width reaches a target.
-            paired_ratio(&pairs)
-                .filter(|r| r.confidence >= PAIRED_CONFIDENCE)
-                .map_or(f64::INFINITY, |r| (r.high.ln() - r.low.ln()) / 2.0 / SIGMA)
-        })
-        .collect();
-    widths.sort_by(f64::total_cmp);
-    let k = widths[SIMULATIONS / 2];
-    if let Ok(mut m) = MEMO.lock() {
-        m.insert((n, l), k);
-    }
-    k
-}
-
-/// A standard normal draw (Box-Muller from two uniforms in (0, 1]).
-fn standard_normal(rng: &mut SplitMix64) -> f64 {
-    let mut uniform = || ((rng.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
-    let (a, b) = (uniform(), uniform());
-    (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
 }
 
 /// The standard normal quantile (Acklam's rational approximation, relative error under 1.2e-9).

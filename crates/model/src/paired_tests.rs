@@ -84,7 +84,7 @@ fn a_five_percent_slower_cell_is_found_slower() {
 }
 
 #[test]
-fn launches_that_disagree_widen_the_interval() {
+fn launches_that_disagree_widen_the_interval_to_students_t_over_their_estimates() {
     // Within each launch the blocks agree closely; the launches sit 6% apart.
     let mut pairs = Vec::new();
     for (launch, level) in [(0u32, 0.0f64), (1, 0.06), (2, -0.03)] {
@@ -95,27 +95,72 @@ fn launches_that_disagree_widen_the_interval() {
     let pooled: Vec<f64> = pairs.iter().map(|p| p.log_ratio).collect();
     let (low, high, _) = signed_rank_interval(&pooled, 0.95);
     let r = paired_ratio(&pairs).unwrap();
-    assert!(r.high.ln() - r.low.ln() > high - low, "the bootstrap over launches is wider: {r:?} vs ({low}, {high})");
+    assert!(r.high.ln() - r.low.ln() > 3.0 * (high - low), "three launches, not 24 blocks: {r:?} vs ({low}, {high})");
+    // By hand: the launches' estimates are 0.002, 0.062, -0.028; their mean 0.012, sd 0.04583,
+    // t(2) = 4.3027: half-width 0.1138.
+    assert!((r.ratio.ln() - 0.012).abs() < 1e-9, "{r:?}");
+    assert!(((r.high.ln() - r.low.ln()) / 2.0 - 0.11385).abs() < 2e-4, "{r:?}");
+    assert_eq!((r.basis, r.launches, r.blocks), (IntervalBasis::Launches, 3, 24));
+    assert!(r.components.launch_sd > 10.0 * r.components.block_sd, "{:?}", r.components);
+}
+
+#[test]
+fn one_launch_says_its_interval_cannot_see_starts() {
+    let pairs: Vec<Pair> = [0.01, 0.02, 0.0, 0.015, 0.005, 0.01, 0.012, 0.008].iter().map(|&v| Pair { launch: 0, log_ratio: v }).collect();
+    let r = paired_ratio(&pairs).unwrap();
+    assert_eq!(r.basis, IntervalBasis::OneLaunch);
+    assert!(r.confidence >= 0.95 && r.low > 1.0, "{r:?}");
+}
+
+#[test]
+fn students_t_quantiles_match_the_table() {
+    for (df, t) in [(1.0, 12.706_2), (2.0, 4.302_7), (7.0, 2.364_6), (30.0, 2.042_3)] {
+        assert!((t_quantile(0.95, df) - t).abs() < 1e-3, "{df}: {}", t_quantile(0.95, df));
+    }
+    assert!((t_quantile(0.90, 4.0) - 2.131_8).abs() < 1e-3);
+}
+
+#[test]
+fn components_split_the_variance_between_blocks_and_launches() {
+    // Launch levels ±3%, blocks ±1% about them, many of each: the parts come back.
+    let mut rng = crate::rng::SplitMix64(11);
+    let mut pairs = Vec::new();
+    for launch in 0..400u32 {
+        let level = 0.03 * crate::rng::standard_normal(&mut rng);
+        for _ in 0..4 {
+            pairs.push(Pair { launch, log_ratio: level + 0.01 * crate::rng::standard_normal(&mut rng) });
+        }
+    }
+    let c = Components::of(&pairs);
+    assert!((c.block_sd - 0.01).abs() < 0.001 && (c.launch_sd - 0.03).abs() < 0.003, "{c:?}");
+    // Launches as steady as their blocks imply: no launch part.
+    let flat: Vec<Pair> = (0..40).map(|i| Pair { launch: i / 4, log_ratio: 0.01 * crate::rng::standard_normal(&mut rng) }).collect();
+    assert!(Components::of(&flat).launch_sd < 0.006, "{:?}", Components::of(&flat));
 }
 
 #[test]
 fn merit_is_half_width_in_percent_times_root_minutes() {
-    let r = PairedRatio { ratio: 1.0, low: 0.98, high: 1.02, confidence: 0.95, blocks: 20, launches: 2 };
+    let r = PairedRatio {
+        ratio: 1.0,
+        low: 0.98,
+        high: 1.02,
+        confidence: 0.95,
+        blocks: 20,
+        launches: 2,
+        basis: IntervalBasis::Launches,
+        components: Components::default(),
+    };
     assert!((r.merit(4.0) - 4.0).abs() < 1e-9, "{}", r.merit(4.0));
 }
 
 #[test]
-fn few_blocks_give_a_much_wider_interval_than_the_square_root_law_says() {
-    let k = |n| paired_half_width_factor(n, 1);
-    // Many blocks: close to the normal theory's 1.96 σ/√n (the Hodges-Lehmann estimate is nearly
-    // as efficient as the mean).
-    let large = k(60) * 60f64.sqrt();
-    assert!((1.8..2.4).contains(&large), "{large}");
-    // Six blocks (the default study) are far wider than √(60/6) times sixty's.
-    assert!(k(6) > 1.2 * k(60) * (60.0f64 / 6.0).sqrt(), "{} vs {}", k(6), k(60));
-    assert!(k(6) > k(8) && k(8) > k(12) && k(12) > k(30), "shrinks with blocks");
-    // Spreading six blocks over three launches adds the bootstrap's interval: never narrower.
-    assert!(paired_half_width_factor(6, 3) >= k(6));
-    assert!(k(5).is_infinite(), "five blocks give no 95% interval");
-    assert_eq!(k(6), k(6), "memoized and seeded: the same on every call");
+fn more_launches_narrow_the_expected_interval_faster_than_more_blocks_where_launches_vary() {
+    let c = Components { block_sd: 0.015, launch_sd: 0.03 };
+    // 8 blocks: in 3 launches, against one a launch.
+    let (three, eight) = (c.expected_half_width(3, 8.0 / 3.0), c.expected_half_width(8, 1.0));
+    assert!(three > 2.0 * eight, "{three} vs {eight}");
+    // Blocks within three launches cannot go below the launches' own part.
+    let floor = 4.3027 * 0.03 / 3f64.sqrt() * (1.0 - 2.0 / 18.0f64).powf(1.5);
+    assert!(c.expected_half_width(3, 1e6) >= floor * 0.999, "{}", c.expected_half_width(3, 1e6));
+    assert!(c.expected_half_width(0, 1.0).is_infinite());
 }

@@ -53,6 +53,14 @@ impl SplitMix64 {
     }
 }
 
+/// A standard normal draw (Box-Muller from two uniforms in (0, 1]): what the statistics'
+/// simulations draw their noise from.
+pub fn standard_normal(rng: &mut SplitMix64) -> f64 {
+    let mut uniform = || ((rng.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+    let (a, b) = (uniform(), uniform());
+    (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+}
+
 #[cfg(test)]
 mod tests {
     use super::SplitMix64;

@@ -3,7 +3,7 @@
 //! section, the tables and the summary read it.
 
 use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::paired::{paired_ratio, PairedRatio};
+use bakeoff_model::paired::{paired_ratio, Components, PairedRatio};
 use bakeoff_model::pairing::{pair_choice_between, PairSource};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
@@ -50,6 +50,8 @@ pub struct Relative {
     /// interval: the cells use a share of the server unlike the whole of it, and the ratio shown
     /// rests on the solo slices.
     pub joint_disagreed: Option<(f64, f64, f64)>,
+    /// The paired ratio's variance parts (block to block, launch to launch); None unpaired.
+    pub components: Option<Components>,
 }
 
 impl Relative {
@@ -149,8 +151,18 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
     let short_coverage = paired.map(|p| p.confidence).filter(|&c| c < bakeoff_model::paired::PAIRED_CONFIDENCE);
     let source = choice.as_ref().filter(|_| paired.is_some()).map_or(PairSource::Solo, |ch| ch.source);
     let joint_disagreed = choice.and_then(|ch| ch.disagreement).map(|(_, together)| as_speed(&together));
+    let components = paired.map(|p| p.components);
     let paired = paired.map(|p| (p.blocks, p.launches));
-    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed }
+    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed, components }
+}
+
+/// The largest of each variance part over `scenarios`' paired rankings: what a later run of the
+/// same study allocates its launches by and projects its widest ratio from. None where no ratio
+/// was paired over two launches or more.
+pub fn ranked_components(scenarios: &[ScenarioView]) -> Option<Components> {
+    let all = scenarios.iter().flat_map(|sv| sv.relative.iter()).filter(|r| !r.fastest && r.paired.is_some_and(|p| p.1 >= 2));
+    all.filter_map(|r| r.components)
+        .reduce(|a, b| Components { block_sd: a.block_sd.max(b.block_sd), launch_sd: a.launch_sd.max(b.launch_sd) })
 }
 
 /// The widest paired ratio of `scenarios`' rankings (a cell against its scenario's best), with its

@@ -5,6 +5,7 @@ use crate::args::RunArgs;
 use crate::context;
 use anyhow::{Context, Result};
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
+use bakeoff_model::paired::Components;
 use bakeoff_model::scenario::Scenario;
 use std::path::Path;
 use std::process::ExitCode;
@@ -95,13 +96,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 /// Plans and executes `req` (made from `args`, perhaps with more), then prints and writes the report.
 pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Result<ExitCode> {
     let root = root.to_path_buf();
-    let plan = plan_run(req)?;
+    let mut plan = plan_run(req)?;
     context::print_problems(&plan.problems);
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
-    if let Some(line) = last_run_outlook(&store, &plan) {
+    if let Some((line, components)) = last_run_outlook(&store, &plan) {
         eprintln!("precision: {line}");
+        plan.set_components(components);
     }
     // The machine's quick facts first (a second of watching its CPUs): what a reader of the
     // results should know before any number, and what to change before measuring.
@@ -126,10 +128,11 @@ pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Resul
     Ok(if done.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-/// What the last complete run of the same study in `store` left its widest ranked ratio at,
-/// projected to `plan`'s blocks; None without a precision target, a paired schedule, a study of
-/// its own name or such a run.
-fn last_run_outlook(store: &bakeoff_store::Store, plan: &bakeoff_lab::run::RunPlan) -> Option<String> {
+/// What the last complete run of the same study in `store` left its widest ranked ratio at, and
+/// the variance parts of its ranked pairs, which this run's launches are allocated by and its
+/// ratios projected from; None without a precision target, a paired schedule, a study of its own
+/// name or such a run.
+fn last_run_outlook(store: &bakeoff_store::Store, plan: &bakeoff_lab::run::RunPlan) -> Option<(String, Components)> {
     let s = plan.settings();
     let target = s.precision?;
     let study = plan.study_name();
@@ -144,12 +147,8 @@ fn last_run_outlook(store: &bakeoff_store::Store, plan: &bakeoff_lab::run::RunPl
     }
     let view = bakeoff_report::ReportView::new(&data);
     let (scenario, widest) = bakeoff_report::scenario::widest_paired(&view.scenarios)?;
-    let expect = bakeoff_lab::run::noise_probe::project_ratio_half_width(
-        widest.relative_half_width(),
-        widest.paired?,
-        s.trials,
-        s.launches,
-        s.schedule,
-    )?;
-    Some(crate::progress::history_line(&last.id, scenario, widest, s.trials, expect, target))
+    let components = bakeoff_report::scenario::ranked_components(&view.scenarios)?;
+    let with_parts = plan.clone_settings_with(components);
+    let expect = bakeoff_lab::run::noise_probe::project(components, s.trials, &with_parts);
+    Some((crate::progress::history_line(&last.id, scenario, widest, s.trials, expect, target), components))
 }

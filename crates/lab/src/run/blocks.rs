@@ -70,7 +70,7 @@ impl Lab<'_> {
         for &cell in cells {
             groups.entry(cell.scenario).or_default().push(cell);
         }
-        let plan = LaunchPlan::for_blocks(self.settings.trials, self.settings.launches, self.settings.schedule);
+        let plan = LaunchPlan::for_blocks(self.settings.trials, &self.settings);
         let mut br = BlockRun { run, rng: SplitMix64(seed_of(&run.id)), tally: Tally::default(), outcome };
         // A block's number is the scenario's own count, whoever missed it: cells pair by block, so
         // a server that died and skipped the rest of its launch must not shift its later blocks.

@@ -10,10 +10,7 @@ use bakeoff_model::study::{RampSetting, Study};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Starting a server, waiting until it is ready and quiet, and stopping it: measured 0.8 s a trial
-/// for Go, Rust and Node.js in seed 001's runs (a trial of 2 s + 5 s took 7.8 s); a JVM's start
-/// (about 5 s) hides in its longer warm-up.
-const START_STOP: Duration = Duration::from_secs(1);
+use crate::run::launches::START_STOP;
 /// Verifying one stack variant (start, every contract check, stop).
 const VERIFY: Duration = Duration::from_secs(10);
 /// Verification warms a JIT stack's cost routes up for its manifest's warm-up, up to this bound
@@ -113,7 +110,7 @@ fn joint_time(s: &LoadSettings, cells: &[crate::run::cells::Cell<'_>], trials: u
 /// start, stop and warm-up per launch and a settled slice per block; else a whole trial each.
 fn cell_time(s: &LoadSettings, pairable: bool, warmup: Duration, trials: u32) -> Duration {
     if s.schedule.pairs_blocks() && pairable {
-        let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s.launches, s.schedule).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(trials, s).launches;
         (s.duration + crate::run::launches::SLICE_WARMUP) * trials + (warmup + START_STOP) * launches
     } else {
         trial_time(s, warmup) * trials
@@ -229,7 +226,7 @@ mod tests {
         // PyPy's manifest asks for 30 s of warm-up: 28 s more than the study's 2 s in each of its
         // launches (as many as the block schedule splits the study's blocks into), and 30 s in its
         // verification.
-        let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s.launches, s.schedule).launches;
+        let launches = crate::run::launches::LaunchPlan::for_blocks(s.trials, s).launches;
         assert!(launches >= 2, "seed 000 restarts its servers between blocks");
         let extra = Duration::from_secs(28) * (pypy * launches) + Duration::from_secs(30);
         let joint = joint_time(s, &cells, s.trials, crate::host::cgroup::equal_shares());

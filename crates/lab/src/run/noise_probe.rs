@@ -1,8 +1,11 @@
-//! This machine's noise floor in about 25 seconds: an A/A measurement of one small server
-//! already set up (two launches of it side by side, measured in short slices in a fresh random
-//! order per block, as the block schedule measures a study), and what it implies for a study: the
-//! precision its cells can expect, the time a precision target needs, what a budget reaches.
-//! Used by `bakeoff doctor` and, before a run with a precision target, by the run.
+//! This machine's noise floor in about 25 seconds: two unlike small servers already set up,
+//! measured side by side in two launches of short slices in a fresh random order per block, as
+//! the block schedule measures a study, and what it implies for a study: the precision its ratios
+//! can expect, the time a precision target needs, what a budget reaches. Two copies of one server
+//! meet a slow second alike where two different servers do not, so an A/A pair is only a lower
+//! bound: the probe pairs different servers, and falls back to an A/A pair (and says so) only where
+//! one small stack is set up. Used by `bakeoff doctor` and, before a run with a precision target,
+//! by the run.
 
 use crate::error::LabError;
 use crate::run::cells::Cell;
@@ -12,7 +15,7 @@ use crate::run::workspace::{new_run, Workspace};
 use crate::run::{LoadSettings, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{is_current, SetupJob};
-use bakeoff_model::paired::{minutes_spent, paired_half_width_factor, paired_ratio, PairedRatio};
+use bakeoff_model::paired::{minutes_spent, paired_ratio, Components, PairedRatio};
 use bakeoff_model::pairing::pairs_between;
 use bakeoff_model::place::Roles;
 use bakeoff_model::results::MemorySink;
@@ -27,9 +30,10 @@ use std::time::Duration;
 
 /// The small servers the probe may use, cheapest to start and to load first.
 const CANDIDATES: [&str; 4] = ["rust/actix", "go/fasthttp", "go/nethttp", "rust/hyper"];
-/// Blocks of the probe: two slices each (one per arm), the fewest that give a 95% signed-rank
-/// interval with room to spare (six is the least).
+/// Blocks of the probe: two slices each (one per server), in two launches of four, so both parts
+/// of a paired ratio's variance show: block to block within a launch, launch to launch.
 const BLOCKS: u32 = 8;
+const LAUNCHES: u32 = 2;
 const SLICE: Duration = Duration::from_secs(1);
 const WARMUP: Duration = Duration::from_millis(500);
 /// z(0.975) times the median's asymptotic standard error over the standard deviation (√(π/2)):
@@ -40,15 +44,19 @@ pub const EXPECTED: Duration = Duration::from_secs(25);
 /// A probe this recent is reused by a run instead of measuring again.
 const FRESH: Duration = Duration::from_secs(6 * 3600);
 
-/// What the probe measured: the A/A ratio of the two launches and the spread of single slices.
+/// What the probe measured: the paired ratio of its two servers and the spread of single slices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NoiseFloor {
     /// The stack measured (its `hello`, one worker).
     pub stack: String,
+    /// The stack it was paired with: another small stack, or the same one again (an A/A pair,
+    /// a lower bound on what pairs of different servers vary).
+    pub other: String,
     /// When it was measured (RFC 3339).
     pub measured_at: String,
-    /// The A/A ratio of the two launches over the blocks, with its signed-rank interval.
-    pub aa: PairedRatio,
+    /// The ratio of the two servers over the blocks of both launches, with its interval and the
+    /// variance's parts it shows.
+    pub pair: PairedRatio,
     /// Minutes the two arms' slices took, as the report counts an A/A floor's minutes.
     pub minutes: f64,
     /// One slice's requests/s spread relative to its median: the robust σ (1.4826 × MAD) of the
@@ -61,13 +69,14 @@ pub struct NoiseFloor {
 }
 
 impl NoiseFloor {
-    /// "rust/actix hello A/A over 8 blocks: 1.004 (0.981-1.027), ±2.3% in 0.4 min".
+    /// "go/fasthttp vs rust/actix hello over 8 blocks in 2 launches: 0.912 (0.870-0.955), ±4.7% in 0.4 min".
     pub fn summary(&self) -> String {
-        let a = &self.aa;
+        let a = &self.pair;
+        let what = if self.other == self.stack { format!("{} hello A/A (a lower bound)", self.stack) } else { self.pair_name() };
         format!(
-            "{} hello A/A over {} blocks: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
-            self.stack,
+            "{what} over {} blocks in {} launches: {:.3} ({:.3}-{:.3}), ±{:.1}% in {:.1} min",
             a.blocks,
+            a.launches,
             a.ratio,
             a.low,
             a.high,
@@ -76,9 +85,14 @@ impl NoiseFloor {
         )
     }
 
-    /// The A/A half-width after one minute of measuring a pair, in percent (the report's P).
+    /// "go/fasthttp vs rust/actix hello": the pair an outlook projects from.
+    pub fn pair_name(&self) -> String {
+        format!("{} vs {} hello", self.other, self.stack)
+    }
+
+    /// The pair's half-width after one minute of measuring, in percent (the report's P).
     pub fn percent_per_minute(&self) -> f64 {
-        self.aa.merit(self.minutes)
+        self.pair.merit(self.minutes)
     }
 
     /// The half-width (a fraction) a cell's median interval can expect after `trials` slices.
@@ -91,41 +105,27 @@ impl NoiseFloor {
         ((MEDIAN_HALF_WIDTH_SIGMAS * self.slice_spread / target.max(1e-6)).powi(2).ceil() as u32).max(1)
     }
 
-    /// The spread (σ) of one block's log ratio that the A/A pair's interval implies: its
-    /// half-width over what its design (blocks, launches) gives per unit of σ.
-    fn block_sigma(&self) -> f64 {
-        self.aa.relative_half_width() / paired_half_width_factor(self.aa.blocks, self.aa.launches)
+    /// The variance's parts an outlook projects from: the pair's block to block spread, and its
+    /// launch to launch spread but never less than the block's (two launches estimate it on one
+    /// degree of freedom, and an A/A pair's launches agree better than different servers').
+    pub fn components(&self) -> Components {
+        let c = self.pair.components;
+        Components { block_sd: c.block_sd, launch_sd: c.launch_sd.max(c.block_sd) }
     }
+}
 
-    /// The half-width (a fraction) a paired ratio can expect after `blocks` blocks, spread over
-    /// launches as a run spreads them: the block spread the A/A pair implies, times the interval's
-    /// own factor for that design (six blocks give a far wider interval than √n scaling from the
-    /// probe's eight says). What a block-scheduled run ranks and judges on; the pair's slices meet
-    /// different moments of the machine, so it is wider than a cell's own spread alone predicts.
-    pub fn ratio_half_width(&self, blocks: u32, schedule: Schedule) -> f64 {
-        let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, None, schedule).launches;
-        self.block_sigma() * paired_half_width_factor(blocks, launches)
-    }
+/// The half-width (a fraction) a paired ratio with variance parts `components` can expect after
+/// `blocks` blocks, spread over launches as a run with `settings` spreads them.
+pub fn project(components: Components, blocks: u32, settings: &LoadSettings) -> f64 {
+    let plan = crate::run::launches::LaunchPlan::for_blocks(blocks, settings);
+    let half = components.expected_half_width(plan.launches, f64::from(plan.blocks) / f64::from(plan.launches));
+    half.exp() - 1.0
+}
 
-    /// The blocks a paired ratio needs for a half-width of `target` (a fraction): the fewest whose
-    /// expected half-width is within it (its launches as `schedule` spreads them), searched from
-    /// the √n estimate.
-    pub fn blocks_for(&self, target: f64, schedule: Schedule) -> u32 {
-        let target = target.max(1e-6);
-        let guess = ((1.96 * self.block_sigma() / target).powi(2).ceil() as u32).max(2);
-        // Beyond a few hundred blocks the √n law holds and no run gets there: the guess stands.
-        if guess > 240 {
-            return guess;
-        }
-        let mut n = guess;
-        while n > 2 && self.ratio_half_width(n - 1, schedule) <= target {
-            n -= 1;
-        }
-        while self.ratio_half_width(n, schedule) > target && n < 240 {
-            n += 1;
-        }
-        n
-    }
+/// The fewest blocks whose projected half-width is within `target` (a fraction); 240 when none up
+/// to there is.
+pub fn blocks_for(components: Components, target: f64, settings: &LoadSettings) -> u32 {
+    (2..240).find(|&n| project(components, n, settings) <= target).unwrap_or(240)
 }
 
 /// A study's precision target against this machine's noise floor, said before it runs.
@@ -148,6 +148,10 @@ pub struct Outlook {
     /// The run's schedule: where it is the block schedule, loading the cells at once is the way
     /// to a target the machine's noise puts out of reach.
     pub schedule: Schedule,
+    /// What the projection rests on: the last run of the study, or the probe's pair.
+    pub from: String,
+    /// How the run spreads its blocks over launches, and why.
+    pub allocation: Option<String>,
 }
 
 impl Outlook {
@@ -157,28 +161,25 @@ impl Outlook {
     }
 }
 
-/// A paired ratio's half-width measured `from` (blocks, launches), projected to `blocks` of
-/// `schedule` (over `launches`, or as many as it spreads them over): the same spread per block,
-/// with as many blocks. None when `from` held too few blocks for a 95% interval.
-pub fn project_ratio_half_width(half_width: f64, from: (u32, u32), blocks: u32, launches: Option<u32>, schedule: Schedule) -> Option<f64> {
-    let launches = crate::run::launches::LaunchPlan::for_blocks(blocks, launches, schedule).launches;
-    let (then, now) = (paired_half_width_factor(from.0, from.1), paired_half_width_factor(blocks, launches));
-    (then.is_finite() && then > 0.0).then(|| half_width * now / then)
-}
-
-/// The outlook of `plan` on a machine with `floor`; None without a precision target.
+/// The outlook of `plan` on a machine with `floor`; None without a precision target. Paired
+/// ratios are projected from the variance's parts of the last run of the same study where the
+/// plan carries them (its own pairs of different servers), else from the probe's pair.
 pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, LabError> {
-    let Some(target) = plan.settings.precision else { return Ok(None) };
-    let trials = plan.settings.trials;
+    let s = &plan.settings;
+    let Some(target) = s.precision else { return Ok(None) };
+    let trials = s.trials;
     let planned = plan.estimate()?;
-    // Under the block schedule the target is met on paired ratios: project the A/A pair's width.
-    let paired = plan.settings.schedule.pairs_blocks();
-    let half_width = |n: u32| if paired { floor.ratio_half_width(n, plan.settings.schedule) } else { floor.cell_half_width(n) };
-    let trials_needed = if paired { floor.blocks_for(target, plan.settings.schedule) } else { floor.trials_for(target) }.max(trials);
+    let paired = s.schedule.pairs_blocks();
+    let (components, from) = match s.components {
+        Some(c) => (c, "the last run of this study (its ranked pairs)".to_string()),
+        None => (floor.components(), floor.pair_name()),
+    };
+    let half_width = |n: u32| if paired { project(components, n, s) } else { floor.cell_half_width(n) };
+    let trials_needed = if paired { blocks_for(components, target, s) } else { floor.trials_for(target) }.max(trials);
     let cap = crate::run::rounds::MAX_TRIALS;
     let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
     let mut trials_possible = trials;
-    if let Some(budget) = plan.settings.budget {
+    if let Some(budget) = s.budget {
         while trials_possible < cap && plan.estimate_at(trials_possible + 1)? <= budget {
             trials_possible += 1;
         }
@@ -186,30 +187,39 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
         trials_possible = trials_needed.min(cap);
     }
     let reaches = half_width(trials_possible);
-    let (budget, schedule) = (plan.settings.budget, plan.settings.schedule);
-    Ok(Some(Outlook { target, trials_needed, needs, planned, budget, trials_possible, reaches, schedule }))
+    let allocation = crate::run::launches::LaunchPlan::for_blocks(trials, s).allocation.map(|a| a.why());
+    let (budget, schedule) = (s.budget, s.schedule);
+    Ok(Some(Outlook { target, trials_needed, needs, planned, budget, trials_possible, reaches, schedule, from, allocation }))
 }
 
-/// The first candidate stack with a `hello` whose setup is current (the probe never builds).
-fn probe_stack<'s>(stacks: &'s [Stack], root: &Path) -> Option<&'s Stack> {
-    CANDIDATES.iter().find_map(|name| {
+/// The first two candidate stacks with a `hello` whose setup is current (the probe never
+/// builds): the second is the first again where only one is.
+fn probe_stacks<'s>(stacks: &'s [Stack], root: &Path) -> Option<(&'s Stack, &'s Stack)> {
+    let ready = CANDIDATES.iter().filter_map(|name| {
         let stack = stacks.iter().find(|s| s.name == *name)?;
         let job = SetupJob::for_stack(stack)?;
         (stack.scenarios.contains(&Scenario::Hello) && is_current(&job, root)).then_some(stack)
-    })
+    });
+    two_or_twice(ready)
+}
+
+/// The first two of `stacks`, or the first twice.
+fn two_or_twice<'s>(mut stacks: impl Iterator<Item = &'s Stack>) -> Option<(&'s Stack, &'s Stack)> {
+    let first = stacks.next()?;
+    Some((first, stacks.next().unwrap_or(first)))
 }
 
 /// Measures the noise floor with the server and client CPUs of `settings` (about 25 s); stops
 /// early when `cancel` is set.
 pub fn probe(root: &Path, settings: &LoadSettings, cancel: &AtomicBool) -> Result<NoiseFloor, LabError> {
     let catalog = crate::stacks::catalog::discover(&root.join("stacks"));
-    let stack = probe_stack(&catalog.stacks, root).ok_or_else(|| {
+    let stacks = probe_stacks(&catalog.stacks, root).ok_or_else(|| {
         LabError::Selection(format!(
             "no small stack is set up for the noise probe (one of {})\n  hint: run `bakeoff setup rust/actix` first",
             CANDIDATES.join(", ")
         ))
     })?;
-    measure(root, stack, settings, None, cancel)
+    measure(root, stacks, settings, None, cancel)
 }
 
 /// Measures the noise floor where the run's roles are placed: the servers on their host, the load
@@ -224,19 +234,21 @@ pub(crate) fn probe_placed(
     cancel: &AtomicBool,
 ) -> Result<NoiseFloor, LabError> {
     let catalog;
-    let stack = if hosts.server_host.is_some() {
-        CANDIDATES.iter().find_map(|name| run_stacks.iter().find(|s| s.name == *name && s.scenarios.contains(&Scenario::Hello)))
+    let stacks = if hosts.server_host.is_some() {
+        two_or_twice(
+            CANDIDATES.iter().filter_map(|name| run_stacks.iter().find(|s| s.name == *name && s.scenarios.contains(&Scenario::Hello))),
+        )
     } else {
         catalog = crate::stacks::catalog::discover(&root.join("stacks"));
-        probe_stack(&catalog.stacks, root)
+        probe_stacks(&catalog.stacks, root)
     };
-    let stack = stack.ok_or_else(|| {
+    let stacks = stacks.ok_or_else(|| {
         LabError::Selection(format!(
             "the noise probe on the run's hosts needs one of {} among the run's stacks\n  hint: add one to `--stacks` to see the outlook",
             CANDIDATES.join(", ")
         ))
     })?;
-    let mut floor = measure(root, stack, settings, Some(hosts), cancel)?;
+    let mut floor = measure(root, stacks, settings, Some(hosts), cancel)?;
     floor.site = site_of(&settings.roles);
     Ok(floor)
 }
@@ -254,11 +266,11 @@ pub fn site_of(roles: &Roles) -> Option<String> {
     Some(format!("servers on {}, load from {clients}", roles.server))
 }
 
-/// The probe itself: `stack`'s hello and its A/A twin in blocks of short slices, on the run's
-/// hosts when given (else here).
+/// The probe itself: the two stacks' hello (or one's and its A/A twin, where they are the same)
+/// in blocks of short slices over two launches, on the run's hosts when given (else here).
 fn measure(
     root: &Path,
-    stack: &Stack,
+    (stack, other_stack): (&Stack, &Stack),
     settings: &LoadSettings,
     mut hosts: Option<&mut RunHosts>,
     cancel: &AtomicBool,
@@ -269,12 +281,15 @@ fn measure(
         .next()
         .ok_or_else(|| LabError::Selection(format!("{} has no hello variant", stack.name)))?;
     let main = Cell { stack, scenario: Scenario::Hello, variant, workers: 1, twin: false, soak: None, ramp: None };
-    let twin = Cell { twin: true, ..main.clone() };
+    let other = match other_stack.variants_for(Scenario::Hello).into_iter().next() {
+        Some(variant) if other_stack.name != stack.name => Cell { stack: other_stack, variant, ..main.clone() },
+        _ => Cell { twin: true, ..main.clone() },
+    };
     let probe_settings = LoadSettings {
         duration: SLICE,
         warmup: WARMUP,
         trials: BLOCKS,
-        launches: Some(1),
+        launches: Some(LAUNCHES),
         ceiling: false,
         // An at-once run's floor is measured at once: its pairs are that schedule's.
         schedule: floor_schedule(settings.schedule),
@@ -294,7 +309,7 @@ fn measure(
         if let Some(h) = hosts.as_deref_mut() {
             lab = lab.with_hosts(std::mem::replace(h, RunHosts::local()));
         }
-        let measured = lab.measure_blocks(&run, &[&main, &twin], &mut outcome);
+        let measured = lab.measure_blocks(&run, &[&main, &other], &mut outcome);
         if let Some(h) = hosts {
             *h = std::mem::replace(&mut lab.hosts, RunHosts::local());
         }
@@ -305,26 +320,27 @@ fn measure(
     if let Some((cell, why)) = outcome.failed_cells.first() {
         return Err(LabError::Selection(format!("the noise probe's {} failed: {why}", cell.label())));
     }
-    floor_of(&stack.name, &sink, &main.key(), &twin.key())
+    floor_of((&stack.name, &other.stack.name), &sink, &main.key(), &other.key())
 }
 
 /// The floor from the probe's stored slices.
 fn floor_of(
-    stack: &str,
+    (stack, other): (&str, &str),
     sink: &MemorySink,
     main: &bakeoff_model::results::CellKey,
     twin: &bakeoff_model::results::CellKey,
 ) -> Result<NoiseFloor, LabError> {
     let pairs = pairs_between(&sink.trials, twin, main, Metric::RequestsPerSec, 0);
-    let aa = paired_ratio(&pairs).ok_or_else(|| LabError::Selection("the noise probe measured no pair of slices".into()))?;
+    let pair = paired_ratio(&pairs).ok_or_else(|| LabError::Selection("the noise probe measured no pair of slices".into()))?;
     let logs = |key| -> Vec<f64> {
         sink.trials.iter().filter(|t| &t.cell == key).map(|t| Metric::RequestsPerSec.of(t, 0)).filter(|v| *v > 0.0).map(f64::ln).collect()
     };
     let spread = (robust_sigma(&logs(main)) + robust_sigma(&logs(twin))) / 2.0;
     Ok(NoiseFloor {
         stack: stack.to_string(),
+        other: other.to_string(),
         measured_at: bakeoff_model::now_rfc3339(),
-        aa,
+        pair,
         minutes: minutes_spent(&sink.trials, &[main, twin]),
         slice_spread: spread,
         site: None,
@@ -376,78 +392,106 @@ pub fn recent(root: &Path, roles: &Roles, schedule: Schedule) -> Option<NoiseFlo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bakeoff_model::paired::{IntervalBasis, Pair};
 
-    /// A floor whose slices spread by `spread` and whose A/A pair is ±0.8 × spread over 8 blocks.
-    fn floor(spread: f64) -> NoiseFloor {
-        let aa = PairedRatio { ratio: 1.0, low: 1.0 - 0.8 * spread, high: 1.0 + 0.8 * spread, confidence: 0.95, blocks: 8, launches: 1 };
-        NoiseFloor { stack: "rust/actix".into(), measured_at: String::new(), aa, minutes: 0.25, slice_spread: spread, site: None }
+    /// A floor whose slices spread by `spread` and whose pair shows these variance parts.
+    fn floor(spread: f64, components: Components) -> NoiseFloor {
+        let pair = PairedRatio {
+            ratio: 1.0,
+            low: 0.98,
+            high: 1.02,
+            confidence: 0.95,
+            blocks: 8,
+            launches: 2,
+            basis: IntervalBasis::Launches,
+            components,
+        };
+        NoiseFloor {
+            stack: "rust/actix".into(),
+            other: "go/fasthttp".into(),
+            measured_at: String::new(),
+            pair,
+            minutes: 0.25,
+            slice_spread: spread,
+            site: None,
+        }
     }
 
-    #[test]
-    fn a_ratio_measured_once_projects_to_more_or_fewer_blocks() {
-        // The same spread per block: four times the blocks, about half the width.
-        let quadrupled = project_ratio_half_width(0.068, (10, 3), 40, None, Schedule::Blocks).unwrap();
-        assert!((0.030..0.038).contains(&quadrupled), "{quadrupled}");
-        let fewer = project_ratio_half_width(0.068, (10, 3), 8, None, Schedule::Blocks).unwrap();
-        assert!(fewer > 0.068 && fewer < 0.09, "{fewer}");
-        let same = project_ratio_half_width(0.068, (10, 3), 10, Some(3), Schedule::Blocks).unwrap();
-        assert!((same - 0.068).abs() < 1e-9, "{same}");
-        assert_eq!(project_ratio_half_width(0.2, (3, 1), 10, None, Schedule::Blocks), None, "three blocks hold no 95% interval");
+    fn quick() -> RunPlan {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        crate::run::plan_run(crate::run::RunRequest { root, ..Default::default() }).unwrap()
     }
 
     #[test]
     fn the_floor_projects_half_widths_and_trials() {
-        let f = floor(0.05);
-        // ±4% over a quarter minute is ±2% after one minute (half-width × √minutes).
-        assert!((f.percent_per_minute() - 2.0).abs() < 1e-9);
+        let f = floor(0.05, Components::default());
+        // ±2% over a quarter minute is ±1% after one minute (half-width × √minutes).
+        assert!((f.percent_per_minute() - 1.0).abs() < 1e-9);
         // 2.456 σ / √n: 5% spread over 4 trials is ±6.1%; ±5% needs 7 trials.
         assert!((f.cell_half_width(4) - 0.0614).abs() < 1e-3, "{}", f.cell_half_width(4));
         assert_eq!(f.trials_for(0.05), 7);
-        assert!(f.cell_half_width(f.trials_for(0.05)) <= 0.05);
-        assert!(f.cell_half_width(f.trials_for(0.05) - 1) > 0.05);
     }
 
     #[test]
-    fn the_outlook_of_the_default_study_follows_the_floor() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let plan = crate::run::plan_run(crate::run::RunRequest { root, ..Default::default() }).unwrap();
-        let calm = outlook(&plan, &floor(0.01)).unwrap().expect("the default study has a precision target");
+    fn launches_never_count_as_steadier_than_blocks_in_an_outlook() {
+        let f = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.001 });
+        assert_eq!(f.components(), Components { block_sd: 0.02, launch_sd: 0.02 });
+        let varying = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.05 });
+        assert_eq!(varying.components().launch_sd, 0.05);
+    }
+
+    #[test]
+    fn a_projection_matches_what_simulated_runs_of_that_design_reach() {
+        // Blocks drawn with both parts, through the same interval the report prints: the
+        // projection is the median half-width, within 15%.
+        let c = Components { block_sd: 0.015, launch_sd: 0.03 };
+        let s = quick().settings;
+        let plan = crate::run::launches::LaunchPlan::for_blocks(8, &s);
+        let mut rng = bakeoff_model::rng::SplitMix64(7);
+        let mut widths: Vec<f64> = (0..401)
+            .map(|_| {
+                let pairs: Vec<Pair> = (0..plan.launches)
+                    .flat_map(|l| {
+                        let level = c.launch_sd * bakeoff_model::rng::standard_normal(&mut rng);
+                        let n = plan.blocks_in(l);
+                        (0..n)
+                            .map(|_| Pair { launch: l, log_ratio: level + c.block_sd * bakeoff_model::rng::standard_normal(&mut rng) })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
+                paired_ratio(&pairs).unwrap().relative_half_width()
+            })
+            .collect();
+        widths.sort_by(f64::total_cmp);
+        let (median, projected) = (widths[200], project(c, 8, &s));
+        assert!((projected / median - 1.0).abs() < 0.15, "projected {projected}, simulated median {median}");
+    }
+
+    #[test]
+    fn the_outlook_of_the_default_study_follows_the_pairs_parts() {
+        let plan = quick();
+        let calm = outlook(&plan, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002 })).unwrap().expect("a precision target");
         assert!(calm.fits() && calm.trials_needed == plan.settings.trials, "{calm:?}");
-        assert_eq!(calm.needs, Some(calm.planned));
-        let noisy = outlook(&plan, &floor(0.15)).unwrap().unwrap();
+        assert!(calm.from.contains("go/fasthttp vs rust/actix"), "{}", calm.from);
+        let noisy = outlook(&plan, &floor(0.15, Components { block_sd: 0.06, launch_sd: 0.06 })).unwrap().unwrap();
         assert!(!noisy.fits() && noisy.trials_needed > noisy.trials_possible, "{noisy:?}");
-        assert!(noisy.needs.is_none_or(|n| n > noisy.budget.unwrap()), "{noisy:?}");
         assert!(plan.estimate_at(noisy.trials_possible).unwrap() <= noisy.budget.unwrap());
-        // Steady slices but a wide A/A pair: the block schedule's paired ratios miss the target
-        // that each cell's own median would reach on the trial schedule.
-        let mut split = floor(0.01);
-        (split.aa.low, split.aa.high) = (0.88, 1.12);
-        let blocks = outlook(&plan, &split).unwrap().unwrap();
-        assert!(
-            !blocks.fits() && (blocks.reaches - split.ratio_half_width(blocks.trials_possible, Schedule::Blocks)).abs() < 1e-12,
-            "{blocks:?}"
-        );
-        let mut trials_plan = plan;
-        trials_plan.settings.schedule = Schedule::Trials;
-        assert!(outlook(&trials_plan, &split).unwrap().unwrap().fits());
+        // The last run's own parts win over the probe's.
+        let mut own = quick();
+        own.settings.components = Some(Components { block_sd: 0.06, launch_sd: 0.06 });
+        let o = outlook(&own, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002 })).unwrap().unwrap();
+        assert!(!o.fits() && o.from.contains("last run"), "{o:?}");
+        assert!(o.allocation.is_some_and(|a| a.contains("launches of")));
     }
 
     #[test]
-    fn a_paired_ratio_needs_the_blocks_the_aa_pair_projects() {
-        // ±4% over 8 blocks of one launch. Six blocks over three launches give a far wider
-        // interval than √(8/6) × 4% = 4.6% (the exact interval of six is the range of their
-        // Walsh averages): ±5% needs more, and never fewer than six blocks.
-        let f = floor(0.05);
-        assert!(
-            f.ratio_half_width(6, Schedule::Blocks) > 0.04 * (8.0f64 / 6.0).sqrt() * 1.1,
-            "{}",
-            f.ratio_half_width(6, Schedule::Blocks)
-        );
-        let n = f.blocks_for(0.05, Schedule::Blocks);
-        assert!(n > 6 && f.ratio_half_width(n, Schedule::Blocks) <= 0.05 && f.ratio_half_width(n - 1, Schedule::Blocks) > 0.05, "{n}");
-        assert!(f.ratio_half_width(5, Schedule::Blocks).is_infinite() && floor(0.001).blocks_for(0.05, Schedule::Blocks) == 6);
-        // Many blocks: the √n law again.
-        let (a, b) = (f.ratio_half_width(60, Schedule::Blocks), f.ratio_half_width(120, Schedule::Blocks));
-        assert!((a / b - 2f64.sqrt()).abs() < 0.1, "{a} {b}");
+    fn more_blocks_are_needed_for_a_tighter_target_and_many_blocks_follow_the_root_law() {
+        let s = quick().settings;
+        let c = Components { block_sd: 0.02, launch_sd: 0.02 };
+        let n = blocks_for(c, 0.02, &s);
+        assert!(project(c, n, &s) <= 0.02 && project(c, n - 1, &s) > 0.02, "{n}");
+        assert!(blocks_for(c, 0.01, &s) > n);
+        let (a, b) = (project(c, 60, &s), project(c, 120, &s));
+        assert!((a / b - 2f64.sqrt()).abs() < 0.15, "{a} {b}");
     }
 }

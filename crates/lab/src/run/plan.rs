@@ -239,6 +239,17 @@ impl RunPlan {
         &self.settings
     }
 
+    /// Allocates the run's launches by `components`, the variance parts of the last run of the
+    /// same study, instead of the prior.
+    pub fn set_components(&mut self, components: bakeoff_model::paired::Components) {
+        self.settings.components = Some(components);
+    }
+
+    /// The run's settings as they would be with `components` set.
+    pub fn clone_settings_with(&self, components: bakeoff_model::paired::Components) -> LoadSettings {
+        LoadSettings { components: Some(components), ..self.settings.clone() }
+    }
+
     /// The study's name (`quick` for the default study, `adhoc` for flags alone).
     pub fn study_name(&self) -> &str {
         &self.study.name

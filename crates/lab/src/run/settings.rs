@@ -38,8 +38,11 @@ pub struct LoadSettings {
     /// How measurements are ordered: paired blocks of co-resident servers, or a server per trial.
     pub schedule: bakeoff_model::schedule::Schedule,
     /// Under the block schedule, how many times the servers are started over the run's blocks;
-    /// None: three from six blocks on, two below, one for a single block.
+    /// None: as the allocation chooses from `components` and what a launch and a block cost.
     pub launches: Option<u32>,
+    /// The paired ratios' variance parts measured by the last run of the same study, which the
+    /// launches are allocated by; None: the allocation's prior.
+    pub components: Option<bakeoff_model::paired::Components>,
     /// The CPUs the stacks' servers, and the services unless placed otherwise, are held on.
     pub server_cpus: Vec<usize>,
     /// The CPUs the load generator is pinned to.
@@ -181,6 +184,7 @@ impl Default for LoadSettings {
             trials: 3,
             schedule: Default::default(),
             launches: None,
+            components: None,
             server_cpus,
             client_cpus,
             proxy_placement: Default::default(),

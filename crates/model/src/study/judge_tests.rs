@@ -410,9 +410,14 @@ fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
     let m = paired.measured.unwrap();
     assert!((m.value - 1.20).abs() < 0.005 && m.low > 1.1 && m.high < 1.22, "{m:?}");
     assert!(paired.detail.ends_with("6 blocks paired over 3 launches"), "{}", paired.detail);
-    // Four blocks cannot reach 90% signed-rank coverage (87.5%): the trials decide, as without pairs.
-    let few = |a: &CellKey, b: &CellKey, s: usize, m: Metric| pairs(a, b, s, m).into_iter().take(4).collect::<Vec<_>>();
-    assert_eq!(judged(&few).verdict, ClaimVerdict::Inconclusive);
+    // Four blocks of one launch cannot reach 90% signed-rank coverage (87.5%): the trials decide,
+    // as without pairs. Two launches of two blocks can: Student's t over the two launches.
+    let one_launch = |a: &CellKey, b: &CellKey, s: usize, m: Metric| {
+        pairs(a, b, s, m).into_iter().take(4).map(|p| crate::paired::Pair { launch: 0, ..p }).collect::<Vec<_>>()
+    };
+    assert_eq!(judged(&one_launch).verdict, ClaimVerdict::Inconclusive);
+    let two_launches = |a: &CellKey, b: &CellKey, s: usize, m: Metric| pairs(a, b, s, m).into_iter().take(4).collect::<Vec<_>>();
+    assert!(judged(&two_launches).detail.ends_with("4 blocks paired over 2 launches"));
 }
 
 #[test]
