@@ -289,6 +289,7 @@ mod tests {
             source: bakeoff_model::pairing::PairSource::Joint,
             joint_disagreed: None,
             components: None,
+            solo_because: None,
         };
         assert_eq!(
             history_line("20261128T185848Z-1", Scenario::Hello, &widest, 8, 0.077, 0.05),

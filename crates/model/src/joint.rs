@@ -15,6 +15,13 @@ pub struct JointSlice {
     pub mib_per_sec: f64,
     /// Server CPU microseconds per completed response.
     pub cpu_us_per_request: f64,
+    /// This server's part of the CPU time all the slice's servers used: 1/cells where each
+    /// used its equal share. None in records from before it was kept.
+    #[serde(default)]
+    pub cpu_share: Option<f64>,
+    /// The server CPUs the slice's servers shared.
+    #[serde(default)]
+    pub server_cpus: Option<u32>,
 }
 
 impl JointSlice {
@@ -37,7 +44,14 @@ mod tests {
 
     #[test]
     fn only_throughput_and_cpu_per_request_are_read_from_a_joint_slice() {
-        let j = JointSlice { cells: 3, requests_per_sec: 1000.0, mib_per_sec: 2.0, cpu_us_per_request: 400.0 };
+        let j = JointSlice {
+            cells: 3,
+            requests_per_sec: 1000.0,
+            mib_per_sec: 2.0,
+            cpu_us_per_request: 400.0,
+            cpu_share: None,
+            server_cpus: None,
+        };
         assert_eq!(j.value(Metric::RequestsPerSec), Some(1000.0));
         assert_eq!(j.value(Metric::CpuUsPerRequest), Some(400.0));
         assert_eq!(j.value(Metric::P99Us), None, "a peer's load changes latency");

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 pub mod comparison;
+pub mod coverage;
 pub mod design;
 pub mod duration;
 pub mod error;

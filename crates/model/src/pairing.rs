@@ -23,69 +23,188 @@ pub enum PairSource {
     Joint,
 }
 
-/// The pairs a ratio rests on, where they came from, and the two estimates when they disagreed.
+/// How far a server's part of a joint slice's CPU time may lie from its equal share (relative to
+/// it), and how far below the server CPUs a cell's solo use may lie, for the joint slices to carry
+/// a throughput ratio. Fixed before any data: the rule never reads a ratio or its interval.
+pub const SHARE_TOLERANCE: f64 = 0.15;
+
+/// What the joint/solo rule reads of one cell in one block: its server's CPU use in its solo
+/// slice and its part of the joint slice's CPU time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuUse {
+    /// Cores the server used in its solo slice.
+    pub solo_cores: f64,
+    /// Its part of the CPU time of all the joint slice's servers; None without a joint slice
+    /// (or in a record from before it was kept).
+    pub joint_share: Option<f64>,
+    /// Cells in the joint slice.
+    pub cells: u32,
+    /// Server CPUs the cells had.
+    pub server_cpus: Option<u32>,
+}
+
+impl CpuUse {
+    /// What a block's record says of its cell's CPU use.
+    pub fn of(t: &TrialRecord) -> CpuUse {
+        let j = t.joint.as_ref();
+        CpuUse {
+            solo_cores: t.server.cpu_percent / 100.0,
+            joint_share: j.and_then(|j| j.cpu_share),
+            cells: j.map_or(0, |j| j.cells),
+            server_cpus: j.and_then(|j| j.server_cpus),
+        }
+    }
+}
+
+/// Why a ratio rests on the solo slices although the cells had joint slices.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SoloBecause {
+    /// Fewer than two blocks with a joint share recorded for a cell.
+    TooFewJointShares,
+    /// A server's median part of the joint slices' CPU time lay off its equal share: it could not
+    /// use its share (or took more), so the joint ratio is not the solo one.
+    UnequalShare {
+        /// Which cell: 0 the cell, 1 its reference.
+        which: usize,
+        /// Its median part.
+        share: f64,
+        /// 1 / cells.
+        equal: f64,
+    },
+    /// A cell alone used less than the server CPUs: on a share it would lose less than a cell
+    /// that used them all, so a throughput ratio on shares is not the solo one.
+    SoloBelowCpus {
+        /// Which cell: 0 the cell, 1 its reference.
+        which: usize,
+        /// Its median cores alone.
+        cores: f64,
+        /// Server CPUs.
+        cpus: u32,
+    },
+}
+
+impl SoloBecause {
+    /// The reason in words, naming the cells by `names` (the cell's, the reference's).
+    pub fn describe(&self, names: (&str, &str)) -> String {
+        let name = |w: usize| if w == 0 { names.0 } else { names.1 };
+        match *self {
+            SoloBecause::TooFewJointShares => "fewer than two joint slices recorded each server's CPU share".into(),
+            SoloBecause::UnequalShare { which, share, equal } => format!(
+                "{} took {:.0}% of the joint slices' server CPU time where an equal share is {:.0}% (±{:.0}% allowed)",
+                name(which),
+                100.0 * share,
+                100.0 * equal,
+                100.0 * SHARE_TOLERANCE
+            ),
+            SoloBecause::SoloBelowCpus { which, cores, cpus } => format!(
+                "{} used {cores:.2} of the {cpus} server CPU(s) alone, so a share costs it less than a peer that uses them all",
+                name(which)
+            ),
+        }
+    }
+}
+
+/// The rule that decides, before any ratio is computed, whether the joint slices may carry a
+/// ratio of `metric` between two cells: each server took its equal share of the joint slices'
+/// CPU time (within `SHARE_TOLERANCE`), and, for a throughput, each used the server CPUs alone.
+pub fn joint_rule(cell: &[CpuUse], reference: &[CpuUse], metric: Metric) -> Result<(), SoloBecause> {
+    for (which, uses) in [cell, reference].into_iter().enumerate() {
+        let shares: Vec<f64> = uses.iter().filter_map(|u| u.joint_share).collect();
+        let Some(k) = uses.iter().map(|u| u.cells).find(|&k| k >= 2) else { return Err(SoloBecause::TooFewJointShares) };
+        if shares.len() < 2 {
+            return Err(SoloBecause::TooFewJointShares);
+        }
+        let (share, equal) = (median(shares), 1.0 / f64::from(k));
+        if (share / equal - 1.0).abs() > SHARE_TOLERANCE {
+            return Err(SoloBecause::UnequalShare { which, share, equal });
+        }
+        let cpus = uses.iter().find_map(|u| u.server_cpus).unwrap_or(1);
+        let cores = median(uses.iter().map(|u| u.solo_cores).collect());
+        if metric != Metric::CpuUsPerRequest && cores < (1.0 - SHARE_TOLERANCE) * f64::from(cpus) {
+            return Err(SoloBecause::SoloBelowCpus { which, cores, cpus });
+        }
+    }
+    Ok(())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The pairs a ratio rests on, where they came from, and why not the joint slices.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PairChoice {
     /// The pairs the ratio is computed from.
     pub pairs: Vec<Pair>,
     /// Which slices they are.
     pub source: PairSource,
-    /// When the joint slices' ratio lay outside the solo slices' interval (and theirs outside the
-    /// joint's): the solo ratio and the joint one. The cells then differ in how they use a share
-    /// of the machine rather than all of it (one scales to the server CPUs, the other does not),
-    /// so the ratio rests on the solo slices, which measure each with the whole server.
+    /// Why the solo slices carry it where the cells had joint slices.
+    pub solo_because: Option<SoloBecause>,
+    /// Where the solo slices carry it and the joint slices' ratio lay outside the solo interval
+    /// (and theirs outside the joint's): the solo ratio and the joint one, for the report.
     pub disagreement: Option<(PairedRatio, PairedRatio)>,
 }
 
-/// Chooses between a pair of cells' `solo` and `joint` pairs (per block): the joint ones, which
-/// cancel the machine's slow stretches, when there are at least two and their ratio agrees with
-/// the solo ratio (the two intervals overlap); else the solo ones.
-pub fn choose_pairs(solo: Vec<Pair>, joint: Vec<Pair>) -> PairChoice {
-    let solo_only = |pairs, disagreement| PairChoice { pairs, source: PairSource::Solo, disagreement };
+/// Chooses between a pair of cells' `solo` and `joint` pairs (per block) by `rule`, decided on the
+/// cells' CPU use before any ratio: the joint pairs where there are two or more and the rule
+/// allows them, else the solo ones (with both ratios kept when they disagree).
+pub fn choose_pairs(solo: Vec<Pair>, joint: Vec<Pair>, rule: Result<(), SoloBecause>) -> PairChoice {
     if joint.len() < 2 {
-        return solo_only(solo, None);
+        return PairChoice { pairs: solo, source: PairSource::Solo, solo_because: None, disagreement: None };
     }
-    let (Some(together), Some(alone)) = (paired_ratio(&joint), (solo.len() >= 2).then(|| paired_ratio(&solo)).flatten()) else {
-        return PairChoice { pairs: joint, source: PairSource::Joint, disagreement: None };
+    if rule.is_ok() {
+        return PairChoice { pairs: joint, source: PairSource::Joint, solo_because: None, disagreement: None };
+    }
+    let disagreement = match (paired_ratio(&joint), (solo.len() >= 2).then(|| paired_ratio(&solo)).flatten()) {
+        (Some(together), Some(alone)) if together.low > alone.high || together.high < alone.low => Some((alone, together)),
+        _ => None,
     };
-    if together.low > alone.high || together.high < alone.low {
-        return solo_only(solo, Some((alone, together)));
-    }
-    PairChoice { pairs: joint, source: PairSource::Joint, disagreement: None }
+    PairChoice { pairs: solo, source: PairSource::Solo, solo_because: rule.err(), disagreement }
 }
 
 /// The blocks in which both `cell` and `reference` were measured, as pairs of `metric` in `step`:
-/// their joint slices' where those agree with their solo ones (`choose_pairs`), else their solo
+/// their joint slices' where the joint/solo rule allows them (`joint_rule`), else their solo
 /// slices'. A block is a trial number; a trial that started its own server (no launch recorded)
 /// is a launch of its own, so trial-schedule rounds pair too, each its own launch.
 pub fn pairs_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> Vec<Pair> {
     pair_choice_between(trials, cell, reference, metric, step).pairs
 }
 
-/// The pairs of `pairs_between`, with which slices they came from and any disagreement between
-/// the joint and the solo slices.
+/// The pairs of `pairs_between`, with which slices they came from and why.
 pub fn pair_choice_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> PairChoice {
-    type Blocks = BTreeMap<u32, (u32, f64, Option<f64>)>;
+    type Blocks = BTreeMap<u32, (u32, f64, Option<f64>, CpuUse)>;
     let of = |key: &CellKey| -> Blocks {
         trials
             .iter()
             .filter(|t| &t.cell == key && step < t.load.steps.len())
             .map(|t| {
                 let joint = t.joint.filter(|_| step + 1 == t.load.steps.len()).and_then(|j| j.value(metric));
-                (t.trial, (t.launch.unwrap_or(t.trial), metric.of(t, step), joint))
+                (t.trial, (t.launch.unwrap_or(t.trial), metric.of(t, step), joint, CpuUse::of(t)))
             })
             .collect()
     };
     let reference = of(reference);
-    let (mut solo, mut joint) = (Vec::new(), Vec::new());
-    for (block, (launch, value, together)) in of(cell) {
-        let Some(&(_, ref_value, ref_together)) = reference.get(&block) else { continue };
+    let (mut solo, mut joint, mut uses) = (Vec::new(), Vec::new(), (Vec::new(), Vec::new()));
+    for (block, (launch, value, together, used)) in of(cell) {
+        let Some(&(_, ref_value, ref_together, ref_used)) = reference.get(&block) else { continue };
         solo.extend(Pair::of(launch, value, ref_value));
         if let (Some(a), Some(b)) = (together, ref_together) {
             joint.extend(Pair::of(launch, a, b));
+            uses.0.push(used);
+            uses.1.push(ref_used);
         }
     }
-    choose_pairs(solo, joint)
+    let rule = joint_rule(&uses.0, &uses.1, metric);
+    choose_pairs(solo, joint, rule)
 }
 
 #[cfg(test)]
@@ -96,35 +215,48 @@ mod tests {
         ratios.iter().enumerate().filter_map(|(i, &r)| Pair::of(i as u32 / 3, r, 1.0)).collect()
     }
 
+    fn using(solo_cores: f64, share: f64, blocks: usize) -> Vec<CpuUse> {
+        vec![CpuUse { solo_cores, joint_share: Some(share), cells: 3, server_cpus: Some(1) }; blocks]
+    }
+
     #[test]
-    fn joint_slices_carry_the_ratio_when_they_agree_with_the_solo_ones() {
-        // Solo slices scatter ±15% around 0.8; the joint ones sit tight on 0.78: they agree.
+    fn joint_slices_carry_the_ratio_when_every_server_used_its_share_and_the_cpus() {
         let solo = pairs(&[0.70, 0.92, 0.81, 0.66, 0.95, 0.79, 0.74, 0.88, 0.83, 0.71]);
         let joint = pairs(&[0.78, 0.79, 0.77, 0.78, 0.785, 0.775, 0.78, 0.79, 0.77, 0.78]);
-        let chosen = choose_pairs(solo, joint.clone());
-        assert_eq!((chosen.source, chosen.disagreement), (PairSource::Joint, None));
+        let rule = joint_rule(&using(0.98, 0.34, 10), &using(0.97, 0.32, 10), Metric::RequestsPerSec);
+        let chosen = choose_pairs(solo, joint.clone(), rule);
+        assert_eq!((chosen.source, chosen.solo_because), (PairSource::Joint, None));
         assert_eq!(chosen.pairs, joint);
     }
 
     #[test]
-    fn a_joint_ratio_outside_the_solo_interval_gives_way_to_the_solo_one_and_says_so() {
-        // Alone, x has the whole server and is twice as fast; on an equal share, where a server
-        // that does not scale loses nothing, the two look alike.
-        let solo = pairs(&[2.0, 2.1, 1.9, 2.05, 1.95, 2.0, 2.02, 1.98]);
-        let joint = pairs(&[1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.0]);
-        let chosen = choose_pairs(solo.clone(), joint);
-        assert_eq!(chosen.source, PairSource::Solo);
-        assert_eq!(chosen.pairs, solo);
-        let (alone, together) = chosen.disagreement.expect("the disagreement is kept for the report");
-        assert!((alone.ratio - 2.0).abs() < 0.05 && (together.ratio - 1.0).abs() < 0.02, "{alone:?} {together:?}");
+    fn a_server_that_cannot_use_its_share_sends_the_ratio_to_the_solo_slices_whatever_the_ratios_say() {
+        // The joint ratio agrees with the solo one here; the rule does not look at it.
+        let solo = pairs(&[0.8, 0.82, 0.79, 0.81, 0.8, 0.8]);
+        let joint = pairs(&[0.8, 0.81, 0.8, 0.8, 0.79, 0.8]);
+        let rule = joint_rule(&using(0.98, 0.33, 6), &using(0.99, 0.22, 6), Metric::RequestsPerSec);
+        assert!(matches!(rule, Err(SoloBecause::UnequalShare { which: 1, .. })), "{rule:?}");
+        let chosen = choose_pairs(solo.clone(), joint, rule);
+        assert_eq!((chosen.source, &chosen.pairs), (PairSource::Solo, &solo));
+        assert!(chosen.disagreement.is_none(), "they agreed");
+        assert!(chosen.solo_because.unwrap().describe(("a", "b")).starts_with("b took 22%"));
     }
 
     #[test]
-    fn without_two_joint_pairs_the_solo_ones_stand() {
+    fn a_cell_that_leaves_cpu_idle_alone_keeps_throughput_on_solo_slices_but_not_cpu_per_request() {
+        let (idle, busy) = (using(0.6, 0.33, 6), using(0.99, 0.33, 6));
+        assert!(matches!(joint_rule(&idle, &busy, Metric::RequestsPerSec), Err(SoloBecause::SoloBelowCpus { which: 0, .. })));
+        assert_eq!(joint_rule(&idle, &busy, Metric::CpuUsPerRequest), Ok(()));
+    }
+
+    #[test]
+    fn without_two_joint_pairs_or_recorded_shares_the_solo_ones_stand() {
         let solo = pairs(&[0.9, 0.95, 0.92]);
-        assert_eq!(choose_pairs(solo.clone(), pairs(&[0.9])).pairs, solo);
-        assert_eq!(choose_pairs(solo, Vec::new()).source, PairSource::Solo);
-        // Joint pairs and too few solo ones: nothing to disagree with.
-        assert_eq!(choose_pairs(pairs(&[0.9]), pairs(&[0.9, 0.91])).source, PairSource::Joint);
+        assert_eq!(choose_pairs(solo.clone(), pairs(&[0.9]), Ok(())).pairs, solo);
+        let unrecorded = vec![CpuUse { solo_cores: 1.0, joint_share: None, cells: 3, server_cpus: None }; 4];
+        assert_eq!(joint_rule(&unrecorded, &unrecorded, Metric::RequestsPerSec), Err(SoloBecause::TooFewJointShares));
+        // A disagreement is kept for the report where the rule sent the ratio to the solo slices.
+        let chosen = choose_pairs(pairs(&[2.0, 2.1, 1.9, 2.05]), pairs(&[1.0, 1.01, 0.99, 1.0]), Err(SoloBecause::TooFewJointShares));
+        assert!(chosen.disagreement.is_some());
     }
 }

@@ -52,6 +52,9 @@ pub struct Relative {
     pub joint_disagreed: Option<(f64, f64, f64)>,
     /// The paired ratio's variance parts (block to block, launch to launch); None unpaired.
     pub components: Option<Components>,
+    /// Why the ratio rests on the solo slices where the cells had joint slices (the joint/solo
+    /// rule, decided on their CPU use before any ratio), in words.
+    pub solo_because: Option<String>,
 }
 
 impl Relative {
@@ -73,10 +76,11 @@ impl Relative {
     /// The note a row carries when its joint slices' ratio contradicted its solo one.
     pub fn disagreement_note(&self) -> Option<(String, &'static str)> {
         let (ratio, low, high) = self.joint_disagreed?;
+        let why = self.solo_because.as_deref().unwrap_or("the joint/solo rule chose them");
         let message = format!(
             "loaded at once with the best, its ratio was {ratio:.2} ({low:.2}–{high:.2}), outside the {:.2} ({:.2}–{:.2}) its solo \
-             slices give: sharing the machine cost the two unequally (switching between servers costs a cheaper request \
-             more; one may scale to all server CPUs and the other less), so the ratio shown rests on the solo slices",
+             slices give: sharing the machine cost the two unequally; the ratio shown rests on the solo slices, as the rule \
+             decided on the servers' CPU use before any ratio ({why})",
             self.ratio, self.low, self.high
         );
         Some((message, "read the solo ratio; to narrow it, run more blocks (--precision) or on a quieter machine"))
@@ -150,10 +154,12 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
     };
     let short_coverage = paired.map(|p| p.confidence).filter(|&c| c < bakeoff_model::paired::PAIRED_CONFIDENCE);
     let source = choice.as_ref().filter(|_| paired.is_some()).map_or(PairSource::Solo, |ch| ch.source);
-    let joint_disagreed = choice.and_then(|ch| ch.disagreement).map(|(_, together)| as_speed(&together));
+    let joint_disagreed = choice.as_ref().and_then(|ch| ch.disagreement).map(|(_, together)| as_speed(&together));
     let components = paired.map(|p| p.components);
+    let names = (c.cell.label(), best.cell.label());
+    let solo_because = choice.as_ref().and_then(|ch| ch.solo_because).map(|why| why.describe((&names.0, &names.1)));
     let paired = paired.map(|p| (p.blocks, p.launches));
-    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed, components }
+    Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed, components, solo_because }
 }
 
 /// The largest of each variance part over `scenarios`' paired rankings: what a later run of the

@@ -207,8 +207,14 @@ mod tests {
         let schedule = |d: &mut bakeoff_model::run_data::RunData, s: &str| d.run.settings["load"]["schedule"] = serde_json::json!(s);
         schedule(&mut d, "blocks");
         assert!(!loaded_together(&d), "blocks of solo slices only");
-        d.trials[0].joint =
-            Some(bakeoff_model::joint::JointSlice { cells: 2, requests_per_sec: 1000.0, mib_per_sec: 1.0, cpu_us_per_request: 10.0 });
+        d.trials[0].joint = Some(bakeoff_model::joint::JointSlice {
+            cells: 2,
+            requests_per_sec: 1000.0,
+            mib_per_sec: 1.0,
+            cpu_us_per_request: 10.0,
+            cpu_share: None,
+            server_cpus: None,
+        });
         assert!(loaded_together(&d), "blocks with joint slices");
         schedule(&mut d, "trials");
         assert!(!loaded_together(&d));

@@ -139,6 +139,8 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
             requests_per_sec: 1000.0 + 1.0 / 3.0,
             mib_per_sec: 0.1 + 0.2,
             cpu_us_per_request: 412.5,
+            cpu_share: Some(1.0 / 3.0),
+            server_cpus: Some(2),
         }),
         under_load: n.is_multiple_of(2).then(|| LoadCurve {
             capacity_rps: 1000.0 + 1.0 / 3.0,

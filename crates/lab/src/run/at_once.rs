@@ -102,6 +102,10 @@ impl Lab<'_> {
         if let Some(factor) = needed.and_then(|turns| tally.note_joint_starved(&keys, turns)) {
             (self.events)(Event::JointLengthened { cells: &keys, factor });
         }
+        // Each server's part of the CPU time the slice's servers used: the joint/solo rule reads it.
+        let cores = |r: &TrialRecord| (r.server.cpu_percent / 100.0).max(0.0);
+        let all_cores: f64 = taken.iter().filter_map(|(_, r)| r.as_ref().ok()).map(cores).sum();
+        let server_cpus = Some(self.settings.server_cpus.len() as u32);
         let mut figures = Vec::new();
         for (i, result) in taken {
             let Ok(record) = result else { continue };
@@ -116,6 +120,8 @@ impl Lab<'_> {
                 requests_per_sec: Metric::RequestsPerSec.of(&record, step),
                 mib_per_sec: Metric::MibPerSec.of(&record, step),
                 cpu_us_per_request: Metric::CpuUsPerRequest.of(&record, step),
+                cpu_share: (all_cores > 0.0).then(|| cores(&record) / all_cores),
+                server_cpus,
             });
             figures.push((i, (figure, record.elapsed_s)));
         }

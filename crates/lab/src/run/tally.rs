@@ -4,7 +4,7 @@
 //! miss the precision target.
 
 use bakeoff_model::paired::{paired_ratio, Pair};
-use bakeoff_model::pairing::choose_pairs;
+use bakeoff_model::pairing::{choose_pairs, joint_rule, CpuUse};
 use bakeoff_model::results::{CellKey, TrialRecord};
 use bakeoff_model::schedule::turns_factor;
 use bakeoff_model::spread::Variance;
@@ -31,6 +31,8 @@ pub(crate) struct Measured {
     pub(crate) value: f64,
     /// Its value in the block's joint slice, when it had one.
     pub(crate) joint: Option<f64>,
+    /// Its server's CPU use alone and in the joint slice: what the joint/solo rule reads.
+    pub(crate) used: Option<CpuUse>,
 }
 
 /// The primary metric's values of every cell so far, and the cells that failed (never retried).
@@ -65,6 +67,8 @@ pub(crate) struct Tally {
     /// The `long_turns` cells whose leaving the joint slice the run has said.
     pub(crate) said_long_turns: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
+    /// The metric the values are of (the run's ranking metric): the joint/solo rule depends on it.
+    pub(crate) metric: Option<bakeoff_model::summary::Metric>,
 }
 
 impl Tally {
@@ -202,15 +206,17 @@ impl Tally {
     /// where those agree with their solo ones, as a report pairs them (`choose_pairs`).
     fn pairs(&self, cell: &CellKey, reference: &CellKey) -> Vec<Pair> {
         let (Some(a), Some(b)) = (self.values.get(cell), self.values.get(reference)) else { return Vec::new() };
-        let (mut solo, mut joint) = (Vec::new(), Vec::new());
+        let (mut solo, mut joint, mut uses) = (Vec::new(), Vec::new(), (Vec::new(), Vec::new()));
         for m in a {
             let Some(r) = b.iter().find(|r| r.block == m.block) else { continue };
             solo.extend(Pair::of(m.launch, m.value, r.value));
             if let (Some(x), Some(y)) = (m.joint, r.joint) {
                 joint.extend(Pair::of(m.launch, x, y));
+                uses.0.extend(m.used);
+                uses.1.extend(r.used);
             }
         }
-        choose_pairs(solo, joint).pairs
+        choose_pairs(solo, joint, joint_rule(&uses.0, &uses.1, self.metric.unwrap_or(bakeoff_model::summary::Metric::RequestsPerSec))).pairs
     }
 
     /// Notes a slice of `key` that left connections without an answer: its slices need at least
@@ -266,7 +272,9 @@ impl Tally {
         }
         if let Some(step) = record.load.steps.len().checked_sub(1) {
             let joint = record.joint.and_then(|j| j.value(metric));
-            let m = Measured { block: record.trial, launch: record.launch.unwrap_or(record.trial), value: metric.of(record, step), joint };
+            let (block, launch, value) = (record.trial, record.launch.unwrap_or(record.trial), metric.of(record, step));
+            self.metric = Some(metric);
+            let m = Measured { block, launch, value, joint, used: Some(CpuUse::of(record)) };
             self.values.entry(key.clone()).or_default().push(m);
         }
     }
@@ -312,7 +320,13 @@ mod tests {
     fn tally(cells: &[(&CellKey, &[f64])]) -> Tally {
         let mut t = Tally::default();
         for (k, values) in cells {
-            let m = values.iter().enumerate().map(|(i, &v)| Measured { block: i as u32 + 1, launch: i as u32 / 3, value: v, joint: None });
+            let m = values.iter().enumerate().map(|(i, &v)| Measured {
+                block: i as u32 + 1,
+                launch: i as u32 / 3,
+                value: v,
+                joint: None,
+                used: None,
+            });
             t.values.insert((*k).clone(), m.collect());
         }
         t

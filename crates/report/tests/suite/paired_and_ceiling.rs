@@ -38,7 +38,7 @@ fn a_shared_slow_block_cancels_in_the_paired_ratio() {
         let block = i as u32 + 1;
         trials.push(slice("a", block, *m));
         trials.push(slice("b", block, m * 0.8));
-        trials.push(slice("c", block, m * (if i % 2 == 0 { 1.004 } else { 0.997 })));
+        trials.push(slice("c", block, m * [1.004, 0.997, 0.999, 1.003, 0.996, 1.002][i]));
     }
     let d = data(trials);
     let view = ReportView::new(&d);
@@ -62,7 +62,17 @@ fn a_shared_slow_block_cancels_in_the_paired_ratio() {
 
 /// A slice with the figure its cell answered in the block's joint slice (`joint_rps`).
 fn with_joint(mut t: TrialRecord, cells: u32, joint_rps: f64) -> TrialRecord {
-    t.joint = Some(JointSlice { cells, requests_per_sec: joint_rps, mib_per_sec: 1.0, cpu_us_per_request: 1e6 / joint_rps });
+    // Every server took its equal share of the joint slice and the whole server CPU alone: the
+    // joint/solo rule lets the joint slices carry the ratio.
+    t.joint = Some(JointSlice {
+        cells,
+        requests_per_sec: joint_rps,
+        mib_per_sec: 1.0,
+        cpu_us_per_request: 1e6 / joint_rps,
+        cpu_share: Some(1.0 / f64::from(cells)),
+        server_cpus: Some(1),
+    });
+    t.server.cpu_percent = 100.0;
     t
 }
 
@@ -78,9 +88,13 @@ fn joint_slices_carry_the_ratio_where_they_agree_and_give_way_where_they_do_not(
         let other = swing[(i + 3) % 6];
         agree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
         agree.push(with_joint(slice("b", block, 80_000.0 * other), 2, 40_000.0 * s));
-        // On an equal share b keeps up with a, yet alone it is half as fast, every block.
+        // On an equal share b keeps up with a, yet alone it is half as fast, every block: alone
+        // it used half the server CPUs (one of two workers' worth), so the rule keeps its
+        // throughput ratio on the solo slices before looking at any ratio.
         disagree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
-        disagree.push(with_joint(slice("b", block, 50_000.0 * s), 2, 50_000.0 * s));
+        let mut half = with_joint(slice("b", block, 50_000.0 * s), 2, 50_000.0 * s);
+        half.server.cpu_percent = 50.0;
+        disagree.push(half);
     }
     let d = data(agree);
     let view = ReportView::new(&d);
