@@ -116,10 +116,24 @@ pub fn relative_speeds(rows: &[CellSummary], primary: PrimaryMetric, trials: &[T
     let unmeasured = |c: &CellSummary| metric == Metric::CpuUsPerRequest && cpu_unmeasured(trials, c);
     let closed: Vec<&CellSummary> =
         rows.iter().filter(|c| c.target_rate.is_none() && !c.cell.twin && c.rankable() && !capped(c) && !unmeasured(c)).collect();
-    let Some(best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
+    let Some(mut best) = closed.iter().max_by(|a, b| speed(&a.get(metric)).total_cmp(&speed(&b.get(metric)))) else {
         return Vec::new();
     };
+    // The leader is chosen on the same paired estimates its ratios print: a cell whose paired
+    // ratio to the median's leader is above 1 leads instead, so no ratio "vs best" exceeds 1
+    // (unpaired medians are far wider than paired ratios). At most once per cell: a cycle of
+    // intransitive pairs stops at the last.
     let mut out: Vec<Relative> = closed.iter().map(|c| relative_to(c, best, metric, trials)).collect();
+    for _ in 0..closed.len() {
+        let Some(ahead) =
+            out.iter().filter(|r| !r.fastest && r.paired.is_some() && r.ratio > 1.0).max_by(|a, b| a.ratio.total_cmp(&b.ratio))
+        else {
+            break;
+        };
+        let Some(next) = closed.iter().find(|c| c.cell == ahead.cell) else { break };
+        best = next;
+        out = closed.iter().map(|c| relative_to(c, best, metric, trials)).collect();
+    }
     out.sort_by(|x, y| y.ratio.total_cmp(&x.ratio).then(x.cell.cmp(&y.cell)));
     out
 }

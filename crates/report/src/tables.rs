@@ -282,15 +282,17 @@ pub fn claims(view: &ReportView) -> Option<Table> {
     if view.claims.is_empty() {
         return None;
     }
-    let mut t = Table::new(&["claim", "verdict", "measured (interval, its coverage)", "claim allows", "cells compared"]);
+    let mut t =
+        Table::new(&["claim", "verdict", "of the study (Holm 5%)", "measured (interval, its coverage)", "claim allows", "cells compared"]);
+    let label = |v: ClaimVerdict| match v {
+        ClaimVerdict::Held => "held",
+        ClaimVerdict::Failed => "FAILED",
+        ClaimVerdict::Inconclusive => "inconclusive",
+        ClaimVerdict::NotMeasured => "not measured",
+        ClaimVerdict::NotTestable => "not testable here",
+    };
     for c in &view.claims {
-        let verdict = match c.verdict {
-            ClaimVerdict::Held => "held",
-            ClaimVerdict::Failed => "FAILED",
-            ClaimVerdict::Inconclusive => "inconclusive",
-            ClaimVerdict::NotMeasured => "not measured",
-            ClaimVerdict::NotTestable => "not testable here",
-        };
+        let (verdict, family) = (label(c.verdict), label(c.family));
         let (measured, allows) = match &c.measured {
             Some(m) => {
                 let interval = format!("{}–{}, {}", sig3(m.low), sig3(m.high), m.coverage());
@@ -298,7 +300,7 @@ pub fn claims(view: &ReportView) -> Option<Table> {
             }
             None => ("–".into(), "–".into()),
         };
-        t.push([c.claim.statement.clone(), verdict.into(), measured, allows, c.detail.clone()]);
+        t.push([c.claim.statement.clone(), verdict.into(), family.into(), measured, allows, c.detail.clone()]);
     }
     Some(t)
 }

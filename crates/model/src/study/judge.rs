@@ -98,8 +98,12 @@ fn percent(c: f64) -> String {
 pub struct ClaimResult {
     /// The study's claim.
     pub claim: Claim,
-    /// What it came to.
+    /// What it came to on its own interval.
     pub verdict: ClaimVerdict,
+    /// What it comes to as one of the study's claims, under Holm's step-down at
+    /// `FAMILY_ERROR`: a held or failed verdict stands only where its interval still decides at
+    /// the stricter level its rank among the study's decided claims asks; else inconclusive.
+    pub family: ClaimVerdict,
     /// The value measured, when cells were found to measure it on.
     pub measured: Option<Measured>,
     /// The cells compared and why the verdict is what it is.
@@ -133,13 +137,45 @@ pub struct Evidence<'a> {
     pub server_cpus: u32,
 }
 
-/// Each claim judged on the evidence, in the claims' order.
+/// The chance, over a whole study, that any held or failed verdict of its family is wrong (one
+/// side of each claim's interval, as a single claim's 90% two-sided interval has 5%).
+pub const FAMILY_ERROR: f64 = 0.05;
+
+/// Each claim judged on the evidence, in the claims' order: on its own interval, and as one of the
+/// study's family of claims (Holm's step-down: with k decided claims not yet confirmed, those
+/// whose interval at 1 - 2·FAMILY_ERROR/k still decides the same way are confirmed, and the step
+/// repeats with the rest; the first step that confirms none ends it).
 pub fn judge(claims: &[Claim], evidence: &Evidence<'_>) -> Vec<ClaimResult> {
-    claims.iter().map(|c| judge_one(c, evidence)).collect()
+    let mut results: Vec<ClaimResult> = claims.iter().map(|c| judge_one(c, evidence, VERDICT_CONFIDENCE)).collect();
+    let decided = |v: ClaimVerdict| matches!(v, ClaimVerdict::Held | ClaimVerdict::Failed);
+    let mut open: Vec<usize> = (0..results.len()).filter(|&i| decided(results[i].verdict)).collect();
+    while !open.is_empty() {
+        let level = 1.0 - 2.0 * FAMILY_ERROR / open.len() as f64;
+        let (confirmed, rest): (Vec<usize>, Vec<usize>) = open.iter().partition(|&&i| {
+            // A kind whose interval has a fixed coverage (a memory trend's fit) decides only
+            // at levels it reaches.
+            let strict = judge_one(&claims[i], evidence, level);
+            strict.verdict == results[i].verdict && strict.measured.is_some_and(|m| m.confidence >= level - 1e-9)
+        });
+        if confirmed.is_empty() {
+            break;
+        }
+        for i in confirmed {
+            results[i].family = results[i].verdict;
+        }
+        open = rest;
+    }
+    results
 }
 
-fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
-    let result = |verdict, measured, detail: String| ClaimResult { claim: claim.clone(), verdict, measured, detail };
+/// One claim judged with intervals that decide at `level` (two-sided coverage): the study's own
+/// `VERDICT_CONFIDENCE`, or a stricter one of the family's steps.
+fn judge_one(claim: &Claim, ev: &Evidence<'_>, level: f64) -> ClaimResult {
+    let result = |verdict: ClaimVerdict, measured, detail: String| {
+        // Undecided verdicts are the family's too; a decided one waits for the family's steps.
+        let family = if matches!(verdict, ClaimVerdict::Held | ClaimVerdict::Failed) { ClaimVerdict::Inconclusive } else { verdict };
+        ClaimResult { claim: claim.clone(), verdict, family, measured, detail }
+    };
     if !claim.testable {
         return result(ClaimVerdict::NotTestable, None, claim.why.clone().unwrap_or_default());
     }
@@ -185,7 +221,7 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
         Check::MemoryTrend { trend, .. } => judge_trend(*trend, &refs[0], found[0], ev, result),
         Check::ThroughputTrend { late_over_early, .. } => judge_throughput(*late_over_early, &refs[0], found[0], ev, result),
         check => {
-            let Measurement { measured, detail, decide, trials, fewest } = measure(check, &refs, &found, ev);
+            let Measurement { measured, detail, decide, trials, fewest } = measure(check, &refs, &found, ev, level);
             // A step that did not hold its rate measured a queue: nothing is claimed from it.
             if let Some((r, s)) = refs.iter().zip(&found).find(|(_, s)| s.fell_short()) {
                 let (got, want) = (s.get(Metric::RequestsPerSec).median, s.target_rate.unwrap_or_default());
@@ -205,12 +241,8 @@ fn judge_one(claim: &Claim, ev: &Evidence<'_>) -> ClaimResult {
             if measured.value.is_nan() || measured.low.is_nan() || measured.high.is_nan() {
                 return result(ClaimVerdict::Inconclusive, Some(measured), format!("{detail}; a trial's value is not positive: no ratio"));
             }
-            if measured.confidence < VERDICT_CONFIDENCE {
-                let why = format!(
-                    "{detail}; {trials}: {} coverage, under the {} a verdict needs",
-                    measured.coverage(),
-                    percent(VERDICT_CONFIDENCE)
-                );
+            if measured.confidence < level - 1e-9 {
+                let why = format!("{detail}; {trials}: {} coverage, under the {} a verdict needs", measured.coverage(), percent(level));
                 return result(ClaimVerdict::Inconclusive, Some(measured), why);
             }
             let verdict = decide(measured.low, measured.high);
@@ -271,17 +303,19 @@ fn composite(values: &[Vec<f64>], side: usize) -> Vec<f64> {
 }
 
 /// The measured value of a comparison, over the trials of the cells it names.
-fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>) -> Measurement {
+fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>, level: f64) -> Measurement {
+    // Intervals at 95%, or at a family step's stricter level.
+    let confidence = level.max(crate::robust::CONFIDENCE);
     let metric = metric_of(check);
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
     let values: Vec<Vec<f64>> = found.iter().map(|s| compared_values(check, metric, s, ev)).collect();
     let fewest = values.iter().map(Vec::len).min().unwrap_or(0);
     // num / den of the first two cells: paired block by block where they shared enough blocks,
     // else over their trials, at the confidence a verdict aims for (95%).
-    let paired = super::judge_paired::paired_claim_ratio(check, found, metric, ev.pairs, VERDICT_CONFIDENCE);
+    let paired = super::judge_paired::paired_claim_ratio(check, found, metric, ev.pairs, (level, confidence));
     let two = |num: usize, den: usize| match &paired {
         Some(r) => super::judge_paired::oriented(r, num),
-        None => pair_ratio(&values[num], &values[den], crate::robust::CONFIDENCE),
+        None => pair_ratio(&values[num], &values[den], confidence),
     };
     let of = |quantity: String, (value, low, high, confidence): (f64, f64, f64, f64), expected: String| Measured {
         quantity,
@@ -307,7 +341,7 @@ fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidenc
             // The geometric mean of the scenarios' ratios is the ratio of each stack's geometric
             // mean over the scenarios, so each trial (round) of a stack becomes one composite value,
             // and the two composites compare as two cells do: 3 v 3 rounds give 90%, as a ratio claim.
-            let r = pair_ratio(&composite(&values, 0), &composite(&values, 1), crate::robust::CONFIDENCE);
+            let r = pair_ratio(&composite(&values, 0), &composite(&values, 1), confidence);
             let [lo, hi] = *range;
             let over = scenarios.iter().map(|s| s.id()).collect::<Vec<_>>().join(", ");
             let m = of(format!("geometric mean ratio of {} over {over}", metric.id()), r, format!("{lo} to {hi}"));

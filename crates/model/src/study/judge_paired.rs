@@ -4,7 +4,7 @@
 //! claim to the unpaired ratio of their trials, which 3 v 3 trials already take to 90%.
 
 use super::claims::Check;
-use crate::paired::{paired_ratio, Pair, PairedRatio};
+use crate::paired::{paired_ratio_at, Pair, PairedRatio};
 use crate::results::CellKey;
 use crate::summary::{CellSummary, Metric};
 
@@ -12,14 +12,15 @@ use crate::summary::{CellSummary, Metric};
 /// (`crate::pairing::pairs_between`): none for trials that started their own servers apart.
 pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<Pair>;
 
-/// The paired ratio first cell / second cell of a two-cell comparison, when the check compares
-/// two cells of one scenario and step on `metric` and their shared blocks reach `min_coverage`.
+/// The paired ratio first cell / second cell of a two-cell comparison, with its interval at
+/// `confidence`, when the check compares two cells of one scenario and step on `metric` and their
+/// shared blocks reach `min_coverage`.
 pub(super) fn paired_claim_ratio(
     check: &Check,
     found: &[&CellSummary],
     metric: Metric,
     pairs: PairedValues<'_>,
-    min_coverage: f64,
+    (min_coverage, confidence): (f64, f64),
 ) -> Option<PairedRatio> {
     if !matches!(check, Check::Faster { .. } | Check::Ratio { .. } | Check::Memory { .. }) || found.len() != 2 {
         return None;
@@ -29,8 +30,8 @@ pub(super) fn paired_claim_ratio(
         return None;
     }
     let pairs = pairs(&a.cell, &b.cell, a.step, metric);
-    let r = (pairs.len() >= 2).then(|| paired_ratio(&pairs)).flatten()?;
-    (r.confidence >= min_coverage && r.low.is_finite() && r.high.is_finite()).then_some(r)
+    let r = (pairs.len() >= 2).then(|| paired_ratio_at(&pairs, confidence)).flatten()?;
+    (r.confidence >= min_coverage - 1e-9 && r.low.is_finite() && r.high.is_finite()).then_some(r)
 }
 
 /// (ratio, low, high, coverage) of num / den from the paired ratio of cell 0 / cell 1.

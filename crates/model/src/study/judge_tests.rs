@@ -436,3 +436,29 @@ fn no_claim_is_held_about_a_cell_whose_work_is_not_proven() {
     assert_eq!(r.verdict, ClaimVerdict::Inconclusive);
     assert!(r.detail.contains("work is not proven"), "{}", r.detail);
 }
+
+#[test]
+fn a_study_of_many_claims_confirms_only_what_holds_at_holms_stricter_levels() {
+    // go / py in three launches of two blocks, launch estimates 0.025, 0.05, 0.04 (log ratio):
+    // t = 5.28 over 2 degrees of freedom. Alone, its 95% interval excludes 1 (t(2) = 4.30); as one
+    // of three such claims the first step asks 96.7% (t = 5.64), which none reaches.
+    let s = [rps("go", "hello", 1040.0, 300.0, 6), rps("py", "hello", 1000.0, 300.0, 6)];
+    let none = |_: &CellKey| vec![];
+    let trials = trial_values(&s);
+    let logs = [0.025, 0.025, 0.05, 0.05, 0.04, 0.04];
+    let pairs = |_: &CellKey, _: &CellKey, _: usize, _: Metric| {
+        logs.iter().enumerate().map(|(i, &v)| crate::paired::Pair { launch: i as u32 / 2, log_ratio: v }).collect()
+    };
+    let c = claim(r#"{ kind = "faster", faster = "go", slower = "py", scenario = "hello" }"#);
+    let judged = |claims: &[Claim]| {
+        judge(claims, &Evidence { summaries: &s, trials: &trials, pairs: &pairs, memory: &none, throughput: &none, server_cpus: 1 })
+    };
+    let alone = judged(std::slice::from_ref(&c));
+    assert_eq!((alone[0].verdict, alone[0].family), (ClaimVerdict::Held, ClaimVerdict::Held), "{alone:?}");
+    let three = judged(&[c.clone(), c.clone(), c.clone()]);
+    assert!(three.iter().all(|r| r.verdict == ClaimVerdict::Held && r.family == ClaimVerdict::Inconclusive), "{three:?}");
+    // A claim no study could decide stays what it was in the family too.
+    let open = claim(r#"{ kind = "faster", faster = "go", slower = "py", scenario = "hello", by_percent = 20 }"#);
+    let mixed = judged(&[c, open]);
+    assert_eq!(mixed[1].family, mixed[1].verdict);
+}

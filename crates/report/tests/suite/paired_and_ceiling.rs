@@ -311,3 +311,23 @@ fn runs_loaded_at_once_are_judged_on_each_cells_ratio_to_its_peer() {
     let two = compared(&["peer", "x"], true);
     assert_eq!((of(&two, "peer").verdict, of(&two, "x").verdict), (Change::NoDetectableChange, Change::NoDetectableChange));
 }
+
+#[test]
+fn the_leader_is_the_one_the_paired_ratios_put_first_never_a_ratio_above_one() {
+    // a's median (160) is above b's (152), but block by block b is ahead in its launches on
+    // balance: the paired ratio b / a is 1.11, so b leads and a is shown below 1.
+    let (a, b) = ([100.0, 100.0, 160.0, 160.0, 160.0, 160.0], [160.0, 160.0, 144.0, 144.0, 152.0, 152.0]);
+    let mut trials = Vec::new();
+    for block in 1..=6u32 {
+        trials.push(slice("a", block, 1000.0 * a[block as usize - 1]));
+        trials.push(slice("b", block, 1000.0 * b[block as usize - 1]));
+    }
+    let d = data(trials);
+    let view = ReportView::new(&d);
+    let rel = &view.scenarios[0].relative;
+    let leader = rel.iter().find(|r| r.fastest).unwrap();
+    assert_eq!(leader.cell.stack, "b", "{rel:?}");
+    let other = rel.iter().find(|r| !r.fastest).unwrap();
+    assert!(other.ratio < 1.0 && other.paired.is_some(), "{other:?}");
+    assert!(rel.iter().all(|r| r.ratio <= 1.0), "{rel:?}");
+}
