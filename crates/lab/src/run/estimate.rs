@@ -201,8 +201,12 @@ mod tests {
     #[test]
     fn a_block_scheduled_cell_starts_and_warms_once_per_launch() {
         // 6 blocks in 3 launches: 6 x (5 s + 0.25 s) + 3 x (2 s warm-up + 1 s start/stop).
-        let blocks = LoadSettings { schedule: Schedule::Blocks, trials: 6, ..settings() };
-        assert_eq!(estimate(&blocks, 1, 0), Duration::from_millis(6 * 5250 + 3 * 3000));
+        let three = LoadSettings { schedule: Schedule::Blocks, trials: 6, launches: Some(3), ..settings() };
+        assert_eq!(estimate(&three, 1, 0), Duration::from_millis(6 * 5250 + 3 * 3000));
+        // Launches left to the allocation: as many as it chooses, each a warm-up and a start.
+        let blocks = LoadSettings { launches: None, ..three };
+        let launches = crate::run::launches::LaunchPlan::for_blocks(6, &blocks).launches;
+        assert_eq!(estimate(&blocks, 1, 0), Duration::from_millis(6 * 5250 + u64::from(launches) * 3000));
         // A ramp keeps a server per trial: whole trials, as on the trial schedule.
         let ramp = LoadSettings { ramp: Some(RampSetting::Auto), ..blocks.clone() };
         assert_eq!(estimate(&ramp, 1, 0), Duration::from_secs(6 * (2 + 6 * 5 + 1)));

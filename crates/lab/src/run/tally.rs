@@ -356,19 +356,22 @@ mod tests {
         let mut t = tally(&[(&a, &solo_a), (&b, &solo_b)]);
         assert!(misses_5_percent(&t, &[a.clone(), b.clone()], Metric::RequestsPerSec));
         // Loaded at once, each block's swing falls on both: b is 0.8 of a in every joint slice.
-        let with_joint = |key: &CellKey, share: f64, t: &mut Tally| {
+        // Each server took half the joint slice's CPU time and `cores` of the one server CPU alone.
+        let with_joint_using = |key: &CellKey, share: f64, cores: f64, t: &mut Tally| {
             for (i, m) in t.values.get_mut(key).unwrap().iter_mut().enumerate() {
                 m.joint = Some(share * [50.0, 65.0, 45.0, 62.0, 48.0, 60.0][i]);
+                m.used = Some(CpuUse { solo_cores: cores, joint_share: Some(0.5), cells: 2, server_cpus: Some(1) });
             }
         };
+        let with_joint = |key: &CellKey, share: f64, t: &mut Tally| with_joint_using(key, share, 1.0, t);
         with_joint(&a, 1.0, &mut t);
         with_joint(&b, 0.8, &mut t);
         assert!(!misses_5_percent(&t, &[a.clone(), b.clone()], Metric::RequestsPerSec), "joint pairs meet ±5%");
-        // A joint ratio the solo slices contradict (b as fast as a on a share, 0.8 alone) is not
-        // read: the solo pairs stand.
+        // b as fast as a on a share but 0.8 alone, where alone it used 0.8 of the server CPU: the
+        // rule reads that use, not the ratios, and the solo pairs stand.
         let mut far = tally(&[(&a, &[100.0; 6]), (&b, &[80.0, 81.0, 79.0, 80.0, 80.5, 79.5])]);
         with_joint(&a, 1.0, &mut far);
-        with_joint(&b, 1.0, &mut far);
+        with_joint_using(&b, 1.0, 0.8, &mut far);
         assert!(far.pairs(&b, &a).iter().all(|p| p.log_ratio.exp() < 0.82), "the solo pairs: {:?}", far.pairs(&b, &a));
     }
 
