@@ -181,6 +181,37 @@ pub fn pairs_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey
 
 /// The pairs of `pairs_between`, with which slices they came from and why.
 pub fn pair_choice_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> PairChoice {
+    let (solo, joint, uses) = collect(trials, cell, reference, metric, step);
+    let rule = joint_rule(&uses.0, &uses.1, metric);
+    choose_pairs(solo, joint, rule)
+}
+
+/// The pairs of `pair_choice_between` from the slices `source` names, whatever the rule would
+/// choose: what `compare` reads where two runs' rules chose differently, so it compares like with
+/// like. Joint pairs only where every block had them (else the solo ones).
+pub fn pairs_of_source(
+    trials: &[TrialRecord],
+    cell: &CellKey,
+    reference: &CellKey,
+    metric: Metric,
+    step: usize,
+    source: PairSource,
+) -> Vec<Pair> {
+    let (solo, joint, _) = collect(trials, cell, reference, metric, step);
+    match source {
+        PairSource::Joint if joint.len() >= 2 => joint,
+        _ => solo,
+    }
+}
+
+/// Both cells' blocks as solo pairs, joint pairs and the CPU use the rule reads.
+fn collect(
+    trials: &[TrialRecord],
+    cell: &CellKey,
+    reference: &CellKey,
+    metric: Metric,
+    step: usize,
+) -> (Vec<Pair>, Vec<Pair>, (Vec<CpuUse>, Vec<CpuUse>)) {
     type Blocks = BTreeMap<u32, (u32, f64, Option<f64>, CpuUse)>;
     let of = |key: &CellKey| -> Blocks {
         trials
@@ -203,8 +234,7 @@ pub fn pair_choice_between(trials: &[TrialRecord], cell: &CellKey, reference: &C
             uses.1.push(ref_used);
         }
     }
-    let rule = joint_rule(&uses.0, &uses.1, metric);
-    choose_pairs(solo, joint, rule)
+    (solo, joint, uses)
 }
 
 #[cfg(test)]

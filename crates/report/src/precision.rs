@@ -43,6 +43,11 @@ pub struct PrecisionView {
     pub extra_trials: usize,
     pub extra_seconds: f64,
     pub total_seconds: f64,
+    /// The ranked pairs' variance parts (the largest of each over them), which the next run of
+    /// the same study allocates its launches by; None without a ratio paired over two launches.
+    pub components: Option<bakeoff_model::paired::Components>,
+    /// Launches of the servers the run's blocks came from (the most of any cell).
+    pub launches: u32,
 }
 
 /// None when the run set no precision target.
@@ -110,6 +115,8 @@ pub fn precision_view(
         extra_trials: extra.len(),
         extra_seconds: secs(&mut extra.iter().copied()),
         total_seconds: secs(&mut trials.iter()),
+        components: crate::scenario::ranked_components(scenarios),
+        launches: trials.iter().filter_map(|t| t.launch).max().map_or(0, |l| l + 1),
     })
 }
 
@@ -127,6 +134,16 @@ impl PrecisionView {
             self.extra_seconds,
             self.total_seconds
         )];
+        if let Some(c) = self.components {
+            out.push(format!(
+                "the ranked ratios vary ±{:.1}% block to block and ±{:.1}% launch to launch (sd of the log ratio, the largest over \
+                 the pairs), over {} launches: every interval is Student's t over the launches, and the next run of this study \
+                 spreads its blocks over launches by these parts",
+                100.0 * c.block_sd,
+                100.0 * c.launch_sd,
+                self.launches
+            ));
+        }
         for m in &self.missed {
             let what = match &m.against {
                 Some(best) => format!("{} / {}", m.cell.label(), best.label()),

@@ -304,7 +304,9 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.connections = o.connections.or(study.connections).unwrap_or(s.connections);
     s.trials = o.trials.or(study.trials).unwrap_or(s.trials);
     s.schedule = o.schedule.or(study.schedule).unwrap_or(s.schedule);
-    s.launches = o.launches.or(study.launches);
+    // A study's launches spread its own blocks: with fewer blocks asked (`--trials 3` on a study of
+    // five launches), each block keeps a launch of its own; `--launches` itself is checked below.
+    s.launches = o.launches.or(study.launches.map(|l| if o.trials.is_some() { l.min(s.trials) } else { l }));
     s.rate = o.rate.or(study.rate);
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
@@ -395,6 +397,20 @@ mod tests {
         assert_eq!(plan.settings.duration, study_duration, "the study's duration over the default 10 s");
         assert_eq!(plan.settings.connections, 4, "the flag over the study's 64");
         assert_eq!(plan.settings.timeout, Duration::from_secs(10), "the default, set by neither");
+    }
+
+    #[test]
+    fn fewer_blocks_than_a_studys_launches_keep_a_launch_each_but_a_flag_beyond_them_is_refused() {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let study = Study::load(&root.join("studies/seed-001-greeting.toml")).unwrap();
+        assert!(study.launches.is_some_and(|l| l > 3), "the test needs a study of more than three launches");
+        let three = Overrides { trials: Some(3), ..Default::default() };
+        assert_eq!(merge_settings(&study, &three).unwrap().launches, Some(3));
+        let mut req = request(&[]);
+        req.overrides.trials = Some(3);
+        req.overrides.launches = Some(5);
+        let err = plan_run(req).err().expect("five launches of three blocks").to_string();
+        assert!(err.contains("--launches") && err.contains("5 launches for 3 blocks"), "{err}");
     }
 
     #[test]

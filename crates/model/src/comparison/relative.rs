@@ -10,7 +10,7 @@
 use super::launches::{launch_count, launch_interval, wider, InLaunch};
 use super::{verdict_of, Change};
 use crate::metric::Metric;
-use crate::pairing::pairs_between;
+use crate::pairing::{pair_choice_between, pairs_of_source, PairSource};
 use crate::results::{CellKey, TrialRecord};
 use crate::robust::ratio_interval;
 use serde::Serialize;
@@ -42,11 +42,20 @@ pub struct RelativeChange {
     pub launches_b: usize,
 }
 
-/// The block ratios cell / peer of one run, on the last step of the cell's trials, each with its
-/// launch.
-fn block_ratios(trials: &[TrialRecord], cell: &CellKey, peer: &CellKey, metric: Metric) -> Vec<InLaunch> {
-    let step = trials.iter().find(|t| &t.cell == cell).map_or(0, |t| t.load.steps.len().saturating_sub(1));
-    pairs_between(trials, cell, peer, metric, step).iter().map(|p| InLaunch { launch: p.launch, value: p.log_ratio.exp() }).collect()
+/// The block ratios cell / peer of both runs, on the last step of the cell's trials, each with
+/// its launch: from the slices each run's joint/solo rule chose where both chose alike, else from
+/// the solo slices of both, so a joint ratio is never set against a solo one.
+fn block_ratios(a: &[TrialRecord], b: &[TrialRecord], cell: &CellKey, peer: &CellKey, metric: Metric) -> (Vec<InLaunch>, Vec<InLaunch>) {
+    let step = |trials: &[TrialRecord]| trials.iter().find(|t| &t.cell == cell).map_or(0, |t| t.load.steps.len().saturating_sub(1));
+    let source = |trials: &[TrialRecord]| pair_choice_between(trials, cell, peer, metric, step(trials)).source;
+    let like = if source(a) == source(b) { source(a) } else { PairSource::Solo };
+    let of = |trials: &[TrialRecord]| {
+        pairs_of_source(trials, cell, peer, metric, step(trials), like)
+            .iter()
+            .map(|p| InLaunch { launch: p.launch, value: p.log_ratio.exp() })
+            .collect()
+    };
+    (of(a), of(b))
 }
 
 /// `cell`'s change against the best of `peers` (cells both runs share, absolute change of each
@@ -62,7 +71,10 @@ pub fn relative_change(
     let mut candidates: Vec<(&CellKey, f64, Vec<InLaunch>, Vec<InLaunch>)> = peers
         .iter()
         .filter(|(p, _)| *p != cell && p.scenario == cell.scenario && p.workers == cell.workers)
-        .map(|&(p, moved)| (p, moved.ln().abs(), block_ratios(a, cell, p, metric), block_ratios(b, cell, p, metric)))
+        .map(|&(p, moved)| {
+            let (ra, rb) = block_ratios(a, b, cell, p, metric);
+            (p, moved.ln().abs(), ra, rb)
+        })
         .filter(|(_, moved, ra, rb)| moved.is_finite() && ra.len() >= MIN_BLOCKS && rb.len() >= MIN_BLOCKS)
         .collect();
     candidates.sort_by(|x, y| x.1.total_cmp(&y.1).then_with(|| x.0.cmp(y.0)));

@@ -96,7 +96,7 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
 
 const WHAT_RAN_HOW: &str = "Per stack variant: how it runs request handlers, the WORKERS and POOL_SIZE it was given, its libraries, and the versions its setup found installed.";
 
-const CLAIMS_HOW: &str = "Each claim measures one value over the trials with an interval and says how often such an interval covers the true value (a comparison of two cells: the median of all trial ratios, with the exact Mann-Whitney interval; 3 v 3 trials cover 90%). It holds when the whole interval lies where the claim allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial.";
+const CLAIMS_HOW: &str = "Each claim measures one value with an interval and says how often such an interval covers the true value. Two cells of one scenario measured in the same blocks are compared on their paired ratios: one estimate per launch of the servers, Student's t over the launches (95%). Other comparisons take the median of all trial ratios with the exact Mann-Whitney interval (3 v 3 trials cover 90%). A claim holds when the whole interval lies where it allows, fails when none of it does, and is inconclusive otherwise, when the coverage is under the 90% a verdict needs, or when a cell has a single trial. The study's column judges the claims as one family (Holm's step-down, 5%): a verdict stands there only where its interval still decides at the stricter level its rank asks, so the chance that any of that column's verdicts is wrong is at most 5%.";
 
 /// A section of one table under a sentence on how to read it; nothing without the table.
 fn explained(out: &mut String, (id, title): (&str, &str), how: &str, t: Option<Table>) {
