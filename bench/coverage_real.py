@@ -2,8 +2,9 @@
 rows (coverage of the reference ratio per pair, with Clopper-Pearson 95% bounds)."""
 import csv
 import json
-import math
 import sys
+
+from calibration_summary import binomial_interval
 
 
 def row(report, kind, repeat, pair, scenario, wall_s):
@@ -23,26 +24,6 @@ def row(report, kind, repeat, pair, scenario, wall_s):
     print(f"{kind},{repeat},{pair.replace(',', ' vs ')},{ratio:.6f},{low:.6f},{high:.6f},{p['blocks']},{p['launches']},{p['slices']},{wall_s}")
 
 
-def binom_cdf(k, n, p):
-    return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
-
-
-def clopper_pearson(k, n, confidence=0.95):
-    """The exact binomial interval of k successes in n, by bisection on the binomial tails."""
-    tail = (1 - confidence) / 2
-
-    def solve(f):
-        lo, hi = 0.0, 1.0
-        for _ in range(60):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if f(mid) else (lo, mid)
-        return (lo + hi) / 2
-
-    low = 0.0 if k == 0 else solve(lambda p: 1 - binom_cdf(k - 1, n, p) < tail)
-    high = 1.0 if k == n else solve(lambda p: binom_cdf(k, n, p) > tail)
-    return low, high
-
-
 def summary(rows_csv):
     rows = list(csv.DictReader(open(rows_csv)))
     for pair in dict.fromkeys(r["pair"] for r in rows):
@@ -53,7 +34,7 @@ def summary(rows_csv):
             continue
         truth = float(ref[0]["ratio"])
         covered = sum(float(r["low"]) <= truth <= float(r["high"]) for r in reps)
-        lo, hi = clopper_pearson(covered, len(reps))
+        lo, hi = binomial_interval(covered, len(reps))
         widths = sorted((float(r["high"]) - float(r["low"])) / 2 / float(r["ratio"]) for r in reps)
         ref_width = (float(ref[0]["high"]) - float(ref[0]["low"])) / 2 / truth
         walls = sorted(int(r["wall_s"]) for r in reps)

@@ -181,9 +181,9 @@ pub fn pairs_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey
 
 /// The pairs of `pairs_between`, with which slices they came from and why.
 pub fn pair_choice_between(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> PairChoice {
-    let (solo, joint, uses) = collect(trials, cell, reference, metric, step);
-    let rule = joint_rule(&uses.0, &uses.1, metric);
-    choose_pairs(solo, joint, rule)
+    let c = collect(trials, cell, reference, metric, step);
+    let rule = joint_rule(&c.uses.0, &c.uses.1, metric);
+    choose_pairs(c.solo, c.joint, rule)
 }
 
 /// The pairs of `pair_choice_between` from the slices `source` names, whatever the rule would
@@ -197,21 +197,23 @@ pub fn pairs_of_source(
     step: usize,
     source: PairSource,
 ) -> Vec<Pair> {
-    let (solo, joint, _) = collect(trials, cell, reference, metric, step);
+    let c = collect(trials, cell, reference, metric, step);
     match source {
-        PairSource::Joint if joint.len() >= 2 => joint,
-        _ => solo,
+        PairSource::Joint if c.joint.len() >= 2 => c.joint,
+        _ => c.solo,
     }
 }
 
+/// Both cells' blocks as solo pairs and joint pairs, with the CPU use the rule reads of each
+/// (the cell's, the reference's) in the blocks that had joint pairs.
+struct Collected {
+    solo: Vec<Pair>,
+    joint: Vec<Pair>,
+    uses: (Vec<CpuUse>, Vec<CpuUse>),
+}
+
 /// Both cells' blocks as solo pairs, joint pairs and the CPU use the rule reads.
-fn collect(
-    trials: &[TrialRecord],
-    cell: &CellKey,
-    reference: &CellKey,
-    metric: Metric,
-    step: usize,
-) -> (Vec<Pair>, Vec<Pair>, (Vec<CpuUse>, Vec<CpuUse>)) {
+fn collect(trials: &[TrialRecord], cell: &CellKey, reference: &CellKey, metric: Metric, step: usize) -> Collected {
     type Blocks = BTreeMap<u32, (u32, f64, Option<f64>, CpuUse)>;
     let of = |key: &CellKey| -> Blocks {
         trials
@@ -234,7 +236,7 @@ fn collect(
             uses.1.push(ref_used);
         }
     }
-    (solo, joint, uses)
+    Collected { solo, joint, uses }
 }
 
 #[cfg(test)]

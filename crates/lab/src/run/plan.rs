@@ -409,7 +409,8 @@ mod tests {
         let mut req = request(&[]);
         req.overrides.trials = Some(3);
         req.overrides.launches = Some(5);
-        let err = plan_run(req).err().expect("five launches of three blocks").to_string();
+        let Err(err) = plan_run(req) else { panic!("five launches of three blocks were planned") };
+        let err = err.to_string();
         assert!(err.contains("--launches") && err.contains("5 launches for 3 blocks"), "{err}");
     }
 
