@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// What is assumed of the launches before anything is measured: they vary as much as blocks do
 /// (the default study's pairs of unlike servers showed launch to launch twice block to block).
-pub const PRIOR: Components = Components { block_sd: 0.01, launch_sd: 0.01 };
+pub const PRIOR: Components = Components { block_sd: 0.01, launch_sd: 0.01, block_df: 0 };
 
 /// The blocks of a run spread over launches, with the figures it was chosen on.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -65,18 +65,18 @@ mod tests {
 
     #[test]
     fn where_starts_vary_and_cost_little_every_block_gets_a_launch_of_its_own() {
-        let a = Allocation::choose(8, Some(Components { block_sd: 0.015, launch_sd: 0.03 }), 2.0, 1.25);
+        let a = Allocation::choose(8, Some(Components { block_sd: 0.015, launch_sd: 0.03, block_df: 0 }), 2.0, 1.25);
         assert_eq!(a.launches, 8, "{a:?}");
     }
 
     #[test]
     fn a_long_warm_up_buys_fewer_launches() {
         // A JIT's 30 s warm-up against 1 s slices, launches as steady as blocks.
-        let steady = Components { block_sd: 0.02, launch_sd: 0.002 };
+        let steady = Components { block_sd: 0.02, launch_sd: 0.002, block_df: 0 };
         let a = Allocation::choose(12, Some(steady), 31.0, 1.25);
         assert!((2..=6).contains(&a.launches), "{a:?}");
         // The same warm-up where launches carry the variance: more of them.
-        let varying = Allocation::choose(12, Some(Components { block_sd: 0.02, launch_sd: 0.04 }), 31.0, 1.25);
+        let varying = Allocation::choose(12, Some(Components { block_sd: 0.02, launch_sd: 0.04, block_df: 0 }), 31.0, 1.25);
         assert!(varying.launches > a.launches, "{varying:?} vs {a:?}");
     }
 

@@ -57,6 +57,10 @@ pub struct Components {
     pub block_sd: f64,
     /// Standard deviation of the launches' levels about the true ratio.
     pub launch_sd: f64,
+    /// Degrees of freedom of the block part: 0 where every launch held one block, and then the
+    /// two parts cannot be told apart (the launch part holds both).
+    #[serde(default)]
+    pub block_df: u32,
 }
 
 impl Components {
@@ -78,7 +82,7 @@ impl Components {
         } else {
             0.0
         };
-        Components { block_sd: block_var.sqrt(), launch_sd: launch_var.sqrt() }
+        Components { block_sd: block_var.sqrt(), launch_sd: launch_var.sqrt(), block_df: df as u32 }
     }
 
     /// The half-width (of the log ratio) a paired interval at `PAIRED_CONFIDENCE` can expect from

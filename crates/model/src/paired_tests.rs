@@ -155,7 +155,7 @@ fn merit_is_half_width_in_percent_times_root_minutes() {
 
 #[test]
 fn more_launches_narrow_the_expected_interval_faster_than_more_blocks_where_launches_vary() {
-    let c = Components { block_sd: 0.015, launch_sd: 0.03 };
+    let c = Components { block_sd: 0.015, launch_sd: 0.03, block_df: 0 };
     // 8 blocks: in 3 launches, against one a launch.
     let (three, eight) = (c.expected_half_width(3, 8.0 / 3.0), c.expected_half_width(8, 1.0));
     assert!(three > 2.0 * eight, "{three} vs {eight}");

@@ -135,12 +135,17 @@ impl PrecisionView {
             self.total_seconds
         )];
         if let Some(c) = self.components {
+            let parts = if c.block_df == 0 {
+                format!(
+                    "±{:.1}% from one launch of one block to the next (each launch held one block, so block and launch parts are one)",
+                    100.0 * c.launch_sd
+                )
+            } else {
+                format!("±{:.1}% block to block and ±{:.1}% launch to launch", 100.0 * c.block_sd, 100.0 * c.launch_sd)
+            };
             out.push(format!(
-                "the ranked ratios vary ±{:.1}% block to block and ±{:.1}% launch to launch (sd of the log ratio, the largest over \
-                 the pairs), over {} launches: every interval is Student's t over the launches, and the next run of this study \
-                 spreads its blocks over launches by these parts",
-                100.0 * c.block_sd,
-                100.0 * c.launch_sd,
+                "the ranked ratios vary {parts} (sd of the log ratio, the largest over the pairs), over {} launches: every interval \
+                 is Student's t over the launches, and the next run of this study spreads its blocks over launches by these parts",
                 self.launches
             ));
         }

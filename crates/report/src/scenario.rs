@@ -181,8 +181,11 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
 /// was paired over two launches or more.
 pub fn ranked_components(scenarios: &[ScenarioView]) -> Option<Components> {
     let all = scenarios.iter().flat_map(|sv| sv.relative.iter()).filter(|r| !r.fastest && r.paired.is_some_and(|p| p.1 >= 2));
-    all.filter_map(|r| r.components)
-        .reduce(|a, b| Components { block_sd: a.block_sd.max(b.block_sd), launch_sd: a.launch_sd.max(b.launch_sd) })
+    all.filter_map(|r| r.components).reduce(|a, b| Components {
+        block_sd: a.block_sd.max(b.block_sd),
+        launch_sd: a.launch_sd.max(b.launch_sd),
+        block_df: a.block_df.min(b.block_df),
+    })
 }
 
 /// The widest paired ratio of `scenarios`' rankings (a cell against its scenario's best), with its

@@ -110,7 +110,7 @@ impl NoiseFloor {
     /// degree of freedom, and an A/A pair's launches agree better than different servers').
     pub fn components(&self) -> Components {
         let c = self.pair.components;
-        Components { block_sd: c.block_sd, launch_sd: c.launch_sd.max(c.block_sd) }
+        Components { block_sd: c.block_sd, launch_sd: c.launch_sd.max(c.block_sd), block_df: c.block_df }
     }
 }
 
@@ -434,9 +434,9 @@ mod tests {
 
     #[test]
     fn launches_never_count_as_steadier_than_blocks_in_an_outlook() {
-        let f = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.001 });
-        assert_eq!(f.components(), Components { block_sd: 0.02, launch_sd: 0.02 });
-        let varying = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.05 });
+        let f = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.001, block_df: 0 });
+        assert_eq!(f.components(), Components { block_sd: 0.02, launch_sd: 0.02, block_df: 0 });
+        let varying = floor(0.05, Components { block_sd: 0.02, launch_sd: 0.05, block_df: 0 });
         assert_eq!(varying.components().launch_sd, 0.05);
     }
 
@@ -444,7 +444,7 @@ mod tests {
     fn a_projection_matches_what_simulated_runs_of_that_design_reach() {
         // Blocks drawn with both parts, through the same interval the report prints: the
         // projection is the median half-width, within 15%.
-        let c = Components { block_sd: 0.015, launch_sd: 0.03 };
+        let c = Components { block_sd: 0.015, launch_sd: 0.03, block_df: 0 };
         let s = quick().settings;
         let plan = crate::run::launches::LaunchPlan::for_blocks(8, &s);
         let mut rng = bakeoff_model::rng::SplitMix64(7);
@@ -470,16 +470,18 @@ mod tests {
     #[test]
     fn the_outlook_of_the_default_study_follows_the_pairs_parts() {
         let plan = quick();
-        let calm = outlook(&plan, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002 })).unwrap().expect("a precision target");
+        let calm = outlook(&plan, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002, block_df: 0 }))
+            .unwrap()
+            .expect("a precision target");
         assert!(calm.fits() && calm.trials_needed == plan.settings.trials, "{calm:?}");
         assert!(calm.from.contains("go/fasthttp vs rust/actix"), "{}", calm.from);
-        let noisy = outlook(&plan, &floor(0.15, Components { block_sd: 0.06, launch_sd: 0.06 })).unwrap().unwrap();
+        let noisy = outlook(&plan, &floor(0.15, Components { block_sd: 0.06, launch_sd: 0.06, block_df: 0 })).unwrap().unwrap();
         assert!(!noisy.fits() && noisy.trials_needed > noisy.trials_possible, "{noisy:?}");
         assert!(plan.estimate_at(noisy.trials_possible).unwrap() <= noisy.budget.unwrap());
         // The last run's own parts win over the probe's.
         let mut own = quick();
-        own.settings.components = Some(Components { block_sd: 0.06, launch_sd: 0.06 });
-        let o = outlook(&own, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002 })).unwrap().unwrap();
+        own.settings.components = Some(Components { block_sd: 0.06, launch_sd: 0.06, block_df: 0 });
+        let o = outlook(&own, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002, block_df: 0 })).unwrap().unwrap();
         assert!(!o.fits() && o.from.contains("last run"), "{o:?}");
         assert!(o.allocation.is_some_and(|a| a.contains("launches of")));
     }
@@ -487,7 +489,7 @@ mod tests {
     #[test]
     fn more_blocks_are_needed_for_a_tighter_target_and_many_blocks_follow_the_root_law() {
         let s = quick().settings;
-        let c = Components { block_sd: 0.02, launch_sd: 0.02 };
+        let c = Components { block_sd: 0.02, launch_sd: 0.02, block_df: 0 };
         let n = blocks_for(c, 0.02, &s);
         assert!(project(c, n, &s) <= 0.02 && project(c, n - 1, &s) > 0.02, "{n}");
         assert!(blocks_for(c, 0.01, &s) > n);
