@@ -19,6 +19,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 REPEATS=${REPEATS:-10}
 REF_TRIALS=${REF_TRIALS:-48}
 SCENARIO=${SCENARIO:-json}
+VARIANT=${VARIANT:-sqlite}
 PAIRS=${PAIRS:-"rust/actix,go/fasthttp go/nethttp,python/werkzeug-uwsgi"}
 OUT="$ROOT/bench/results/coverage-real-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
@@ -27,9 +28,10 @@ bench_binary "$ROOT"
 
 # One run of a pair: its ratio second/first, as a row of rows.csv.
 one() {
-  local kind=$1 repeat=$2 pair=$3 trials=$4 db="$OUT/$kind-$repeat-${pair//[\/,]/_}.db" started
+  local kind=$1 repeat=$2 pair=$3 trials=$4 db started
+  db="$OUT/$kind-$repeat-${pair//[\/,]/_}.db"
   started=$(date +%s)
-  "$BAKEOFF" run --stacks "$pair" --scenarios "$SCENARIO" --trials "$trials" --duration 1s --warmup 1s \
+  "$BAKEOFF" run --stacks "$pair" --scenarios "$SCENARIO" --variants "$VARIANT" --trials "$trials" --duration 1s --warmup 1s \
     --db "$db" --quiet > "$OUT/$kind-$repeat-${pair//[\/,]/_}.log" 2>&1 || true
   "$BAKEOFF" report --db "$db" --format json > "$db.json"
   python3 "$ROOT/bench/coverage_real.py" row "$db.json" "$kind" "$repeat" "$pair" "$SCENARIO" $(( $(date +%s) - started )) >> "$OUT/rows.csv"

@@ -9,7 +9,7 @@ from calibration_summary import binomial_interval
 
 def row(report, kind, repeat, pair, scenario, wall_s):
     """The ratio second / first of `pair` in the report's ranking of `scenario`."""
-    first, second = [s.replace("/", "-") for s in pair.split(",")]
+    first, second = pair.split(",")
     rel = {r["stack"]: r for r in json.load(open(report))["relative"].get(scenario, [])}
     a, b = rel.get(first), rel.get(second)
     if a is None or b is None:
