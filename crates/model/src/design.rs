@@ -47,14 +47,15 @@ impl Allocation {
         let per = f64::from(self.blocks) / f64::from(self.launches.max(1));
         let per = if (per - per.round()).abs() < 1e-9 { format!("{per:.0}") } else { format!("{per:.1}") };
         let from = if self.measured { "measured in the last run of this study" } else { "assumed, no run of this study yet" };
+        let c = self.components;
+        let parts = if self.measured && c.block_df == 0 {
+            format!("±{:.1}% from one launch of one block to the next", 100.0 * c.launch_sd)
+        } else {
+            format!("launch to launch {:.1}%, block to block {:.1}%", 100.0 * c.launch_sd, 100.0 * c.block_sd)
+        };
         format!(
-            "{} launches of {per} block(s): launch to launch {:.1}%, block to block {:.1}% ({from}); a launch costs {:.1} s a cell, \
-             a block {:.1} s",
-            self.launches,
-            100.0 * self.components.launch_sd,
-            100.0 * self.components.block_sd,
-            self.launch_cost_s,
-            self.block_cost_s
+            "{} launches of {per} block(s): {parts} ({from}); a launch costs {:.1} s a cell, a block {:.1} s",
+            self.launches, self.launch_cost_s, self.block_cost_s
         )
     }
 }
@@ -85,5 +86,7 @@ mod tests {
         assert_eq!(Allocation::choose(1, None, 2.0, 1.0).launches, 1);
         assert_eq!(Allocation::choose(2, None, 200.0, 1.0).launches, 2, "an interval over launches needs two");
         assert!(Allocation::choose(8, None, 2.0, 1.25).why().contains("assumed"));
+        let one_a_launch = Components { block_sd: 0.0, launch_sd: 0.08, block_df: 0 };
+        assert!(Allocation::choose(6, Some(one_a_launch), 2.0, 1.25).why().contains("±8.0% from one launch of one block to the next"));
     }
 }
