@@ -123,7 +123,6 @@ pub fn simulate_run(setting: &Setting, rng: &mut SplitMix64) -> SimulatedRun {
             solo_cores: 1.0 + CORES_NOISE * (2.0 * uniform(rng) - 1.0),
             joint_share: has_joint.then(|| equal * (1.0 - deficit) * (1.0 + SHARE_NOISE * (2.0 * uniform(rng) - 1.0))),
             cells: if has_joint { setting.cells } else { 0 },
-            server_cpus: Some(1),
         };
         cell_use.push(used(setting.share_deficit, rng));
         reference_use.push(used(0.0, rng));

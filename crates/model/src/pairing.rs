@@ -39,20 +39,13 @@ pub struct CpuUse {
     pub joint_share: Option<f64>,
     /// Cells in the joint slice.
     pub cells: u32,
-    /// Server CPUs the cells had.
-    pub server_cpus: Option<u32>,
 }
 
 impl CpuUse {
     /// What a block's record says of its cell's CPU use.
     pub fn of(t: &TrialRecord) -> CpuUse {
         let j = t.joint.as_ref();
-        CpuUse {
-            solo_cores: t.server.cpu_percent / 100.0,
-            joint_share: j.and_then(|j| j.cpu_share),
-            cells: j.map_or(0, |j| j.cells),
-            server_cpus: j.and_then(|j| j.server_cpus),
-        }
+        CpuUse { solo_cores: t.server.cpu_percent / 100.0, joint_share: j.and_then(|j| j.cpu_share), cells: j.map_or(0, |j| j.cells) }
     }
 }
 
@@ -251,7 +244,7 @@ mod tests {
     }
 
     fn using(solo_cores: f64, share: f64, blocks: usize) -> Vec<CpuUse> {
-        vec![CpuUse { solo_cores, joint_share: Some(share), cells: 3, server_cpus: Some(1) }; blocks]
+        vec![CpuUse { solo_cores, joint_share: Some(share), cells: 3 }; blocks]
     }
 
     #[test]
@@ -291,7 +284,7 @@ mod tests {
     fn without_two_joint_pairs_or_recorded_shares_the_solo_ones_stand() {
         let solo = pairs(&[0.9, 0.95, 0.92]);
         assert_eq!(choose_pairs(solo.clone(), pairs(&[0.9]), Ok(())).pairs, solo);
-        let unrecorded = vec![CpuUse { solo_cores: 1.0, joint_share: None, cells: 3, server_cpus: None }; 4];
+        let unrecorded = vec![CpuUse { solo_cores: 1.0, joint_share: None, cells: 3 }; 4];
         assert_eq!(joint_rule(&unrecorded, &unrecorded, Metric::RequestsPerSec), Err(SoloBecause::TooFewJointShares));
         // A disagreement is kept for the report where the rule sent the ratio to the solo slices.
         let chosen = choose_pairs(pairs(&[2.0, 2.1, 1.9, 2.05]), pairs(&[1.0, 1.01, 0.99, 1.0]), Err(SoloBecause::TooFewJointShares));

@@ -67,8 +67,6 @@ pub(crate) struct Tally {
     /// The `long_turns` cells whose leaving the joint slice the run has said.
     pub(crate) said_long_turns: BTreeSet<CellKey>,
     pub(crate) trials_done: u32,
-    /// The metric the values are of (the run's ranking metric): the joint/solo rule depends on it.
-    pub(crate) metric: Option<bakeoff_model::summary::Metric>,
 }
 
 impl Tally {
@@ -106,7 +104,7 @@ impl Tally {
             return Some(if own.confidence >= bakeoff_model::robust::CONFIDENCE { own.relative_half_width() } else { f64::INFINITY });
         }
         let widths = ratios.iter().map(|(cell, reference)| {
-            let pairs = self.pairs(cell, reference);
+            let pairs = self.pairs(cell, reference, metric);
             if pairs.len() < 2 {
                 return f64::INFINITY;
             }
@@ -204,7 +202,7 @@ impl Tally {
 
     /// The blocks both cells were measured in, as pairs of their values: their joint slices'
     /// where those agree with their solo ones, as a report pairs them (`choose_pairs`).
-    fn pairs(&self, cell: &CellKey, reference: &CellKey) -> Vec<Pair> {
+    fn pairs(&self, cell: &CellKey, reference: &CellKey, metric: Metric) -> Vec<Pair> {
         let (Some(a), Some(b)) = (self.values.get(cell), self.values.get(reference)) else { return Vec::new() };
         let (mut solo, mut joint, mut uses) = (Vec::new(), Vec::new(), (Vec::new(), Vec::new()));
         for m in a {
@@ -216,7 +214,7 @@ impl Tally {
                 uses.1.extend(r.used);
             }
         }
-        choose_pairs(solo, joint, joint_rule(&uses.0, &uses.1, self.metric.unwrap_or(bakeoff_model::summary::Metric::RequestsPerSec))).pairs
+        choose_pairs(solo, joint, joint_rule(&uses.0, &uses.1, metric)).pairs
     }
 
     /// Notes a slice of `key` that left connections without an answer: its slices need at least
@@ -273,7 +271,6 @@ impl Tally {
         if let Some(step) = record.load.steps.len().checked_sub(1) {
             let joint = record.joint.and_then(|j| j.value(metric));
             let (block, launch, value) = (record.trial, record.launch.unwrap_or(record.trial), metric.of(record, step));
-            self.metric = Some(metric);
             let m = Measured { block, launch, value, joint, used: Some(CpuUse::of(record)) };
             self.values.entry(key.clone()).or_default().push(m);
         }
@@ -360,7 +357,7 @@ mod tests {
         let with_joint_using = |key: &CellKey, share: f64, cores: f64, t: &mut Tally| {
             for (i, m) in t.values.get_mut(key).unwrap().iter_mut().enumerate() {
                 m.joint = Some(share * [50.0, 65.0, 45.0, 62.0, 48.0, 60.0][i]);
-                m.used = Some(CpuUse { solo_cores: cores, joint_share: Some(0.5), cells: 2, server_cpus: Some(1) });
+                m.used = Some(CpuUse { solo_cores: cores, joint_share: Some(0.5), cells: 2 });
             }
         };
         let with_joint = |key: &CellKey, share: f64, t: &mut Tally| with_joint_using(key, share, 1.0, t);
@@ -372,7 +369,11 @@ mod tests {
         let mut far = tally(&[(&a, &[100.0; 6]), (&b, &[80.0, 81.0, 79.0, 80.0, 80.5, 79.5])]);
         with_joint(&a, 1.0, &mut far);
         with_joint_using(&b, 1.0, 0.8, &mut far);
-        assert!(far.pairs(&b, &a).iter().all(|p| p.log_ratio.exp() < 0.82), "the solo pairs: {:?}", far.pairs(&b, &a));
+        assert!(
+            far.pairs(&b, &a, Metric::RequestsPerSec).iter().all(|p| p.log_ratio.exp() < 0.82),
+            "the solo pairs: {:?}",
+            far.pairs(&b, &a, Metric::RequestsPerSec)
+        );
     }
 
     #[test]
