@@ -27,8 +27,9 @@ pub(crate) fn render(view: &ReportView) -> String {
         line(&row);
     }
     // Latency under load: one row per point of each cell's curve, `step_label` "under load 25%"
-    // ("... (knee)" on the knee's row), `target_rate` the offered rate, requests_per_sec the rate
-    // served and p50/p99/p99.9 and CPU per request its medians over trials (no interval).
+    // ("... (knee)" on the median curve's knee), `target_rate` the offered rate, `trials` the
+    // launches behind it, requests_per_sec the rate served and CPU per request their medians (no
+    // interval), p50/p99/p99.9 their medians over launches with their order-statistic intervals.
     for row in under_load_rows(view) {
         line(&row);
     }
@@ -119,21 +120,23 @@ fn under_load_rows(view: &ReportView) -> Vec<Vec<String>> {
     let rest = header().len() - 10 - 3 * Metric::ALL.len();
     let mut rows = Vec::new();
     for c in &u.cells {
-        for p in &c.points {
+        for point in &c.points {
+            let p = &point.median;
             let mut row = key_fields(view, &c.cell);
             let knee = if c.knee == Some(p.fraction) { " (knee)" } else { "" };
             row.extend([String::new(), format!("under load {}{knee}", crate::under_load::percent(p.fraction)), num(p.offered_rps)]);
-            row.push(c.trials.to_string());
+            row.push(c.launches.to_string());
             for m in Metric::ALL {
-                let v = match m {
-                    Metric::RequestsPerSec => p.achieved_rps,
-                    Metric::P50Us => p.p50_us,
-                    Metric::P99Us => p.p99_us,
-                    Metric::P999Us => p.p999_us,
-                    Metric::CpuUsPerRequest => p.cpu_us_per_request().unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                };
-                row.extend([num(v), String::new(), String::new()]);
+                let median = |v: f64| [num(v), String::new(), String::new()];
+                let interval = |e: &bakeoff_model::summary::Estimate| [num(e.median), num(e.ci_low), num(e.ci_high)];
+                row.extend(match m {
+                    Metric::RequestsPerSec => median(p.achieved_rps),
+                    Metric::P50Us => interval(&point.p50),
+                    Metric::P99Us => interval(&point.p99),
+                    Metric::P999Us => interval(&point.p999),
+                    Metric::CpuUsPerRequest => median(p.cpu_us_per_request().unwrap_or(f64::NAN)),
+                    _ => median(f64::NAN),
+                });
             }
             row.extend(std::iter::repeat_n(String::new(), rest));
             rows.push(row);

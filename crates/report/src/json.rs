@@ -52,8 +52,10 @@ struct Document<'a> {
     /// the steps of its median trial); null when the run set no objective.
     slo: Option<&'a crate::slo::SloView>,
     /// Latency under load per cell: `{knee_factor, cells: [{stack, scenario, variant, workers,
-    /// twin, trials, capacity_rps, points: [{fraction, offered_rps, achieved_rps, p50_us, p99_us,
-    /// p999_us, errors, cpu_cores}], knee}]}`, medians over trials; null when the run did not measure it.
+    /// twin, trials, launches, capacity_rps, points: [{fraction, offered_rps, achieved_rps, p50_us,
+    /// p99_us, p999_us, errors, cpu_cores, p50, p99, p999}], knee, knee_range}]}`: medians over
+    /// launches, `p50`/`p99`/`p999` each `{median, ci_low, ci_high, trials (launches), confidence}`,
+    /// `knee_range` `{low, high}` or null when not determined; null when the run did not measure it.
     under_load: Option<&'a crate::under_load::UnderLoadView>,
 }
 

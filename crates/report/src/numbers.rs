@@ -6,14 +6,32 @@ use bakeoff_model::summary::{Estimate, Metric};
 /// A latency in microseconds with a unit that keeps 3 significant digits: "812 µs", "1.23 ms", "2.50 s".
 pub fn latency(us: f64) -> String {
     if !us.is_finite() {
-        "–".into()
-    } else if us < 1_000.0 {
-        format!("{} µs", sig3(us))
-    } else if us < 1_000_000.0 {
-        format!("{} ms", sig3(us / 1_000.0))
-    } else {
-        format!("{} s", sig3(us / 1_000_000.0))
+        return "–".into();
     }
+    let (per, unit) = latency_unit(us);
+    format!("{} {unit}", sig3(us / per))
+}
+
+/// The unit a latency reads in: microseconds per unit, and its name.
+fn latency_unit(us: f64) -> (f64, &'static str) {
+    if us < 1_000.0 {
+        (1.0, "µs")
+    } else if us < 1_000_000.0 {
+        (1_000.0, "ms")
+    } else {
+        (1_000_000.0, "s")
+    }
+}
+
+/// A latency's median with its interval's ends in the median's unit, which need not be symmetric
+/// (a tail over launches rarely is): "3.54 ms (2.90–4.10)"; the median alone without an interval.
+/// The interval's coverage is the table's to state, once.
+pub fn latency_range(e: &Estimate) -> String {
+    if !e.median.is_finite() || e.trials < 2 {
+        return latency(e.median);
+    }
+    let (per, unit) = latency_unit(e.median);
+    format!("{} {unit} ({}–{})", sig3(e.median / per), sig3(e.ci_low / per), sig3(e.ci_high / per))
 }
 
 /// 3 significant digits, no exponent.
@@ -119,6 +137,15 @@ mod tests {
         assert_eq!(latency(45_600.0), "45.6 ms");
         assert_eq!(latency(2_500_000.0), "2.50 s");
         assert_eq!(latency(f64::NAN), "–");
+    }
+
+    #[test]
+    fn a_latency_range_keeps_the_medians_unit() {
+        let e = |median, ci_low, ci_high, trials, confidence| Estimate { median, ci_low, ci_high, trials, confidence };
+        assert_eq!(latency_range(&e(3540.0, 2900.0, 130_000.0, 6, 0.969)), "3.54 ms (2.90–130)");
+        assert_eq!(latency_range(&e(812.0, 700.0, 1500.0, 3, 0.75)), "812 µs (700–1500)");
+        assert_eq!(latency_range(&e(812.0, 812.0, 812.0, 1, 0.0)), "812 µs");
+        assert_eq!(latency_range(&Estimate::NONE), "–");
     }
 
     #[test]

@@ -65,10 +65,14 @@ pub(crate) fn readable(view: &ReportView) -> Vec<(&'static str, String)> {
     }
     if let Some(u) = &s.latency_under_load {
         let shown: Vec<String> = u.fractions.iter().map(|x| format!("{}%", short(x * 100.0))).collect();
-        let rounds = if u.trials == 1 { "the first round".to_string() } else { format!("the first {} rounds", u.trials) };
+        let launches = match u.launches {
+            None => "once a launch".to_string(),
+            Some(1) => "in the first launch".to_string(),
+            Some(n) => format!("once a launch in the first {n}"),
+        };
         rows.push((
             "under load",
-            format!("{} s open-model steps at {} of each cell's capacity, in {rounds}", short(u.step.as_secs_f64()), shown.join(", ")),
+            format!("{} s open-model steps at {} of each cell's capacity, {launches}", short(u.step.as_secs_f64()), shown.join(", ")),
         ));
     }
     rows
@@ -280,10 +284,14 @@ mod tests {
         assert_eq!(rows["precision"], "±5% on capacity (req/s)");
         assert!(rows["schedule"].starts_with("blocks"));
         assert!(!rows.contains_key("SLO") && !rows.contains_key("under load"));
-        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 100.0], std::time::Duration::from_secs(1), 1).unwrap();
+        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 100.0], std::time::Duration::from_secs(1), None).unwrap();
         data.run.settings["load"]["latency_under_load"] = serde_json::to_value(u).unwrap();
         let view = ReportView::new(&data);
         let rows: std::collections::HashMap<_, _> = readable(&view).into_iter().collect();
-        assert_eq!(rows["under load"], "1 s open-model steps at 25%, 100% of each cell's capacity, in the first round");
+        assert_eq!(rows["under load"], "1 s open-model steps at 25%, 100% of each cell's capacity, once a launch");
+        let first = bakeoff_model::slo::UnderLoad::from_percent(&[50.0], std::time::Duration::from_secs(2), Some(1)).unwrap();
+        data.run.settings["load"]["latency_under_load"] = serde_json::to_value(first).unwrap();
+        let rows: std::collections::HashMap<_, _> = readable(&ReportView::new(&data)).into_iter().collect();
+        assert_eq!(rows["under load"], "2 s open-model steps at 50% of each cell's capacity, in the first launch");
     }
 }

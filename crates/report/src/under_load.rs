@@ -1,8 +1,9 @@
 //! Latency under load as every format shows it: per cell, p50/p99/p99.9 at each fraction of its own
-//! measured capacity (median over the trials that measured it) and the knee; text and Markdown a
-//! table of p99 per fraction with the knee, HTML a chart per scenario, JSON and CSV every value.
+//! measured capacity (medians over launches, each with its interval) and the knee with its range;
+//! text and Markdown a table of p99 per fraction with the knee, HTML a chart per scenario with
+//! bands, JSON and CSV every value.
 
-use crate::numbers::{grouped, latency};
+use crate::numbers::{grouped, latency, latency_range};
 use crate::table::{Cell, Table, Tone};
 use bakeoff_model::results::TrialRecord;
 use bakeoff_model::scenario::Scenario;
@@ -40,7 +41,7 @@ impl UnderLoadView {
 
     /// Every fraction any cell measured, rising.
     fn fractions(&self) -> Vec<f64> {
-        let mut f: Vec<f64> = self.cells.iter().flat_map(|c| c.points.iter().map(|p| p.fraction)).collect();
+        let mut f: Vec<f64> = self.cells.iter().flat_map(|c| c.points.iter().map(|p| p.median.fraction)).collect();
         f.sort_by(f64::total_cmp);
         f.dedup();
         f
@@ -48,24 +49,41 @@ impl UnderLoadView {
 
     /// The sentences every human-facing format prints above the table.
     pub fn lines(&self) -> Vec<String> {
-        let trials = self.cells.iter().map(|c| c.trials).max().unwrap_or(0);
+        let launches = self.cells.iter().map(|c| c.launches).max().unwrap_or(0);
         vec![
             format!(
-                "each cell in the open model at fixed fractions of the closed-model req/s its own trial measured; latency from each request's scheduled send time, median over {trials} trial(s)"
+                "each cell in the open model at fixed fractions of the closed-model req/s it measured in the same launch, once a launch; latency from each request's scheduled send time; each percentile the median over {launches} launch(es), in brackets the order statistics that cover the median launch's value ({})",
+                self.coverage()
             ),
             format!(
-                "the knee: the highest fraction at which p99 stays within {}x its value at the lowest fraction; ≥ the top fraction when it never left",
+                "the knee: the highest fraction at which p99 stays within {}x its value at the lowest fraction, given as the range the p99 intervals leave it (one fraction when they settle it, ≥ the top fraction when p99 never left); not determined with fewer than six launches",
                 self.knee_factor
             ),
         ]
     }
 
-    /// The knee as a cell of a table: "75%", "≥100%" when p99 held at every fraction, "–" without one.
+    /// What the brackets cover: "at least 95%", or the lower coverage too few launches allow.
+    fn coverage(&self) -> String {
+        let lowest = self.cells.iter().flat_map(|c| c.points.iter().map(|p| p.p99.confidence)).fold(1.0, f64::min);
+        if lowest >= bakeoff_model::robust::CONFIDENCE {
+            "at least 95%".into()
+        } else if lowest > 0.0 {
+            format!("only {:.0}% with so few launches; six give 95%", 100.0 * lowest)
+        } else {
+            "none with one launch; six give 95%".into()
+        }
+    }
+
+    /// The knee as a cell of a table: "75%", "50–75%", "≥90%" when p99 held at every fraction,
+    /// "not determined (3 launches)" when too few launches measured it, "–" without one.
     pub(crate) fn knee_cell(c: &CellCurve) -> Cell {
-        let top = c.points.last().map(|p| p.fraction);
-        match c.knee {
-            Some(k) if Some(k) == top => Cell::new(format!("≥{}", percent(k)), Tone::Good),
-            Some(k) => Cell::new(percent(k), Tone::Warn),
+        match c.knee_text(percent) {
+            Some((text, true)) => Cell::new(text, Tone::Good),
+            Some((text, false)) => Cell::new(text, Tone::Warn),
+            None if c.knee.is_some() => {
+                let launches = if c.launches == 1 { "1 launch".into() } else { format!("{} launches", c.launches) };
+                Cell::new(format!("not determined ({launches})"), Tone::Warn)
+            }
             None => Cell::from("–"),
         }
     }
@@ -80,9 +98,9 @@ impl UnderLoadView {
         for c in &self.cells {
             let mut row: Vec<Cell> = vec![Cell::from(c.cell.label()), Cell::from(grouped(c.capacity_rps))];
             for f in &fractions {
-                row.push(Cell::from(c.points.iter().find(|p| p.fraction == *f).map_or("–".into(), |p| latency(p.p99_us))));
+                row.push(Cell::from(c.points.iter().find(|p| p.median.fraction == *f).map_or("–".into(), |p| latency_range(&p.p99))));
             }
-            let top = c.points.last();
+            let top = c.points.last().map(|p| &p.median);
             row.push(Cell::from(top.map_or("–".into(), |p| format!("{} / {}", latency(p.p50_us), latency(p.p999_us)))));
             row.push(Cell::from(top.and_then(|p| p.cpu_us_per_request()).map_or("–".into(), crate::numbers::sig3)));
             row.push(Self::knee_cell(c));

@@ -174,7 +174,7 @@ impl Lab<'_> {
         }
         for (k, (((i, _), load), (samples, _))) in planned.iter().zip(loads).zip(metered).enumerate() {
             let r = &mut residents[*i];
-            let under_load = if curves { self.measure_under_load(r.cell, r.addr, r.tree, block, &load) } else { Ok(None) };
+            let under_load = if curves { self.resident_curve(r, launch, &load) } else { Ok(None) };
             r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before[k];
             r.busy_wall_s += wall_s;
             let result = under_load.and_then(|under_load| {

@@ -58,6 +58,8 @@ pub(super) struct Resident<'c, 'a> {
     /// so a trial's `elapsed_s` adds up to what the run spent on the cell.
     overhead_s: f64,
     pub(super) failed: bool,
+    /// Its latency-under-load curve of this launch is measured.
+    pub(super) curve_taken: bool,
 }
 
 impl Lab<'_> {
@@ -266,6 +268,7 @@ impl Lab<'_> {
                         busy_wall_s: 0.0,
                         overhead_s: starting.elapsed().as_secs_f64(),
                         failed: false,
+                        curve_taken: false,
                     });
                 }
                 Err(e) => {

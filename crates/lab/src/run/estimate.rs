@@ -81,16 +81,22 @@ impl RunPlan {
                 .sum(),
             _ => Duration::ZERO,
         };
-        // Latency under load: the first rounds' regular cells, not the A/A twin, a step per fraction.
-        let under_load: Duration = match &s.latency_under_load {
-            Some(u) => {
-                under_load_time(u) * (cells.iter().filter(|c| c.soak.is_none() && !c.key().twin).count() as u32 * u.trials.min(s.trials))
-            }
-            None => Duration::ZERO,
-        };
+        let curved = cells.iter().filter(|c| c.soak.is_none() && !c.key().twin).count() as u32;
+        let under_load = under_load_total(s, curved, trials);
         let joint = joint_time(s, &cells, trials, crate::host::cgroup::equal_shares());
         Ok(regular + joint + verify + soaked + calibration + under_load)
     }
+}
+
+/// Latency under load: once a launch of each of `cells` (regular, not the A/A twin) at `trials`
+/// blocks or trials, a step per fraction.
+fn under_load_total(s: &LoadSettings, cells: u32, trials: u32) -> Duration {
+    let Some(u) = &s.latency_under_load else { return Duration::ZERO };
+    let launches = match s.schedule {
+        bakeoff_model::schedule::Schedule::Trials => trials,
+        _ => crate::run::launches::LaunchPlan::for_blocks(trials, s).launches,
+    };
+    under_load_time(u) * cells * u.launches_of(launches)
 }
 
 /// Under the block schedule, every block of a scenario with two or more cells that can share the
@@ -191,8 +197,16 @@ mod tests {
         let auto = LoadSettings { ramp: Some(RampSetting::Auto), max_throughput: true, ..settings() };
         assert_eq!(estimate(&auto, 1, 0), Duration::from_secs(3 * (2 + 7 * 5 + 1)));
         // Five fractions of 1 s after 0.25 s each.
-        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 50.0, 75.0, 90.0, 100.0], Duration::from_secs(1), 1).unwrap();
+        let u = bakeoff_model::slo::UnderLoad::from_percent(&[25.0, 50.0, 75.0, 90.0, 100.0], Duration::from_secs(1), None).unwrap();
         assert_eq!(under_load_time(&u), Duration::from_millis(6250));
+        // Once a launch: every trial is one under the trials schedule; 6 blocks in 2 launches.
+        let every = LoadSettings { latency_under_load: Some(u.clone()), ..settings() };
+        assert_eq!(under_load_total(&every, 2, 3), Duration::from_millis(2 * 3 * 6250));
+        let blocks = LoadSettings { schedule: Schedule::Blocks, launches: Some(2), ..every.clone() };
+        assert_eq!(under_load_total(&blocks, 2, 6), Duration::from_millis(2 * 2 * 6250));
+        let first = LoadSettings { latency_under_load: Some(bakeoff_model::slo::UnderLoad { launches: Some(1), ..u }), ..every };
+        assert_eq!(under_load_total(&first, 2, 3), Duration::from_millis(2 * 6250));
+        assert_eq!(under_load_total(&settings(), 2, 3), Duration::ZERO);
         // An SLO search may take its whole budget: 8 steps of 0.5 s warm-up + 2 s.
         let slo = LoadSettings { slo: "p99<=10ms".parse().ok(), ..settings() };
         assert_eq!(estimate(&slo, 1, 0), Duration::from_secs(3 * (2 + 5 + 20 + 1)));

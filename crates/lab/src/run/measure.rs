@@ -62,7 +62,8 @@ impl Lab<'_> {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
             _ => None,
         };
-        let under_load = self.measure_under_load(cell, addr, tree, trial, &load)?;
+        // A trial starts its own server: it is its own launch.
+        let under_load = self.measure_under_load(cell, addr, tree, trial.saturating_sub(1), &load)?;
         let died = server.as_mut().and_then(Served::exited);
         let (after, rechecked) = self.after_measuring(cell, trial, label, addr, server.as_mut(), died.is_some());
         if !rechecked.is_empty() {

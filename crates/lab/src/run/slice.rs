@@ -61,7 +61,7 @@ impl Lab<'_> {
         let mut noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
         noise.client_hosts.extend(self.services_host_noise(services_watch));
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
-        let under_load = self.measure_under_load(cell, r.addr, r.tree, block, &load)?;
+        let under_load = self.resident_curve(r, launch, &load)?;
         // What the slice's connections left queued is this server's work: served now, on its own
         // busy time, not in its peers' next slices.
         self.drain(r.tree, load.as_ref().ok());

@@ -1,8 +1,11 @@
-//! Latency under load, measured: after a trial's measurement (or a block's slice), on the same warm
-//! server, one short open-model step at each fraction of the closed-model requests/s that trial
-//! just measured — the capacity is reused, not searched for — with the server tree's CPU per step.
+//! Latency under load, measured: once a launch, after its first trial (or slice) that measured a
+//! closed-model maximum, on the same warm server, one short open-model step at each fraction of
+//! the requests/s it just measured — the capacity is reused, not searched for — with the server
+//! tree's CPU per step. A launch is one value of each percentile; the report's intervals are over
+//! launches.
 
 use crate::error::LabError;
+use crate::run::blocks::Resident;
 use crate::run::cells::Cell;
 use crate::run::hosts::LoadFailure;
 use crate::run::served::Tree;
@@ -15,17 +18,33 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 impl Lab<'_> {
-    /// The trial's curve, when the run asks for one in this round; None for an A/A twin (the same
-    /// stack again), a trial that measured no closed-model maximum, or a cancelled run.
+    /// A resident's curve after one of its slices: once a launch, after the first slice that
+    /// measured a closed-model maximum.
+    pub(super) fn resident_curve(
+        &self,
+        r: &mut Resident<'_, '_>,
+        launch: u32,
+        load: &Result<LoadReport, LoadFailure>,
+    ) -> Result<Option<LoadCurve>, LabError> {
+        if r.curve_taken {
+            return Ok(None);
+        }
+        let curve = self.measure_under_load(r.cell, r.addr, r.tree, launch, load)?;
+        r.curve_taken = curve.is_some();
+        Ok(curve)
+    }
+
+    /// The curve of `launch` (from 0), when the run asks for one in it; None for an A/A twin (the
+    /// same stack again), a load that measured no closed-model maximum, or a cancelled run.
     pub(crate) fn measure_under_load(
         &self,
         cell: &Cell<'_>,
         addr: SocketAddr,
         tree: Tree,
-        trial: u32,
+        launch: u32,
         load: &Result<LoadReport, LoadFailure>,
     ) -> Result<Option<LoadCurve>, LabError> {
-        let Some(u) = self.settings.latency_under_load.as_ref().filter(|u| u.measures(trial) && !cell.key().twin) else {
+        let Some(u) = self.settings.latency_under_load.as_ref().filter(|u| u.measures(launch) && !cell.key().twin) else {
             return Ok(None);
         };
         let Some(capacity) = load.as_ref().ok().and_then(closed_max) else { return Ok(None) };

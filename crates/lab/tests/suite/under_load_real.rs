@@ -1,7 +1,7 @@
 //! Latency under load against a real server: the burn fixture (a threaded stdlib server spinning
 //! BURN_US of CPU per request) measured once per schedule with `latency_under_load`; the curve's
-//! steps are scaled from the trial's own closed-model maximum, only the first round measures it,
-//! and overload shows in the tail.
+//! steps are scaled from the trial's own closed-model maximum, once a launch (in its first slice)
+//! or in the first launches the option names, and overload shows in the tail.
 
 use crate::common;
 
@@ -13,17 +13,17 @@ use bakeoff_model::slo::{LoadCurve, UnderLoad};
 use bakeoff_model::study::WorkerCounts;
 use std::time::Duration;
 
-/// The burn fixture at `BURN_US=400` under `schedule` for `rounds` rounds, with a curve at 25%,
-/// 50%, 100% and 150% of capacity in the first round.
-fn measure(schedule: Schedule, rounds: u32, id: &str) -> Vec<TrialRecord> {
+/// The burn fixture at `BURN_US=400` under `schedule` for `rounds` rounds (in `launches` when
+/// blocks), with a curve at 25%, 50%, 100% and 150% of capacity in the first `curves` launches.
+fn measure(schedule: Schedule, (rounds, launches): (u32, Option<u32>), curves: Option<u32>, id: &str) -> Vec<TrialRecord> {
     let burn = common::burn_stack(400);
     let scratch = common::Scratch::new(id);
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let s = lab.settings_mut();
-    (s.schedule, s.trials) = (schedule, rounds);
-    s.latency_under_load = Some(UnderLoad::from_percent(&[25.0, 50.0, 100.0, 150.0], Duration::from_millis(800), 1).unwrap());
+    (s.schedule, s.trials, s.launches) = (schedule, rounds, launches);
+    s.latency_under_load = Some(UnderLoad::from_percent(&[25.0, 50.0, 100.0, 150.0], Duration::from_millis(800), curves).unwrap());
     let cells: Vec<Cell<'_>> = plan(&[&burn], Some(&[Scenario::Hello]), None, &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info(id), &cells).unwrap();
     drop(lab);
@@ -59,14 +59,21 @@ fn check(trial: &TrialRecord, curve: &LoadCurve) {
 }
 
 #[test]
-fn a_curve_in_the_first_round_of_either_schedule() {
-    let trials = measure(Schedule::Trials, 1, "under-load-trials");
-    let t = &trials[0];
-    check(t, t.under_load.as_ref().expect("the trial carries its curve"));
+fn a_curve_once_a_launch_of_either_schedule() {
+    // Trials: each its own launch; the option limits the curves to the first.
+    let trials = measure(Schedule::Trials, (2, None), Some(1), "under-load-trials");
+    let first = trials.iter().find(|t| t.trial == 1).unwrap();
+    check(first, first.under_load.as_ref().expect("the first trial carries its curve"));
+    assert!(trials.iter().find(|t| t.trial == 2).unwrap().under_load.is_none(), "only the first launch measures it");
 
-    let blocks = measure(Schedule::Blocks, 2, "under-load-blocks");
-    assert_eq!(blocks.len(), 2, "two blocks");
-    let first = blocks.iter().find(|t| t.trial == 1).unwrap();
-    check(first, first.under_load.as_ref().expect("block 1 carries the curve"));
-    assert!(blocks.iter().find(|t| t.trial == 2).unwrap().under_load.is_none(), "only the first round measures it");
+    // Blocks: 3 blocks in 2 launches (blocks 1-2, then 3); every launch measures once, in its
+    // first slice.
+    let blocks = measure(Schedule::Blocks, (3, Some(2)), None, "under-load-blocks");
+    assert_eq!(blocks.len(), 3, "three blocks");
+    let mut curved: Vec<(u32, Option<u32>)> = blocks.iter().filter(|t| t.under_load.is_some()).map(|t| (t.trial, t.launch)).collect();
+    curved.sort();
+    assert_eq!(curved, [(1, Some(0)), (3, Some(1))], "the first slice of each launch");
+    for t in blocks.iter().filter(|t| t.under_load.is_some()) {
+        check(t, t.under_load.as_ref().unwrap());
+    }
 }

@@ -1,15 +1,18 @@
 //! A latency objective (`p99<=10ms`, errors below 0.1%) and SLO capacity: the highest open-model
 //! rate whose corrected latency (counted from each request's scheduled send time) meets it, found by
 //! a bounded search (`search`) and summarised per cell over trials (`summary`); and latency under
-//! load, at fixed fractions of the capacity a trial measured (`under_load`).
+//! load, at fixed fractions of the capacity a launch measured (`under_load`), summarised over
+//! launches with intervals and the knee's range (`curve`).
 
+mod curve;
 mod search;
 mod summary;
 mod under_load;
 
+pub use curve::{knee, knee_range, summarize_curves, CellCurve, CurvePoint, KneeRange, KNEE_FACTOR};
 pub use search::{search, SearchBudget, SloSearch, SloStep, StepMiss, FIRST_FRACTION};
 pub use summary::{summarize_slo, CellSlo};
-pub use under_load::{knee, summarize_curves, CellCurve, LoadCurve, LoadPoint, UnderLoad, UnderLoadOption, KNEE_FACTOR, MAX_FRACTION};
+pub use under_load::{LoadCurve, LoadPoint, UnderLoad, UnderLoadOption, MAX_FRACTION};
 
 use crate::metric::Metric;
 use bakeoff_load::LatencyStats;

@@ -81,9 +81,12 @@ fn an_slo_key_is_an_objective_or_says_how_to_write_one() {
 fn latency_under_load_reads_percentages_and_refuses_what_it_cannot_measure() {
     let study = load(&format!("{HEAD}latency_under_load = {{ percent = [25, 50, 75, 90, 100], step = \"1s\" }}\n")).unwrap();
     let u = study.latency_under_load().unwrap();
-    assert_eq!((u.fractions, u.step, u.trials), (vec![0.25, 0.5, 0.75, 0.9, 1.0], std::time::Duration::from_secs(1), 1));
-    let default_step = load(&format!("{HEAD}latency_under_load = {{ percent = [50], trials = 2 }}\n")).unwrap();
-    assert_eq!(default_step.latency_under_load().map(|u| (u.step, u.trials)), Some((crate::slo::SearchBudget::default().step_duration, 2)));
+    assert_eq!((u.fractions, u.step, u.launches), (vec![0.25, 0.5, 0.75, 0.9, 1.0], std::time::Duration::from_secs(1), None));
+    let default_step = load(&format!("{HEAD}latency_under_load = {{ percent = [50], launches = 2 }}\n")).unwrap();
+    assert_eq!(
+        default_step.latency_under_load().map(|u| (u.step, u.launches)),
+        Some((crate::slo::SearchBudget::default().step_duration, Some(2)))
+    );
     for (bad, says) in [("[50, 25]", "must rise"), ("[0]", "between 0 and 150%"), ("[]", "no fractions")] {
         let e = load(&format!("{HEAD}latency_under_load = {{ percent = {bad} }}\n")).unwrap_err().to_string();
         assert!(e.contains("`latency_under_load`") && e.contains(says) && e.contains("hint"), "{bad}: {e}");

@@ -161,12 +161,14 @@ pub struct Series {
     pub dashed: bool,
     /// Hidden from the legend (e.g. fitted lines already named by their data line).
     pub in_legend: bool,
+    /// An interval around the line, shaded in its colour: (x, low, high) per point; empty for none.
+    pub band: Vec<(f64, f64, f64)>,
 }
 
 impl Series {
     /// A solid line, named in the legend: what most charts draw.
     pub fn line(name: String, colour: usize, points: Vec<(f64, f64)>) -> Series {
-        Series { name, colour, points, dashed: false, in_legend: true }
+        Series { name, colour, points, dashed: false, in_legend: true, band: Vec::new() }
     }
 
     /// The same line, dashed (an objective, a second axis).
@@ -304,6 +306,9 @@ fn extent(series: &[Series], f: impl Fn(&(f64, f64)) -> f64, positive: bool) -> 
 fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
     let (xl, xh) = extent(series, |p| p.0, axes.x != Scale::Linear);
     let (yl, yh) = extent(series, |p| p.1, axes.y != Scale::Linear);
+    // A band reaches past its line: the axis holds it too.
+    let ends = series.iter().flat_map(|s| s.band.iter().flat_map(|b| [b.1, b.2]));
+    let (yl, yh) = ends.filter(|v| v.is_finite() && (axes.y == Scale::Linear || *v > 0.0)).fold((yl, yh), |(a, b), v| (a.min(v), b.max(v)));
     let (xl, xh) = if xl.is_finite() { (xl, xh) } else { (1.0, 2.0) };
     let (yl, yh) = if yl.is_finite() { (yl, yh) } else { (1.0, 2.0) };
     let (x0, x1, xticks) = axes.x.range_and_ticks(xl, xh);
@@ -313,6 +318,13 @@ fn draw_lines(svg: &mut String, axes: &Axes, series: &[Series]) -> Res<()> {
     let xlabel = |v: &f64| (axes.x_fmt)(axes.x.value_at(*v));
     let ylabel = |v: &f64| (axes.y_fmt)(axes.y.value_at(*v));
     draw_grid(&mut chart, (&xlabel, axes.x_desc), (&ylabel, axes.y_desc))?;
+    // Bands first, under every line.
+    for s in series.iter().filter(|s| !s.band.is_empty()) {
+        let finite = s.band.iter().filter(|b| b.0.is_finite() && b.1.is_finite() && b.2.is_finite());
+        let to = |x: f64, y: f64| (axes.x.to_axis(x), axes.y.to_axis(y));
+        let outline: Vec<(f64, f64)> = finite.clone().map(|b| to(b.0, b.2)).chain(finite.rev().map(|b| to(b.0, b.1))).collect();
+        chart.draw_series(std::iter::once(Polygon::new(outline, colour(s.colour).mix(0.18).filled())))?;
+    }
     for s in series {
         let pts: Vec<(f64, f64)> =
             s.points.iter().filter(|p| p.0.is_finite() && p.1.is_finite()).map(|&(x, y)| (axes.x.to_axis(x), axes.y.to_axis(y))).collect();

@@ -154,7 +154,7 @@ fn memory_chart(out: &mut String, view: &ReportView, sv: &ScenarioView) {
         mem.push(Series::line(format!("{}{}", c.cell.label(), slope.unwrap_or_default()), colour, m.points.clone()));
         if let (Some(f), Some(first), Some(last)) = (m.fit, m.points.first(), m.points.last()) {
             let line = vec![(first.0, f.intercept + f.slope * first.0), (last.0, f.intercept + f.slope * last.0)];
-            mem.push(Series { name: String::new(), colour, points: line, dashed: true, in_legend: false });
+            mem.push(Series { name: String::new(), colour, points: line, dashed: true, in_legend: false, band: Vec::new() });
         }
     }
     if !mem.is_empty() {

@@ -47,8 +47,9 @@ pub fn run_data() -> RunData {
                 let leak = if *stack == "go-fasthttp" && *scenario == "json" { 6.0 } else { 0.0 };
                 let mut t = with_usage(trial(stack, scenario, n, &[(None, h)]), seed, *rss, leak, 0.6);
                 t.slo = Some(slo_search(mean_us * (3.0 + tail), t.load.steps[0].requests_per_sec));
-                // Latency under load in the first round only, as a study asks by default.
-                if n == 1 && *scenario != "products" {
+                // Latency under load once a launch (each round starts its servers), as a study asks
+                // by default.
+                if *scenario != "products" {
                     t.under_load = Some(under_load_curve(mean_us * (3.0 + tail), t.load.steps[0].requests_per_sec, 0.4 * tail * tail));
                 }
                 if leak > 0.0 {
@@ -245,7 +246,7 @@ fn run_info() -> RunInfo {
                                      "load": {"trials": 3, "rank_by": "capacity", "precision": 0.05, "budget": 600.0,
                                               "server_cpus": [0, 1], "client_cpus": [2, 3], "proxy_placement": "own-cpu", "slo": slo_objective(),
                                               "slo_budget": bakeoff_model::slo::SearchBudget::default(),
-                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0, "trials": 1},
+                                              "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0},
                                               "scenario_files": [{"name": "shop", "text_hash": "5d1c0ffee5d1c0ff", "text": shop::SHOP_TEXT}]},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
                                      "study": {"claims": [
