@@ -32,7 +32,7 @@ fn slo_objective(s: &str) -> Result<Slo, String> {
 }
 
 fn cpus(s: &str) -> Result<CpuList, String> {
-    bakeoff_lab::host::machine::parse_cpu_list(s).map(CpuList)
+    bakeoff_lab::machine::provenance::parse_cpu_list(s).map(CpuList)
 }
 
 #[derive(Parser)]
@@ -321,8 +321,8 @@ pub struct RunHostArgs {
 
 impl RunHostArgs {
     /// How the lab reaches the agents: this build, started from `--agent-bin` or this binary's path.
-    pub fn access(&self) -> std::io::Result<bakeoff_lab::run::hosts::HostAccess> {
-        Ok(bakeoff_lab::run::hosts::HostAccess { options: self.agent.session_options()?, identity: bakeoff_cli::identity() })
+    pub fn access(&self) -> std::io::Result<bakeoff_lab::run::roles::HostAccess> {
+        Ok(bakeoff_lab::run::roles::HostAccess { options: self.agent.session_options()?, identity: bakeoff_cli::identity() })
     }
 }
 
@@ -342,12 +342,12 @@ pub struct AgentArgs {
 
 impl AgentArgs {
     /// The agents started from `--agent-bin` (or this binary's path), over ssh as the flags say.
-    pub fn session_options(&self) -> std::io::Result<bakeoff_lab::hosts::session::SessionOptions> {
+    pub fn session_options(&self) -> std::io::Result<bakeoff_lab::remote::session::SessionOptions> {
         let bin = match &self.agent_bin {
             Some(b) => b.clone(),
             None => std::env::current_exe()?,
         };
-        let mut options = bakeoff_lab::hosts::session::SessionOptions::new(bin);
+        let mut options = bakeoff_lab::remote::session::SessionOptions::new(bin);
         options.ssh_identity = self.ssh_identity.clone();
         options.ssh_known_hosts = self.ssh_known_hosts.clone();
         Ok(options)

@@ -6,7 +6,7 @@
 
 pub mod load;
 
-use bakeoff_lab::hosts::protocol::Identity;
+use bakeoff_lab::remote::protocol::Identity;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -7,9 +7,9 @@
 
 pub mod contract;
 pub mod error;
-pub mod host;
-pub mod hosts;
 mod install;
+pub mod machine;
+pub mod remote;
 pub mod run;
 pub mod services;
 pub mod stacks;

@@ -48,6 +48,40 @@ pub struct PrecisionView {
     pub components: Option<bakeoff_model::paired::Components>,
     /// Launches of the servers the run's blocks came from (the most of any cell).
     pub launches: u32,
+    /// The figure of merit P of the ranked ratios (the 95% half-width in percent times the square
+    /// root of the minutes both cells were measured): the median and the widest, with its pair;
+    /// None without a paired ratio.
+    pub merit: Option<Merit>,
+}
+
+/// P over the ranked ratios of a run: what its pairs of different servers resolve per minute.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Merit {
+    /// Ratios it is over.
+    pub ratios: usize,
+    /// The median P.
+    pub median: f64,
+    /// The largest P, and the pair's label.
+    pub max: f64,
+    pub max_pair: String,
+}
+
+/// P of each ranked paired ratio: its half-width (%) × √(the minutes its two cells' trials took).
+fn merit(scenarios: &[ScenarioView], trials: &[TrialRecord]) -> Option<Merit> {
+    let minutes =
+        |cell: &CellKey| trials.iter().filter(|t| &t.cell == cell).map(|t| t.elapsed_s).filter(|s| s.is_finite()).sum::<f64>() / 60.0;
+    let mut each: Vec<(f64, String)> = Vec::new();
+    for sv in scenarios {
+        let Some(best) = sv.relative.iter().find(|r| r.fastest) else { continue };
+        for r in sv.relative.iter().filter(|r| r.paired.is_some() && !r.fastest && !r.cell.twin) {
+            let p = 100.0 * r.relative_half_width() * (minutes(&r.cell) + minutes(&best.cell)).sqrt();
+            each.push((p, format!("{} / {}", r.cell.label(), best.cell.label())));
+        }
+    }
+    each.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (max, max_pair) = each.last().cloned()?;
+    let median = bakeoff_model::robust::median_of(&each.iter().map(|e| e.0).collect::<Vec<_>>());
+    Some(Merit { ratios: each.len(), median, max, max_pair })
 }
 
 /// None when the run set no precision target.
@@ -117,6 +151,7 @@ pub fn precision_view(
         total_seconds: secs(&mut trials.iter()),
         components: crate::scenario::ranked_components(scenarios),
         launches: trials.iter().filter_map(|t| t.launch).max().map_or(0, |l| l + 1),
+        merit: if any_paired { merit(scenarios, trials) } else { None },
     })
 }
 
@@ -147,6 +182,12 @@ impl PrecisionView {
                 "the ranked ratios vary {parts} (sd of the log ratio, the largest over the pairs), over {} launches: every interval \
                  is Student's t over the launches, and the next run of this study spreads its blocks over launches by these parts",
                 self.launches
+            ));
+        }
+        if let Some(m) = &self.merit {
+            out.push(format!(
+                "figure of merit P (the 95% half-width in % x √ the minutes both cells were measured; lower is better): median {:.1} over {} ranked ratio(s), widest {:.1} ({})",
+                m.median, m.ratios, m.max, m.max_pair
             ));
         }
         for m in &self.missed {

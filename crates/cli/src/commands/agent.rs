@@ -12,7 +12,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     with_toolchains_on_path();
     let input = std::io::BufReader::new(std::io::stdin());
     // A closed output means the controller went away: exiting then is the intended end.
-    let _ = bakeoff_lab::hosts::agent::serve(bakeoff_cli::identity(), input, std::io::stdout().lock());
+    let _ = bakeoff_lab::remote::agent::serve(bakeoff_cli::identity(), input, std::io::stdout().lock());
     Ok(ExitCode::SUCCESS)
 }
 

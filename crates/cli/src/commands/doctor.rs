@@ -6,7 +6,7 @@
 use crate::args::DoctorArgs;
 use crate::context;
 use anyhow::Result;
-use bakeoff_lab::host::doctor::{Advice, CgroupSupport, Governor, HostFacts, IoUring};
+use bakeoff_lab::machine::doctor::{Advice, CgroupSupport, Governor, HostFacts, IoUring};
 use bakeoff_lab::run::noise_probe;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -43,7 +43,7 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
 
 /// Every fact, one per line.
 fn print_facts(f: &HostFacts) {
-    let m = bakeoff_lab::host::machine::machine_info();
+    let m = bakeoff_lab::machine::provenance::machine_info();
     println!("machine   {} cores, {} ({}, kernel {})", f.cores, m.cpu_model, m.os, m.kernel);
     println!("split     {}", split(f));
     println!("governor  {}", governor(f));

@@ -107,7 +107,7 @@ pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Resul
     }
     // The machine's quick facts first (a second of watching its CPUs): what a reader of the
     // results should know before any number, and what to change before measuring.
-    crate::commands::doctor::print_short(&bakeoff_lab::host::doctor::HostFacts::gather(std::time::Duration::from_secs(1)));
+    crate::commands::doctor::print_short(&bakeoff_lab::machine::doctor::HostFacts::gather(std::time::Duration::from_secs(1)));
     let shown = crate::status::Shown::start(args.quiet);
     let done = execute(plan, &mut store, &mut |e| shown.event(e), cancel);
     drop(shown);

@@ -2,7 +2,7 @@
 
 use crate::args::SetupArgs;
 use crate::context;
-use bakeoff_lab::hosts::remote::RemoteServers;
+use bakeoff_lab::remote::servers::RemoteServers;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_model::place::Place;
 use std::path::Path;

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use bakeoff_lab::hosts::clients::MergedRun;
-use bakeoff_lab::hosts::measured::{run_measured, ServerPlacement};
-use bakeoff_lab::hosts::session::SessionOptions;
+use bakeoff_lab::remote::clients::MergedRun;
+use bakeoff_lab::remote::measured::{run_measured, ServerPlacement};
+use bakeoff_lab::remote::session::SessionOptions;
 use bakeoff_load::write_hdr_log;
 use bakeoff_model::place::Place;
 use clap::Args;
@@ -49,7 +49,7 @@ pub struct ClientArgs {
 /// Runs `args` from the clients of `hosts`, prints the merged report. Exit code as `bakeoff load`:
 /// 0 if responses were measured, 1 if none were or a host failed (the server's host during the
 /// load: the load is still printed), 2 for unusable flags.
-pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::hosts::protocol::Identity) -> anyhow::Result<ExitCode> {
+pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::remote::protocol::Identity) -> anyhow::Result<ExitCode> {
     let plan = match args.to_plan() {
         Ok(p) => p,
         Err(e) => {
@@ -58,7 +58,7 @@ pub fn run_clients(args: &LoadArgs, hosts: &ClientArgs, identity: &bakeoff_lab::
         }
     };
     // A load that cannot be split is refused before any host is contacted.
-    if let Err(e) = bakeoff_lab::hosts::clients::split(&plan, hosts.clients.len()) {
+    if let Err(e) = bakeoff_lab::remote::clients::split(&plan, hosts.clients.len()) {
         eprintln!("error: {e}");
         return Ok(ExitCode::from(2));
     }

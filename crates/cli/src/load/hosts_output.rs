@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use bakeoff_lab::host::doctor::Governor;
-use bakeoff_lab::hosts::measured::{HostsReport, PathReport, ServerReport, CEILING_SEND, RTT_CONNECTS};
+use bakeoff_lab::machine::doctor::Governor;
+use bakeoff_lab::remote::measured::{HostsReport, PathReport, ServerReport, CEILING_SEND, RTT_CONNECTS};
 
 use super::output::fmt_bytes;
 
@@ -138,9 +138,9 @@ fn cpu_list(cpus: &[usize]) -> String {
 mod tests {
     use super::*;
 
-    use bakeoff_lab::hosts::measured::{HostReport, Role};
-    use bakeoff_lab::hosts::protocol::{MachineFacts, PathMeasure, ProcessFound, ServerMeasure};
-    use bakeoff_lab::hosts::session::ClockOffset;
+    use bakeoff_lab::remote::measured::{HostReport, Role};
+    use bakeoff_lab::remote::protocol::{MachineFacts, PathMeasure, ProcessFound, ServerMeasure};
+    use bakeoff_lab::remote::session::ClockOffset;
     use bakeoff_model::noise::{CpuSetNoise, TrialNoise};
     use bakeoff_model::results::MachineInfo;
 

@@ -15,12 +15,12 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use bakeoff_lab::hosts::clients::ClientSet;
-use bakeoff_lab::hosts::measured::{run_measured, ServerPlacement};
-use bakeoff_lab::hosts::netns::Topology;
-use bakeoff_lab::hosts::protocol::Identity;
-use bakeoff_lab::hosts::session::{Session, SessionOptions};
-use bakeoff_lab::hosts::HostError;
+use bakeoff_lab::remote::clients::ClientSet;
+use bakeoff_lab::remote::measured::{run_measured, ServerPlacement};
+use bakeoff_lab::remote::netns::Topology;
+use bakeoff_lab::remote::protocol::Identity;
+use bakeoff_lab::remote::session::{Session, SessionOptions};
+use bakeoff_lab::remote::HostError;
 use bakeoff_load::{decode_histogram, Histogram, LoadPlan};
 use bakeoff_model::place::Place;
 use hosts_lab::{bin, gone, no_root, Lab, Nginx};
@@ -122,7 +122,7 @@ fn deck_plan(url: &str) -> LoadPlan {
 
 /// Every kind of the merged step holds the clients' responses and errors summed and exactly the
 /// union of their values; each client ran the deck's checks and mix.
-fn kinds_merge_exactly(run: &bakeoff_lab::hosts::clients::MergedRun) {
+fn kinds_merge_exactly(run: &bakeoff_lab::remote::clients::MergedRun) {
     let merged = &run.merged.report.steps[0].kinds;
     assert_eq!(merged.iter().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
     for (i, kind) in merged.iter().enumerate() {
@@ -142,7 +142,7 @@ fn kinds_merge_exactly(run: &bakeoff_lab::hosts::clients::MergedRun) {
 
 /// Every merged step of `run` is labelled as `labels` says and holds exactly the union of what the
 /// clients recorded in that step, with their requests summed.
-fn steps_merge_exactly(run: &bakeoff_lab::hosts::clients::MergedRun, labels: &[&str]) {
+fn steps_merge_exactly(run: &bakeoff_lab::remote::clients::MergedRun, labels: &[&str]) {
     let merged = &run.merged.report.steps;
     assert_eq!(merged.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(), labels);
     for (i, step) in merged.iter().enumerate() {

@@ -17,10 +17,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use bakeoff_lab::hosts::netns::Topology;
-use bakeoff_lab::hosts::remote::RemoteServers;
-use bakeoff_lab::hosts::session::SessionOptions;
-use bakeoff_lab::hosts::sshd::Sshd;
+use bakeoff_lab::remote::netns::Topology;
+use bakeoff_lab::remote::servers::RemoteServers;
+use bakeoff_lab::remote::session::SessionOptions;
+use bakeoff_lab::remote::sshd::Sshd;
 use hosts_lab::{bin, gone, no_root};
 use serde_json::Value;
 

@@ -13,12 +13,12 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bakeoff_lab::hosts::netns::Topology;
-use bakeoff_lab::hosts::remote::RemoteServers;
-use bakeoff_lab::hosts::session::SessionOptions;
-use bakeoff_lab::hosts::sshd::Sshd;
-use bakeoff_lab::hosts::started::RemoteLaunch;
-use bakeoff_lab::hosts::HostError;
+use bakeoff_lab::remote::netns::Topology;
+use bakeoff_lab::remote::servers::RemoteServers;
+use bakeoff_lab::remote::session::SessionOptions;
+use bakeoff_lab::remote::sshd::Sshd;
+use bakeoff_lab::remote::started::RemoteLaunch;
+use bakeoff_lab::remote::HostError;
 use bakeoff_load::LoadPlan;
 use bakeoff_model::place::Place;
 use hosts_lab::{bin, gone, no_root};

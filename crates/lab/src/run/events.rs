@@ -25,7 +25,7 @@ pub enum Event<'a> {
     /// run with a precision target.
     NoiseFloor {
         /// The floor.
-        floor: &'a crate::run::noise_probe::NoiseFloor,
+        floor: &'a crate::run::schedule::noise_probe::NoiseFloor,
         /// It was measured earlier (within hours) and kept, not measured for this run.
         reused: bool,
     },
@@ -39,7 +39,7 @@ pub enum Event<'a> {
     /// The noise floor could not be measured; the run goes on without an outlook.
     NoiseProbeSkipped(String),
     /// What the run's precision target needs on this machine, and what its budget reaches.
-    PrecisionOutlook(&'a crate::run::noise_probe::Outlook),
+    PrecisionOutlook(&'a crate::run::schedule::noise_probe::Outlook),
     /// The run's measurements are planned: how many trials (slices) in all, and how long the run is
     /// estimated to take from here (verification included), before precision rounds.
     Planned {

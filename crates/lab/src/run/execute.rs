@@ -3,11 +3,11 @@
 //! The one entry point every front end calls to run a study.
 
 use crate::error::LabError;
-use crate::run::cells::Cell;
-use crate::run::estimate::trial_weight;
-use crate::run::hosts::RunHosts;
-use crate::run::plan::RunPlan;
-use crate::run::served::ServerHost;
+use crate::run::cell::served::ServerHost;
+use crate::run::planning::cells::Cell;
+use crate::run::planning::estimate::trial_weight;
+use crate::run::planning::plan::RunPlan;
+use crate::run::roles::RunHosts;
 use crate::run::workspace::{new_run, Workspace};
 use crate::run::{Event, RunOutcome};
 use crate::stacks::manifest::Stack;
@@ -90,7 +90,7 @@ pub fn execute(
 /// about 25 s) and what the target needs there, so a run that cannot reach it says so at its
 /// start, not at its end.
 fn precision_outlook(plan: &RunPlan, hosts: &mut RunHosts, events: &mut dyn FnMut(Event<'_>), cancel: &AtomicBool) -> Result<(), LabError> {
-    use crate::run::noise_probe;
+    use crate::run::schedule::noise_probe;
     let roles = &plan.settings.roles;
     let kept = noise_probe::recent(&plan.root, roles, plan.settings.schedule);
     let reused = kept.is_some();

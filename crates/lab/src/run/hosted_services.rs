@@ -8,9 +8,9 @@ use std::net::IpAddr;
 use bakeoff_model::scenario::ServiceKind;
 
 use crate::error::LabError;
-use crate::hosts::protocol::ServiceLaunch;
+use crate::remote::protocol::ServiceLaunch;
+use crate::run::cell::served::ServerHost;
 use crate::run::runner::Lab;
-use crate::run::served::ServerHost;
 
 impl Lab<'_> {
     /// Starts on `host` each of `kinds` not running yet, and takes each in as the run's service.

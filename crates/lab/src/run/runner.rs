@@ -2,9 +2,9 @@
 //! schedule (`rounds`), which measures them trial by trial (`measure`) on servers it starts
 //! (`start`); every result goes to the sink as soon as it exists. A failing cell never stops the run.
 
-use crate::run::cells::Cell;
 use crate::run::events::Event;
-use crate::run::settings::LoadSettings;
+use crate::run::planning::cells::Cell;
+use crate::run::planning::settings::LoadSettings;
 use crate::services::Services;
 use bakeoff_model::results::{CellKey, ResultSink, RunInfo, VerifyReport};
 use bakeoff_model::scenario::Scenario;
@@ -43,7 +43,7 @@ pub struct Lab<'a> {
     /// When the run began: the clock its budget counts from.
     pub(crate) run_started: Instant,
     /// The client hosts and the servers' network, when the run places them.
-    pub(crate) hosts: crate::run::hosts::RunHosts,
+    pub(crate) hosts: crate::run::roles::RunHosts,
 }
 
 impl<'a> Lab<'a> {
@@ -68,12 +68,12 @@ impl<'a> Lab<'a> {
             cancel,
             services: Services::default(),
             run_started: Instant::now(),
-            hosts: crate::run::hosts::RunHosts::local(),
+            hosts: crate::run::roles::RunHosts::local(),
         }
     }
 
     /// Loads from the client hosts and starts the servers where `hosts` says.
-    pub(crate) fn with_hosts(mut self, hosts: crate::run::hosts::RunHosts) -> Lab<'a> {
+    pub(crate) fn with_hosts(mut self, hosts: crate::run::roles::RunHosts) -> Lab<'a> {
         self.hosts = hosts;
         self
     }
@@ -101,10 +101,10 @@ impl<'a> Lab<'a> {
 
     /// Runs `plan` from the run's clients (this process, or the client hosts, merged).
     /// A lost server host refuses every load after it, and stops the run.
-    pub(crate) fn run_load(&self, plan: &bakeoff_load::LoadPlan) -> Result<bakeoff_load::LoadReport, crate::run::hosts::LoadFailure> {
+    pub(crate) fn run_load(&self, plan: &bakeoff_load::LoadPlan) -> Result<bakeoff_load::LoadReport, crate::run::roles::LoadFailure> {
         if let Some(lost) = self.hosts.server_host.as_ref().and_then(|h| h.lost()) {
             self.cancel.store(true, Ordering::Relaxed);
-            return Err(crate::run::hosts::LoadFailure::Host(lost));
+            return Err(crate::run::roles::LoadFailure::Host(lost));
         }
         self.hosts.load(plan, self.cancel)
     }

@@ -2,7 +2,7 @@
 //! the cells used, and the versions the stack's last setup recorded (on the server host, when the
 //! servers ran there).
 
-use crate::run::cells::Cell;
+use crate::run::planning::cells::Cell;
 use crate::stacks::versions;
 use bakeoff_model::profile::Component;
 use bakeoff_model::profile::WhatRan;

@@ -3,7 +3,7 @@
 
 use crate::contract::fixtures;
 use crate::error::LabError;
-use crate::host::machine::{git_commit, machine_info};
+use crate::machine::provenance::{git_commit, machine_info};
 use crate::run::{Event, Lab, LabDirs};
 use bakeoff_model::results::{ResultSink, RunInfo};
 use std::path::{Path, PathBuf};

@@ -6,8 +6,8 @@
 use super::{launch, service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::contract::verify::LiveData;
 use crate::error::LabError;
-use crate::host::process::free_port;
 use crate::install::run_bounded;
+use crate::machine::process::free_port;
 use crate::stacks::setup::{self, SetupJob};
 use bakeoff_model::scenario::ServiceKind;
 use std::path::{Path, PathBuf};

@@ -9,7 +9,7 @@ mod nginx;
 pub(crate) mod postgres;
 
 use crate::error::LabError;
-use crate::host::process::{Launch, ServerProcess};
+use crate::machine::process::{Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -3,8 +3,8 @@
 
 use super::{service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::error::LabError;
-use crate::host::process::{free_port, Launch, ServerProcess};
 use crate::install::apt_install;
+use crate::machine::process::{free_port, Launch, ServerProcess};
 use bakeoff_model::scenario::ServiceKind;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

@@ -5,8 +5,8 @@
 use super::{launch, service_dir, service_error, ServiceContext, ServiceProcess, StartedService};
 use crate::contract::verify::{FileDatabase, LiveData};
 use crate::error::LabError;
-use crate::host::process::free_port;
 use crate::install::{apt_install, run_bounded};
+use crate::machine::process::free_port;
 use bakeoff_model::scenario::ServiceKind;
 use bakeoff_model::workload::database::{Database, Engine};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! server already running at a loopback URL: verified and measured, never started or stopped.
 
 use crate::error::LabError;
-use crate::host::machine::git_commit;
+use crate::machine::provenance::git_commit;
 use crate::stacks::manifest::{Setup, Stack, StackKind, Unmanaged, Variant};
 use bakeoff_model::scenario::Scenario;
 use serde::Serialize;

@@ -2,7 +2,7 @@
 //! of the declared input files and the commands, so a setup reruns only when its inputs change.
 
 use crate::error::LabError;
-use crate::host::process::log_tail;
+use crate::machine::process::log_tail;
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup_outputs::{self, OUTPUT_FOLDERS};
 use sha2::{Digest, Sha256};
@@ -255,7 +255,7 @@ fn stop_group(child: &mut std::process::Child) {
     // SAFETY: kill(2) on the process group this setup created for its command.
     unsafe { libc::kill(-group, libc::SIGTERM) };
     let until = Instant::now() + Duration::from_secs(3);
-    while crate::host::process::group_alive(group) && Instant::now() < until {
+    while crate::machine::process::group_alive(group) && Instant::now() < until {
         let _ = child.try_wait();
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -10,7 +10,7 @@ use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
 
 fn server_cpus() -> Vec<usize> {
-    bakeoff_lab::host::machine::default_cpu_split().0
+    bakeoff_lab::machine::provenance::default_cpu_split().0
 }
 
 #[test]
@@ -31,7 +31,7 @@ fn postgres_ceiling_from_pgbench() {
     assert_eq!(sink.ceilings, vec![c]);
     let pid = pg.pid();
     drop(services);
-    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "postgres must be stopped");
+    assert!(!bakeoff_lab::machine::process::group_alive(pid as i32), "postgres must be stopped");
 }
 
 #[test]
@@ -62,5 +62,5 @@ fn docstore_ceiling_from_the_java_driver() {
     assert!(c.p99_latency_us.unwrap() > 0.0, "{c:?}");
     let pid = d.pid().unwrap();
     drop(services);
-    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "docstore must be stopped");
+    assert!(!bakeoff_lab::machine::process::group_alive(pid as i32), "docstore must be stopped");
 }

@@ -156,7 +156,7 @@ fn a_double_forked_setsid_child_fails_verification_by_pid_and_command_and_is_kil
     assert_eq!(left.verdict, Verdict::Fail);
     assert!(left.reason.starts_with("pid ") && left.reason.contains("python3 server.py`)"), "{}", left.reason);
     let pid: u32 = left.reason["pid ".len()..].split(' ').next().unwrap().parse().unwrap();
-    assert!(!bakeoff_lab::host::leftovers::alive(pid), "the lab killed pid {pid}");
+    assert!(!bakeoff_lab::machine::leftovers::alive(pid), "the lab killed pid {pid}");
 }
 
 #[test]

@@ -49,7 +49,7 @@ fn nginx_cpus(placement: ProxyPlacement) -> (String, String, String) {
 
 #[test]
 fn own_cpu_puts_nginx_beside_the_load_generator_and_shared_beside_the_proxy() {
-    let (server, client) = bakeoff_lab::host::machine::default_cpu_split();
+    let (server, client) = bakeoff_lab::machine::provenance::default_cpu_split();
     if server == client || server.is_empty() || client.is_empty() {
         eprintln!("one CPU set only: placement cannot differ here");
         return;

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use bakeoff_lab::host::process::{free_port, Launch, ServerProcess};
+use bakeoff_lab::machine::process::{free_port, Launch, ServerProcess};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;

@@ -21,7 +21,7 @@ fn postgres_is_created_seeded_probed_and_stopped() {
     let pid = pg.pid();
     drop(services);
     assert!(
-        !std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::host::process::group_alive(pid as i32),
+        !std::path::Path::new(&format!("/proc/{pid}")).exists() || !bakeoff_lab::machine::process::group_alive(pid as i32),
         "postgres must be stopped"
     );
 }
@@ -39,5 +39,5 @@ fn nginx_serves_generated_bodies_and_is_stopped() {
     assert_eq!(c.get("/other").unwrap().status, 404);
     let pid = nginx.pid();
     drop(services);
-    assert!(!bakeoff_lab::host::process::group_alive(pid as i32), "nginx must be stopped");
+    assert!(!bakeoff_lab::machine::process::group_alive(pid as i32), "nginx must be stopped");
 }

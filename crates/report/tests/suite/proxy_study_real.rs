@@ -60,7 +60,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     )
     .unwrap();
     assert_eq!(cells.len(), 3);
-    let run = RunInfo::starting_now("proxy-test", "test", bakeoff_lab::host::machine::machine_info(), serde_json::json!({}));
+    let run = RunInfo::starting_now("proxy-test", "test", bakeoff_lab::machine::provenance::machine_info(), serde_json::json!({}));
     let outcome = lab.run(&run, &cells).unwrap();
     drop(lab);
     let _ = std::fs::remove_dir_all(&scratch);

@@ -6,9 +6,9 @@ use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use bakeoff_lab::hosts::netns::{can_build, Topology};
-use bakeoff_lab::hosts::session::SessionOptions;
-use bakeoff_lab::hosts::sshd::Sshd;
+use bakeoff_lab::remote::netns::{can_build, Topology};
+use bakeoff_lab::remote::session::SessionOptions;
+use bakeoff_lab::remote::sshd::Sshd;
 use bakeoff_model::place::Place;
 
 pub const PORT: u16 = 8080;

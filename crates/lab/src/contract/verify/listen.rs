@@ -3,7 +3,7 @@
 //! host of its own), so a benchmark never opens a port to every network.
 
 use super::{fail, Checks};
-use crate::host::sockets::{is_loopback, listeners_seen_by};
+use crate::machine::sockets::{is_loopback, listeners_seen_by};
 use bakeoff_model::results::CheckScope;
 use std::net::{IpAddr, SocketAddr};
 

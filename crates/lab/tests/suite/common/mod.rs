@@ -122,5 +122,5 @@ pub fn measure_rechecked(
 
 /// A run record for a test run named `id`, on this machine.
 pub fn run_info(id: &str) -> RunInfo {
-    RunInfo::starting_now(id, "test", bakeoff_lab::host::machine::machine_info(), serde_json::json!({}))
+    RunInfo::starting_now(id, "test", bakeoff_lab::machine::provenance::machine_info(), serde_json::json!({}))
 }

@@ -4,7 +4,7 @@
 
 use super::{Requests, Target};
 use crate::contract::verify::ServerTree;
-use crate::host::cpu_meter::CpuReading;
+use crate::machine::cpu_meter::CpuReading;
 use bakeoff_load::ErrorCounts;
 use bakeoff_model::results::Verdict;
 use std::time::Duration;

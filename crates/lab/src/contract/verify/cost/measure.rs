@@ -5,7 +5,7 @@
 use super::burst::{burst, probe_setup, settled_cpu, warm_up, BurstError, Cost, Setup};
 use super::{Pair, Requests, Target};
 use crate::contract::verify::ServerTree;
-use crate::host::cpu_meter::CpuReading;
+use crate::machine::cpu_meter::CpuReading;
 use std::time::Duration;
 
 /// Unmeasured load on both routes of a judged pair before its bursts; the two calibration bursts

@@ -1,7 +1,7 @@
 //! Proof of work by CPU cost: a request that asks for more work must cost the server more CPU.
 //! For each pair (heavy, light) the load generator sends short, time-bounded bursts of each,
 //! alternated (light, heavy, light, heavy, ...), while the server's process tree CPU time is read
-//! before and after each with the precise meter (host::cpu_meter: nanosecond process clocks, so a
+//! before and after each with the precise meter (machine::cpu_meter: nanosecond process clocks, so a
 //! burst needs 20 ms of server CPU, not the 100 ms that 10 ms clock ticks would); the median of
 //! the five ratios of CPU per request must exceed what every honest stack exceeds by a wide margin
 //! (docs/scenarios.md, "Proof of work"). Pairs measured but not judged by cost get one heavy burst.
