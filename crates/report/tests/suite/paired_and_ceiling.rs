@@ -167,10 +167,19 @@ fn a_precision_target_is_judged_on_the_paired_ratios_of_a_block_run() {
     for (i, t) in wander.iter_mut().filter(|t| t.cell.stack == "b").enumerate() {
         t.load.steps[0].requests_per_sec *= [1.0, 1.2, 0.85, 1.15, 0.9, 1.1][i];
     }
-    let mut d = data(wander);
+    let mut d = data(wander.clone());
     d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6, "precision": 0.05, "schedule": "blocks" } });
     let text = render(&d, Format::Text);
     assert!(text.contains("missed: b hello w2 / a hello w2 reached ±"), "{text}");
+    // P of the pair: its half-width in percent x √ the minutes both cells' slices took.
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let b = json["relative"]["hello"].as_array().unwrap().iter().find(|r| r["stack"] == "b").unwrap().clone();
+    let half = (b["high"].as_f64().unwrap() - b["low"].as_f64().unwrap()) / 2.0 / b["ratio"].as_f64().unwrap();
+    let minutes = wander.iter().map(|t| t.elapsed_s).sum::<f64>() / 60.0;
+    let merit = &json["precision"]["merit"];
+    assert!((merit["max"].as_f64().unwrap() - 100.0 * half * minutes.sqrt()).abs() < 1e-9, "{merit}");
+    assert_eq!((merit["ratios"].as_u64(), merit["max_pair"].as_str()), (Some(1), Some("b hello w2 / a hello w2")));
+    assert!(text.contains(&format!("figure of merit P (the 95% half-width in % x √ the minutes both cells were measured; lower is better): median {:.1} over 1 ranked ratio(s)", merit["median"].as_f64().unwrap())), "{text}");
 }
 
 #[test]
