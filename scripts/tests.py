@@ -35,7 +35,8 @@ def listing():
 
 
 def package_name(m):
-    """The package's name: the id's `#name@version` part, or the manifest's `name`."""
+    """The package's name: the id's `#name@version` part; cargo writes `#version` alone when the
+    name is the manifest folder's, so that folder's name then."""
     pid = m["package_id"]
     if "#" in pid:
         tail = pid.split("#", 1)[1]
