@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bakeoff-load vs wrk against one nginx worker on loopback.
+# bakeoff-load vs wrk against one nginx worker on loopback, in plain HTTP/1.1 or over TLS 1.3.
 #
 # nginx is pinned to CPU 0, the client to CPU 1, one client thread. For
 # connections 16, 64, 256 (and a 16-deep pipeline at 64) each round runs wrk and
@@ -14,6 +14,10 @@
 #
 #   bench/load-vs-wrk.sh           # 9 rounds x 4 s per client and config (~6 min)
 #   bench/load-vs-wrk.sh --quick   # 1 round x 2 s (no intervals)
+#   bench/load-vs-wrk.sh --tls     # https: nginx with a P-256 certificate, TLS 1.3, both clients
+#                                  # unverifying; connections 16, 64, 256 and a new connection
+#                                  # per request at 16 (wrk: Connection: close; bakeoff: --close,
+#                                  # both resuming sessions as they do by default)
 #   ROUNDS=15 DUR=5 bench/load-vs-wrk.sh
 #   LOAD_BIN=/path/bakeoff-load bench/load-vs-wrk.sh   # skip the cargo build
 set -euo pipefail
@@ -23,11 +27,14 @@ set -euo pipefail
 # longer ones, narrow the interval.
 ROUNDS=${ROUNDS:-9}
 DUR=${DUR:-4}
-case "${1:-}" in
-  --quick) ROUNDS=1; DUR=2 ;;
-  "") ;;
-  *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
-esac
+TLS=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) ROUNDS=1; DUR=2 ;;
+    --tls) TLS=1 ;;
+    *) echo "usage: $0 [--quick] [--tls]" >&2; exit 2 ;;
+  esac
+done
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 HERE="$ROOT/bench/load"
@@ -66,7 +73,11 @@ fi
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 . "$ROOT/bench/load/nginx.sh"
-start_nginx load-vs-wrk "$SCPU"
+if ((TLS)); then
+  start_nginx load-vs-wrk "$SCPU" tls
+else
+  start_nginx load-vs-wrk "$SCPU"
+fi
 
 # run NAME CONNS EXTRA... -> prints "rps requests cpu_s rss_kb"
 run() {
@@ -84,7 +95,8 @@ run() {
   echo "$rps $reqs $(python3 -c "print($u+$s)") $m"
 }
 
-OUT="$ROOT/bench/results/load-vs-wrk-$(date -u +%Y%m%dT%H%M%SZ)"
+suffix=""; ((TLS)) && suffix=-tls
+OUT="$ROOT/bench/results/load-vs-wrk$suffix-$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$OUT"
 RAW="$OUT/rounds.txt"
 SUMMARY="$OUT/summary.txt"
@@ -106,8 +118,8 @@ bench_config() {
 
 {
   provenance load-vs-wrk "$ROOT"
-  echo "# rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU"
-  echo "# $("$NGINX" -v 2>&1), $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2)"
+  echo "# rounds=$ROUNDS duration=${DUR}s server_cpu=$SCPU client_cpu=$CCPU url=$URL"
+  echo "# $("$NGINX" -v 2>&1), $(wrk -v 2>&1 | head -n1 | cut -d' ' -f1-2)$( ((TLS)) && echo ", $(openssl version)" || true)"
 } >"$SUMMARY"
 {
   cat "$SUMMARY"
@@ -116,7 +128,11 @@ bench_config() {
 for c in 16 64 256; do
   bench_config "c=$c" "$c" "" ""
 done
-bench_config "c=64,pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
+if ((TLS)); then
+  bench_config "c=16,close" 16 "-H Connection:close" "--close"
+else
+  bench_config "c=64,pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
+fi
 python3 "$HERE/compare.py" "$RAW" | tee -a "$SUMMARY"
 
 read -r _ _ _ wrss < <(run wrk 1000 2)

@@ -2,22 +2,28 @@
 # port, pinned to one CPU, in a throwaway folder; stopped by its PID, and the folder removed, when
 # the script exits.
 #
-#   start_nginx NAME CPU   # sets TMP (the folder), NGINX_PID, PORT and URL (http://127.0.0.1:PORT/)
+#   start_nginx NAME CPU         # sets TMP (the folder), NGINX_PID, PORT and URL (http://127.0.0.1:PORT/)
+#   start_nginx NAME CPU tls     # the same over TLS (nginx-tls.conf.in): URL is https://…, and
+#                                # TMP/ca.pem the authority that signed its P-256 certificate
 
 start_nginx() {
-  local name=$1 cpu=$2 here
+  local name=$1 cpu=$2 mode=${3:-plain} here scheme=http conf=nginx.conf.in
   here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
   NGINX="${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}"
   TMP="$(mktemp -d "/tmp/$name.XXXXXX")"
   mkdir -p "$TMP"/{body,proxy,fastcgi,uwsgi,scgi}
   NGINX_PID=""
   trap stop_nginx EXIT INT TERM
+  if [ "$mode" = tls ]; then
+    scheme=https conf=nginx-tls.conf.in
+    make_certificate "$TMP"
+  fi
   PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$here/nginx.conf.in" >"$TMP/nginx.conf"
+  sed -e "s#@DIR@#$TMP#g" -e "s#@PORT@#$PORT#g" "$here/$conf" >"$TMP/nginx.conf"
   taskset -c "$cpu" "$NGINX" -p "$TMP" -c "$TMP/nginx.conf" -g 'daemon off;' &
   NGINX_PID=$!
-  URL="http://127.0.0.1:$PORT/"
-  local hello="import sys, urllib.request; sys.exit(b'Hello World!' not in urllib.request.urlopen('$URL').read())"
+  URL="$scheme://127.0.0.1:$PORT/"
+  local hello="import ssl, sys, urllib.request; sys.exit(b'Hello World!' not in urllib.request.urlopen('$URL', context=ssl._create_unverified_context()).read())"
   for _ in $(seq 50); do
     python3 -c "$hello" 2>/dev/null && return 0
     sleep 0.1
@@ -25,6 +31,18 @@ start_nginx() {
   echo "nginx did not come up" >&2
   cat "$TMP/error.log" >&2
   exit 1
+}
+
+# DIR/ca.pem: a P-256 authority; DIR/server.pem and server-key.pem: its certificate for 127.0.0.1.
+make_certificate() {
+  local dir=$1
+  (
+    cd "$dir"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout ca-key.pem -out ca.pem -days 2 -subj /CN=bench-ca
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout server-key.pem -out server.csr -subj /CN=127.0.0.1
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' >server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial -out server.pem -days 2 -extfile server.ext
+  ) >/dev/null 2>&1
 }
 
 stop_nginx() {

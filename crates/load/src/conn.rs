@@ -12,6 +12,8 @@ pub enum ConnState {
     /// No socket; (re)connect at `retry_at`.
     Idle,
     Connecting,
+    /// Connected; the TLS handshake under way (TLS plans only).
+    Handshaking,
     Open,
 }
 
@@ -43,11 +45,15 @@ pub struct Conn {
     pub wbuf: Vec<u8>,
     pub woff: usize,
     pub parser: ResponseParser,
+    /// The TLS session of the current socket (TLS plans only): ciphertext to and from the socket,
+    /// plaintext to and from the parser and `wbuf`.
+    pub tls: Option<Box<rustls::ClientConnection>>,
     /// Requests written on the current socket (for --requests-per-conn).
     pub sent_on_socket: u64,
     /// No more requests on this socket; recycle it once `inflight` drains.
     pub draining: bool,
-    /// Connect start (for the connect timeout).
+    /// Connect start (for the connect timeout), then the connect's completion (for the
+    /// handshake's time and timeout).
     pub since: u64,
     pub retry_at: u64,
     /// Whether the index is on the worker's ready stack.
@@ -73,6 +79,7 @@ impl Conn {
             wbuf: Vec::new(),
             woff: 0,
             parser,
+            tls: None,
             sent_on_socket: 0,
             draining: false,
             since: 0,
@@ -93,6 +100,7 @@ impl Conn {
         self.wbuf.clear();
         self.woff = 0;
         self.parser.reset();
+        self.tls = None;
         self.sent_on_socket = 0;
         self.draining = false;
         self.ready_since = NOT_READY;

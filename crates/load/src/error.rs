@@ -6,7 +6,7 @@ use thiserror::Error;
 /// can print a message a user can act on without reading the source.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum PlanError {
-    /// The URL is not `http://HOST[:PORT][/PATH]` with an IP literal or localhost.
+    /// The URL is not `http(s)://HOST[:PORT][/PATH]` with an IP literal or localhost.
     #[error("invalid URL `{url}`: {reason}")]
     BadUrl {
         /// The URL as given.
@@ -55,6 +55,14 @@ pub enum PlanError {
     /// A request deck that is empty, names too many kinds, or has an entry that cannot be sent.
     #[error("invalid request deck: {0}")]
     BadDeck(String),
+    /// `--cacert` names a file that cannot be read or holds no PEM certificate.
+    #[error("cannot use the certificates in {}: {reason}", path.display())]
+    BadCertificates {
+        /// The file given.
+        path: std::path::PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// Any other value out of range (the timeout, the method).
     #[error("invalid value: {0}")]
     Invalid(String),
@@ -65,7 +73,7 @@ impl PlanError {
     pub fn hint(&self) -> &'static str {
         match self {
             PlanError::BadUrl { .. } => {
-                "use http://HOST[:PORT]/PATH with HOST an IPv4/IPv6 literal (IPv6 in brackets) or localhost; https is not supported"
+                "use http://HOST[:PORT]/PATH or https://… with HOST an IPv4/IPv6 literal (IPv6 in brackets) or localhost"
             }
             PlanError::ZeroConnections(_) => "pass -c N with N >= 1",
             PlanError::BadThreads { .. } => "each thread needs at least one connection: lower -t or raise -c",
@@ -78,6 +86,7 @@ impl PlanError {
             PlanError::BadRequestsPerConn(_) => "omit --requests-per-conn for unlimited keep-alive",
             PlanError::BadRequests(_) => "omit -n to run for a duration instead",
             PlanError::Conflict(_) => "pick one of the conflicting options",
+            PlanError::BadCertificates { .. } => "give --cacert a PEM file with the server's certificate or its CA's (BEGIN CERTIFICATE)",
             PlanError::BadDeck(_) => {
                 "a deck needs at least one entry, 1 to 65535 kind names, each entry's kind below their count and a path starting with /"
             }
@@ -99,6 +108,9 @@ pub enum LoadError {
     /// A worker thread panicked: a bug.
     #[error("a worker thread panicked")]
     WorkerPanicked,
+    /// A worker's TLS client could not be made from the plan's settings.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
     /// A thread could not be pinned to a CPU of `--pin-cpus`.
     #[error("cannot pin thread to CPU {cpu}: {reason}")]
     Pin {
@@ -115,6 +127,7 @@ impl LoadError {
         match self {
             LoadError::Poll(_) | LoadError::Spawn(_) => "check the open-file and thread limits (ulimit -n / ulimit -u)",
             LoadError::WorkerPanicked => "this is a bug in bakeoff-load; please report it with the command line",
+            LoadError::Tls(_) => "check the --cacert file and the --tls-version",
             LoadError::Pin { .. } => "check --pin-cpus against the CPUs this process may use (taskset -p $$)",
         }
     }

@@ -1,4 +1,4 @@
-//! bakeoff-load: an HTTP/1.1 load generator (closed and open schedules, HDR latency with
+//! bakeoff-load: an HTTP/1.1 load generator, plain or over TLS (closed and open schedules, HDR latency with
 //! coordinated-omission correction, typed warnings). Knows nothing of stacks, stores or reports.
 //!
 //! See docs/load-generator.md for the design, the JSON schema and the bench results.
@@ -20,6 +20,7 @@ mod schedule;
 mod stats;
 mod target;
 mod timer;
+mod tls;
 mod usage;
 mod warnings;
 mod worker;
@@ -37,12 +38,13 @@ pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponsePars
 pub use plan::{LoadPlan, LoadPlanBuilder};
 pub use report::{
     ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, LoginCounts, PlanSummary, ScheduleKind, StepReport, TimelinePoint,
-    SCHEMA_VERSION,
+    TlsReport, SCHEMA_VERSION,
 };
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
-pub use target::Target;
+pub use target::{Scheme, Target};
+pub use tls::{TlsSettings, TlsVersion};
 pub use usage::{process_cpu, CpuSet};
 pub use warnings::{Warning, SATURATED_FRACTION};
 

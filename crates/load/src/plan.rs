@@ -6,7 +6,8 @@ use crate::checks::Checks;
 use crate::deck::{Deck, PlanDeck};
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
-use crate::target::Target;
+use crate::target::{Scheme, Target};
+use crate::tls::{TlsClient, TlsSettings};
 
 /// A validated plan. Construct with [`LoadPlan::builder`].
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,8 @@ pub struct LoadPlan {
     /// The requests to send in turn instead of the URL's, if a deck was given; the step reports
     /// then hold results per kind.
     pub deck: Option<PlanDeck>,
+    /// TLS, when the URLs are `https://` (all of them or none).
+    pub tls: Option<TlsSettings>,
 }
 
 impl LoadPlan {
@@ -74,6 +77,7 @@ impl LoadPlan {
             headers: Vec::new(),
             body: None,
             deck: None,
+            tls: None,
             error: None,
         }
     }
@@ -144,6 +148,7 @@ pub struct LoadPlanBuilder {
     headers: Vec<(String, String)>,
     body: Option<Vec<u8>>,
     deck: Option<Deck>,
+    tls: Option<TlsSettings>,
     error: Option<PlanError>,
 }
 
@@ -249,6 +254,11 @@ impl LoadPlanBuilder {
         self.deck = Some(d);
         self
     }
+    /// How `https://` URLs speak TLS (default: TLS 1.3, resumption on, any certificate accepted).
+    pub fn tls(mut self, t: TlsSettings) -> Self {
+        self.tls = Some(t);
+        self
+    }
     /// Adds another URL; requests go round-robin over the URLs.
     pub fn url(mut self, u: &str) -> Self {
         self.urls.push(u.to_string());
@@ -287,6 +297,7 @@ impl LoadPlanBuilder {
             .iter()
             .map(|u| Target::new(u, &method, &self.headers, self.body.as_deref(), self.close))
             .collect::<Result<Vec<_>, _>>()?;
+        let tls = self.check_tls(&targets)?;
         let deck = match &self.deck {
             Some(_) if targets.len() > 1 => {
                 return Err(PlanError::Conflict("a deck and several URLs (a deck is sent to one address)".into()));
@@ -321,7 +332,25 @@ impl LoadPlanBuilder {
             headers: self.headers,
             body: self.body,
             deck,
+            tls,
         })
+    }
+
+    /// TLS settings for `https://` targets (every target one scheme), their certificates readable.
+    fn check_tls(&self, targets: &[Target]) -> Result<Option<TlsSettings>, PlanError> {
+        let https = targets.iter().filter(|t| t.scheme == Scheme::Https).count();
+        if https == 0 {
+            return match self.tls {
+                Some(_) => Err(PlanError::Conflict("TLS options with an http:// URL (use https://)".into())),
+                None => Ok(None),
+            };
+        }
+        if https < targets.len() {
+            return Err(PlanError::Conflict("http:// and https:// URLs in one run (one scheme per run)".into()));
+        }
+        let settings = self.tls.clone().unwrap_or_else(TlsSettings::new);
+        TlsClient::new(&settings)?;
+        Ok(Some(settings))
     }
 
     /// Connections, threads and the schedule: counts positive, one ladder at a time.

@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::stats::{decode_histogram, encode_histogram, latency_stats, new_histogram};
 use crate::warnings::Warning;
+use hdrhistogram::Histogram;
 
 /// Bumped on any incompatible change of the JSON shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -53,6 +55,9 @@ pub struct PlanSummary {
     pub close: bool,
     /// Requests before a connection is replaced, if limited.
     pub requests_per_conn: Option<u64>,
+    /// How an `https://` plan spoke TLS; absent for plain HTTP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<crate::tls::TlsSettings>,
     /// The one status that counts as success, if checked.
     pub expect_status: Option<u16>,
     /// The expected decoded body length, if checked.
@@ -141,6 +146,64 @@ pub struct StepReport {
     /// of the deck, so they are counted here and in none of the figures above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logins: Option<LoginCounts>,
+    /// Over TLS: the step's handshakes and what they negotiated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsReport>,
+}
+
+impl TlsReport {
+    /// Several clients' reports of one step as one (counts summed, histograms added, what was
+    /// negotiated and the first failure from the first that has them), over `duration_s`.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a TlsReport>, duration_s: f64) -> Option<TlsReport> {
+        let mut all: Option<(TlsReport, Histogram<u64>)> = None;
+        for p in parts {
+            let h = p.handshake_histogram.as_deref().and_then(|b| decode_histogram(b).ok()).unwrap_or_else(new_histogram);
+            match &mut all {
+                None => all = Some((p.clone(), h)),
+                Some((a, sum)) => {
+                    a.handshakes += p.handshakes;
+                    a.resumed += p.resumed;
+                    a.version = a.version.take().or_else(|| p.version.clone());
+                    a.cipher = a.cipher.take().or_else(|| p.cipher.clone());
+                    a.alpn = a.alpn.take().or_else(|| p.alpn.clone());
+                    a.first_error = a.first_error.take().or_else(|| p.first_error.clone());
+                    let _ = sum.add(&h);
+                }
+            }
+        }
+        all.map(|(mut a, h)| {
+            a.handshakes_per_sec = a.handshakes as f64 / duration_s;
+            a.handshake_latency = (!h.is_empty()).then(|| latency_stats(&h));
+            a.handshake_histogram = (!h.is_empty()).then(|| encode_histogram(&h));
+            a
+        })
+    }
+}
+
+/// A step's TLS handshakes, counted and timed apart from its requests (the measured window only),
+/// and what the server agreed to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlsReport {
+    /// The version negotiated, "1.2" or "1.3" (absent if no handshake completed).
+    pub version: Option<String>,
+    /// The cipher suite negotiated, as rustls names it (e.g. `TLS13_AES_128_GCM_SHA256`).
+    pub cipher: Option<String>,
+    /// The application protocol the server chose by ALPN, if it chose one.
+    pub alpn: Option<String>,
+    /// Handshakes completed in the measured window.
+    pub handshakes: u64,
+    /// Of those, the ones that resumed an earlier session.
+    pub resumed: u64,
+    /// `handshakes` over the step's measured seconds.
+    pub handshakes_per_sec: f64,
+    /// From the TCP connect's completion to the handshake's, when any completed.
+    pub handshake_latency: Option<LatencyStats>,
+    /// base64 of the V2-deflate serialized handshake histogram (microseconds), as the step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handshake_histogram: Option<String>,
+    /// The first TLS failure of the step, in rustls's words (its count is `errors.tls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
 }
 
 /// What one kind of request of a deck measured in a step's measured window.
@@ -207,6 +270,10 @@ pub struct ErrorCounts {
     pub timeout: u64,
     /// Responses that are not HTTP/1.1 (the connection is dropped).
     pub malformed: u64,
+    /// TLS handshakes that failed (one per attempt: a plain server, a refused version or cipher, a
+    /// certificate that does not verify) and requests lost to a TLS record error.
+    #[serde(default)]
+    pub tls: u64,
     /// Responses whose status failed the check, by status code.
     #[serde(deserialize_with = "status_keys")]
     pub status: BTreeMap<u16, u64>,
@@ -242,7 +309,7 @@ impl ErrorCounts {
 
     /// Requests that got no (parseable) response at all.
     pub fn transport(&self) -> u64 {
-        self.connect + self.read + self.write + self.timeout + self.malformed + self.unanswered
+        self.connect + self.tls + self.read + self.write + self.timeout + self.malformed + self.unanswered
     }
 
     /// Adds another thread's or step's counts to these.
@@ -252,6 +319,7 @@ impl ErrorCounts {
         self.write += o.write;
         self.timeout += o.timeout;
         self.malformed += o.malformed;
+        self.tls += o.tls;
         for (k, v) in &o.status {
             *self.status.entry(*k).or_default() += v;
         }
@@ -267,6 +335,7 @@ impl ErrorCounts {
             ErrorKind::Write => self.write += n,
             ErrorKind::Timeout => self.timeout += n,
             ErrorKind::Malformed => self.malformed += n,
+            ErrorKind::Tls => self.tls += n,
             ErrorKind::Status(s) => *self.status.entry(s).or_default() += n,
             ErrorKind::BodyMismatch => self.body_mismatch += n,
             ErrorKind::Unanswered => self.unanswered += n,
@@ -288,6 +357,8 @@ pub enum ErrorKind {
     Timeout,
     /// See [`ErrorCounts::malformed`].
     Malformed,
+    /// See [`ErrorCounts::tls`].
+    Tls,
     /// A status the check does not accept.
     Status(u16),
     /// See [`ErrorCounts::body_mismatch`].

@@ -10,6 +10,7 @@ use crate::report::{ClientUsage, KindReport, LoadReport, PlanSummary, ScheduleKi
 use crate::schedule::{share, Schedule, StepSpec, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
 use crate::warnings::{self, Warning};
+use crate::tls::HandshakeRecorder;
 use crate::worker::{run_worker, Group, Progress, WorkerResult, WorkerSpec};
 use crate::LoadError;
 
@@ -86,6 +87,7 @@ pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
         pipeline: plan.pipeline,
         close: plan.close,
         requests_per_conn: plan.requests_per_conn,
+        tls: plan.tls.clone(),
         expect_status: plan.checks.expect_status,
         expect_length: plan.checks.expect_length,
         expect_body_hash: plan.checks.expect_body_hash.map(|h| format!("{h:016x}")),
@@ -142,6 +144,10 @@ pub fn run_observed(
                 all
             })
         });
+        report.tls = handshakes(&results).map(|h| h.report(report.duration_s));
+        if let Some(error) = report.tls.as_ref().and_then(|t| t.first_error.clone()).filter(|_| report.errors.tls > 0) {
+            report.warnings.push(Warning::TlsFailed { step: step.label.clone(), failed: report.errors.tls, error });
+        }
         steps.push(report);
         details.push(StepDetail {
             label: step.label.clone(),
@@ -158,6 +164,15 @@ pub fn run_observed(
     let warnings = run_warnings(&client, &steps, cancelled);
     let report = LoadReport { schema_version: SCHEMA_VERSION, plan: summary(plan, cancelled), steps, warnings, client };
     Ok(RunOutput { report, details })
+}
+
+/// The workers' handshakes together (a TLS plan).
+fn handshakes(results: &[WorkerResult]) -> Option<HandshakeRecorder> {
+    results.iter().filter_map(|r| r.handshakes.as_ref()).fold(None, |all, h| {
+        let mut all = all.unwrap_or_else(HandshakeRecorder::new);
+        all.merge(h);
+        Some(all)
+    })
 }
 
 /// Where a step stands in the run, for progress lines.
@@ -279,6 +294,7 @@ fn step_report(step: &StepSpec, rec: &Recorder, ended_ns: u64, starved: u32, can
         warnings: step_warnings(step, rec, rps, lag_ms, starved, cancelled),
         kinds: Vec::new(),
         logins: None,
+        tls: None,
     }
 }
 

@@ -4,12 +4,23 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use crate::error::PlanError;
 
+/// How a URL's bytes travel: as they are, or inside TLS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `http://`, port 80 by default.
+    Http,
+    /// `https://`, port 443 by default.
+    Https,
+}
+
 /// One URL to hit, with its request bytes serialized once at plan time so the
 /// hot path only copies bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
     /// The URL as given.
     pub url: String,
+    /// Plain or TLS.
+    pub scheme: Scheme,
     /// Where to connect (no DNS: an IP literal or localhost).
     pub addr: SocketAddr,
     /// The `Host` header: the URL's authority.
@@ -23,19 +34,20 @@ pub struct Target {
 impl Target {
     /// Parses `url` and serializes the one request every send of it writes.
     pub fn new(url: &str, method: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Result<Target, PlanError> {
-        let (addr, host_header, path) = parse_url(url)?;
+        let (scheme, addr, host_header, path) = parse_url(url)?;
         let request = serialize_request(method, &path, &host_header, headers, body, close);
-        Ok(Target { url: url.to_string(), addr, host_header, path, request })
+        Ok(Target { url: url.to_string(), scheme, addr, host_header, path, request })
     }
 }
 
-/// Parses `http://HOST[:PORT][/PATH]` with HOST an IP literal or localhost.
+/// Parses `http(s)://HOST[:PORT][/PATH]` with HOST an IP literal or localhost.
 /// No DNS on purpose: benchmarks must not depend on resolver latency or caches.
-fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
+fn parse_url(url: &str) -> Result<(Scheme, SocketAddr, String, String), PlanError> {
     let bad = |reason: &str| PlanError::BadUrl { url: url.to_string(), reason: reason.to_string() };
-    let rest = match url.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => return Err(bad(&format!("scheme `{scheme}` is not supported, only http"))),
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (Scheme::Http, rest),
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (Scheme::Https, rest),
+        Some((scheme, _)) => return Err(bad(&format!("scheme `{scheme}` is not supported, only http and https"))),
         None => return Err(bad("missing `http://`")),
     };
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
@@ -67,9 +79,10 @@ fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
             None => (authority, None),
         }
     };
-    let port: u16 = match port {
-        None => 80,
-        Some(p) => p.parse().map_err(|_| bad(&format!("invalid port `{p}`")))?,
+    let port: u16 = match (port, scheme) {
+        (None, Scheme::Http) => 80,
+        (None, Scheme::Https) => 443,
+        (Some(p), _) => p.parse().map_err(|_| bad(&format!("invalid port `{p}`")))?,
     };
     if port == 0 {
         return Err(bad("port 0"));
@@ -79,7 +92,7 @@ fn parse_url(url: &str) -> Result<(SocketAddr, String, String), PlanError> {
     } else {
         host.parse().map_err(|_| bad("host must be an IPv4/IPv6 literal or localhost (no DNS)"))?
     };
-    Ok((SocketAddr::new(ip, port), authority.to_string(), path))
+    Ok((scheme, SocketAddr::new(ip, port), authority.to_string(), path))
 }
 
 /// The bytes of one request; `Host` and `Content-Length` are added unless `headers` has them.
@@ -121,16 +134,18 @@ mod tests {
 
     #[test]
     fn urls() {
-        let (a, h, p) = parse_url("http://127.0.0.1:8080/x?y=1").unwrap();
+        let (s, a, h, p) = parse_url("http://127.0.0.1:8080/x?y=1").unwrap();
+        assert_eq!(s, Scheme::Http);
         assert_eq!(a.port(), 8080);
         assert_eq!(h, "127.0.0.1:8080");
         assert_eq!(p, "/x?y=1");
-        let (a, _, p) = parse_url("http://[::1]:9000").unwrap();
+        let (_, a, _, p) = parse_url("http://[::1]:9000").unwrap();
         assert!(a.is_ipv6());
         assert_eq!(p, "/");
-        let (a, _, _) = parse_url("http://localhost/").unwrap();
+        let (_, a, _, _) = parse_url("http://localhost/").unwrap();
         assert_eq!(a.port(), 80);
-        assert!(parse_url("https://127.0.0.1/").is_err());
+        let (s, a, _, _) = parse_url("HTTPS://127.0.0.1/").unwrap();
+        assert_eq!((s, a.port()), (Scheme::Https, 443));
         assert!(parse_url("ftp://x").is_err());
         assert!(parse_url("127.0.0.1:80").is_err());
         assert!(parse_url("http://example.com/").is_err());

@@ -78,6 +78,17 @@ pub enum Warning {
         /// Its requests sent over all sent, percent.
         sent_percent: f64,
     },
+    /// TLS handshakes failed or TLS records were refused: `error` is the first failure in rustls's
+    /// words (a server that does not speak TLS on that port, a version or cipher it refuses, a
+    /// certificate that does not verify).
+    TlsFailed {
+        /// The step's label.
+        step: String,
+        /// Failed handshakes and requests lost to TLS errors.
+        failed: u64,
+        /// The first failure, as rustls said it.
+        error: String,
+    },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
 }
@@ -105,6 +116,7 @@ impl Warning {
             Warning::StarvedConnections { .. } => "starved_connections",
             Warning::StoppedAnswering { .. } => "stopped_answering",
             Warning::MixDrift { .. } => "mix_drift",
+            Warning::TlsFailed { .. } => "tls_failed",
             Warning::Cancelled => "cancelled",
         }
     }
@@ -119,7 +131,8 @@ impl Warning {
             | Warning::NoResponses { step }
             | Warning::StarvedConnections { step, .. }
             | Warning::StoppedAnswering { step, .. }
-            | Warning::MixDrift { step, .. } => Some(step),
+            | Warning::MixDrift { step, .. }
+            | Warning::TlsFailed { step, .. } => Some(step),
             Warning::ClientSaturated { .. } | Warning::Cancelled => None,
         }
     }
@@ -135,6 +148,7 @@ impl Warning {
             Warning::StarvedConnections { starved, .. } => f64::from(*starved),
             Warning::StoppedAnswering { silent_s, .. } => *silent_s,
             Warning::MixDrift { deck_percent, sent_percent, .. } => (sent_percent - deck_percent).abs(),
+            Warning::TlsFailed { failed, .. } => *failed as f64,
             Warning::NoResponses { .. } | Warning::Cancelled => 1.0,
         }
     }
@@ -167,6 +181,7 @@ impl Warning {
             Warning::MixDrift { step, request_kind, deck_percent, sent_percent } => {
                 format!("[{step}] `{request_kind}` was {sent_percent:.1}% of the requests sent, {deck_percent:.1}% of the deck")
             }
+            Warning::TlsFailed { step, failed, error } => format!("[{step}] {failed} TLS failures, the first: {error}"),
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }
     }
@@ -196,6 +211,9 @@ impl Warning {
             Warning::MixDrift { .. } => {
                 "a run shorter than a few passes of the deck per client thread sends part of a pass: measure longer, or use a smaller deck"
             }
+            Warning::TlsFailed { .. } => {
+                "check that the server speaks TLS on this port (an http:// server answers a TLS hello with plain text), that it accepts --tls-version, and that --cacert holds its certificate or CA"
+            }
             Warning::Cancelled => "rerun to completion for comparable numbers",
         }
     }
@@ -218,6 +236,7 @@ mod tests {
             Warning::StarvedConnections { step: step(), starved: 3, connections: 4 },
             Warning::StoppedAnswering { step: step(), at_s: 1.4, silent_s: 3.6 },
             Warning::MixDrift { step: step(), request_kind: "item".into(), deck_percent: 60.0, sent_percent: 57.5 },
+            Warning::TlsFailed { step: step(), failed: 3, error: "received corrupt message".into() },
             Warning::Cancelled,
         ];
         for w in &all {

@@ -1,6 +1,6 @@
 //! The per-thread event loop: one mio Poll owning its connections, one loop for every schedule.
-//! One `Worker` in four files: the loop here, the request path in `requests`, upkeep in `upkeep`,
-//! a deck's logins in `login`.
+//! One `Worker` in five files: the loop here, the request path in `requests` (over TLS in
+//! `tls_io`), upkeep in `upkeep`, a deck's logins in `login`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -16,9 +16,11 @@ use crate::plan::LoadPlan;
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
 use crate::timer::SendTimer;
+use crate::tls::{HandshakeRecorder, TlsClient};
 
 mod login;
 mod requests;
+mod tls_io;
 mod upkeep;
 
 use login::Session;
@@ -78,6 +80,8 @@ pub struct WorkerResult {
     pub stall: Option<(u64, u64)>,
     /// Logins sent and failed (a deck with a login).
     pub logins: crate::report::LoginCounts,
+    /// The TLS handshakes of a TLS plan.
+    pub handshakes: Option<HandshakeRecorder>,
 }
 
 struct Worker<'a> {
@@ -117,6 +121,9 @@ struct Worker<'a> {
     /// per response; stalls are judged at housekeeping, off the request path.
     last_answer_ns: u64,
     stall: Option<(u64, u64)>,
+    /// This thread's TLS client (a TLS plan), and its handshakes.
+    tls: Option<TlsClient>,
+    handshakes: Option<HandshakeRecorder>,
 }
 
 impl Worker<'_> {
@@ -203,7 +210,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     spec.progress.errors.store(w.rec.errors.total(), Ordering::Relaxed);
     let cpu1 = crate::usage::thread_cpu();
     let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
-    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall, logins: w.logins })
+    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall, logins: w.logins, handshakes: w.handshakes })
 }
 
 impl<'a> Worker<'a> {
@@ -218,6 +225,7 @@ impl<'a> Worker<'a> {
         let poll = Poll::new().map_err(crate::LoadError::Poll)?;
         let timer = if open { Some(SendTimer::new(poll.registry()).map_err(crate::LoadError::Poll)?) } else { None };
         let login = deck.and_then(|d| d.login.as_ref());
+        let tls = plan.tls.as_ref().map(TlsClient::new).transpose().map_err(|e| crate::LoadError::Tls(e.to_string()))?;
         let conns = (0..spec.connections as usize)
             .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, hash, head))
             .collect();
@@ -247,6 +255,8 @@ impl<'a> Worker<'a> {
             open,
             last_answer_ns: now0,
             stall: None,
+            handshakes: tls.as_ref().map(|_| HandshakeRecorder::new()),
+            tls,
         })
     }
 

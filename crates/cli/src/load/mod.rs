@@ -16,14 +16,14 @@ use std::time::SystemTime;
 
 use clap::Args;
 
-use bakeoff_load::{parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Ramp, Target};
+use bakeoff_load::{parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Ramp, Target, TlsSettings, TlsVersion};
 
 use output::{human_summary, logins_lines, progress_line};
 
 /// Load-test HTTP/1.1 servers (wrk-like flags).
 #[derive(Debug, Clone, Args)]
 pub struct LoadArgs {
-    /// Target URLs (http:// only; IP literal or localhost). Several are used round-robin.
+    /// Target URLs (http:// or https://; IP literal or localhost). Several are used round-robin.
     #[arg(required = true, num_args = 1..)]
     pub(crate) urls: Vec<String>,
     /// Connections to keep open.
@@ -65,6 +65,17 @@ pub struct LoadArgs {
     /// Reconnect after this many requests on a connection.
     #[arg(long)]
     pub(crate) requests_per_conn: Option<u64>,
+    /// https:// only: the one TLS version offered, 1.2 or 1.3 (default 1.3).
+    #[arg(long)]
+    pub(crate) tls_version: Option<String>,
+    /// https:// only: every connection makes a full handshake (by default a new connection resumes
+    /// an earlier session of its thread, as HTTP clients do).
+    #[arg(long)]
+    pub(crate) no_tls_resumption: bool,
+    /// https:// only: trust these PEM certificates and verify the server's chain and address against
+    /// them (by default any certificate is accepted, as wrk and h2load do).
+    #[arg(long)]
+    pub(crate) cacert: Option<PathBuf>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
     pub(crate) method: String,
@@ -111,6 +122,15 @@ fn list<T: std::str::FromStr>(s: &str) -> Option<Vec<T>> {
 }
 
 impl LoadArgs {
+    /// The TLS flags' settings, if any TLS flag was given.
+    fn tls_settings(&self) -> Result<Option<TlsSettings>, PlanError> {
+        if self.tls_version.is_none() && !self.no_tls_resumption && self.cacert.is_none() {
+            return Ok(None);
+        }
+        let version = self.tls_version.as_deref().map(TlsVersion::parse).transpose()?.unwrap_or_default();
+        Ok(Some(TlsSettings { version, resumption: !self.no_tls_resumption, ca_file: self.cacert.clone() }))
+    }
+
     /// Turns the flags into a validated plan.
     pub(crate) fn to_plan(&self) -> Result<LoadPlan, PlanError> {
         self.to_plan_with(None)
@@ -149,6 +169,9 @@ impl LoadArgs {
         }
         if let Some(k) = self.requests_per_conn {
             b = b.requests_per_conn(k);
+        }
+        if let Some(t) = self.tls_settings()? {
+            b = b.tls(t);
         }
         for h in &self.headers {
             b = b.header_line(h);

@@ -60,6 +60,9 @@ fn errors_line(e: &ErrorCounts) -> String {
         "connect {}, read {}, write {}, timeout {}, malformed {}, unanswered {}, body mismatch {}",
         e.connect, e.read, e.write, e.timeout, e.malformed, e.unanswered, e.body_mismatch
     );
+    if e.tls > 0 {
+        let _ = write!(s, ", tls {}", e.tls);
+    }
     if e.login > 0 {
         let _ = write!(s, ", login {}", e.login);
     }
@@ -82,6 +85,9 @@ fn step_block(out: &mut String, s: &StepReport, open: bool) {
     if s.errors.total() > 0 {
         let _ = writeln!(out, "  Errors ({}): {}", s.errors.total(), errors_line(&s.errors));
     }
+    if let Some(t) = &s.tls {
+        tls_line(out, t);
+    }
     if let Some(l) = s.max_schedule_lag_ms {
         let _ = writeln!(out, "  Max schedule lag: {l:.2}ms");
     }
@@ -90,6 +96,16 @@ fn step_block(out: &mut String, s: &StepReport, open: bool) {
     if !s.kinds.is_empty() {
         kinds_table(out, &s.kinds);
     }
+}
+
+/// What TLS negotiated and what its handshakes cost, on one line.
+fn tls_line(out: &mut String, t: &bakeoff_load::TlsReport) {
+    let what = match (&t.version, &t.cipher) {
+        (Some(v), Some(c)) => format!("TLS {v} {c}{}", t.alpn.as_ref().map(|a| format!(" (ALPN {a})")).unwrap_or_default()),
+        _ => "TLS: no handshake completed".to_string(),
+    };
+    let time = t.handshake_latency.as_ref().map(|l| format!(", p50 {} p99 {}", fmt_us(l.p50_us), fmt_us(l.p99_us))).unwrap_or_default();
+    let _ = writeln!(out, "  {what}: {} handshakes ({} resumed), {:.1}/s{time}", t.handshakes, t.resumed, t.handshakes_per_sec);
 }
 
 /// One line per kind of a deck's requests; errors of every kind together, detailed below the table

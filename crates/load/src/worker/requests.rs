@@ -36,30 +36,40 @@ impl Worker<'_> {
                     },
                 };
                 match connected {
-                    Some(true) => {
-                        self.conns[i].state = ConnState::Open;
-                        if self.login.is_some() {
-                            self.send_login(i, now);
-                        } else {
-                            self.fill(i, now);
-                        }
-                    }
+                    Some(true) if self.tls.is_some() => self.start_tls(i, now),
+                    Some(true) => self.opened(i, now),
                     Some(false) => self.connect_failed(i, now),
                     None => {}
                 }
             }
-            ConnState::Open => {
+            ConnState::Handshaking | ConnState::Open => {
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
                     self.read(i, now, rbuf);
                 }
-                if self.conns[i].state == ConnState::Open && ev.is_writable() && !self.conns[i].wbuf.is_empty() {
+                let c = &self.conns[i];
+                let output = !c.wbuf.is_empty() || c.tls.as_ref().is_some_and(|t| t.wants_write());
+                if matches!(c.state, ConnState::Handshaking | ConnState::Open) && ev.is_writable() && output {
                     self.write(i, now);
                 }
             }
         }
     }
 
+    /// Connection `i` can carry requests (connected, and over TLS its handshake done): a deck's
+    /// login goes first, else its share of the due requests.
+    pub(super) fn opened(&mut self, i: usize, now: u64) {
+        self.conns[i].state = ConnState::Open;
+        if self.login.is_some() {
+            self.send_login(i, now);
+        } else {
+            self.fill(i, now);
+        }
+    }
+
     fn read(&mut self, i: usize, now: u64, rbuf: &mut [u8]) {
+        if self.conns[i].tls.is_some() {
+            return self.read_tls(i, now, rbuf);
+        }
         let generation = self.conns[i].generation;
         loop {
             let res = match self.conns[i].stream.as_mut() {
@@ -93,7 +103,7 @@ impl Worker<'_> {
         }
     }
 
-    fn eof(&mut self, i: usize, now: u64) {
+    pub(super) fn eof(&mut self, i: usize, now: u64) {
         if self.logging_in(i) {
             // Closed before the login was answered, or after an answer that needed the close.
             self.login_failed(i, now);
@@ -112,7 +122,7 @@ impl Worker<'_> {
         }
     }
 
-    fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
+    pub(super) fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
         if self.logging_in(i) {
             match self.login_read(i, now, data) {
                 Some(rest) => data = rest,
@@ -291,6 +301,9 @@ impl Worker<'_> {
     }
 
     pub(super) fn write(&mut self, i: usize, now: u64) {
+        if self.conns[i].tls.is_some() {
+            return self.write_tls(i, now);
+        }
         let c = &mut self.conns[i];
         let Some(s) = c.stream.as_mut() else { return };
         let failed = loop {

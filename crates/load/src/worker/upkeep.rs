@@ -29,7 +29,13 @@ impl Worker<'_> {
     }
 
     pub(super) fn connect_failed(&mut self, i: usize, now: u64) {
-        self.rec.error(now, ErrorKind::Connect, 1);
+        self.attempt_failed(i, now, ErrorKind::Connect);
+    }
+
+    /// A connection attempt that failed before it could carry a request (its connect, or its TLS
+    /// handshake): one `kind` error, then a retry after the backoff.
+    pub(super) fn attempt_failed(&mut self, i: usize, now: u64, kind: ErrorKind) {
+        self.rec.error(now, kind, 1);
         // A request-count run must end even if nothing ever connects: a failed
         // connect uses up one attempt of the closed model's budget.
         if !self.open && self.pacer.due(now).is_some() && !self.pacer.unlimited() {
@@ -94,6 +100,11 @@ impl Worker<'_> {
                 ConnState::Connecting => {
                     if now - c.since > self.timeout_ns {
                         self.connect_failed(i, now);
+                    }
+                }
+                ConnState::Handshaking => {
+                    if now - c.since > self.timeout_ns {
+                        self.handshake_failed(i, now, "the server did not complete the handshake within the timeout");
                     }
                 }
                 ConnState::Open => {

@@ -9,3 +9,4 @@ mod hangs;
 mod integration;
 mod login;
 mod parser_fuzz;
+mod tls;

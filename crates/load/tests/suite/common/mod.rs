@@ -3,6 +3,7 @@
 
 pub mod acceptor;
 pub mod connection;
+pub mod tls_server;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
