@@ -129,7 +129,7 @@ for c in 16 64 256; do
   bench_config "c=$c" "$c" "" ""
 done
 if ((TLS)); then
-  bench_config "c=16,close" 16 "-H Connection:close" "--close"
+  bench_config "c=16,close" 16 "-s $HERE/close.lua" "--close"
 else
   bench_config "c=64,pipe16" 64 "-s $HERE/pipeline.lua" "--pipeline 16"
 fi

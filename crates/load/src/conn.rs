@@ -28,6 +28,24 @@ pub struct InFlight {
     pub sent: u64,
     /// The deck entry it sends (0 without a deck): its response is checked and counted by it.
     pub entry: u32,
+    /// Its HTTP/2 stream (0 over HTTP/1.1).
+    pub stream: u32,
+    /// Its HTTP/2 response as far as it has arrived (HTTP/1.1's is in the parser).
+    pub got: Got,
+}
+
+/// An HTTP/2 response under way on its stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Got {
+    /// The final status, 0 until its HEADERS.
+    pub status: u16,
+    pub body_len: u64,
+    /// FNV-1a 64 of the body so far (the offset basis when hashing is off).
+    pub body_hash: u64,
+}
+
+impl Got {
+    pub const NONE: Got = Got { status: 0, body_len: 0, body_hash: crate::parser::FNV_OFFSET };
 }
 
 pub struct Conn {
@@ -48,6 +66,8 @@ pub struct Conn {
     /// The TLS session of the current socket (TLS plans only): ciphertext to and from the socket,
     /// plaintext to and from the parser and `wbuf`.
     pub tls: Option<Box<rustls::ClientConnection>>,
+    /// The HTTP/2 session of the current socket (HTTP/2 plans only).
+    pub h2: Option<Box<crate::h2::session::Session>>,
     /// Requests written on the current socket (for --requests-per-conn).
     pub sent_on_socket: u64,
     /// No more requests on this socket; recycle it once `inflight` drains.
@@ -80,6 +100,7 @@ impl Conn {
             woff: 0,
             parser,
             tls: None,
+            h2: None,
             sent_on_socket: 0,
             draining: false,
             since: 0,
@@ -101,6 +122,7 @@ impl Conn {
         self.woff = 0;
         self.parser.reset();
         self.tls = None;
+        self.h2 = None;
         self.sent_on_socket = 0;
         self.draining = false;
         self.ready_since = NOT_READY;

@@ -1,4 +1,4 @@
-//! bakeoff-load: an HTTP/1.1 load generator, plain or over TLS (closed and open schedules, HDR latency with
+//! bakeoff-load: an HTTP/1.1 and HTTP/2 load generator, plain or over TLS (closed and open schedules, HDR latency with
 //! coordinated-omission correction, typed warnings). Knows nothing of stacks, stores or reports.
 //!
 //! See docs/load-generator.md for the design, the JSON schema and the bench results.
@@ -11,6 +11,7 @@ mod conn;
 mod deck;
 mod duration;
 mod error;
+mod h2;
 mod hdr_log;
 mod parser;
 mod plan;
@@ -37,16 +38,16 @@ pub use hdr_log::write_hdr_log;
 pub use parser::{fnv1a64, Framing, ParseError, ParseSink, Response, ResponseParser};
 pub use plan::{LoadPlan, LoadPlanBuilder};
 pub use report::{
-    ClientUsage, ErrorCounts, KindReport, LatencyStats, LoadReport, LoginCounts, PlanSummary, ScheduleKind, StepReport, TimelinePoint,
-    TlsReport, SCHEMA_VERSION,
+    ClientUsage, ErrorCounts, H2Report, H2Settings, KindReport, LatencyStats, LoadReport, LoginCounts, PlanSummary, ScheduleKind,
+    StepReport, TimelinePoint, TlsReport, SCHEMA_VERSION,
 };
 pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
-pub use target::{Scheme, Target};
+pub use target::{Protocol, Scheme, Target};
 pub use tls::{TlsSettings, TlsVersion};
 pub use usage::{process_cpu, CpuSet};
-pub use warnings::{Warning, SATURATED_FRACTION};
+pub use warnings::{Layer, Warning, SATURATED_FRACTION};
 
 /// Runs the plan to completion (blocking).
 pub fn run(plan: &LoadPlan) -> Result<LoadReport, LoadError> {

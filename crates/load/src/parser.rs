@@ -36,6 +36,8 @@ pub enum Framing {
     Chunked,
     /// The body ends when the server closes (no length, not chunked): no keep-alive possible.
     UntilClose,
+    /// HTTP/2: DATA frames up to the stream's END_STREAM.
+    Frames,
 }
 
 /// Receives what the parser decodes; the default methods ignore it, so the load generator's

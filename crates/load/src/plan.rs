@@ -6,7 +6,7 @@ use crate::checks::Checks;
 use crate::deck::{Deck, PlanDeck};
 use crate::error::PlanError;
 use crate::schedule::{Ramp, Schedule, StepSpec, Stop};
-use crate::target::{Scheme, Target};
+use crate::target::{Protocol, Scheme, Target};
 use crate::tls::{TlsClient, TlsSettings};
 
 /// A validated plan. Construct with [`LoadPlan::builder`].
@@ -51,6 +51,10 @@ pub struct LoadPlan {
     pub deck: Option<PlanDeck>,
     /// TLS, when the URLs are `https://` (all of them or none).
     pub tls: Option<TlsSettings>,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
+    /// HTTP/2: streams in flight per connection (at most the server's MAX_CONCURRENT_STREAMS).
+    pub streams: u32,
 }
 
 impl LoadPlan {
@@ -78,6 +82,8 @@ impl LoadPlan {
             body: None,
             deck: None,
             tls: None,
+            protocol: Protocol::Http1,
+            streams: 1,
             error: None,
         }
     }
@@ -119,6 +125,14 @@ impl LoadPlan {
         out
     }
 
+    /// Requests in flight per connection: the pipeline over HTTP/1.1, the streams over HTTP/2.
+    pub fn in_flight(&self) -> u32 {
+        match self.protocol {
+            Protocol::Http1 => self.pipeline,
+            Protocol::Http2 => self.streams,
+        }
+    }
+
     /// True for open (arrival-rate) schedules, where latency is corrected.
     pub fn is_open(&self) -> bool {
         !matches!(self.schedule, Schedule::Closed)
@@ -149,6 +163,8 @@ pub struct LoadPlanBuilder {
     body: Option<Vec<u8>>,
     deck: Option<Deck>,
     tls: Option<TlsSettings>,
+    protocol: Protocol,
+    streams: u32,
     error: Option<PlanError>,
 }
 
@@ -259,6 +275,16 @@ impl LoadPlanBuilder {
         self.tls = Some(t);
         self
     }
+    /// HTTP/2 (default HTTP/1.1): over TLS by ALPN `h2`, on `http://` as h2c with prior knowledge.
+    pub fn protocol(mut self, p: Protocol) -> Self {
+        self.protocol = p;
+        self
+    }
+    /// HTTP/2 streams in flight per connection (default 1; `--streams`).
+    pub fn streams(mut self, n: u32) -> Self {
+        self.streams = n;
+        self
+    }
     /// Adds another URL; requests go round-robin over the URLs.
     pub fn url(mut self, u: &str) -> Self {
         self.urls.push(u.to_string());
@@ -295,7 +321,13 @@ impl LoadPlanBuilder {
         let targets = self
             .urls
             .iter()
-            .map(|u| Target::new(u, &method, &self.headers, self.body.as_deref(), self.close))
+            .map(|u| {
+                let t = Target::new(u, &method, &self.headers, self.body.as_deref(), self.close)?;
+                match self.protocol {
+                    Protocol::Http1 => Ok(t),
+                    Protocol::Http2 => t.with_h2(&method, &self.headers, self.body.as_deref()),
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let tls = self.check_tls(&targets)?;
         let deck = match &self.deck {
@@ -333,6 +365,8 @@ impl LoadPlanBuilder {
             body: self.body,
             deck,
             tls,
+            protocol: self.protocol,
+            streams: self.streams,
         })
     }
 
@@ -348,8 +382,8 @@ impl LoadPlanBuilder {
         if https < targets.len() {
             return Err(PlanError::Conflict("http:// and https:// URLs in one run (one scheme per run)".into()));
         }
-        let settings = self.tls.clone().unwrap_or_else(TlsSettings::new);
-        TlsClient::new(&settings)?;
+        let settings = self.tls.clone().unwrap_or_default();
+        TlsClient::new(&settings, self.protocol)?;
         Ok(Some(settings))
     }
 
@@ -401,6 +435,18 @@ impl LoadPlanBuilder {
         if self.requests == Some(0) {
             return Err(PlanError::BadRequests(0));
         }
+        if self.streams == 0 {
+            return Err(PlanError::Invalid("--streams must be at least 1 (got 0)".into()));
+        }
+        if self.protocol == Protocol::Http1 && self.streams > 1 {
+            return Err(PlanError::Conflict("--streams without --h2 (streams are HTTP/2's; HTTP/1.1 has --pipeline)".into()));
+        }
+        if self.protocol == Protocol::Http2 && self.pipeline > 1 {
+            return Err(PlanError::Conflict("--pipeline with --h2 (HTTP/2 sends concurrent requests as --streams)".into()));
+        }
+        if self.protocol == Protocol::Http2 && self.deck.is_some() {
+            return Err(PlanError::Conflict("a request deck (a scenario file) with --h2: decks are sent over HTTP/1.1 only".into()));
+        }
         if self.close && self.pipeline > 1 {
             return Err(PlanError::Conflict("--close and --pipeline (one request per connection cannot be pipelined)".into()));
         }
@@ -433,7 +479,11 @@ mod tests {
         assert!(matches!(b().rate(f64::NAN).build(), Err(PlanError::BadRate(_))));
         assert!(matches!(b().pipeline(0).build(), Err(PlanError::BadPipeline(_))));
         assert!(matches!(b().header_line("nocolon").build(), Err(PlanError::BadHeader(_))));
-        assert!(LoadPlan::builder("https://127.0.0.1/").build().is_err());
+        assert!(LoadPlan::builder("ftp://127.0.0.1/").build().is_err());
+        assert!(b().streams(4).build().is_err(), "streams are HTTP/2's");
+        assert!(b().protocol(Protocol::Http2).pipeline(2).build().is_err());
+        assert!(b().protocol(Protocol::Http2).streams(0).build().is_err());
+        assert_eq!(b().protocol(Protocol::Http2).streams(8).build().unwrap().in_flight(), 8);
         assert!(b().build().is_ok());
     }
 

@@ -58,6 +58,12 @@ pub struct PlanSummary {
     /// How an `https://` plan spoke TLS; absent for plain HTTP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<crate::tls::TlsSettings>,
+    /// "h1" or "h2".
+    #[serde(default)]
+    pub protocol: crate::target::Protocol,
+    /// HTTP/2 streams per connection asked for; absent over HTTP/1.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
     /// The one status that counts as success, if checked.
     pub expect_status: Option<u16>,
     /// The expected decoded body length, if checked.
@@ -149,6 +155,69 @@ pub struct StepReport {
     /// Over TLS: the step's handshakes and what they negotiated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsReport>,
+    /// Over HTTP/2: streams, the server's SETTINGS, resets and GOAWAYs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h2: Option<H2Report>,
+}
+
+/// A step's HTTP/2 connections: what was asked and allowed, and what the server said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct H2Report {
+    /// Streams per connection the plan asked for (`--streams`).
+    pub streams_asked: u32,
+    /// Streams a connection could have open: the ask within the server's MAX_CONCURRENT_STREAMS
+    /// (the fewest any connection was allowed); absent if no connection settled.
+    pub streams: Option<u32>,
+    /// The server's SETTINGS (the first connection's), absent if none arrived.
+    pub server_settings: Option<H2Settings>,
+    /// The client's receive window, per stream and per connection, bytes.
+    pub client_window: u32,
+    /// Streams the server reset (RST_STREAM), each also an error of kind `reset`.
+    pub resets: u64,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// The first protocol failure, in words (a server that does not speak HTTP/2 on the port, a
+    /// frame it should not have sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+impl H2Report {
+    /// Several clients' reports of one step as one: counts summed, the fewest streams, the first
+    /// settings and failure.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a H2Report>) -> Option<H2Report> {
+        parts.into_iter().fold(None, |all: Option<H2Report>, p| {
+            Some(match all {
+                None => p.clone(),
+                Some(mut a) => {
+                    a.streams = match (a.streams, p.streams) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    a.server_settings = a.server_settings.or(p.server_settings);
+                    a.resets += p.resets;
+                    a.goaways += p.goaways;
+                    a.first_error = a.first_error.take().or_else(|| p.first_error.clone());
+                    a
+                }
+            })
+        })
+    }
+}
+
+/// The server's HTTP/2 SETTINGS (RFC 9113 6.5.2), defaults where it sent none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H2Settings {
+    /// SETTINGS_HEADER_TABLE_SIZE.
+    pub header_table_size: u32,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, absent if unlimited.
+    pub max_concurrent_streams: Option<u32>,
+    /// SETTINGS_INITIAL_WINDOW_SIZE.
+    pub initial_window_size: u32,
+    /// SETTINGS_MAX_FRAME_SIZE.
+    pub max_frame_size: u32,
+    /// SETTINGS_MAX_HEADER_LIST_SIZE, absent if unlimited.
+    pub max_header_list_size: Option<u32>,
 }
 
 impl TlsReport {
@@ -274,6 +343,9 @@ pub struct ErrorCounts {
     /// certificate that does not verify) and requests lost to a TLS record error.
     #[serde(default)]
     pub tls: u64,
+    /// HTTP/2 streams the server reset (RST_STREAM) or dropped with GOAWAY before answering them.
+    #[serde(default)]
+    pub reset: u64,
     /// Responses whose status failed the check, by status code.
     #[serde(deserialize_with = "status_keys")]
     pub status: BTreeMap<u16, u64>,
@@ -309,7 +381,7 @@ impl ErrorCounts {
 
     /// Requests that got no (parseable) response at all.
     pub fn transport(&self) -> u64 {
-        self.connect + self.tls + self.read + self.write + self.timeout + self.malformed + self.unanswered
+        self.connect + self.tls + self.reset + self.read + self.write + self.timeout + self.malformed + self.unanswered
     }
 
     /// Adds another thread's or step's counts to these.
@@ -320,6 +392,7 @@ impl ErrorCounts {
         self.timeout += o.timeout;
         self.malformed += o.malformed;
         self.tls += o.tls;
+        self.reset += o.reset;
         for (k, v) in &o.status {
             *self.status.entry(*k).or_default() += v;
         }
@@ -336,6 +409,7 @@ impl ErrorCounts {
             ErrorKind::Timeout => self.timeout += n,
             ErrorKind::Malformed => self.malformed += n,
             ErrorKind::Tls => self.tls += n,
+            ErrorKind::Reset => self.reset += n,
             ErrorKind::Status(s) => *self.status.entry(s).or_default() += n,
             ErrorKind::BodyMismatch => self.body_mismatch += n,
             ErrorKind::Unanswered => self.unanswered += n,
@@ -359,6 +433,8 @@ pub enum ErrorKind {
     Malformed,
     /// See [`ErrorCounts::tls`].
     Tls,
+    /// See [`ErrorCounts::reset`].
+    Reset,
     /// A status the check does not accept.
     Status(u16),
     /// See [`ErrorCounts::body_mismatch`].

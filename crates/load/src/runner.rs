@@ -5,12 +5,15 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::h2::H2Recorder;
 use crate::plan::LoadPlan;
 use crate::report::{ClientUsage, KindReport, LoadReport, PlanSummary, ScheduleKind, StepReport, SCHEMA_VERSION};
 use crate::schedule::{share, Schedule, StepSpec, Stop};
 use crate::stats::{encode_histogram, latency_stats, Recorder};
-use crate::warnings::{self, Warning};
+use crate::target::Protocol;
 use crate::tls::HandshakeRecorder;
+use crate::warnings::Layer;
+use crate::warnings::{self, Warning};
 use crate::worker::{run_worker, Group, Progress, WorkerResult, WorkerSpec};
 use crate::LoadError;
 
@@ -88,6 +91,8 @@ pub fn summary(plan: &LoadPlan, cancelled: bool) -> PlanSummary {
         close: plan.close,
         requests_per_conn: plan.requests_per_conn,
         tls: plan.tls.clone(),
+        protocol: plan.protocol,
+        streams: (plan.protocol == Protocol::Http2).then_some(plan.streams),
         expect_status: plan.checks.expect_status,
         expect_length: plan.checks.expect_length,
         expect_body_hash: plan.checks.expect_body_hash.map(|h| format!("{h:016x}")),
@@ -145,9 +150,8 @@ pub fn run_observed(
             })
         });
         report.tls = handshakes(&results).map(|h| h.report(report.duration_s));
-        if let Some(error) = report.tls.as_ref().and_then(|t| t.first_error.clone()).filter(|_| report.errors.tls > 0) {
-            report.warnings.push(Warning::TlsFailed { step: step.label.clone(), failed: report.errors.tls, error });
-        }
+        report.h2 = h2_seen(&results).map(|h| h.report(plan.streams));
+        report.warnings.extend(protocol_failures(&step.label, &report));
         steps.push(report);
         details.push(StepDetail {
             label: step.label.clone(),
@@ -173,6 +177,27 @@ fn handshakes(results: &[WorkerResult]) -> Option<HandshakeRecorder> {
         all.merge(h);
         Some(all)
     })
+}
+
+/// The workers' HTTP/2 connections together (an HTTP/2 plan).
+fn h2_seen(results: &[WorkerResult]) -> Option<H2Recorder> {
+    results.iter().filter_map(|r| r.h2.as_ref()).fold(None, |all, h| {
+        let mut all: H2Recorder = all.unwrap_or_default();
+        all.merge(h);
+        Some(all)
+    })
+}
+
+/// A warning per protocol layer that failed in the step, quoting its first failure.
+fn protocol_failures(step: &str, r: &StepReport) -> Vec<Warning> {
+    let tls = r.tls.as_ref().and_then(|t| t.first_error.clone()).map(|e| (Layer::Tls, r.errors.tls, e));
+    let h2 = r.h2.as_ref().and_then(|h| h.first_error.clone()).map(|e| (Layer::Http2, r.errors.malformed + r.errors.reset, e));
+    [tls, h2]
+        .into_iter()
+        .flatten()
+        .filter(|(_, failed, _)| *failed > 0)
+        .map(|(layer, failed, error)| Warning::ProtocolFailed { step: step.to_string(), layer, failed, error })
+        .collect()
 }
 
 /// Where a step stands in the run, for progress lines.
@@ -295,6 +320,7 @@ fn step_report(step: &StepSpec, rec: &Recorder, ended_ns: u64, starved: u32, can
         kinds: Vec::new(),
         logins: None,
         tls: None,
+        h2: None,
     }
 }
 

@@ -2,7 +2,11 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::PlanError;
+use crate::h2::frame::RequestFrames;
+use crate::h2::hpack;
 
 /// How a URL's bytes travel: as they are, or inside TLS.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,6 +15,36 @@ pub enum Scheme {
     Http,
     /// `https://`, port 443 by default.
     Https,
+}
+
+/// The HTTP version a plan speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Protocol {
+    /// HTTP/1.1, plain or over TLS.
+    #[default]
+    #[serde(rename = "h1")]
+    Http1,
+    /// HTTP/2: over TLS chosen by ALPN `h2`, in cleartext with prior knowledge (h2c).
+    #[serde(rename = "h2")]
+    Http2,
+}
+
+impl Protocol {
+    /// "HTTP/1.1" or "HTTP/2".
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "HTTP/1.1",
+            Protocol::Http2 => "HTTP/2",
+        }
+    }
+
+    /// Its ALPN identifier (RFC 7301), what a TLS client offers.
+    pub fn alpn(self) -> &'static [u8] {
+        match self {
+            Protocol::Http1 => b"http/1.1",
+            Protocol::Http2 => b"h2",
+        }
+    }
 }
 
 /// One URL to hit, with its request bytes serialized once at plan time so the
@@ -29,6 +63,8 @@ pub struct Target {
     pub path: String,
     /// The complete request (line, headers, body), ready to write.
     pub request: Vec<u8>,
+    /// Over HTTP/2, the request as frames (their stream ids written per stream).
+    pub(crate) h2: Option<RequestFrames>,
 }
 
 impl Target {
@@ -36,7 +72,22 @@ impl Target {
     pub fn new(url: &str, method: &str, headers: &[(String, String)], body: Option<&[u8]>, close: bool) -> Result<Target, PlanError> {
         let (scheme, addr, host_header, path) = parse_url(url)?;
         let request = serialize_request(method, &path, &host_header, headers, body, close);
-        Ok(Target { url: url.to_string(), scheme, addr, host_header, path, request })
+        Ok(Target { url: url.to_string(), scheme, addr, host_header, path, request, h2: None })
+    }
+
+    /// Adds the request's HTTP/2 frames; fails if its header block does not fit one frame.
+    pub(crate) fn with_h2(mut self, method: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Result<Target, PlanError> {
+        let block =
+            hpack::encode_request(method, self.scheme == Scheme::Https, &self.host_header, &self.path, headers, body.map(<[u8]>::len));
+        let frames = RequestFrames::new(&block, body).ok_or_else(|| {
+            PlanError::Invalid(format!(
+                "the headers of {} take {} bytes in HPACK, above the 16384 of one HTTP/2 frame",
+                self.url,
+                block.len()
+            ))
+        })?;
+        self.h2 = Some(frames);
+        Ok(self)
     }
 }
 

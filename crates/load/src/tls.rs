@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::PlanError;
 use crate::report::TlsReport;
 use crate::stats::{encode_histogram, latency_stats, new_histogram};
+use crate::target::Protocol;
 
 /// The one TLS version a plan offers: the server must speak it or the handshake fails, so a run
 /// never measures another version than the one it names.
@@ -58,7 +59,7 @@ impl TlsVersion {
 }
 
 /// How an `https://` plan speaks TLS.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TlsSettings {
     /// The version offered (only that one).
     pub version: TlsVersion,
@@ -78,6 +79,12 @@ impl TlsSettings {
     }
 }
 
+impl Default for TlsSettings {
+    fn default() -> TlsSettings {
+        TlsSettings::new()
+    }
+}
+
 /// A worker thread's TLS client: its own configuration, so its session cache is touched by that
 /// thread only (nothing shared on the request path).
 pub(crate) struct TlsClient {
@@ -86,7 +93,7 @@ pub(crate) struct TlsClient {
 
 impl TlsClient {
     /// The client of `settings`; fails on a certificate file that cannot be read or holds none.
-    pub(crate) fn new(settings: &TlsSettings) -> Result<TlsClient, PlanError> {
+    pub(crate) fn new(settings: &TlsSettings, protocol: Protocol) -> Result<TlsClient, PlanError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[settings.version.rustls()])
@@ -95,7 +102,7 @@ impl TlsClient {
             Some(path) => builder.with_root_certificates(roots(path)?).with_no_client_auth(),
             None => builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyCertificate(provider))).with_no_client_auth(),
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![protocol.alpn().to_vec()];
         if !settings.resumption {
             config.resumption = Resumption::disabled();
         }

@@ -78,19 +78,42 @@ pub enum Warning {
         /// Its requests sent over all sent, percent.
         sent_percent: f64,
     },
-    /// TLS handshakes failed or TLS records were refused: `error` is the first failure in rustls's
-    /// words (a server that does not speak TLS on that port, a version or cipher it refuses, a
-    /// certificate that does not verify).
-    TlsFailed {
+    /// A protocol layer failed: TLS handshakes or records (a server that does not speak TLS on that
+    /// port, a version it refuses, a certificate that does not verify), or HTTP/2 (a server that
+    /// does not speak it, refuses it by ALPN, resets streams or breaks the framing). `error` is the
+    /// first failure in words.
+    ProtocolFailed {
         /// The step's label.
         step: String,
-        /// Failed handshakes and requests lost to TLS errors.
+        /// Which layer.
+        layer: Layer,
+        /// Attempts and requests lost to it.
         failed: u64,
-        /// The first failure, as rustls said it.
+        /// The first failure.
         error: String,
     },
     /// The run was cancelled before its planned end; numbers cover a shorter window.
     Cancelled,
+}
+
+/// A protocol layer under HTTP's semantics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// TLS.
+    Tls,
+    /// HTTP/2's framing, HPACK and streams.
+    Http2,
+}
+
+impl Layer {
+    /// "TLS" or "HTTP/2".
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Tls => "TLS",
+            Layer::Http2 => "HTTP/2",
+        }
+    }
 }
 
 /// Thresholds, kept together so the docs can quote them.
@@ -116,7 +139,7 @@ impl Warning {
             Warning::StarvedConnections { .. } => "starved_connections",
             Warning::StoppedAnswering { .. } => "stopped_answering",
             Warning::MixDrift { .. } => "mix_drift",
-            Warning::TlsFailed { .. } => "tls_failed",
+            Warning::ProtocolFailed { .. } => "protocol_failed",
             Warning::Cancelled => "cancelled",
         }
     }
@@ -132,7 +155,7 @@ impl Warning {
             | Warning::StarvedConnections { step, .. }
             | Warning::StoppedAnswering { step, .. }
             | Warning::MixDrift { step, .. }
-            | Warning::TlsFailed { step, .. } => Some(step),
+            | Warning::ProtocolFailed { step, .. } => Some(step),
             Warning::ClientSaturated { .. } | Warning::Cancelled => None,
         }
     }
@@ -148,7 +171,7 @@ impl Warning {
             Warning::StarvedConnections { starved, .. } => f64::from(*starved),
             Warning::StoppedAnswering { silent_s, .. } => *silent_s,
             Warning::MixDrift { deck_percent, sent_percent, .. } => (sent_percent - deck_percent).abs(),
-            Warning::TlsFailed { failed, .. } => *failed as f64,
+            Warning::ProtocolFailed { failed, .. } => *failed as f64,
             Warning::NoResponses { .. } | Warning::Cancelled => 1.0,
         }
     }
@@ -181,7 +204,9 @@ impl Warning {
             Warning::MixDrift { step, request_kind, deck_percent, sent_percent } => {
                 format!("[{step}] `{request_kind}` was {sent_percent:.1}% of the requests sent, {deck_percent:.1}% of the deck")
             }
-            Warning::TlsFailed { step, failed, error } => format!("[{step}] {failed} TLS failures, the first: {error}"),
+            Warning::ProtocolFailed { step, layer, failed, error } => {
+                format!("[{step}] {failed} {} failures, the first: {error}", layer.name())
+            }
             Warning::Cancelled => "run cancelled before its planned end".to_string(),
         }
     }
@@ -211,8 +236,11 @@ impl Warning {
             Warning::MixDrift { .. } => {
                 "a run shorter than a few passes of the deck per client thread sends part of a pass: measure longer, or use a smaller deck"
             }
-            Warning::TlsFailed { .. } => {
+            Warning::ProtocolFailed { layer: Layer::Tls, .. } => {
                 "check that the server speaks TLS on this port (an http:// server answers a TLS hello with plain text), that it accepts --tls-version, and that --cacert holds its certificate or CA"
+            }
+            Warning::ProtocolFailed { layer: Layer::Http2, .. } => {
+                "check that the server speaks HTTP/2 on this port (over TLS by ALPN h2, in cleartext with prior knowledge), and its log for why it reset streams"
             }
             Warning::Cancelled => "rerun to completion for comparable numbers",
         }
@@ -236,7 +264,7 @@ mod tests {
             Warning::StarvedConnections { step: step(), starved: 3, connections: 4 },
             Warning::StoppedAnswering { step: step(), at_s: 1.4, silent_s: 3.6 },
             Warning::MixDrift { step: step(), request_kind: "item".into(), deck_percent: 60.0, sent_percent: 57.5 },
-            Warning::TlsFailed { step: step(), failed: 3, error: "received corrupt message".into() },
+            Warning::ProtocolFailed { step: step(), layer: Layer::Tls, failed: 3, error: "received corrupt message".into() },
             Warning::Cancelled,
         ];
         for w in &all {

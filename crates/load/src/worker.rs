@@ -1,6 +1,6 @@
 //! The per-thread event loop: one mio Poll owning its connections, one loop for every schedule.
-//! One `Worker` in five files: the loop here, the request path in `requests` (over TLS in
-//! `tls_io`), upkeep in `upkeep`, a deck's logins in `login`.
+//! One `Worker` in six files: the loop here, the request path in `requests` (over TLS in
+//! `tls_io`, HTTP/2's frames in `h2_io`), upkeep in `upkeep`, a deck's logins in `login`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -12,12 +12,14 @@ use mio::{Events, Poll};
 use crate::checks::Checks;
 use crate::conn::Conn;
 use crate::deck::{PlanDeck, PlanLogin};
+use crate::h2::H2Recorder;
 use crate::plan::LoadPlan;
 use crate::schedule::Pacer;
 use crate::stats::Recorder;
 use crate::timer::SendTimer;
 use crate::tls::{HandshakeRecorder, TlsClient};
 
+mod h2_io;
 mod login;
 mod requests;
 mod tls_io;
@@ -82,6 +84,8 @@ pub struct WorkerResult {
     pub logins: crate::report::LoginCounts,
     /// The TLS handshakes of a TLS plan.
     pub handshakes: Option<HandshakeRecorder>,
+    /// What the HTTP/2 connections of an HTTP/2 plan saw.
+    pub h2: Option<H2Recorder>,
 }
 
 struct Worker<'a> {
@@ -124,6 +128,13 @@ struct Worker<'a> {
     /// This thread's TLS client (a TLS plan), and its handshakes.
     tls: Option<TlsClient>,
     handshakes: Option<HandshakeRecorder>,
+    /// An HTTP/2 plan's connections, what they saw.
+    h2_stats: Option<H2Recorder>,
+    /// Whether bodies are hashed (a check wants it).
+    hash: bool,
+    /// Intended send times of HTTP/2 requests the server refused without processing them (a
+    /// graceful GOAWAY, REFUSED_STREAM): sent again, first, on any connection (RFC 9113 8.7).
+    retry: std::collections::VecDeque<u64>,
 }
 
 impl Worker<'_> {
@@ -175,7 +186,7 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
             budget_reset = true;
             w.pacer.restart_budget(spec.budget);
         }
-        if budget_reset && w.pacer.exhausted() && w.inflight == 0 {
+        if budget_reset && w.pacer.exhausted() && w.inflight == 0 && w.retry.is_empty() {
             break;
         }
         if now >= next_tick {
@@ -210,7 +221,16 @@ pub fn run_worker(spec: WorkerSpec<'_>) -> Result<WorkerResult, crate::LoadError
     spec.progress.errors.store(w.rec.errors.total(), Ordering::Relaxed);
     let cpu1 = crate::usage::thread_cpu();
     let starved = w.conns.iter().filter(|c| c.answered == 0).count() as u32;
-    Ok(WorkerResult { rec: w.rec, ended_ns, cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1), starved, stall: w.stall, logins: w.logins, handshakes: w.handshakes })
+    Ok(WorkerResult {
+        rec: w.rec,
+        ended_ns,
+        cpu: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
+        starved,
+        stall: w.stall,
+        logins: w.logins,
+        handshakes: w.handshakes,
+        h2: w.h2_stats,
+    })
 }
 
 impl<'a> Worker<'a> {
@@ -225,9 +245,10 @@ impl<'a> Worker<'a> {
         let poll = Poll::new().map_err(crate::LoadError::Poll)?;
         let timer = if open { Some(SendTimer::new(poll.registry()).map_err(crate::LoadError::Poll)?) } else { None };
         let login = deck.and_then(|d| d.login.as_ref());
-        let tls = plan.tls.as_ref().map(TlsClient::new).transpose().map_err(|e| crate::LoadError::Tls(e.to_string()))?;
+        let tls =
+            plan.tls.as_ref().map(|t| TlsClient::new(t, plan.protocol)).transpose().map_err(|e| crate::LoadError::Tls(e.to_string()))?;
         let conns = (0..spec.connections as usize)
-            .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.pipeline, hash, head))
+            .map(|k| Conn::new((spec.first_conn + k) % spec.groups.len(), plan.in_flight(), hash, head))
             .collect();
         Ok(Worker {
             plan,
@@ -249,7 +270,7 @@ impl<'a> Worker<'a> {
             measure_start_ns: spec.measure_start_ns,
             epoch: spec.epoch,
             timeout_ns: plan.timeout.as_nanos() as u64,
-            pipeline: plan.pipeline as usize,
+            pipeline: plan.in_flight() as usize,
             inflight: 0,
             stopping: false,
             open,
@@ -257,6 +278,9 @@ impl<'a> Worker<'a> {
             stall: None,
             handshakes: tls.as_ref().map(|_| HandshakeRecorder::new()),
             tls,
+            h2_stats: (plan.protocol == crate::target::Protocol::Http2).then(H2Recorder::default),
+            hash,
+            retry: std::collections::VecDeque::new(),
         })
     }
 
@@ -266,7 +290,7 @@ impl<'a> Worker<'a> {
         let mut deadline = next_tick;
         let mut send_due = None;
         if !self.ready.is_empty() {
-            send_due = self.pacer.next_deadline().filter(|&d| d < deadline);
+            send_due = if self.retry.is_empty() { self.pacer.next_deadline() } else { Some(self.now()) }.filter(|&d| d < deadline);
             deadline = send_due.unwrap_or(deadline);
         }
         if let Some(e) = end_ns {

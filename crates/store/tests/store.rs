@@ -70,6 +70,8 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
         warnings: vec![Warning::HighErrorRate { step: "s".into(), errors: 5, attempts: 100, percent: 5.0 }],
         kinds: Vec::new(),
         logins: None,
+        tls: None,
+        h2: None,
     };
     TrialRecord {
         run_id: run_id.into(),
@@ -92,6 +94,9 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
                 pipeline: 1,
                 close: false,
                 requests_per_conn: None,
+                tls: None,
+                protocol: Default::default(),
+                streams: None,
                 expect_status: Some(200),
                 expect_length: Some(12),
                 expect_body_hash: Some("cafebabe".into()),

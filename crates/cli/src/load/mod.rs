@@ -16,11 +16,14 @@ use std::time::SystemTime;
 
 use clap::Args;
 
-use bakeoff_load::{parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Ramp, Target, TlsSettings, TlsVersion};
+use bakeoff_load::{
+    parse_duration, run_observed, write_hdr_log, Deck, DeckEntry, LoadPlan, PlanError, ProgressSnapshot, Protocol, Ramp, Target,
+    TlsSettings, TlsVersion,
+};
 
 use output::{human_summary, logins_lines, progress_line};
 
-/// Load-test HTTP/1.1 servers (wrk-like flags).
+/// Load-test HTTP/1.1 and HTTP/2 servers, plain or over TLS (wrk-like flags).
 #[derive(Debug, Clone, Args)]
 pub struct LoadArgs {
     /// Target URLs (http:// or https://; IP literal or localhost). Several are used round-robin.
@@ -65,6 +68,13 @@ pub struct LoadArgs {
     /// Reconnect after this many requests on a connection.
     #[arg(long)]
     pub(crate) requests_per_conn: Option<u64>,
+    /// HTTP/2: over https:// by ALPN h2, over http:// with prior knowledge (h2c).
+    #[arg(long)]
+    pub(crate) h2: bool,
+    /// HTTP/2 streams in flight per connection (with --h2; at most the server's
+    /// MAX_CONCURRENT_STREAMS).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) streams: u32,
     /// https:// only: the one TLS version offered, 1.2 or 1.3 (default 1.3).
     #[arg(long)]
     pub(crate) tls_version: Option<String>,
@@ -173,6 +183,10 @@ impl LoadArgs {
         if let Some(t) = self.tls_settings()? {
             b = b.tls(t);
         }
+        if self.h2 {
+            b = b.protocol(Protocol::Http2);
+        }
+        b = b.streams(self.streams);
         for h in &self.headers {
             b = b.header_line(h);
         }

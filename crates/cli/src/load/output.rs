@@ -63,6 +63,9 @@ fn errors_line(e: &ErrorCounts) -> String {
     if e.tls > 0 {
         let _ = write!(s, ", tls {}", e.tls);
     }
+    if e.reset > 0 {
+        let _ = write!(s, ", reset {}", e.reset);
+    }
     if e.login > 0 {
         let _ = write!(s, ", login {}", e.login);
     }
@@ -88,6 +91,9 @@ fn step_block(out: &mut String, s: &StepReport, open: bool) {
     if let Some(t) = &s.tls {
         tls_line(out, t);
     }
+    if let Some(h) = &s.h2 {
+        h2_line(out, h);
+    }
     if let Some(l) = s.max_schedule_lag_ms {
         let _ = writeln!(out, "  Max schedule lag: {l:.2}ms");
     }
@@ -106,6 +112,18 @@ fn tls_line(out: &mut String, t: &bakeoff_load::TlsReport) {
     };
     let time = t.handshake_latency.as_ref().map(|l| format!(", p50 {} p99 {}", fmt_us(l.p50_us), fmt_us(l.p99_us))).unwrap_or_default();
     let _ = writeln!(out, "  {what}: {} handshakes ({} resumed), {:.1}/s{time}", t.handshakes, t.resumed, t.handshakes_per_sec);
+}
+
+/// HTTP/2's streams and the server's SETTINGS, on one line.
+fn h2_line(out: &mut String, h: &bakeoff_load::H2Report) {
+    let streams = h
+        .streams
+        .map_or_else(|| "no connection settled".to_string(), |s| format!("{s} streams per connection (asked {})", h.streams_asked));
+    let server = h.server_settings.map_or_else(String::new, |s| {
+        let max = s.max_concurrent_streams.map_or("unlimited".to_string(), |m| m.to_string());
+        format!("; server: max streams {max}, window {}, frame {}", s.initial_window_size, s.max_frame_size)
+    });
+    let _ = writeln!(out, "  HTTP/2: {streams}{server}; {} resets, {} GOAWAY", h.resets, h.goaways);
 }
 
 /// One line per kind of a deck's requests; errors of every kind together, detailed below the table

@@ -1,9 +1,9 @@
 //! Several clients' results as one: histograms are added (never percentiles averaged), counts and
 //! error kinds summed, per-second timelines added second by second, warnings kept.
 
-use bakeoff_load::{TlsReport, 
-    decode_histogram, encode_histogram, latency_stats, ClientUsage, DecodeError, ErrorCounts, Histogram, KindReport, LoadReport, RunOutput,
-    StepDetail, StepReport, TimelinePoint,
+use bakeoff_load::{
+    decode_histogram, encode_histogram, latency_stats, ClientUsage, DecodeError, ErrorCounts, H2Report, Histogram, KindReport, LoadReport,
+    RunOutput, StepDetail, StepReport, TimelinePoint, TlsReport,
 };
 
 use super::protocol::ClientResult;
@@ -136,6 +136,7 @@ fn merge_step(parts: Vec<(&StepReport, &StepDetail)>) -> (StepReport, StepDetail
             a
         }),
         tls: TlsReport::merged(parts.iter().filter_map(|(s, _)| s.tls.as_ref()), duration_s),
+        h2: H2Report::merged(parts.iter().filter_map(|(s, _)| s.h2.as_ref())),
     };
     let detail = StepDetail { label: s0.label.clone(), start_offset_s: d0.start_offset_s, latency, service, seconds };
     (report, detail)

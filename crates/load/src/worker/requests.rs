@@ -3,9 +3,10 @@
 
 use std::io::{self, Read, Write};
 
-use crate::conn::{untoken, ConnState, InFlight, NOT_READY};
+use crate::conn::{untoken, ConnState, Got, InFlight, NOT_READY};
 use crate::parser::Response;
 use crate::report::ErrorKind;
+use crate::target::Protocol;
 
 use super::{advance, Worker};
 
@@ -37,6 +38,7 @@ impl Worker<'_> {
                 };
                 match connected {
                     Some(true) if self.tls.is_some() => self.start_tls(i, now),
+                    Some(true) if self.plan.protocol == Protocol::Http2 => self.start_h2(i, now),
                     Some(true) => self.opened(i, now),
                     Some(false) => self.connect_failed(i, now),
                     None => {}
@@ -104,6 +106,11 @@ impl Worker<'_> {
     }
 
     pub(super) fn eof(&mut self, i: usize, now: u64) {
+        if self.conns[i].state == ConnState::Handshaking {
+            // Closed before the connection could carry a request (HTTP/2 before its SETTINGS).
+            self.h2_failed(i, now, "the server closed the connection before its HTTP/2 SETTINGS");
+            return;
+        }
         if self.logging_in(i) {
             // Closed before the login was answered, or after an answer that needed the close.
             self.login_failed(i, now);
@@ -123,6 +130,9 @@ impl Worker<'_> {
     }
 
     pub(super) fn process(&mut self, i: usize, now: u64, mut data: &[u8]) {
+        if self.conns[i].h2.is_some() {
+            return self.process_h2(i, now, data);
+        }
         if self.logging_in(i) {
             match self.login_read(i, now, data) {
                 Some(rest) => data = rest,
@@ -160,13 +170,18 @@ impl Worker<'_> {
         self.refill.push(i);
     }
 
-    /// A complete response on connection `i`.
+    /// A complete HTTP/1.1 response on connection `i`: the answer to its oldest request.
     fn respond(&mut self, i: usize, now: u64, resp: Response) {
         let Some(req) = self.conns[i].inflight.pop_front() else {
             // An answer to nothing we asked: the stream is out of sync.
             self.recycle(i, now, Some(ErrorKind::Malformed));
             return;
         };
+        self.answered(i, now, req, resp);
+    }
+
+    /// `req`, taken off connection `i`, answered by `resp`: checked and recorded.
+    pub(super) fn answered(&mut self, i: usize, now: u64, req: InFlight, resp: Response) {
         self.inflight -= 1;
         self.last_answer_ns = now;
         let (c, kind) = match self.deck {
@@ -214,6 +229,7 @@ impl Worker<'_> {
         if self.stopping {
             return;
         }
+        let capacity = self.capacity(i);
         let c = &mut self.conns[i];
         if c.state != ConnState::Open || c.draining {
             return;
@@ -222,14 +238,35 @@ impl Worker<'_> {
         // one batch and the next batch when all are answered. Topping up a
         // slot per response would turn each batch into many small writes,
         // and the server's cost per request (one read per write) would set
-        // the throughput, not the pipeline depth.
-        if !self.open && self.pipeline > 1 && !c.inflight.is_empty() {
+        // the throughput, not the pipeline depth. HTTP/2 streams are
+        // independent: each finished one is replaced (as h2load does).
+        if !self.open && self.pipeline > 1 && c.h2.is_none() && !c.inflight.is_empty() {
             return;
         }
         let mut added = 0;
-        while c.inflight.len() < self.pipeline {
-            let Some(intended) = self.pacer.due(now) else { break };
-            self.pacer.take();
+        while c.inflight.len() < capacity {
+            // Requests an HTTP/2 server refused unprocessed go again first, at their own time.
+            let retried = self.retry.front().copied();
+            let Some(intended) = retried.or_else(|| self.pacer.due(now)) else { break };
+            let mut stream = 0;
+            if let Some(s) = c.h2.as_mut() {
+                // Over HTTP/2 a request needs a stream id, and a body room in the server's windows.
+                let t = &self.plan.targets[self.groups[c.group].targets[c.cursor]];
+                let body = t.h2.as_ref().map_or(0, |f| f.body_len);
+                if !s.take_window(body) {
+                    break;
+                }
+                let Some(id) = s.next_stream() else {
+                    c.draining = true;
+                    break;
+                };
+                stream = id;
+            }
+            if retried.is_some() {
+                self.retry.pop_front();
+            } else {
+                self.pacer.take();
+            }
             if now - intended > self.timeout_ns {
                 // Owed for longer than the timeout: it would be an error
                 // whenever it went out, so count it without sending it (it takes its deck entry,
@@ -260,13 +297,18 @@ impl Worker<'_> {
                 }
                 None => {
                     let g = &self.groups[c.group];
-                    let t = g.targets[c.cursor];
+                    let t = &self.plan.targets[g.targets[c.cursor]];
                     c.cursor = (c.cursor + 1) % g.targets.len();
-                    (&self.plan.targets[t].request[..], 0)
+                    if let Some(frames) = t.h2.as_ref().filter(|_| stream != 0) {
+                        frames.write(&mut c.wbuf, stream);
+                        (&[][..], 0)
+                    } else {
+                        (&t.request[..], 0)
+                    }
                 }
             };
             c.wbuf.extend_from_slice(request);
-            c.inflight.push_back(InFlight { intended, sent: now, entry });
+            c.inflight.push_back(InFlight { intended, sent: now, entry, stream, got: Got::NONE });
             c.sent_on_socket += 1;
             added += 1;
             if self.plan.requests_per_conn.is_some_and(|k| c.sent_on_socket >= k) || self.plan.close {
@@ -281,11 +323,22 @@ impl Worker<'_> {
         self.mark_ready(i, now);
     }
 
+    /// Requests connection `i` may have in flight: the pipeline, or over HTTP/2 the streams the
+    /// server allows of those asked.
+    #[inline]
+    fn capacity(&self, i: usize) -> usize {
+        match self.conns[i].h2.as_deref() {
+            Some(s) => s.streams(self.pipeline),
+            None => self.pipeline,
+        }
+    }
+
     /// Puts connection `i` on the ready stack if it can take another request, and notes since when.
     #[inline]
     fn mark_ready(&mut self, i: usize, now: u64) {
+        let capacity = self.capacity(i);
         let c = &mut self.conns[i];
-        if c.state == ConnState::Open && !c.draining && c.inflight.len() < self.pipeline {
+        if c.state == ConnState::Open && !c.draining && c.inflight.len() < capacity {
             if c.ready_since == NOT_READY {
                 c.ready_since = now;
             }
@@ -328,7 +381,7 @@ impl Worker<'_> {
     /// Open model: give due requests to connections that have room.
     #[inline]
     pub(super) fn pump(&mut self, now: u64) {
-        while self.pacer.due(now).is_some() {
+        while self.pacer.due(now).is_some() || !self.retry.is_empty() {
             let Some(i) = self.ready.pop() else { break };
             self.conns[i].in_ready = false;
             self.fill(i, now);

@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 
 use crate::conn::ConnState;
 use crate::report::ErrorKind;
+use crate::target::Protocol;
 
 use super::Worker;
 
@@ -45,16 +46,17 @@ impl Worker<'_> {
             if let Err(e) = t.process_new_packets() {
                 // The alert that says why goes out before the socket is dropped.
                 let _ = t.write_tls(s);
-                return self.tls_lost(i, now, ErrorKind::Tls, &e.to_string());
+                return self.tls_lost(i, now, ErrorKind::Tls, &describe(&e, self.plan.protocol));
             }
-            if c.state == ConnState::Handshaking && !t.is_handshaking() {
+            if c.state == ConnState::Handshaking && c.h2.is_none() && !t.is_handshaking() {
                 self.handshake_done(i, now);
                 if self.conns[i].generation != generation {
                     return;
                 }
             }
-            // No plaintext comes before the handshake completes.
-            if self.conns[i].state == ConnState::Open && (!self.drain_plaintext(i, now, rbuf) || self.conns[i].generation != generation) {
+            // No plaintext comes before the TLS handshake completes.
+            let plaintext = self.conns[i].tls.as_ref().is_some_and(|t| !t.is_handshaking());
+            if plaintext && (!self.drain_plaintext(i, now, rbuf) || self.conns[i].generation != generation) {
                 return;
             }
             if closed {
@@ -84,7 +86,7 @@ impl Worker<'_> {
                 }
                 Ok(n) => {
                     self.process(i, now, &rbuf[..n]);
-                    if self.conns[i].generation != generation || self.conns[i].state != ConnState::Open {
+                    if self.conns[i].generation != generation {
                         return false;
                     }
                 }
@@ -103,7 +105,7 @@ impl Worker<'_> {
         let c = &mut self.conns[i];
         let (Some(s), Some(t)) = (c.stream.as_mut(), c.tls.as_mut()) else { return };
         let failed = loop {
-            if c.woff < c.wbuf.len() && c.state == ConnState::Open {
+            if c.woff < c.wbuf.len() && !t.is_handshaking() {
                 match t.writer().write(&c.wbuf[c.woff..]) {
                     Ok(n) => c.woff += n,
                     Err(_) => break true,
@@ -135,6 +137,18 @@ impl Worker<'_> {
         if let (Some(h), Some(t)) = (self.handshakes.as_mut(), c.tls.as_deref()) {
             h.handshake(t, now.saturating_sub(c.since), self.rec.measuring(now));
         }
+        if self.plan.protocol == Protocol::Http2 {
+            let alpn = c.tls.as_deref().and_then(|t| t.alpn_protocol()).map(|p| String::from_utf8_lossy(p).into_owned());
+            if alpn.as_deref() != Some("h2") {
+                let chose = alpn.map_or("no protocol".to_string(), |p| format!("`{p}`"));
+                return self.handshake_failed(
+                    i,
+                    now,
+                    &format!("the server chose {chose} by ALPN, not h2: it does not offer HTTP/2 over TLS"),
+                );
+            }
+            return self.start_h2(i, now);
+        }
         self.opened(i, now);
     }
 
@@ -162,5 +176,21 @@ impl Worker<'_> {
                 h.first_error = Some(why.to_string());
             }
         }
+    }
+}
+
+/// A TLS failure in words a user can act on: the alerts a server sends when it refuses what the
+/// client offered are named for what was refused.
+fn describe(e: &rustls::Error, protocol: Protocol) -> String {
+    use rustls::AlertDescription as Alert;
+    match e {
+        rustls::Error::AlertReceived(Alert::NoApplicationProtocol) => {
+            let offered = String::from_utf8_lossy(protocol.alpn());
+            format!("the server refused ALPN `{offered}` (alert no_application_protocol): it does not offer {} over TLS", protocol.name())
+        }
+        rustls::Error::AlertReceived(Alert::ProtocolVersion) => {
+            "the server refused the TLS version offered (alert protocol_version): see --tls-version".to_string()
+        }
+        other => other.to_string(),
     }
 }

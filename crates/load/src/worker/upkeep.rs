@@ -103,8 +103,11 @@ impl Worker<'_> {
                     }
                 }
                 ConnState::Handshaking => {
-                    if now - c.since > self.timeout_ns {
-                        self.handshake_failed(i, now, "the server did not complete the handshake within the timeout");
+                    if now - c.since <= self.timeout_ns {
+                    } else if c.h2.is_some() {
+                        self.h2_failed(i, now, "the server sent no HTTP/2 SETTINGS within the timeout");
+                    } else {
+                        self.handshake_failed(i, now, "the server did not complete the TLS handshake within the timeout");
                     }
                 }
                 ConnState::Open => {

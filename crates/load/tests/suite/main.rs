@@ -5,6 +5,7 @@ mod common;
 
 mod accuracy;
 mod deck;
+mod h2;
 mod hangs;
 mod integration;
 mod login;

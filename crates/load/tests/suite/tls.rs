@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use bakeoff_load::{LoadPlan, LoadReport, TlsSettings, TlsVersion, Warning};
+use bakeoff_load::{Layer, LoadPlan, LoadReport, TlsSettings, TlsVersion, Warning};
 
-use crate::common::tls_server::{TlsNginx, HELLO};
+use crate::common::nginx::{Nginx, HELLO};
 
 fn run(url: &str, tls: TlsSettings, shape: impl FnOnce(bakeoff_load::LoadPlanBuilder) -> bakeoff_load::LoadPlanBuilder) -> LoadReport {
     let b = LoadPlan::builder(url).connections(4).threads(1).duration(Duration::from_millis(700)).timeout(Duration::from_secs(2)).tls(tls);
@@ -20,7 +20,7 @@ fn settings(version: TlsVersion, resumption: bool, ca: Option<std::path::PathBuf
 
 #[test]
 fn https_is_answered_with_one_handshake_per_connection() {
-    let server = TlsNginx::start();
+    let server = Nginx::start();
     let r = run(&server.url(server.tls, "https"), settings(TlsVersion::Tls13, true, Some(server.ca())), |b| b);
     let s = &r.steps[0];
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
@@ -36,7 +36,7 @@ fn https_is_answered_with_one_handshake_per_connection() {
 
 #[test]
 fn a_connection_per_request_is_a_handshake_per_request_resumed_or_full() {
-    let server = TlsNginx::start();
+    let server = Nginx::start();
     let url = server.url(server.tls, "https");
     for resumption in [true, false] {
         let r = run(&url, settings(TlsVersion::Tls13, resumption, None), |b| b.close(true));
@@ -56,19 +56,19 @@ fn a_connection_per_request_is_a_handshake_per_request_resumed_or_full() {
 
 #[test]
 fn tls_1_2_is_spoken_on_request_and_refused_where_the_server_forbids_it() {
-    let server = TlsNginx::start();
+    let server = Nginx::start();
     let r = run(&server.url(server.tls12_only, "https"), settings(TlsVersion::Tls12, true, Some(server.ca())), |b| b);
     let t = r.steps[0].tls.as_ref().unwrap();
     assert_eq!(r.steps[0].errors.total(), 0);
     assert_eq!(t.version.as_deref(), Some("1.2"));
     assert!(t.cipher.as_deref().is_some_and(|c| c.starts_with("TLS_ECDHE_")), "{:?}", t.cipher);
     let r = run(&server.url(server.tls12_only, "https"), settings(TlsVersion::Tls13, true, None), |b| b);
-    assert_failed(&r, "alert");
+    assert_failed(&r, "refused the TLS version");
 }
 
 #[test]
 fn a_plain_server_and_a_foreign_certificate_are_tls_failures_that_say_why() {
-    let server = TlsNginx::start();
+    let server = Nginx::start();
     let r = run(&server.url(server.plain, "https"), settings(TlsVersion::Tls13, true, None), |b| b);
     assert_failed(&r, "corrupt message");
     let r = run(&server.url(server.tls, "https"), settings(TlsVersion::Tls13, true, Some(server.other_ca())), |b| b);
@@ -81,7 +81,7 @@ fn assert_failed(r: &LoadReport, words: &str) {
     assert_eq!(s.requests, 0);
     assert!(s.errors.tls > 0 && s.errors.tls == s.errors.total(), "{:?}", s.errors);
     let warning = s.warnings.iter().find_map(|w| match w {
-        Warning::TlsFailed { error, failed, .. } => Some((error.clone(), *failed)),
+        Warning::ProtocolFailed { layer: Layer::Tls, error, failed, .. } => Some((error.clone(), *failed)),
         _ => None,
     });
     let (error, failed) = warning.expect("a TLS failure warning");

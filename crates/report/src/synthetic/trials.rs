@@ -24,6 +24,9 @@ pub(super) fn plan(steps: &[StepReport]) -> PlanSummary {
         pipeline: 1,
         close: false,
         requests_per_conn: None,
+        tls: None,
+        protocol: Default::default(),
+        streams: None,
         expect_status: Some(200),
         expect_length: None,
         expect_body_hash: None,
@@ -78,6 +81,8 @@ pub(super) fn step(label: &str, connections: u32, target_rate: Option<f64>, h: &
         warnings: Vec::new(),
         kinds: Vec::new(),
         logins: None,
+        tls: None,
+        h2: None,
     }
 }
 

@@ -3,7 +3,7 @@
 
 pub mod acceptor;
 pub mod connection;
-pub mod tls_server;
+pub mod nginx;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
