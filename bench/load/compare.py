@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Summarises bench/load-vs-wrk.sh's raw rounds: paired ratios with distribution-free intervals.
+"""Summarises bench/load-vs-wrk.sh's (and load-vs-h2load.sh's) raw rounds: paired ratios with
+distribution-free intervals.
 
 Input (stdin, or files whose rounds are pooled): one line per run, whitespace-separated (lines starting with # are notes):
     config round client rps requests cpu_seconds max_rss_kb
-where client is `wrk` or `load`, and config may contain no spaces.
+where client is `load` or the peer (`wrk`, `h2load`), and config may contain no spaces.
 
 Why paired ratios: on a small virtual machine nginx's cost per packet swings by 20-30% from one
 run to the next (both clients see the same swing), so a ratio of two medians can land anywhere in
@@ -72,16 +73,17 @@ def load_rows(lines):
 
 
 def summarise(order, runs):
-    print(f"{'config':<13} {'wrk req/s':>10} {'load req/s':>10} {'req/s ratio (95% CI)':>24} "
+    peer = next((c for v in runs.values() for c in v if c != "load"), "wrk")
+    print(f"{'config':<13} {peer + ' req/s':>10} {'load req/s':>10} {'req/s ratio (95% CI)':>24} "
           f"{'verdict':>12}   {'CPU/req ratio (95% CI)':>24} {'verdict':>12}")
     for config in order:
-        pairs = [v for (c, _), v in sorted(runs.items()) if c == config and "wrk" in v and "load" in v]
+        pairs = [v for (c, _), v in sorted(runs.items()) if c == config and peer in v and "load" in v]
         if not pairs:
             continue
-        rps_ratio = [p["load"][0] / p["wrk"][0] for p in pairs]
+        rps_ratio = [p["load"][0] / p[peer][0] for p in pairs]
         cpu_per_req = lambda r: r[2] / max(r[1], 1.0)
-        cpu_ratio = [cpu_per_req(p["load"]) / cpu_per_req(p["wrk"]) for p in pairs]
-        wrk_rps = median([p["wrk"][0] for p in pairs])
+        cpu_ratio = [cpu_per_req(p["load"]) / cpu_per_req(p[peer]) for p in pairs]
+        wrk_rps = median([p[peer][0] for p in pairs])
         load_rps = median([p["load"][0] for p in pairs])
         rl, rh, _ = median_interval(rps_ratio)
         cl, ch, _ = median_interval(cpu_ratio)
@@ -90,7 +92,7 @@ def summarise(order, runs):
               f"{median(cpu_ratio):>7.2f}x ({cl:.2f}-{ch:.2f}){'':>5} {verdict(cl, ch, False, 1.0):>12}")
     n = max((sum(1 for (c, _), v in runs.items() if c == config and len(v) == 2) for config in order), default=0)
     _, _, cov = median_interval(list(range(n)))
-    print(f"ratios: median of {n} paired rounds (load/wrk); interval: sign test on the rounds, "
+    print(f"ratios: median of {n} paired rounds (load/{peer}); interval: sign test on the rounds, "
           f"{cov * 100:.1f}% coverage; verdict against 1.0x (req/s >= 1.0x, CPU/req <= 1.0x): "
           "'within noise' means the interval contains 1.0")
 

@@ -95,6 +95,8 @@ pub struct DeckRequest {
     pub checks: Checks,
     /// A HEAD request.
     pub head: bool,
+    /// Over HTTP/2, the request as frames (their stream ids written per stream).
+    pub(crate) h2: Option<crate::h2::frame::RequestFrames>,
 }
 
 impl PlanDeck {
@@ -124,7 +126,18 @@ impl PlanDeck {
             }
             let method = e.method.to_ascii_uppercase();
             let request = serialize_request(&method, &e.path, &target.host_header, &e.headers, e.body.as_deref(), close);
-            entries.push(DeckRequest { kind: e.kind, request, checks: e.checks.clone(), head: method == "HEAD" });
+            // Over HTTP/2 (the target has frames) each entry is encoded as frames too.
+            let h2 = match &target.h2 {
+                Some(_) => Some(
+                    Target::frames(&method, target, &e.path, &e.headers, e.body.as_deref())
+                        .map_err(|e| PlanError::BadDeck(format!("entry {i}: {e}")))?,
+                ),
+                None => None,
+            };
+            entries.push(DeckRequest { kind: e.kind, request, checks: e.checks.clone(), head: method == "HEAD", h2 });
+        }
+        if deck.login.is_some() && target.h2.is_some() {
+            return bad("a login over HTTP/2: decks with a login are sent over HTTP/1.1 only".into());
         }
         let login = deck.login.as_ref().map(|l| PlanLogin::new(l, &entries, target)).transpose()?;
         Ok(PlanDeck {

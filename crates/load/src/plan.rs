@@ -444,9 +444,6 @@ impl LoadPlanBuilder {
         if self.protocol == Protocol::Http2 && self.pipeline > 1 {
             return Err(PlanError::Conflict("--pipeline with --h2 (HTTP/2 sends concurrent requests as --streams)".into()));
         }
-        if self.protocol == Protocol::Http2 && self.deck.is_some() {
-            return Err(PlanError::Conflict("a request deck (a scenario file) with --h2: decks are sent over HTTP/1.1 only".into()));
-        }
         if self.close && self.pipeline > 1 {
             return Err(PlanError::Conflict("--close and --pipeline (one request per connection cannot be pipelined)".into()));
         }

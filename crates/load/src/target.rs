@@ -77,17 +77,26 @@ impl Target {
 
     /// Adds the request's HTTP/2 frames; fails if its header block does not fit one frame.
     pub(crate) fn with_h2(mut self, method: &str, headers: &[(String, String)], body: Option<&[u8]>) -> Result<Target, PlanError> {
-        let block =
-            hpack::encode_request(method, self.scheme == Scheme::Https, &self.host_header, &self.path, headers, body.map(<[u8]>::len));
-        let frames = RequestFrames::new(&block, body).ok_or_else(|| {
+        self.h2 = Some(Target::frames(method, &self, &self.path, headers, body)?);
+        Ok(self)
+    }
+
+    /// A request to `path` on `target`'s address as HTTP/2 frames.
+    pub(crate) fn frames(
+        method: &str,
+        target: &Target,
+        path: &str,
+        headers: &[(String, String)],
+        body: Option<&[u8]>,
+    ) -> Result<RequestFrames, PlanError> {
+        let https = target.scheme == Scheme::Https;
+        let block = hpack::encode_request(method, https, &target.host_header, path, headers, body.map(<[u8]>::len));
+        RequestFrames::new(&block, body).ok_or_else(|| {
             PlanError::Invalid(format!(
-                "the headers of {} take {} bytes in HPACK, above the 16384 of one HTTP/2 frame",
-                self.url,
+                "the headers of {method} {path} take {} bytes in HPACK, above the 16384 of one HTTP/2 frame",
                 block.len()
             ))
-        })?;
-        self.h2 = Some(frames);
-        Ok(self)
+        })
     }
 }
 

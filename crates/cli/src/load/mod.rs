@@ -367,4 +367,24 @@ mod tests {
         let bad = Cli::try_parse_from(["x", "-d", "forever", "http://127.0.0.1:9/"]).unwrap();
         assert!(bad.args.to_plan().is_err());
     }
+
+    #[test]
+    fn protocol_flags_become_the_plans_tls_and_http2() {
+        use bakeoff_load::{Protocol, TlsSettings, TlsVersion};
+        let plan = |flags: &[&str]| Cli::try_parse_from(["x"].iter().chain(flags)).unwrap().args.to_plan();
+        let p = plan(&["https://127.0.0.1:9/"]).unwrap();
+        assert_eq!((p.tls, p.protocol, p.streams), (Some(TlsSettings::new()), Protocol::Http1, 1));
+        let p = plan(&["--h2", "--streams", "32", "--tls-version", "1.2", "--no-tls-resumption", "https://127.0.0.1:9/"]).unwrap();
+        let tls = TlsSettings { version: TlsVersion::Tls12, resumption: false, ca_file: None };
+        assert_eq!((p.tls.clone(), p.protocol, p.in_flight()), (Some(tls), Protocol::Http2, 32));
+        let h2c = plan(&["--h2", "http://127.0.0.1:9/"]).unwrap();
+        assert_eq!((h2c.tls, h2c.protocol), (None, Protocol::Http2));
+        for bad in [
+            &["--tls-version", "1.1", "https://127.0.0.1:9/"][..],
+            &["--cacert", "/x.pem", "http://127.0.0.1:9/"],
+            &["--streams", "4", "http://127.0.0.1:9/"],
+        ] {
+            assert!(plan(bad).is_err(), "{bad:?}");
+        }
+    }
 }

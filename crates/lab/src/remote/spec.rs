@@ -3,9 +3,13 @@
 
 use std::time::Duration;
 
-use bakeoff_load::{Deck, LoadPlan, LoadReport, PlanError, Ramp, Schedule, Stop};
+use bakeoff_load::{Deck, LoadPlan, LoadReport, PlanError, Protocol, Ramp, Schedule, Stop, TlsSettings};
 use bakeoff_model::noise::TrialNoise;
 use serde::{Deserialize, Serialize};
+
+fn one() -> u32 {
+    1
+}
 
 /// One client's share of a load, in serializable form: a `LoadPlan`, its rate ramp or connection
 /// ladder included.
@@ -57,6 +61,15 @@ pub struct RunSpec {
     /// The requests to send in turn instead of the URL's (a scenario file's deck), as given.
     #[serde(default)]
     pub deck: Option<Deck>,
+    /// TLS for `https://` URLs (a `ca_file` is a path on the client's host).
+    #[serde(default)]
+    pub tls: Option<TlsSettings>,
+    /// HTTP/1.1 or HTTP/2.
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// HTTP/2 streams per connection.
+    #[serde(default = "one")]
+    pub streams: u32,
     /// CPUs on the agent's host the threads are pinned to.
     pub pin_cpus: Vec<usize>,
     /// When the load starts, in ns since the epoch on the *agent's* clock (the controller has
@@ -136,6 +149,9 @@ impl RunSpec {
             expect_length: plan.checks.expect_length,
             expect_body_hash: plan.checks.expect_body_hash,
             deck: plan.deck.as_ref().map(|d| d.source.clone()),
+            tls: plan.tls.clone(),
+            protocol: plan.protocol,
+            streams: plan.streams,
             pin_cpus: plan.pin_cpus.clone(),
             start_at_ns: 0,
         }
@@ -195,7 +211,10 @@ impl RunSpec {
         if let Some(d) = &self.deck {
             b = b.deck(d.clone());
         }
-        b.build()
+        if let Some(t) = &self.tls {
+            b = b.tls(t.clone());
+        }
+        b.protocol(self.protocol).streams(self.streams).build()
     }
 }
 
@@ -249,6 +268,14 @@ mod tests {
             login: Some(login),
         };
         let plan = LoadPlan::builder("http://127.0.0.1:9/").deck(deck).build().unwrap();
+        let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
+        assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan);
+    }
+
+    #[test]
+    fn tls_and_h2_travel_to_a_client_host() {
+        let tls = bakeoff_load::TlsSettings { version: bakeoff_load::TlsVersion::Tls12, resumption: false, ca_file: None };
+        let plan = LoadPlan::builder("https://127.0.0.1:9/").tls(tls).protocol(Protocol::Http2).streams(12).build().unwrap();
         let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
         assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan);
     }

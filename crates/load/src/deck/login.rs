@@ -180,7 +180,7 @@ mod tests {
     use crate::checks::Checks;
 
     fn entry(request: &str) -> DeckRequest {
-        DeckRequest { kind: 0, request: request.as_bytes().to_vec(), checks: Checks::default(), head: false }
+        DeckRequest { kind: 0, request: request.as_bytes().to_vec(), checks: Checks::default(), head: false, h2: None }
     }
 
     fn plan(entries: &[DeckRequest]) -> Result<PlanLogin, PlanError> {

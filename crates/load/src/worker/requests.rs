@@ -251,8 +251,11 @@ impl Worker<'_> {
             let mut stream = 0;
             if let Some(s) = c.h2.as_mut() {
                 // Over HTTP/2 a request needs a stream id, and a body room in the server's windows.
-                let t = &self.plan.targets[self.groups[c.group].targets[c.cursor]];
-                let body = t.h2.as_ref().map_or(0, |f| f.body_len);
+                let frames = match self.deck {
+                    Some(d) => d.entries[self.deck_cursor].h2.as_ref(),
+                    None => self.plan.targets[self.groups[c.group].targets[c.cursor]].h2.as_ref(),
+                };
+                let body = frames.map_or(0, |f| f.body_len);
                 if !s.take_window(body) {
                     break;
                 }
@@ -289,9 +292,13 @@ impl Worker<'_> {
             let (request, entry) = match self.deck {
                 Some(d) => {
                     let e = advance(&mut self.deck_cursor, d.entries.len());
-                    let request = match self.sessions.get(i) {
-                        Some(s) => s.request(d, e),
-                        None => &d.entries[e].request[..],
+                    let request = match (self.sessions.get(i), d.entries[e].h2.as_ref().filter(|_| stream != 0)) {
+                        (_, Some(frames)) => {
+                            frames.write(&mut c.wbuf, stream);
+                            &[][..]
+                        }
+                        (Some(s), None) => s.request(d, e),
+                        (None, None) => &d.entries[e].request[..],
                     };
                     (request, e as u32)
                 }

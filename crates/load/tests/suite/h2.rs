@@ -1,11 +1,11 @@
 //! The load generator over HTTP/2 against a real nginx: over TLS by ALPN and in cleartext with
 //! prior knowledge, many streams per connection, bodies in several DATA frames checked, the
-//! server's stream limit obeyed, streams refused by a graceful GOAWAY sent again, the open model's
-//! rate, and servers that do not speak HTTP/2 as failures that say why.
+//! server's stream limit obeyed, streams refused by a graceful GOAWAY sent again, a deck's kinds,
+//! the open model's rate, and servers that do not speak HTTP/2 as failures that say why.
 
 use std::time::Duration;
 
-use bakeoff_load::{Layer, LoadPlan, LoadPlanBuilder, LoadReport, Protocol, TlsSettings, Warning};
+use bakeoff_load::{Deck, DeckEntry, Layer, LoadPlan, LoadPlanBuilder, LoadReport, Protocol, TlsSettings, Warning};
 
 use crate::common::nginx::{Nginx, BIG, HELLO};
 
@@ -61,6 +61,32 @@ fn the_servers_stream_limit_holds_and_a_graceful_goaway_loses_nothing() {
     let h = s.h2.as_ref().unwrap();
     assert_eq!(h.streams, Some(4));
     assert!(h.goaways >= 3000 / 50 - 2, "{} GOAWAYs", h.goaways);
+}
+
+#[test]
+fn a_deck_is_sent_over_h2_with_results_per_kind() {
+    let nginx = Nginx::start();
+    let entry = |kind, path: &str, len| {
+        let mut e = DeckEntry::get(kind, path);
+        e.checks.expect_length = Some(len);
+        e
+    };
+    let wrong = entry(1, "/big", 7);
+    let deck = Deck {
+        kinds: vec!["hello".into(), "big".into()],
+        entries: vec![entry(0, "/", HELLO.len() as u64), entry(1, "/big", BIG as u64), entry(0, "/", HELLO.len() as u64)],
+        login: None,
+    };
+    let r = run(h2(&nginx.url(nginx.h2c, "http")).streams(6).deck(deck.clone()));
+    let s = &r.steps[0];
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    let counts: Vec<(&str, u64)> = s.kinds.iter().map(|k| (k.name.as_str(), k.requests)).collect();
+    let (hello, big) = (counts[0].1, counts[1].1);
+    assert!(big > 20 && hello.abs_diff(2 * big) <= 12, "two hellos for each big body: {counts:?}");
+    // A check that fails on one kind fails that kind only.
+    let deck = Deck { entries: vec![deck.entries[0].clone(), wrong], ..deck };
+    let s = &run(h2(&nginx.url(nginx.h2c, "http")).streams(6).deck(deck)).steps[0];
+    assert_eq!((s.kinds[0].errors.total(), s.kinds[1].errors.body_mismatch), (0, s.kinds[1].requests));
 }
 
 #[test]

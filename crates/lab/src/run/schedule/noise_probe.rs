@@ -66,6 +66,10 @@ pub struct NoiseFloor {
     /// from 2 client hosts"); None for this machine alone.
     #[serde(default)]
     pub site: Option<String>,
+    /// The bakeoff executable that measured it (its size and modification time): a floor from
+    /// another build (another load generator, another schedule) is not reused.
+    #[serde(default)]
+    pub binary: String,
 }
 
 impl NoiseFloor {
@@ -344,7 +348,19 @@ fn floor_of(
         minutes: minutes_spent(&sink.trials, &[main, twin]),
         slice_spread: spread,
         site: None,
+        binary: binary_identity(),
     })
+}
+
+/// This executable's size and modification time: what tells one build of bakeoff from another
+/// without a version bump (every build of a checkout says 0.1.0).
+fn binary_identity() -> String {
+    let meta = std::env::current_exe().and_then(std::fs::metadata);
+    let modified = meta.as_ref().ok().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    match (meta.as_ref().ok().map(|m| m.len()), modified) {
+        (Some(len), Some(t)) => format!("{len}:{}.{:09}", t.as_secs(), t.subsec_nanos()),
+        _ => String::new(),
+    }
 }
 
 /// The schedule a run's floor is probed on: at once for an at-once run, else in blocks (a trials
@@ -382,11 +398,13 @@ pub fn remember(root: &Path, roles: &Roles, schedule: Schedule, floor: &NoiseFlo
     }
 }
 
-/// The last probe of this placement and schedule, if it was measured within the last six hours.
+/// The last probe of this placement and schedule, if this build of bakeoff measured it within the
+/// last six hours.
 pub fn recent(root: &Path, roles: &Roles, schedule: Schedule) -> Option<NoiseFloor> {
     let file = cache_file(root, roles, schedule);
     let age = std::fs::metadata(&file).ok()?.modified().ok()?.elapsed().ok()?;
-    (age < FRESH).then(|| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()).flatten()
+    let floor: NoiseFloor = (age < FRESH).then(|| serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()).flatten()?;
+    (floor.binary == binary_identity()).then_some(floor)
 }
 
 #[cfg(test)]
@@ -414,12 +432,27 @@ mod tests {
             minutes: 0.25,
             slice_spread: spread,
             site: None,
+            binary: binary_identity(),
         }
     }
 
     fn quick() -> RunPlan {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         crate::run::plan_run(crate::run::RunRequest { root, ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn a_kept_floor_is_reused_by_the_build_that_measured_it_only() {
+        let root = std::env::temp_dir().join(format!("bakeoff-floor-cache-{}", std::process::id()));
+        let roles = Roles::default();
+        let kept = floor(0.05, Components::default());
+        remember(&root, &roles, Schedule::Blocks, &kept);
+        assert_eq!(recent(&root, &roles, Schedule::Blocks).map(|f| f.slice_spread), Some(0.05));
+        // The same file written by another build of bakeoff is measured again.
+        let other = NoiseFloor { binary: "1234:5.000000000".into(), ..kept };
+        remember(&root, &roles, Schedule::Blocks, &other);
+        assert!(recent(&root, &roles, Schedule::Blocks).is_none());
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
