@@ -1,6 +1,6 @@
 //! Command-line arguments of every subcommand, with their defaults and help in one place.
 
-use bakeoff_model::goal::{parse_percent, AaCell, PrimaryMetric};
+use bakeoff_model::plan::goal::{parse_percent, AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::Slo;
 use bakeoff_model::study::RampSetting;
@@ -162,7 +162,7 @@ pub struct SetupArgs {
     /// Set the stacks up on this host instead of here, `ssh://user@host[:port]` or `netns:NAME`:
     /// the project's files are sent there first (once), and the setup is cached there
     #[arg(long)]
-    pub host: Option<bakeoff_model::place::Place>,
+    pub host: Option<bakeoff_model::plan::place::Place>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }
@@ -225,7 +225,7 @@ pub struct RunArgs {
     /// cells together on equal CPU shares: the tightest ratios on a noisy machine) or `trials` (a
     /// fresh server per trial, cells in turn)
     #[arg(long)]
-    pub schedule: Option<bakeoff_model::schedule::Schedule>,
+    pub schedule: Option<bakeoff_model::plan::schedule::Schedule>,
     /// Block schedules: how many times the servers start over the blocks [default: 3 from 6
     /// trials on, 2 below; at once, one per two trials from 6 on, up to 8]
     #[arg(long)]
@@ -308,13 +308,13 @@ pub struct RunHostArgs {
     /// Load from this host's agent instead of from here; repeat for several clients, whose
     /// histograms are added exactly: `local`, `ssh://user@host[:port]` or `netns:NAME`
     #[arg(long = "client")]
-    pub clients: Vec<bakeoff_model::place::Place>,
+    pub clients: Vec<bakeoff_model::plan::place::Place>,
     /// Start the servers here: `local` (the default) or `netns:NAME` (bound to the namespace's address)
     #[arg(long)]
-    pub server_host: Option<bakeoff_model::place::Place>,
+    pub server_host: Option<bakeoff_model::plan::place::Place>,
     /// Start the services (PostgreSQL, nginx, the document store) here: `local` or `netns:NAME`
     #[arg(long)]
-    pub services_host: Option<bakeoff_model::place::Place>,
+    pub services_host: Option<bakeoff_model::plan::place::Place>,
     #[command(flatten)]
     pub agent: AgentArgs,
 }

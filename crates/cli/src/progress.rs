@@ -5,9 +5,9 @@ use bakeoff_lab::error::LabError;
 use bakeoff_lab::run::noise_probe::{NoiseFloor, Outlook};
 use bakeoff_lab::run::Event;
 use bakeoff_lab::stacks::setup::SetupOutcome;
-use bakeoff_model::results::{CellKey, Verdict, VerifyReport};
+use bakeoff_model::plan::schedule::Schedule;
+use bakeoff_model::records::results::{CellKey, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Schedule;
 use bakeoff_report::scenario::Relative;
 
 /// One line per stack set up.
@@ -62,8 +62,8 @@ pub fn print_event(event: &Event<'_>) {
             eprintln!("{} maximum {max:.0} req/s: rate ramp {ramp} (START:STEP:STEP_DURATION:MAX)", cell.label())
         }
         Event::Verified(r) => {
-            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail).count();
-            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_model::results::Verdict::Warn).count();
+            let fails = r.checks.iter().filter(|c| c.verdict == bakeoff_model::records::results::Verdict::Fail).count();
+            let warns = r.checks.iter().filter(|c| c.verdict == bakeoff_model::records::results::Verdict::Warn).count();
             eprintln!("verified {} [{}]: {} checks, {fails} failed, {warns} warnings", r.stack, r.variant, r.checks.len());
             print_check_problems(r);
         }
@@ -99,7 +99,7 @@ pub fn print_event(event: &Event<'_>) {
 }
 
 /// A trial's steps, its noise, its SLO and its warnings.
-fn print_trial(t: &bakeoff_model::results::TrialRecord) {
+fn print_trial(t: &bakeoff_model::records::results::TrialRecord) {
     for (i, s) in t.load.steps.iter().enumerate() {
         // A ramp's or a ladder's steps each have their own CPU (the trial's when one step).
         eprintln!(
@@ -109,7 +109,7 @@ fn print_trial(t: &bakeoff_model::results::TrialRecord) {
             s.latency.p50_us,
             s.latency.p99_us,
             s.errors.total(),
-            bakeoff_model::summary::Metric::ServerCpuPercent.of(t, i),
+            bakeoff_model::statistics::summary::Metric::ServerCpuPercent.of(t, i),
             t.server.peak_rss_bytes as f64 / 1048576.0
         );
     }
@@ -130,12 +130,12 @@ fn print_trial(t: &bakeoff_model::results::TrialRecord) {
 }
 
 /// The cost checks repeated on a measured cell.
-fn print_rechecks(cell: &bakeoff_model::results::CellKey, checks: &[bakeoff_model::results::Check]) {
+fn print_rechecks(cell: &bakeoff_model::records::results::CellKey, checks: &[bakeoff_model::records::results::Check]) {
     for c in checks {
         let v = match c.verdict {
-            bakeoff_model::results::Verdict::Pass => "pass",
-            bakeoff_model::results::Verdict::Warn => "warn",
-            bakeoff_model::results::Verdict::Fail => "fail",
+            bakeoff_model::records::results::Verdict::Pass => "pass",
+            bakeoff_model::records::results::Verdict::Warn => "warn",
+            bakeoff_model::records::results::Verdict::Fail => "fail",
         };
         eprintln!("  {v} {}: {}: {}", cell.label(), c.what, c.reason);
     }
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn the_last_runs_widest_ratio_says_what_this_run_can_expect() {
-        let cell = bakeoff_model::results::CellKey {
+        let cell = bakeoff_model::records::results::CellKey {
             stack: "python/werkzeug-uwsgi".into(),
             scenario: Scenario::Hello,
             variant: "sqlite".into(),
@@ -286,7 +286,7 @@ mod tests {
             fastest: false,
             paired: Some((10, 3)),
             short_coverage: None,
-            source: bakeoff_model::pairing::PairSource::Joint,
+            source: bakeoff_model::statistics::pairing::PairSource::Joint,
             joint_disagreed: None,
             components: None,
             solo_because: None,

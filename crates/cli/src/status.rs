@@ -312,7 +312,7 @@ impl Drop for Shown {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bakeoff_model::results::CellKey;
+    use bakeoff_model::records::results::CellKey;
     use bakeoff_model::scenario::Scenario;
 
     /// A writer the test reads back.

@@ -2,39 +2,27 @@
 //! asks (selection, load, claims), the summaries and verdicts derived from them, and the sink results
 //! are handed to. The lab writes them; the store keeps them; the reports read them. No I/O but a
 //! study file read and the clock.
+//!
+//! The folders: `records/` holds what a run produces and the store keeps (results, findings,
+//! warnings, metrics, what ran); `statistics/` the arithmetic over them (robust and paired
+//! intervals, the block pairing and design, their coverage simulator, summaries, two runs
+//! compared); `plan/` what a run aims for and where it runs (goal, schedule, placement);
+//! `workload/` the scenario-file language; `study/` study files and their claims; `slo/` capacity
+//! and latency under load.
 
 #![warn(missing_docs)]
 
-pub mod comparison;
-pub mod coverage;
-pub mod design;
 pub mod duration;
 pub mod error;
-pub mod finding;
-pub mod goal;
-pub mod growth;
-pub mod joint;
-pub mod lab_warning;
-pub mod metric;
-pub mod noise;
-pub mod paired;
-pub mod pairing;
 pub mod peers;
-pub mod place;
-pub mod profile;
-pub mod results;
+pub mod plan;
+pub mod records;
 pub mod rng;
-pub mod robust;
-pub mod run_data;
 pub mod scenario;
-pub mod schedule;
 pub mod slo;
-pub mod spread;
-pub mod status;
+pub mod statistics;
 pub mod study;
-pub mod summary;
 pub mod time;
-pub mod timeline;
 pub mod workload;
 
 pub use error::{InputError, SinkError};
@@ -59,5 +47,5 @@ macro_rules! serde_as_text {
         }
     };
 }
-pub use status::RunStatus;
+pub use records::status::RunStatus;
 pub use time::now_rfc3339;

@@ -4,10 +4,10 @@
 //! compiled per request makes `greeting` far costlier than `hello` while its peers' ratio is ~1),
 //! or skips work they do. Warns; it does not disqualify: the verifier's cost check does that.
 
-use crate::metric::Metric;
-use crate::results::CellKey;
+use crate::records::metric::Metric;
+use crate::records::results::CellKey;
 use crate::scenario::Scenario;
-use crate::summary::CellSummary;
+use crate::statistics::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 
 /// The baseline scenario every ratio is taken against.
@@ -100,7 +100,7 @@ fn ratio_to_baseline(c: &CellSummary, cells: &[CellSummary]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::Estimate;
+    use crate::statistics::summary::Estimate;
     use std::collections::BTreeMap;
 
     fn cell(stack: &str, scenario: &str, cpu_us: f64) -> CellSummary {
@@ -141,8 +141,8 @@ mod tests {
         cells.extend([cell("d", "hello", 1.0), cell("d", "json", 2.5)]);
         let out = cost_outliers(&cells);
         assert_eq!(out.iter().map(|o| o.cell.stack.as_str()).collect::<Vec<_>>(), ["a"]);
-        let died = crate::results::LabWarning::ServerDied { exit: "signal: 9".into() };
-        cells[1].unrankable.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(died)));
+        let died = crate::records::results::LabWarning::ServerDied { exit: "signal: 9".into() };
+        cells[1].unrankable.push(crate::records::finding::Finding::of_cell(crate::records::finding::FindingKind::Lab(died)));
         assert!(cost_outliers(&cells).is_empty());
     }
 }

@@ -1,10 +1,10 @@
 //! `bakeoff compare`: one typed `Comparison` of two runs rendered as text, Markdown, JSON or HTML.
 //! The table's content is decided here once; each format only lays it out.
 
-use crate::format::Format;
+use crate::formats::Format;
 use crate::numbers::metric_value;
 use crate::table::{Cell, Table, Tone};
-use bakeoff_model::comparison::{CellChange, Change, Comparison, MetricChange, RelativeChange};
+use bakeoff_model::statistics::comparison::{CellChange, Change, Comparison, MetricChange, RelativeChange};
 use std::fmt::Write;
 
 /// "1.08x (1.02–1.15)" or "1.08x (too few trials for an interval)".
@@ -55,7 +55,7 @@ fn relative_cell(r: Option<&RelativeChange>) -> String {
 pub(crate) fn table(c: &Comparison) -> Table {
     let paired = c.cells.iter().any(|x| x.relative.is_some());
     let mut headers: Vec<&str> = vec!["cell", "trials A/B"];
-    headers.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| m.heading()));
+    headers.extend(bakeoff_model::statistics::comparison::COMPARED.iter().map(|m| m.heading()));
     headers.extend(["verdict", "within precision"]);
     if paired {
         headers.push("against a peer, paired");
@@ -63,7 +63,9 @@ pub(crate) fn table(c: &Comparison) -> Table {
     let mut t = Table::new(&headers);
     for cell in &c.cells {
         let mut row = vec![cell.cell.label(), format!("{}/{}", cell.trials_a, cell.trials_b)];
-        row.extend(bakeoff_model::comparison::COMPARED.iter().map(|m| change_cell(cell.changes.iter().find(|x| x.metric == *m))));
+        row.extend(
+            bakeoff_model::statistics::comparison::COMPARED.iter().map(|m| change_cell(cell.changes.iter().find(|x| x.metric == *m))),
+        );
         row.push(format!("{}{}", cell.verdict.name(), if cell.regressed { " ✗ beyond threshold" } else { "" }));
         let peer = paired.then(|| Cell::from(relative_cell(cell.relative.as_ref())));
         t.push(row.into_iter().map(Cell::from).chain([agreement(cell)]).chain(peer));
@@ -135,31 +137,31 @@ pub fn render(c: &Comparison, format: Format) -> String {
         Format::Json => serde_json::to_string_pretty(c).expect("a comparison serializes") + "\n",
         Format::Markdown => {
             let mut out = format!("# bakeoff compare `{}` → `{}`\n\n", c.run_a, c.run_b);
-            crate::markdown::table(&mut out, &t);
+            crate::formats::markdown::table(&mut out, &t);
             out.push('\n');
             for l in &lines {
-                let _ = writeln!(out, "- {}", crate::markdown::cell(l));
+                let _ = writeln!(out, "- {}", crate::formats::markdown::cell(l));
             }
             out
         }
         Format::Html => {
             let mut out = format!(
                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>bakeoff compare</title><style>{}</style></head><body>\n<h1>bakeoff compare <code>{}</code> → <code>{}</code></h1>\n",
-                crate::html::CSS,
-                crate::html::esc(&c.run_a),
-                crate::html::esc(&c.run_b)
+                crate::formats::html::CSS,
+                crate::formats::html::esc(&c.run_a),
+                crate::formats::html::esc(&c.run_b)
             );
-            crate::html::table(&mut out, &t);
+            crate::formats::html::table(&mut out, &t);
             out.push_str("<ul>\n");
             for l in &lines {
-                let _ = writeln!(out, "<li>{}</li>", crate::html::esc(l));
+                let _ = writeln!(out, "<li>{}</li>", crate::formats::html::esc(l));
             }
             out.push_str("</ul>\n</body></html>\n");
             out
         }
         Format::Text | Format::Csv => {
             let mut out = String::new();
-            crate::text::layout(&mut out, &t);
+            crate::formats::text::layout(&mut out, &t);
             for l in &lines {
                 let _ = writeln!(out, "{l}");
             }

@@ -5,54 +5,38 @@
 //!
 //! The public surface: `render` and `Format`, the view, `compare` (two runs), the proxy study's
 //! arithmetic, and with the `test-support` feature a synthetic run for tests.
+//!
+//! The folders: `formats/` holds each output format (text, Markdown, CSV, JSON, HTML) and
+//! `sections/` the report's sections, each a file that derives its part of the view and the tables
+//! the formats share; `section.rs` gives the one order they are walked in.
 
 #![warn(missing_docs)]
 
-mod article;
-mod ceiling;
 pub mod compare;
-mod components;
-mod csv;
-mod format;
-mod html;
-mod json;
-mod kinds;
-mod markdown;
-mod memory;
-mod noise;
+mod formats;
 mod numbers;
-pub mod overhead;
-mod precision;
-pub mod proxy;
-pub mod scenario;
 mod section;
-mod settings;
-mod slo;
-mod soak;
-mod summary;
-mod sweep;
+pub mod sections;
 #[cfg(any(test, feature = "test-support"))]
 pub mod synthetic;
 mod table;
-mod tables;
-mod text;
-mod under_load;
 pub mod view;
 
-pub use format::Format;
+pub use formats::Format;
 pub use numbers::sig3;
+pub use sections::{overhead, proxy, scenario};
 pub use view::ReportView;
 
-use bakeoff_model::run_data::RunData;
+use bakeoff_model::records::run_data::RunData;
 
 /// Renders `data` in `format`. Deterministic: the same data gives the same bytes.
 pub fn render(data: &RunData, format: Format) -> String {
     let view = ReportView::new(data);
     match format {
-        Format::Text => text::render(&view),
-        Format::Markdown => markdown::render(&view),
-        Format::Csv => csv::render(&view),
-        Format::Json => json::render(&view),
-        Format::Html => html::render(&view),
+        Format::Text => formats::text::render(&view),
+        Format::Markdown => formats::markdown::render(&view),
+        Format::Csv => formats::csv::render(&view),
+        Format::Json => formats::json::render(&view),
+        Format::Html => formats::html::render(&view),
     }
 }

@@ -1,7 +1,7 @@
 //! How numbers are written in human-facing formats (text, Markdown, HTML): one place, so the same
 //! value reads the same everywhere. CSV and JSON write raw numbers instead.
 
-use bakeoff_model::summary::{Estimate, Metric};
+use bakeoff_model::statistics::summary::{Estimate, Metric};
 
 /// A latency in microseconds with a unit that keeps 3 significant digits: "812 µs", "1.23 ms", "2.50 s".
 pub fn latency(us: f64) -> String {
@@ -97,7 +97,7 @@ pub fn interval(e: &Estimate) -> String {
         "(1 trial)".into()
     } else if !e.ci_low.is_finite() || !e.ci_high.is_finite() {
         "".into()
-    } else if e.confidence < bakeoff_model::robust::CONFIDENCE {
+    } else if e.confidence < bakeoff_model::statistics::robust::CONFIDENCE {
         format!("±{:.1}% ({:.0}%)", e.relative_half_width() * 100.0, e.confidence * 100.0)
     } else {
         format!("±{:.1}%", e.relative_half_width() * 100.0)
@@ -119,7 +119,7 @@ pub fn mib(bytes: u64) -> String {
 }
 
 /// A step's name in a table: its target rate for an open-model step, else its label.
-pub(crate) fn step_name(c: &bakeoff_model::summary::CellSummary) -> String {
+pub(crate) fn step_name(c: &bakeoff_model::statistics::summary::CellSummary) -> String {
     match c.target_rate {
         Some(r) => format!("{} req/s", grouped(r)),
         None => c.step_label.clone(),

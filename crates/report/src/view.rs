@@ -2,20 +2,20 @@
 //! headline rows and relative speeds, memory lines, and the proxy study. Built once per report,
 //! first: the tables and every format read it, and it reads none of them.
 
-use crate::memory::{memory_series, MemorySeries};
-use crate::noise::{noise_view, NoiseView};
-use crate::precision::{precision_view, PrecisionView};
-use crate::proxy::{self, ProxyView};
-use crate::scenario::{scenario_view, ScenarioView};
-use crate::slo::{slo_view, SloView};
-use bakeoff_model::finding::Finding;
-use bakeoff_model::pairing::pairs_between;
+use crate::sections::memory::{memory_series, MemorySeries};
+use crate::sections::noise::{noise_view, NoiseView};
+use crate::sections::precision::{precision_view, PrecisionView};
+use crate::sections::proxy::{self, ProxyView};
+use crate::sections::scenario::{scenario_view, ScenarioView};
+use crate::sections::slo::{slo_view, SloView};
 use bakeoff_model::peers::CostOutlier;
-use bakeoff_model::results::{CellKey, Verdict};
-use bakeoff_model::run_data::RunData;
+use bakeoff_model::records::finding::Finding;
+use bakeoff_model::records::results::{CellKey, Verdict};
+use bakeoff_model::records::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::pairing::pairs_between;
+use bakeoff_model::statistics::summary::{summarize_with, CellSummary, Policy};
 use bakeoff_model::study::{claims_from_stored, compare, judge, Article, ArticleComparison, ClaimResult, Evidence};
-use bakeoff_model::summary::{summarize_with, CellSummary, Policy};
 
 /// A stored run as every format reads it: its summaries, scenarios, claims and studies, derived once.
 pub struct ReportView<'a> {
@@ -44,13 +44,13 @@ pub struct ReportView<'a> {
     /// Each cell's SLO capacity, when the run searched for it.
     pub(crate) slo: Option<SloView>,
     /// Each cell's latency at fractions of its capacity, when the run measured it.
-    pub(crate) under_load: Option<crate::under_load::UnderLoadView>,
+    pub(crate) under_load: Option<crate::sections::under_load::UnderLoadView>,
     /// Each cell-step of a scenario file with its request kinds, in cell order.
-    pub(crate) kinds: Vec<crate::kinds::CellKinds>,
+    pub(crate) kinds: Vec<crate::sections::kinds::CellKinds>,
     /// Cells measured for minutes, over time.
-    pub(crate) soaks: Vec<crate::soak::SoakCell>,
+    pub(crate) soaks: Vec<crate::sections::soak::SoakCell>,
     /// Cells measured at rising connection counts, per scenario.
-    pub(crate) sweeps: Vec<crate::sweep::SweepView>,
+    pub(crate) sweeps: Vec<crate::sections::sweep::SweepView>,
 }
 
 /// A warning a report shows beside a cell's numbers: one of the summary's findings, or the peer
@@ -88,8 +88,8 @@ impl CellWarning<'_> {
 /// Whether `run` loaded its cells at the same time (`--schedule at-once`, or the block schedule's
 /// joint slices): its ratios to its peers, measured within the same seconds, are then what
 /// `compare` judges a cell on, not its own medians, which move with the machine from run to run.
-pub fn loaded_together(run: &bakeoff_model::run_data::RunData) -> bool {
-    use bakeoff_model::schedule::Schedule;
+pub fn loaded_together(run: &bakeoff_model::records::run_data::RunData) -> bool {
+    use bakeoff_model::plan::schedule::Schedule;
     let schedule = run.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value::<Schedule>(v.clone()).ok());
     match schedule {
         Some(Schedule::AtOnce) => true,
@@ -107,7 +107,7 @@ pub fn policy(settings: &serde_json::Value) -> Policy {
     Policy {
         primary,
         precision: settings.pointer("/load/precision").and_then(|v| v.as_f64()),
-        paired: schedule.is_some_and(bakeoff_model::schedule::Schedule::pairs_blocks),
+        paired: schedule.is_some_and(bakeoff_model::plan::schedule::Schedule::pairs_blocks),
     }
 }
 
@@ -121,7 +121,7 @@ impl<'a> ReportView<'a> {
         let mut names: Vec<Scenario> = cells.iter().map(|c| c.cell.scenario).collect();
         names.sort_by_key(|s| s.id());
         names.dedup();
-        let sweeps = crate::sweep::sweeps(&names, &cells, &data.trials);
+        let sweeps = crate::sections::sweep::sweeps(&names, &cells, &data.trials);
         let scenarios: Vec<ScenarioView> =
             names.into_iter().filter(|&s| s != Scenario::Proxy).map(|s| scenario_view(s, &cells, policy.primary, &data.trials)).collect();
         let mut stacks: Vec<String> = data.trials.iter().map(|t| t.cell.stack.clone()).collect();
@@ -131,12 +131,15 @@ impl<'a> ReportView<'a> {
         let claims = settings.pointer("/study/claims").map(claims_from_stored).unwrap_or_default();
         // "all" workers resolved to the run's server CPUs.
         let server_cpus = settings.pointer("/load/server_cpus").and_then(|c| c.as_array()).map_or(1, |c| c.len().max(1) as u32);
-        let memory = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(crate::memory::rss_points).collect();
-        let throughput = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(bakeoff_model::timeline::rps_points).collect();
-        let trials = |cell: &CellKey, step: usize, m: bakeoff_model::summary::Metric| {
+        let memory = |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(crate::sections::memory::rss_points).collect();
+        let throughput =
+            |cell: &CellKey| data.trials.iter().filter(|t| &t.cell == cell).map(bakeoff_model::records::timeline::rps_points).collect();
+        let trials = |cell: &CellKey, step: usize, m: bakeoff_model::statistics::summary::Metric| {
             data.trials.iter().filter(|t| &t.cell == cell && step < t.load.steps.len()).map(|t| m.of(t, step)).collect()
         };
-        let pairs = |a: &CellKey, b: &CellKey, step: usize, m: bakeoff_model::summary::Metric| pairs_between(&data.trials, a, b, m, step);
+        let pairs = |a: &CellKey, b: &CellKey, step: usize, m: bakeoff_model::statistics::summary::Metric| {
+            pairs_between(&data.trials, a, b, m, step)
+        };
         let evidence =
             Evidence { summaries: &cells, trials: &trials, pairs: &pairs, memory: &memory, throughput: &throughput, server_cpus };
         let claims = judge(&claims, &evidence);
@@ -147,13 +150,13 @@ impl<'a> ReportView<'a> {
             noise: noise_view(&data.trials),
             precision: precision_view(&policy, min_trials, &cells, &scenarios, &data.trials),
             slo: slo_view(settings, &data.trials),
-            under_load: crate::under_load::under_load_view(&data.trials),
-            kinds: crate::kinds::kinds_view(&cells, &data.trials, settings),
+            under_load: crate::sections::under_load::under_load_view(&data.trials),
+            kinds: crate::sections::kinds::kinds_view(&cells, &data.trials, settings),
             policy,
             claims,
             article,
             memory: memory_series(&data.trials),
-            soaks: crate::soak::soak_cells(&data.trials),
+            soaks: crate::sections::soak::soak_cells(&data.trials),
             sweeps,
             proxy: proxy::proxy_view(&data.trials, &cells, settings),
             cells,
@@ -204,10 +207,11 @@ mod tests {
     #[test]
     fn a_run_is_judged_on_ratios_when_it_loaded_its_cells_together() {
         let mut d = run_data();
-        let schedule = |d: &mut bakeoff_model::run_data::RunData, s: &str| d.run.settings["load"]["schedule"] = serde_json::json!(s);
+        let schedule =
+            |d: &mut bakeoff_model::records::run_data::RunData, s: &str| d.run.settings["load"]["schedule"] = serde_json::json!(s);
         schedule(&mut d, "blocks");
         assert!(!loaded_together(&d), "blocks of solo slices only");
-        d.trials[0].joint = Some(bakeoff_model::joint::JointSlice {
+        d.trials[0].joint = Some(bakeoff_model::records::joint::JointSlice {
             cells: 2,
             requests_per_sec: 1000.0,
             mib_per_sec: 1.0,
@@ -226,7 +230,7 @@ mod tests {
     fn a_ladder_is_a_sweep_series_per_cell_and_a_single_step_is_none() {
         let data = run_data();
         let view = ReportView::new(&data);
-        let laddered: Vec<&crate::sweep::SweepSeries> = view.sweeps.iter().flat_map(|s| &s.series).collect();
+        let laddered: Vec<&crate::sections::sweep::SweepSeries> = view.sweeps.iter().flat_map(|s| &s.series).collect();
         assert!(!laddered.is_empty(), "the demo run has a concurrency ladder");
         for s in &laddered {
             assert!(s.levels.len() >= 2);

@@ -10,7 +10,7 @@ mod schema;
 mod write;
 
 pub use bakeoff_model::now_rfc3339;
-pub use bakeoff_model::run_data::RunData;
+pub use bakeoff_model::records::run_data::RunData;
 pub use error::StoreError;
 pub use read::RunListing;
 pub use schema::SCHEMA_VERSION;
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// Where `bakeoff run` writes and `bakeoff report` reads unless told otherwise.
 pub const DEFAULT_PATH: &str = "results/bakeoff.db";
 
-/// An open results file. Implements `bakeoff_model::results::ResultSink` for writing.
+/// An open results file. Implements `bakeoff_model::records::results::ResultSink` for writing.
 pub struct Store {
     conn: Connection,
     path: PathBuf,

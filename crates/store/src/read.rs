@@ -1,11 +1,11 @@
 //! Reading side: runs listed, and one run loaded whole, exactly as the lab handed it over.
 
 use crate::{Store, StoreError};
-use bakeoff_model::profile::{ServerModel, StackProfile, WhatRan};
-use bakeoff_model::results::{
+use bakeoff_model::records::profile::{ServerModel, StackProfile, WhatRan};
+use bakeoff_model::records::results::{
     CeilingRecord, CellKey, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
-use bakeoff_model::run_data::RunData;
+use bakeoff_model::records::run_data::RunData;
 use bakeoff_model::RunStatus;
 use rusqlite::{OptionalExtension, Row};
 use serde::{Deserialize, Serialize};

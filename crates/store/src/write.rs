@@ -3,8 +3,8 @@
 
 use crate::{Store, StoreError};
 use bakeoff_model::error::{Saving, SinkError};
-use bakeoff_model::profile::WhatRan;
-use bakeoff_model::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::records::profile::WhatRan;
+use bakeoff_model::records::results::{CeilingRecord, ResultSink, RunInfo, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::RunStatus;
 use rusqlite::params;
 

@@ -2,11 +2,11 @@
 //! committed trial, and a file from a newer bakeoff is refused with a clear error.
 
 use bakeoff_load::*;
-use bakeoff_model::noise::{CpuSetNoise, HostNoise, OtherProcess, TrialNoise};
-use bakeoff_model::pairing::JointSlice;
-use bakeoff_model::results::*;
+use bakeoff_model::records::noise::{CpuSetNoise, HostNoise, OtherProcess, TrialNoise};
+use bakeoff_model::records::results::*;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{LoadCurve, LoadPoint};
+use bakeoff_model::statistics::pairing::JointSlice;
 use bakeoff_model::RunStatus;
 use bakeoff_store::{Store, StoreError, SCHEMA_VERSION};
 use std::collections::BTreeMap;
@@ -477,8 +477,8 @@ fn version_1_file_is_migrated_and_keeps_its_runs() {
 }
 
 /// One stack variant with a profile and versions, one (a baseline) without either.
-fn what_ran() -> Vec<bakeoff_model::profile::WhatRan> {
-    use bakeoff_model::profile::{Component, ServerModel, StackProfile, WhatRan};
+fn what_ran() -> Vec<bakeoff_model::records::profile::WhatRan> {
+    use bakeoff_model::records::profile::{Component, ServerModel, StackProfile, WhatRan};
     vec![
         WhatRan {
             stack: "go/fasthttp".into(),

@@ -4,7 +4,7 @@
 
 use crate::args::CompareArgs;
 use anyhow::{bail, Context, Result};
-use bakeoff_model::comparison::compare;
+use bakeoff_model::statistics::comparison::compare;
 use bakeoff_report::Format;
 use std::process::ExitCode;
 

@@ -27,7 +27,7 @@ pub fn run(args: &DoctorArgs) -> Result<ExitCode> {
         println!("noise     measuring an A/A pair for about 25 s ...");
         match noise_probe::probe(&root, plan.settings(), cancel) {
             Ok(floor) => {
-                noise_probe::remember(&root, &bakeoff_model::place::Roles::default(), plan.settings().schedule, &floor);
+                noise_probe::remember(&root, &bakeoff_model::plan::place::Roles::default(), plan.settings().schedule, &floor);
                 print_floor(&floor);
                 if let Some(o) = noise_probe::outlook(&plan, &floor)? {
                     println!("study     {} (the default): {}", plan.study_name(), crate::progress::outlook_line(&o));

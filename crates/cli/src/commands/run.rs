@@ -5,8 +5,8 @@ use crate::args::RunArgs;
 use crate::context;
 use anyhow::{Context, Result};
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
-use bakeoff_model::paired::Components;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::paired::Components;
 use std::path::Path;
 use std::process::ExitCode;
 

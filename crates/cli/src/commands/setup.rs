@@ -4,7 +4,7 @@ use crate::args::SetupArgs;
 use crate::context;
 use bakeoff_lab::remote::servers::RemoteServers;
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -51,8 +51,10 @@ fn on_host(place: &Place, args: &SetupArgs, root: &Path) -> anyhow::Result<ExitC
         Ok(versions) => {
             eprintln!("{place}: set up: {}", names.join(", "));
             for (stack, text) in versions {
-                let parts: Vec<String> =
-                    bakeoff_model::profile::Component::parse_lines(&text).iter().map(|c| format!("{} {}", c.name, c.version)).collect();
+                let parts: Vec<String> = bakeoff_model::records::profile::Component::parse_lines(&text)
+                    .iter()
+                    .map(|c| format!("{} {}", c.name, c.version))
+                    .collect();
                 eprintln!("  {stack}: {}", parts.join(", "));
             }
             Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@ use crate::args::VerifyArgs;
 use crate::commands::run::{scenario_arg, ScenarioArg};
 use crate::context;
 use bakeoff_lab::run::{plan_verification, verify, VerifyFilter, VerifyRequest};
-use bakeoff_model::results::{Verdict, VerifyReport};
+use bakeoff_model::records::results::{Verdict, VerifyReport};
 use std::process::ExitCode;
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<ExitCode> {

@@ -13,7 +13,7 @@ use bakeoff_lab::remote::clients::MergedRun;
 use bakeoff_lab::remote::measured::{run_measured, ServerPlacement};
 use bakeoff_lab::remote::session::SessionOptions;
 use bakeoff_load::write_hdr_log;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 use clap::Args;
 
 use super::hosts_output::{hosts_block, with_hosts};

@@ -141,8 +141,8 @@ mod tests {
     use bakeoff_lab::remote::measured::{HostReport, Role};
     use bakeoff_lab::remote::protocol::{MachineFacts, PathMeasure, ProcessFound, ServerMeasure};
     use bakeoff_lab::remote::session::ClockOffset;
-    use bakeoff_model::noise::{CpuSetNoise, TrialNoise};
-    use bakeoff_model::results::MachineInfo;
+    use bakeoff_model::records::noise::{CpuSetNoise, TrialNoise};
+    use bakeoff_model::records::results::MachineInfo;
 
     fn sample() -> HostsReport {
         let noise = TrialNoise {

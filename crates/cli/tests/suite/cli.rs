@@ -116,7 +116,7 @@ fn bad_study_files_say_where_and_how_to_fix() {
 /// within a percent of them), so every cell has a 95% interval; `slow` divides one stack's
 /// throughput (and multiplies its CPU per request) by a factor.
 fn store_synthetic(db: &Path, id: &str, slow: Option<(&str, f64)>) {
-    use bakeoff_model::results::ResultSink;
+    use bakeoff_model::records::results::ResultSink;
     let mut d = bakeoff_report::synthetic::run_data();
     let extra: Vec<_> = d
         .trials

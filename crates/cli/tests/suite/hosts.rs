@@ -22,7 +22,7 @@ use bakeoff_lab::remote::protocol::Identity;
 use bakeoff_lab::remote::session::{Session, SessionOptions};
 use bakeoff_lab::remote::HostError;
 use bakeoff_load::{decode_histogram, Histogram, LoadPlan};
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 use hosts_lab::{bin, gone, no_root, Lab, Nginx};
 
 fn every_value(h: &Histogram<u64>) -> Vec<(u64, u64)> {

@@ -20,7 +20,7 @@ use bakeoff_lab::remote::sshd::Sshd;
 use bakeoff_lab::remote::started::RemoteLaunch;
 use bakeoff_lab::remote::HostError;
 use bakeoff_load::LoadPlan;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 use hosts_lab::{bin, gone, no_root};
 
 const PORT: u16 = 8090;

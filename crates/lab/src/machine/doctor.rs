@@ -4,7 +4,7 @@
 //! /proc and /sys; every parser takes the file's text, so it is tested on sample inputs.
 
 use crate::machine::noise::{parse_proc_stat, Measured, NoiseProbe};
-use bakeoff_model::noise::OtherProcess;
+use bakeoff_model::records::noise::OtherProcess;
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! on the server's CPUs and on the client's. The lab's own process and the measured tree are not
 //! noise; whatever else ran is, and the busiest such process is named.
 
-use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
+use bakeoff_model::records::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Provenance of a run: the machine (CPU model, cores, kernel, memory, OS) and the git commit.
 
-use bakeoff_model::results::MachineInfo;
+use bakeoff_model::records::results::MachineInfo;
 use std::path::Path;
 
 /// Describes this machine for a run's provenance: host name, CPU model, cores, kernel, memory and OS.

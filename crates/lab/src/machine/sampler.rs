@@ -1,7 +1,7 @@
 //! Samples a server's whole process tree (RSS, PSS, CPU time) every interval on its own thread, so
 //! memory is seen over time, not once; the rest of the machine is `noise`'s.
 
-use bakeoff_model::results::{ProcessSample, ServerUsage, StepUsage};
+use bakeoff_model::records::results::{ProcessSample, ServerUsage, StepUsage};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -234,7 +234,7 @@ pub(crate) fn usage(samples: &[ProcessSample], requests: u64) -> ServerUsage {
         mean_rss_bytes: mean(|s| s.rss_bytes),
         peak_pss_bytes: measured.iter().map(|s| s.pss_bytes).max().unwrap_or(0),
         mean_pss_bytes: mean(|s| s.pss_bytes),
-        rss_slope_mib_per_min: bakeoff_model::growth::rss_fit(samples).map(|f| f.slope).unwrap_or(0.0),
+        rss_slope_mib_per_min: bakeoff_model::statistics::growth::rss_fit(samples).map(|f| f.slope).unwrap_or(0.0),
     }
 }
 

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bakeoff_load::{LoadPlan, RunOutput, Stop};
-use bakeoff_model::noise::TrialNoise;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
+use bakeoff_model::records::noise::TrialNoise;
 
 use super::error::HostError;
 use super::merge::{decode_result, merge};

@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use bakeoff_load::LoadPlan;
-use bakeoff_model::noise::TrialNoise;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
+use bakeoff_model::records::noise::TrialNoise;
 use serde::Serialize;
 
 use super::clients::{split, ClientSet, MergedRun};

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use bakeoff_model::noise::TrialNoise;
-use bakeoff_model::results::{MachineInfo, ProcessSample};
+use bakeoff_model::records::noise::TrialNoise;
+use bakeoff_model::records::results::{MachineInfo, ProcessSample};
 use serde::{Deserialize, Serialize};
 
 pub use super::spec::{ClientResult, RunSpec, StepHistograms};

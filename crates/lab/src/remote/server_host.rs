@@ -5,7 +5,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 
 use super::error::HostError;
 use super::protocol::{Identity, ProcessFound, Reply, Request, ServerMeasure};

@@ -10,7 +10,7 @@ use base64::Engine;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 
 use super::error::HostError;
 use super::protocol::{Identity, PathMeasure, Reply, Request, ServerMeasure, ServiceLaunch, StartedService};

@@ -11,7 +11,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 
 use super::error::HostError;
 use super::protocol::{wall_ns, Hello, Identity, Reply, Request};

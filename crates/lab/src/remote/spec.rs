@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use bakeoff_load::{Deck, LoadPlan, LoadReport, PlanError, Protocol, Ramp, Schedule, Stop, TlsSettings};
-use bakeoff_model::noise::TrialNoise;
+use bakeoff_model::records::noise::TrialNoise;
 use serde::{Deserialize, Serialize};
 
 fn one() -> u32 {

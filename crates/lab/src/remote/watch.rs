@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bakeoff_model::noise::TrialNoise;
+use bakeoff_model::records::noise::TrialNoise;
 
 use super::protocol::{wall_ns, ProcessFound, ServerMeasure};
 use crate::machine::cpu_meter::CpuReading;

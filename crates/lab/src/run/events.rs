@@ -1,8 +1,8 @@
 //! What a run reports as it goes: one event per step of the lifecycle, for a front end to show.
 
 use crate::error::LabError;
-use bakeoff_model::results::{CellKey, RunInfo, StoreKind, TrialRecord, VerifyReport};
-use bakeoff_model::schedule::Lengthening;
+use bakeoff_model::plan::schedule::Lengthening;
+use bakeoff_model::records::results::{CellKey, RunInfo, StoreKind, TrialRecord, VerifyReport};
 use std::path::Path;
 
 /// What a run reports as it goes.
@@ -76,7 +76,7 @@ pub enum Event<'a> {
     },
     /// A store's ceiling (its own throughput for a scenario's query from a native client) was measured
     /// and saved.
-    CeilingMeasured(&'a bakeoff_model::results::CeilingRecord),
+    CeilingMeasured(&'a bakeoff_model::records::results::CeilingRecord),
     /// A store's ceiling could not be measured; the run goes on without it.
     CeilingFailed {
         /// The store.
@@ -106,7 +106,7 @@ pub enum Event<'a> {
         /// The cell whose server was checked again.
         cell: &'a CellKey,
         /// The pairs' checks.
-        checks: &'a [bakeoff_model::results::Check],
+        checks: &'a [bakeoff_model::records::results::Check],
     },
     /// Another round for the cells whose interval is still wider than the precision target.
     PrecisionRound {
@@ -145,9 +145,9 @@ pub enum Event<'a> {
         /// The cell.
         cell: &'a CellKey,
         /// Why it cannot be loaded with the others.
-        why: bakeoff_model::schedule::InTurn,
+        why: bakeoff_model::plan::schedule::InTurn,
         /// The run's schedule.
-        schedule: bakeoff_model::schedule::Schedule,
+        schedule: bakeoff_model::plan::schedule::Schedule,
     },
     /// Another round of `pending` cells would overrun the budget: they keep the precision they
     /// reached (under the block schedule, scenarios nearer their target may still get one).

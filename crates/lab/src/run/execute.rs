@@ -12,7 +12,7 @@ use crate::run::workspace::{new_run, Workspace};
 use crate::run::{Event, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{self, SetupJob};
-use bakeoff_model::results::{ResultSink, RunInfo, Verdict};
+use bakeoff_model::records::results::{ResultSink, RunInfo, Verdict};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -12,7 +12,7 @@ pub(crate) mod verification;
 pub(crate) mod what_ran;
 mod workspace;
 
-pub use bakeoff_model::schedule::Lengthening;
+pub use bakeoff_model::plan::schedule::Lengthening;
 pub use events::Event;
 pub use execute::{execute, setup_stacks, Executed};
 pub use planning::cells;

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bakeoff_load::{LoadError, LoadPlan, LoadReport};
-use bakeoff_model::noise::HostNoise;
-use bakeoff_model::place::{Place, Roles};
+use bakeoff_model::plan::place::{Place, Roles};
+use bakeoff_model::records::noise::HostNoise;
 
 use crate::error::LabError;
 use crate::remote::clients::{ClientSet, MergedRun};
@@ -269,7 +269,7 @@ fn measure_paths(set: &mut ClientSet, server: &ServerNet, server_host: Option<&S
 fn measure_path_here(server: &ServerNet, server_host: &ServerHost) -> Result<PathReport, LabError> {
     let sink = open_sink(server, Some(server_host), crate::remote::measured::sink_window(1))?.to_string();
     let measure = crate::remote::path::probe(&sink, RTT_CONNECTS, Some(&sink), CEILING_SEND);
-    Ok(PathReport { from: bakeoff_model::place::PATH_FROM_THIS_MACHINE.into(), measure })
+    Ok(PathReport { from: bakeoff_model::plan::place::PATH_FROM_THIS_MACHINE.into(), measure })
 }
 
 /// The path from where the servers run (their host, their namespace, this machine) to a
@@ -290,7 +290,7 @@ fn measure_services_path(hosts: &RunHosts) -> Result<Option<PathReport>, LabErro
         problem,
         hint: "the servers' host must reach the services host's address".into(),
     })?;
-    Ok(Some(PathReport { from: bakeoff_model::place::PATH_FROM_THE_SERVERS.into(), measure }))
+    Ok(Some(PathReport { from: bakeoff_model::plan::place::PATH_FROM_THE_SERVERS.into(), measure }))
 }
 
 /// A sink on the servers' address for `open`: opened by the server host's agent, else in the
@@ -380,7 +380,7 @@ impl RunHosts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bakeoff_model::noise::CpuSetNoise;
+    use bakeoff_model::records::noise::CpuSetNoise;
 
     fn seen(host: &str, other: f64) -> HostNoise {
         HostNoise { host: host.into(), noise: CpuSetNoise { cpus: vec![0, 1], steal_percent: 0.0, other_percent: other } }

@@ -10,7 +10,7 @@ use crate::run::{Event, Lab};
 use crate::run::{LoadSettings, ScenarioFile};
 use crate::stacks::catalog::{self, Catalog};
 use crate::stacks::manifest::{Stack, Variant};
-use bakeoff_model::results::{ResultSink, RunInfo, Verdict, VerifyReport};
+use bakeoff_model::records::results::{ResultSink, RunInfo, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::RunStatus;
 use std::path::PathBuf;
@@ -219,7 +219,7 @@ mod tests {
         let everything = plan_verification(VerifyRequest { root: root.clone(), ..VerifyRequest::default() });
         assert_eq!(everything.names, ["all"], "no names verifies every stack");
         let typo = plan_verification(VerifyRequest { root, stacks: vec!["go/nosuch".into()], ..VerifyRequest::default() });
-        let mut sink = bakeoff_model::results::MemorySink::default();
+        let mut sink = bakeoff_model::records::results::MemorySink::default();
         let outcome = verify(typo, &mut sink, &mut |_| panic!("no event before the selection"), &AtomicBool::new(false), &mut |_| {});
         let err = outcome.err().expect("an unknown stack is an error");
         assert!(err.to_string().contains("no stack named `go/nosuch`"), "{err}");

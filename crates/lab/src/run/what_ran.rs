@@ -4,8 +4,8 @@
 
 use crate::run::planning::cells::Cell;
 use crate::stacks::versions;
-use bakeoff_model::profile::Component;
-use bakeoff_model::profile::WhatRan;
+use bakeoff_model::records::profile::Component;
+use bakeoff_model::records::profile::WhatRan;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -5,7 +5,7 @@ use crate::contract::fixtures;
 use crate::error::LabError;
 use crate::machine::provenance::{git_commit, machine_info};
 use crate::run::{Event, Lab, LabDirs};
-use bakeoff_model::results::{ResultSink, RunInfo};
+use bakeoff_model::records::results::{ResultSink, RunInfo};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 

@@ -10,7 +10,7 @@ use crate::install::run_bounded;
 use crate::services::docstore::Docstore;
 use crate::services::postgres::Postgres;
 use bakeoff_load::CpuSet;
-use bakeoff_model::results::{CeilingRecord, StoreKind};
+use bakeoff_model::records::results::{CeilingRecord, StoreKind};
 use hdrhistogram::Histogram;
 use serde::Deserialize;
 use std::os::unix::process::CommandExt;

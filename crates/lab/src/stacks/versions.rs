@@ -4,7 +4,7 @@
 use crate::error::LabError;
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{build_env, cache_dir};
-use bakeoff_model::profile::Component;
+use bakeoff_model::records::profile::Component;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

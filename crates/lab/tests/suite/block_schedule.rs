@@ -7,13 +7,13 @@ use crate::common;
 use bakeoff_lab::run::cells::{plan, Cell};
 use bakeoff_lab::run::{Lengthening, LoadSettings};
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::paired::{paired_ratio, Pair};
-use bakeoff_model::pairing::{pair_choice_between, PairSource};
-use bakeoff_model::results::{CellKey, MemorySink, TrialRecord};
+use bakeoff_model::plan::schedule::Schedule;
+use bakeoff_model::records::results::{CellKey, MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Schedule;
+use bakeoff_model::statistics::paired::{paired_ratio, Pair};
+use bakeoff_model::statistics::pairing::{pair_choice_between, PairSource};
+use bakeoff_model::statistics::summary::Metric;
 use bakeoff_model::study::WorkerCounts;
-use bakeoff_model::summary::Metric;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -181,7 +181,7 @@ fn a_server_busy_while_idle_is_measured_alone_from_its_next_launch_on() {
         sink.trials
             .iter()
             .filter(|t| t.cell.variant == variant && t.launch == Some(launch))
-            .any(|t| t.warnings.iter().any(|w| matches!(w, bakeoff_model::results::LabWarning::BusyWhileIdle { .. })))
+            .any(|t| t.warnings.iter().any(|w| matches!(w, bakeoff_model::records::results::LabWarning::BusyWhileIdle { .. })))
     };
     assert!(flagged("busy", 0) && !flagged("default", 0), "the busy server is found in the first launch");
     assert!(!flagged("busy", 1), "alone, its idle CPU is paid by nobody");
@@ -311,11 +311,11 @@ fn a_slow_servers_slices_are_sized_from_its_warm_up_and_its_queue_served_before_
     // has none, and its lone peer none either.
     let joint: Vec<_> = sink.trials.iter().filter_map(|t| t.joint).collect();
     assert!(joint.is_empty(), "no joint slice beside a cell of long turns: {joint:?}");
-    let idle_busy: Vec<(&str, &bakeoff_model::results::LabWarning)> = sink
+    let idle_busy: Vec<(&str, &bakeoff_model::records::results::LabWarning)> = sink
         .trials
         .iter()
         .flat_map(|t| t.warnings.iter().map(move |w| (t.cell.variant.as_str(), w)))
-        .filter(|(_, w)| matches!(w, bakeoff_model::results::LabWarning::BusyWhileIdle { .. }))
+        .filter(|(_, w)| matches!(w, bakeoff_model::records::results::LabWarning::BusyWhileIdle { .. }))
         .collect();
     assert!(idle_busy.is_empty(), "the queue was served before the peer's slices: {idle_busy:?}");
     let peer: Vec<f64> = sink.trials.iter().filter(|t| t.cell.variant == "default").map(|t| t.load.steps[0].duration_s).collect();

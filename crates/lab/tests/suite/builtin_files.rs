@@ -9,7 +9,7 @@ use crate::common;
 use bakeoff_lab::contract::verify::verify_workload;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_lab::stacks::setup::{self, SetupJob};
-use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::records::results::{MemorySink, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::workload::Workload;
 use std::time::Duration;
@@ -26,7 +26,7 @@ struct Verdicts {
 /// The built-in contract's verdicts (its cost checks left out, and returned apart: whether one failed).
 fn builtin(report: &VerifyReport, scenario: Scenario) -> (Verdicts, bool) {
     let is_cost = |what: &str| what.starts_with("CPU cost");
-    let failed = |c: &&bakeoff_model::results::Check| c.verdict == Verdict::Fail;
+    let failed = |c: &&bakeoff_model::records::results::Check| c.verdict == Verdict::Fail;
     let scoped: Vec<_> = report.checks.iter().filter(|c| c.scenario.to_string() == scenario.id()).collect();
     let answers = !scoped.iter().filter(|c| !is_cost(&c.what)).any(failed);
     let cost_failed = scoped.iter().filter(|c| is_cost(&c.what)).any(failed);
@@ -109,7 +109,7 @@ fn the_json_file_s_lengths_are_the_fixtures_answers() {
 fn file_verdicts(report: &VerifyReport, file: Scenario) -> Verdicts {
     let scoped: Vec<_> = report.checks.iter().filter(|c| c.scenario.to_string() == file.id()).collect();
     let is_404 = |what: &str| what == "a path no request names answers 404";
-    let failed = |c: &&&bakeoff_model::results::Check| c.verdict == Verdict::Fail;
+    let failed = |c: &&&bakeoff_model::records::results::Check| c.verdict == Verdict::Fail;
     Verdicts {
         answers: !scoped.iter().filter(|c| !is_404(&c.what)).any(|c| failed(&c)),
         not_found: !scoped.iter().filter(|c| is_404(&c.what)).any(|c| failed(&c)),

@@ -5,7 +5,7 @@
 use crate::common;
 
 use bakeoff_lab::services::ceiling::{self, CeilingStore};
-use bakeoff_model::results::{MemorySink, ResultSink};
+use bakeoff_model::records::results::{MemorySink, ResultSink};
 use bakeoff_model::scenario::ServiceKind;
 use std::time::Duration;
 

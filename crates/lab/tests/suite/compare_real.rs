@@ -6,10 +6,10 @@ use crate::common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::comparison::{compare, Change, Comparison};
-use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::results::{MemorySink, TrialRecord};
+use bakeoff_model::plan::goal::PrimaryMetric;
+use bakeoff_model::records::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::comparison::{compare, Change, Comparison};
 use bakeoff_model::study::WorkerCounts;
 use std::time::Duration;
 
@@ -70,6 +70,6 @@ fn compare_calls_the_slowed_stack_slower_and_nothing_else() {
     assert_eq!(regressed, ["python/burn-stack"], "the gate names the slowed stack only");
     // Its throughput fell too, beyond noise.
     let burn_cell = slow.cells.iter().find(|c| c.cell.stack == "python/burn-stack").unwrap();
-    let rps = burn_cell.changes.iter().find(|m| m.metric == bakeoff_model::summary::Metric::RequestsPerSec).unwrap();
+    let rps = burn_cell.changes.iter().find(|m| m.metric == bakeoff_model::statistics::summary::Metric::RequestsPerSec).unwrap();
     assert_eq!(rps.verdict, Change::Slower, "{}", dump(&slow));
 }

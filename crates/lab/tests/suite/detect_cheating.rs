@@ -11,10 +11,10 @@ use crate::common;
 
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_load::Warning;
-use bakeoff_model::finding::FindingKind;
-use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::records::finding::FindingKind;
+use bakeoff_model::records::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::summary::summarize;
+use bakeoff_model::statistics::summary::summarize;
 use std::time::Duration;
 
 fn stack() -> Stack {
@@ -235,7 +235,7 @@ fn work_that_stops_under_load_fails_the_cost_check_rerun_after_the_first_trial()
         let mut attempt = measure_rechecked(variant, Scenario::Json, Duration::from_secs(4));
         // On a noisy machine the recheck's rounds can disagree: the lab says so (a warning, no
         // verdict), and the cell is measured once more, as a user would rerun it.
-        let cost_after = |t: &bakeoff_model::results::TrialRecord| {
+        let cost_after = |t: &bakeoff_model::records::results::TrialRecord| {
             t.warnings.iter().any(|w| matches!(w, LabWarning::CostAfterLoad { scenario: Scenario::Json, .. }))
         };
         if !cost_after(&attempt.0) && attempt.1.iter().any(|c| c.verdict == Verdict::Warn && c.reason.contains("rounds disagree")) {

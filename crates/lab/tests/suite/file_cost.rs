@@ -10,10 +10,10 @@ use crate::common;
 
 use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::finding::FindingKind;
-use bakeoff_model::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
+use bakeoff_model::records::finding::FindingKind;
+use bakeoff_model::records::results::{Check, LabWarning, MemorySink, TrialRecord, Verdict, VerifyReport};
 use bakeoff_model::scenario::{FileScenario, Scenario};
-use bakeoff_model::summary::summarize;
+use bakeoff_model::statistics::summary::summarize;
 use bakeoff_model::workload::Workload;
 use std::time::Duration;
 

@@ -7,7 +7,7 @@ use crate::common;
 
 use bakeoff_lab::contract::verify::FileDatabase;
 use bakeoff_lab::run::ScenarioFile;
-use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::records::results::{MemorySink, Verdict, VerifyReport};
 use bakeoff_model::scenario::ServiceKind;
 use bakeoff_model::workload::Workload;
 

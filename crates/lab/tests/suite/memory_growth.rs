@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use bakeoff_model::results::{LabWarning, MemorySink};
+use bakeoff_model::records::results::{LabWarning, MemorySink};
 use bakeoff_model::scenario::Scenario;
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 use crate::common;
 
 use bakeoff_lab::run::cells::{plan, WorkerCounts};
-use bakeoff_model::results::MemorySink;
+use bakeoff_model::records::results::MemorySink;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::ProxyPlacement;
 use common::*;

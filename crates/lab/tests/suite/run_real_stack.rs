@@ -4,7 +4,7 @@
 use crate::common;
 
 use bakeoff_lab::stacks::setup::{self, SetupJob};
-use bakeoff_model::results::{MemorySink, StoreKind, Verdict};
+use bakeoff_model::records::results::{MemorySink, StoreKind, Verdict};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::RunStatus;
 

@@ -9,7 +9,7 @@ use crate::common;
 use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::manifest::Stack;
 use bakeoff_lab::stacks::setup::{self, SetupJob};
-use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::records::results::{MemorySink, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 
 /// The stacks whose manifests declare `file:shop`.

@@ -6,7 +6,7 @@
 use crate::common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
-use bakeoff_model::results::{MemorySink, TrialRecord};
+use bakeoff_model::records::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{SearchBudget, SloSearch};
 use bakeoff_model::study::WorkerCounts;

@@ -4,7 +4,7 @@
 
 use bakeoff_lab::run::cells::{add_soak, plan_with_files};
 use bakeoff_lab::stacks::catalog::discover;
-use bakeoff_model::results::CellKey;
+use bakeoff_model::records::results::CellKey;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{CellRef, StepRef, Study};
 use std::path::{Path, PathBuf};

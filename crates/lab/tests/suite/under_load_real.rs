@@ -6,9 +6,9 @@
 use crate::common;
 
 use bakeoff_lab::run::cells::{plan, Cell};
-use bakeoff_model::results::{MemorySink, TrialRecord};
+use bakeoff_model::plan::schedule::Schedule;
+use bakeoff_model::records::results::{MemorySink, TrialRecord};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Schedule;
 use bakeoff_model::slo::{LoadCurve, UnderLoad};
 use bakeoff_model::study::WorkerCounts;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use bakeoff_model::results::{MemorySink, Verdict, VerifyReport};
+use bakeoff_model::records::results::{MemorySink, Verdict, VerifyReport};
 
 fn failed(report: &VerifyReport, scenario: &str, what_contains: &str) -> bool {
     report.checks.iter().any(|c| {

@@ -6,7 +6,7 @@ use crate::common;
 
 use bakeoff_lab::run::cells::Cell;
 use bakeoff_lab::stacks::manifest::{Stack, StackKind};
-use bakeoff_model::results::{LabWarning, MemorySink};
+use bakeoff_model::records::results::{LabWarning, MemorySink};
 use bakeoff_model::scenario::Scenario;
 use std::io::Write;
 use std::time::Duration;

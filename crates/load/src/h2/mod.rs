@@ -9,4 +9,7 @@ mod huffman;
 pub(crate) mod session;
 mod stats;
 
+#[cfg(test)]
+mod fuzz_tests;
+
 pub(crate) use stats::H2Recorder;

@@ -72,9 +72,16 @@ impl Worker<'_> {
             self.inflight_kind_errors(i, now, k);
         }
         self.drop_socket(i);
-        if !self.stopping {
+        if !self.stopping && self.wants_connections() {
             self.connect(i, now);
         }
+    }
+
+    /// Whether requests are still to be sent: the open model always, the closed one until its
+    /// budget is spent (or HTTP/2 requests wait to be sent again). A request-count run opens no
+    /// connection it has nothing to send on (nor logs one in).
+    fn wants_connections(&self) -> bool {
+        self.open || !self.pacer.exhausted() || !self.retry.is_empty()
     }
 
     pub(super) fn housekeeping(&mut self, now: u64) {
@@ -93,7 +100,7 @@ impl Worker<'_> {
             let c = &self.conns[i];
             match c.state {
                 ConnState::Idle => {
-                    if now >= c.retry_at && !self.stopping && (self.open || !self.pacer.exhausted()) {
+                    if now >= c.retry_at && !self.stopping && self.wants_connections() {
                         self.connect(i, now);
                     }
                 }

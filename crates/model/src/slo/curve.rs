@@ -4,9 +4,9 @@
 //! the range those intervals leave it, or none where too few launches measured it.
 
 use super::{LoadCurve, LoadPoint};
-use crate::results::{CellKey, TrialRecord};
-use crate::robust::{median_of, CONFIDENCE};
-use crate::summary::Estimate;
+use crate::records::results::{CellKey, TrialRecord};
+use crate::statistics::robust::{median_of, CONFIDENCE};
+use crate::statistics::summary::Estimate;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

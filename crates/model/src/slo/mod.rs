@@ -14,7 +14,7 @@ pub use search::{search, SearchBudget, SloSearch, SloStep, StepMiss, FIRST_FRACT
 pub use summary::{summarize_slo, CellSlo};
 pub use under_load::{LoadCurve, LoadPoint, UnderLoad, UnderLoadOption, MAX_FRACTION};
 
-use crate::metric::Metric;
+use crate::records::metric::Metric;
 use bakeoff_load::LatencyStats;
 use serde::{Deserialize, Serialize};
 use std::fmt;

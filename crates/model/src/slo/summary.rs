@@ -2,8 +2,8 @@
 //! metric gets, a trial that found no rate meeting the objective counting as 0 req/s.
 
 use super::{Slo, SloStep};
-use crate::results::{CellKey, TrialRecord};
-use crate::summary::Estimate;
+use crate::records::results::{CellKey, TrialRecord};
+use crate::statistics::summary::Estimate;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

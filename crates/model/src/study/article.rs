@@ -3,7 +3,7 @@
 //! that the report sets beside what this machine measured, converted to the article's unit.
 
 use super::cells::{CellRef, StepRef, WorkerCount};
-use crate::metric::Metric;
+use crate::records::metric::Metric;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 

@@ -2,8 +2,8 @@
 //! metrics' own; the comparison normalised to the reference stack.
 
 use super::*;
-use crate::results::CellKey;
-use crate::summary::{CellSummary, Estimate, Metric};
+use crate::records::results::CellKey;
+use crate::statistics::summary::{CellSummary, Estimate, Metric};
 use std::collections::BTreeMap;
 
 const TABLE: &str = r#"

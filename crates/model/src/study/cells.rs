@@ -1,9 +1,9 @@
 //! How a study names a measured cell: a stack, optionally its variant, worker count ("all" = one per
 //! server CPU), scenario and load step; and how such a reference finds its summary among a run's.
 
-use crate::results::CellKey;
+use crate::records::results::CellKey;
 use crate::scenario::Scenario;
-use crate::summary::CellSummary;
+use crate::statistics::summary::CellSummary;
 use serde::{Deserialize, Serialize};
 
 /// A worker count as a study writes it: a number, or "all" (one worker per server CPU), so a study of

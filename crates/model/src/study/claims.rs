@@ -3,7 +3,7 @@
 //! tested here stays in the study with `testable = false` and the reason, never silently dropped.
 
 use super::cells::{CellRef, WorkerCount};
-use crate::metric::Metric;
+use crate::records::metric::Metric;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 
 use super::article::{Article, Figure, Unit};
 use super::judge::ClaimResult;
-use crate::summary::CellSummary;
+use crate::statistics::summary::CellSummary;
 use serde::Serialize;
 
 /// An article beside this machine's run: its tables side by side, and every claim judged.

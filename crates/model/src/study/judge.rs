@@ -16,11 +16,11 @@
 use super::cells::CellRef;
 use super::claims::{Check, Claim, SpreadMeasure, Trend};
 use super::judge_paired::PairedValues;
-use crate::finding::Finding;
-use crate::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
-use crate::results::CellKey;
-use crate::robust::covered_ratio;
-use crate::summary::{CellSummary, Estimate, Metric};
+use crate::records::finding::Finding;
+use crate::records::results::CellKey;
+use crate::statistics::growth::{GROWTH_MIB_PER_MIN, GROWTH_MIN_TOTAL_MIB};
+use crate::statistics::robust::covered_ratio;
+use crate::statistics::summary::{CellSummary, Estimate, Metric};
 use serde::Serialize;
 
 /// A memory trend is decided only over at least this long a measurement (minutes).
@@ -111,7 +111,7 @@ pub struct ClaimResult {
 }
 
 /// A cell's series over time: one (minutes, value) series per trial, warm-up excluded.
-pub type TrialSeries<'a> = &'a dyn Fn(&crate::results::CellKey) -> Vec<Vec<(f64, f64)>>;
+pub type TrialSeries<'a> = &'a dyn Fn(&crate::records::results::CellKey) -> Vec<Vec<(f64, f64)>>;
 /// A cell's memory series: (minutes, RSS MiB) per trial.
 pub type MemorySeries<'a> = TrialSeries<'a>;
 /// The value of a metric in one step of each of a cell's trials, in trial order.
@@ -131,7 +131,7 @@ pub struct Evidence<'a> {
     pub pairs: PairedValues<'a>,
     /// (minutes, RSS MiB) per trial of a cell.
     pub memory: MemorySeries<'a>,
-    /// (minutes, requests/s) per trial: `crate::timeline::rps_points`.
+    /// (minutes, requests/s) per trial: `crate::records::timeline::rps_points`.
     pub throughput: TrialSeries<'a>,
     /// The run's server CPUs: what "all" workers means.
     pub server_cpus: u32,
@@ -305,7 +305,7 @@ fn composite(values: &[Vec<f64>], side: usize) -> Vec<f64> {
 /// The measured value of a comparison, over the trials of the cells it names.
 fn measure(check: &Check, refs: &[CellRef], found: &[&CellSummary], ev: &Evidence<'_>, level: f64) -> Measurement {
     // Intervals at 95%, or at a family step's stricter level.
-    let confidence = level.max(crate::robust::CONFIDENCE);
+    let confidence = level.max(crate::statistics::robust::CONFIDENCE);
     let metric = metric_of(check);
     let names = |i: usize, j: usize| format!("{} vs {}", refs[i].describe(), refs[j].describe());
     let values: Vec<Vec<f64>> = found.iter().map(|s| compared_values(check, metric, s, ev)).collect();
@@ -408,8 +408,8 @@ fn judge_trend(
     ev: &Evidence<'_>,
     result: impl Fn(ClaimVerdict, Option<Measured>, String) -> ClaimResult,
 ) -> ClaimResult {
-    let fits: Vec<crate::growth::SlopeInterval> =
-        (ev.memory)(&summary.cell).iter().filter_map(|p| crate::growth::slope_interval(p)).collect();
+    let fits: Vec<crate::statistics::growth::SlopeInterval> =
+        (ev.memory)(&summary.cell).iter().filter_map(|p| crate::statistics::growth::slope_interval(p)).collect();
     if fits.is_empty() {
         return result(ClaimVerdict::NotMeasured, None, format!("{} has no memory samples", cell.describe()));
     }
@@ -464,8 +464,9 @@ fn judge_throughput(
     result: impl Fn(ClaimVerdict, Option<Measured>, String) -> ClaimResult,
 ) -> ClaimResult {
     let series = (ev.throughput)(&summary.cell);
-    let fits: Vec<crate::robust::CoveredRatio> = series.iter().filter_map(|p| crate::timeline::late_over_early(p)).collect();
-    let span = series.iter().map(|p| crate::timeline::span(p)).fold(f64::INFINITY, f64::min);
+    let fits: Vec<crate::statistics::robust::CoveredRatio> =
+        series.iter().filter_map(|p| crate::records::timeline::late_over_early(p)).collect();
+    let span = series.iter().map(|p| crate::records::timeline::span(p)).fold(f64::INFINITY, f64::min);
     if fits.is_empty() {
         return result(ClaimVerdict::NotMeasured, None, format!("{} has no requests/s over time", cell.describe()));
     }

@@ -4,12 +4,12 @@
 //! claim to the unpaired ratio of their trials, which 3 v 3 trials already take to 90%.
 
 use super::claims::Check;
-use crate::paired::{paired_ratio_at, Pair, PairedRatio};
-use crate::results::CellKey;
-use crate::summary::{CellSummary, Metric};
+use crate::records::results::CellKey;
+use crate::statistics::paired::{paired_ratio_at, Pair, PairedRatio};
+use crate::statistics::summary::{CellSummary, Metric};
 
 /// The blocks in which two cells were measured side by side, as pairs of a metric in one step
-/// (`crate::pairing::pairs_between`): none for trials that started their own servers apart.
+/// (`crate::statistics::pairing::pairs_between`): none for trials that started their own servers apart.
 pub type PairedValues<'a> = &'a dyn Fn(&CellKey, &CellKey, usize, Metric) -> Vec<Pair>;
 
 /// The paired ratio first cell / second cell of a two-cell comparison, with its interval at

@@ -3,8 +3,8 @@
 //! decide.
 
 use super::*;
-use crate::results::CellKey;
-use crate::summary::{CellSummary, Estimate, Metric};
+use crate::records::results::CellKey;
+use crate::statistics::summary::{CellSummary, Estimate, Metric};
 use std::collections::BTreeMap;
 
 fn est(median: f64, half: f64, trials: u32) -> Estimate {
@@ -34,7 +34,7 @@ fn trial_values(summaries: &[CellSummary]) -> impl Fn(&CellKey, usize, Metric) -
 }
 
 /// Trials that started their own servers: no blocks shared.
-fn no_pairs(_: &CellKey, _: &CellKey, _: usize, _: Metric) -> Vec<crate::paired::Pair> {
+fn no_pairs(_: &CellKey, _: &CellKey, _: usize, _: Metric) -> Vec<crate::statistics::paired::Pair> {
     vec![]
 }
 
@@ -349,8 +349,8 @@ fn a_reproduction_of_a_bug_is_judged_against_its_own_stack_only() {
         let mut c = rps(stack, "greeting", v, 1.0, 3);
         c.cell.variant = variant.into();
         if variant == "buggy" {
-            let bug = crate::results::LabWarning::DeliberateBug { reproduces: "regex per request".into() };
-            c.unrankable.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(bug)));
+            let bug = crate::records::results::LabWarning::DeliberateBug { reproduces: "regex per request".into() };
+            c.unrankable.push(crate::records::finding::Finding::of_cell(crate::records::finding::FindingKind::Lab(bug)));
         }
         c
     };
@@ -394,7 +394,7 @@ fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
     let per_block = [1.19, 1.21, 1.20, 1.205, 1.195, 1.20];
     let pairs = |a: &CellKey, b: &CellKey, _: usize, _: Metric| {
         assert_eq!((a.stack.as_str(), b.stack.as_str()), ("go", "py"));
-        per_block.iter().enumerate().filter_map(|(i, r)| crate::paired::Pair::of(i as u32 / 2, *r, 1.0)).collect()
+        per_block.iter().enumerate().filter_map(|(i, r)| crate::statistics::paired::Pair::of(i as u32 / 2, *r, 1.0)).collect()
     };
     let judged = |pairs: PairedValues<'_>| {
         judge(
@@ -413,7 +413,7 @@ fn two_cells_measured_side_by_side_are_judged_on_their_block_ratios() {
     // Four blocks of one launch cannot reach 90% signed-rank coverage (87.5%): the trials decide,
     // as without pairs. Two launches of two blocks can: Student's t over the two launches.
     let one_launch = |a: &CellKey, b: &CellKey, s: usize, m: Metric| {
-        pairs(a, b, s, m).into_iter().take(4).map(|p| crate::paired::Pair { launch: 0, ..p }).collect::<Vec<_>>()
+        pairs(a, b, s, m).into_iter().take(4).map(|p| crate::statistics::paired::Pair { launch: 0, ..p }).collect::<Vec<_>>()
     };
     assert_eq!(judged(&one_launch).verdict, ClaimVerdict::Inconclusive);
     let two_launches = |a: &CellKey, b: &CellKey, s: usize, m: Metric| pairs(a, b, s, m).into_iter().take(4).collect::<Vec<_>>();
@@ -425,8 +425,8 @@ fn no_claim_is_held_about_a_cell_whose_work_is_not_proven() {
     let unproven = |stack: &str, v: f64, mark: bool| {
         let mut c = rps(stack, "file:shop", v, 1.0, 3);
         if mark {
-            let w = crate::results::LabWarning::WorkNotProven { scenario: c.cell.scenario };
-            c.warnings.push(crate::finding::Finding::of_cell(crate::finding::FindingKind::Lab(w)));
+            let w = crate::records::results::LabWarning::WorkNotProven { scenario: c.cell.scenario };
+            c.warnings.push(crate::records::finding::Finding::of_cell(crate::records::finding::FindingKind::Lab(w)));
         }
         c
     };
@@ -447,7 +447,7 @@ fn a_study_of_many_claims_confirms_only_what_holds_at_holms_stricter_levels() {
     let trials = trial_values(&s);
     let logs = [0.025, 0.025, 0.05, 0.05, 0.04, 0.04];
     let pairs = |_: &CellKey, _: &CellKey, _: usize, _: Metric| {
-        logs.iter().enumerate().map(|(i, &v)| crate::paired::Pair { launch: i as u32 / 2, log_ratio: v }).collect()
+        logs.iter().enumerate().map(|(i, &v)| crate::statistics::paired::Pair { launch: i as u32 / 2, log_ratio: v }).collect()
     };
     let c = claim(r#"{ kind = "faster", faster = "go", slower = "py", scenario = "hello" }"#);
     let judged = |claims: &[Claim]| {

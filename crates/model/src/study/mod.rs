@@ -23,7 +23,7 @@ pub use soak::{Soak, SOAK_MIN};
 
 use crate::duration::parse_duration;
 use crate::error::InputError;
-pub use crate::goal::{parse_percent, AaCell, PrimaryMetric};
+pub use crate::plan::goal::{parse_percent, AaCell, PrimaryMetric};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -63,7 +63,7 @@ pub struct Study {
     /// How measurements are ordered: `blocks` (paired, co-resident servers; the default) or
     /// `trials` (a fresh server per trial).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<crate::schedule::Schedule>,
+    pub schedule: Option<crate::plan::schedule::Schedule>,
     /// Under the block schedule, server starts over the run's blocks (default: 3 from 6 blocks on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launches: Option<u32>,
@@ -92,8 +92,8 @@ pub struct Study {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy_placement: Option<ProxyPlacement>,
     /// Where the load clients, the servers and their services run (default: all on this machine).
-    #[serde(default, skip_serializing_if = "crate::place::Roles::is_local")]
-    pub hosts: crate::place::Roles,
+    #[serde(default, skip_serializing_if = "crate::plan::place::Roles::is_local")]
+    pub hosts: crate::plan::place::Roles,
     /// The metric cells are ranked by; both primary metrics are always shown.
     #[serde(default)]
     pub rank_by: PrimaryMetric,

@@ -12,11 +12,11 @@ pub use trials::{latency_histogram, trial};
 use trials::{noise, plan, step, with_usage};
 
 use bakeoff_load::{StepReport, TimelinePoint, Warning};
-use bakeoff_model::profile::{Component, ServerModel, StackProfile, WhatRan};
-use bakeoff_model::results::{
+use bakeoff_model::records::profile::{Component, ServerModel, StackProfile, WhatRan};
+use bakeoff_model::records::results::{
     CeilingRecord, Check, LabWarning, MachineInfo, ProcessSample, RunInfo, ServerUsage, TrialRecord, Verdict, VerifyReport,
 };
-use bakeoff_model::run_data::RunData;
+use bakeoff_model::records::run_data::RunData;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::{search, SearchBudget, Slo, SloSearch, SloStep, StepMiss};
 use bakeoff_model::RunStatus;

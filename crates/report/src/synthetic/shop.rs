@@ -4,7 +4,7 @@
 
 use super::trials::{latency_histogram, noise, trial, with_usage};
 use bakeoff_load::{encode_histogram, latency_stats, ErrorCounts, KindReport, Warning};
-use bakeoff_model::results::{LabWarning, TrialRecord};
+use bakeoff_model::records::results::{LabWarning, TrialRecord};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 

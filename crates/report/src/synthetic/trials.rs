@@ -3,8 +3,8 @@
 
 use super::{MIB, RUN_ID};
 use bakeoff_load::{encode_histogram, ClientUsage, ErrorCounts, LoadReport, PlanSummary, ScheduleKind, StepReport, TimelinePoint};
-use bakeoff_model::noise::{CpuSetNoise, OtherProcess, TrialNoise};
-use bakeoff_model::results::{CellKey, ProcessSample, ServerUsage, TrialRecord};
+use bakeoff_model::records::noise::{CpuSetNoise, OtherProcess, TrialNoise};
+use bakeoff_model::records::results::{CellKey, ProcessSample, ServerUsage, TrialRecord};
 use hdrhistogram::Histogram;
 
 /// The plan summary a trial with these steps records (a ramp when a step has a target rate).

@@ -2,9 +2,9 @@
 //! /proc ticks per trial differs by a tick between identical runs, while the same relative change
 //! over thousands of ticks is real.
 
-use bakeoff_model::comparison::{compare, Change};
-use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::results::{ProcessSample, TrialRecord, PROC_TICK_S};
+use bakeoff_model::plan::goal::PrimaryMetric;
+use bakeoff_model::records::results::{ProcessSample, TrialRecord, PROC_TICK_S};
+use bakeoff_model::statistics::comparison::{compare, Change};
 use bakeoff_report::synthetic;
 use hdrhistogram::Histogram;
 

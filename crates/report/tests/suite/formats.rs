@@ -53,7 +53,7 @@ snapshot_tests!(text_snapshot: Text, markdown_snapshot: Markdown, csv_snapshot: 
 /// format: the reports depend on nothing the store drops or reorders.
 #[test]
 fn a_stored_run_renders_as_the_run_handed_over() {
-    use bakeoff_model::results::ResultSink;
+    use bakeoff_model::records::results::ResultSink;
     let d = synthetic::run_data();
     let mut store = bakeoff_store::Store::open_in_memory().unwrap();
     store.begin_run(&d.run).unwrap();
@@ -90,7 +90,7 @@ fn every_printed_metric_name_is_accepted_by_a_claim() {
     let csv = render(&d, Format::Csv);
     let header = csv.lines().next().unwrap();
     let metrics: Vec<&str> = header.split(',').filter(|c| c.ends_with("_ci_low")).map(|c| c.trim_end_matches("_ci_low")).collect();
-    assert_eq!(metrics.len(), bakeoff_model::summary::Metric::ALL.len());
+    assert_eq!(metrics.len(), bakeoff_model::statistics::summary::Metric::ALL.len());
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     let keys: Vec<String> = json["cells"][0]["metrics"].as_object().unwrap().keys().cloned().collect();
     assert_eq!(keys.len(), metrics.len());
@@ -356,7 +356,7 @@ fn html_summary_is_the_first_screen() {
 
 /// What the browser must have built from `d`: charts with lines, the run's id, every stack, each
 /// scenario's relative speeds as the view computed them, the proxy study and the failed check.
-fn assert_rendered(dom: &str, d: &bakeoff_model::run_data::RunData) {
+fn assert_rendered(dom: &str, d: &bakeoff_model::records::run_data::RunData) {
     assert!(dom.contains("<polyline") || dom.contains("<path"), "no chart lines in the DOM");
     assert!(dom.contains(&format!("bakeoff run <code>{}</code>", synthetic::RUN_ID)), "the run's id");
     for t in &d.trials {

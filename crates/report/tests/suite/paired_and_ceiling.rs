@@ -3,9 +3,9 @@
 //! ranked, the scenario then ranked by CPU per request.
 
 use bakeoff_load::Warning;
-use bakeoff_model::goal::PrimaryMetric;
-use bakeoff_model::pairing::{JointSlice, PairSource};
-use bakeoff_model::results::TrialRecord;
+use bakeoff_model::plan::goal::PrimaryMetric;
+use bakeoff_model::records::results::TrialRecord;
+use bakeoff_model::statistics::pairing::{JointSlice, PairSource};
 use bakeoff_report::synthetic;
 use bakeoff_report::{render, Format, ReportView};
 use hdrhistogram::Histogram;
@@ -21,7 +21,7 @@ fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
     t
 }
 
-fn data(trials: Vec<TrialRecord>) -> bakeoff_model::run_data::RunData {
+fn data(trials: Vec<TrialRecord>) -> bakeoff_model::records::run_data::RunData {
     let mut d = synthetic::run_data();
     d.trials = trials;
     d.run.settings = serde_json::json!({ "load": { "rank_by": "capacity", "trials": 6 } });
@@ -198,19 +198,19 @@ fn compare_finds_a_change_against_a_peer_that_a_slower_day_hides() {
         trials
     };
     let (a, b) = (run(1.0, 1.0), run(1.05, 0.95));
-    let c = bakeoff_model::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, None);
+    let c = bakeoff_model::statistics::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, None);
     let x = c.cells.iter().find(|c| c.cell.stack == "x").unwrap();
-    assert_eq!(x.verdict, bakeoff_model::comparison::Change::NoDetectableChange, "{x:?}");
+    assert_eq!(x.verdict, bakeoff_model::statistics::comparison::Change::NoDetectableChange, "{x:?}");
     let rel = x.relative.as_ref().expect("paired with peer in both runs");
     assert_eq!(rel.reference.stack, "peer");
     assert_eq!((rel.blocks_a, rel.blocks_b, rel.launches_a, rel.launches_b), (8, 8, 4, 4));
     assert!((rel.ratio - 0.95).abs() < 0.01 && rel.high.unwrap() < 1.0, "{rel:?}");
-    assert_eq!(rel.verdict, bakeoff_model::comparison::Change::Slower);
+    assert_eq!(rel.verdict, bakeoff_model::statistics::comparison::Change::Slower);
     let text = bakeoff_report::compare::render(&c, Format::Text);
     assert!(text.contains("▼ slower against peer hello w2 (8/8 blocks, 4/4 launches)"), "{text}");
     // Trials that started their own servers share no blocks with a peer: no such column.
     let solo: Vec<TrialRecord> = a.iter().filter(|t| t.cell.stack == "x").cloned().collect();
-    let c = bakeoff_model::comparison::compare(("a", &solo), ("b", &solo), PrimaryMetric::Capacity, None);
+    let c = bakeoff_model::statistics::comparison::compare(("a", &solo), ("b", &solo), PrimaryMetric::Capacity, None);
     assert!(c.cells[0].relative.is_none());
     assert!(!bakeoff_report::compare::render(&c, Format::Text).contains("against a peer"));
 }
@@ -230,12 +230,12 @@ fn a_drift_of_the_whole_machine_between_runs_is_no_change_of_a_cell() {
         trials
     };
     let verdicts = |a: &[TrialRecord], b: &[TrialRecord]| {
-        let c = bakeoff_model::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
+        let c = bakeoff_model::statistics::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
         let of = |stack: &str| c.cells.iter().find(|x| x.cell.stack == stack).unwrap().clone();
         (of("peer"), of("x"))
     };
     let (peer, x) = verdicts(&run(1.0, 1.0), &run(0.96, 1.0));
-    use bakeoff_model::comparison::Change;
+    use bakeoff_model::statistics::comparison::Change;
     assert_eq!(peer.changes[0].verdict, Change::Slower, "its own medians moved: {peer:?}");
     assert_eq!((peer.verdict, x.verdict), (Change::NoDetectableChange, Change::NoDetectableChange), "{peer:?} {x:?}");
     let (peer, x) = verdicts(&run(1.0, 1.0), &run(1.0, 0.92));
@@ -248,7 +248,7 @@ fn runs_whose_launches_differ_are_not_called_changed_by_their_many_blocks() {
     // while its blocks agree closely within a launch: a run's 12 blocks are 3 observations of the
     // launch level, not 12. Pooled, the same code's two runs would be called faster; by launches,
     // no change. A 15% slowdown is still found.
-    use bakeoff_model::comparison::Change;
+    use bakeoff_model::statistics::comparison::Change;
     let run = |launch_levels: [f64; 3], x_cost: f64| -> Vec<TrialRecord> {
         let mut trials = Vec::new();
         for block in 1..=12u32 {
@@ -262,7 +262,7 @@ fn runs_whose_launches_differ_are_not_called_changed_by_their_many_blocks() {
         trials
     };
     let x_of = |a: &[TrialRecord], b: &[TrialRecord]| {
-        let c = bakeoff_model::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
+        let c = bakeoff_model::statistics::comparison::compare(("a", a), ("b", b), PrimaryMetric::Capacity, None);
         c.cells.into_iter().find(|x| x.cell.stack == "x").unwrap()
     };
     let a = run([1.00, 1.04, 0.97], 1.0);
@@ -281,7 +281,7 @@ fn runs_loaded_at_once_are_judged_on_each_cells_ratio_to_its_peer() {
     // Loaded at once, every cell's rate swings 30% from block to block with the machine, alike;
     // x burns 5% more in run B. Its own medians cannot tell; its ratio to a steady peer can, and
     // for two at-once runs that ratio is the verdict (and the gate), the peers staying unchanged.
-    use bakeoff_model::comparison::{Change, Comparison};
+    use bakeoff_model::statistics::comparison::{Change, Comparison};
     let run = |stacks: &[&str], x_cost: f64, phase: u32| -> Vec<TrialRecord> {
         let mut trials = Vec::new();
         for block in 1..=10u32 {
@@ -296,7 +296,7 @@ fn runs_loaded_at_once_are_judged_on_each_cells_ratio_to_its_peer() {
     };
     let compared = |stacks: &[&str], at_once: bool| {
         let (a, b) = (run(stacks, 1.0, 0), run(stacks, 0.95, 2));
-        let c = bakeoff_model::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, Some(0.02));
+        let c = bakeoff_model::statistics::comparison::compare(("a", &a), ("b", &b), PrimaryMetric::Capacity, Some(0.02));
         if at_once {
             c.judged_on_ratios(&a, &b)
         } else {

@@ -3,7 +3,7 @@
 //! histograms the load generator recorded.
 
 use bakeoff_lab::run::{Lab, LoadSettings};
-use bakeoff_model::results::{MemorySink, RunInfo};
+use bakeoff_model::records::results::{MemorySink, RunInfo};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_report::overhead::Stat;
 use std::sync::atomic::AtomicBool;
@@ -44,7 +44,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
         requests_per_conn: Some(50),
         timeout: Duration::from_secs(5),
         trials: 1,
-        schedule: bakeoff_model::schedule::Schedule::Trials,
+        schedule: bakeoff_model::plan::schedule::Schedule::Trials,
         ..Default::default()
     };
     let mut sink = MemorySink::default();
@@ -65,7 +65,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
     drop(lab);
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
-    assert!(outcome.verifications.iter().all(|v| v.verdict() != bakeoff_model::results::Verdict::Fail));
+    assert!(outcome.verifications.iter().all(|v| v.verdict() != bakeoff_model::records::results::Verdict::Fail));
 
     // Two ramp steps and the closed-model "max" step per cell.
     for t in &sink.trials {
@@ -77,7 +77,7 @@ fn overhead_over_the_baseline_equals_the_recorded_histograms_difference() {
             t.load.steps.iter().map(|s| &s.errors).collect::<Vec<_>>()
         );
     }
-    let summaries = bakeoff_model::summary::summarize(&sink.trials);
+    let summaries = bakeoff_model::statistics::summary::summarize(&sink.trials);
     let view = bakeoff_report::proxy::proxy_view(&sink.trials, &summaries, &serde_json::json!({})).expect("a proxy view");
     assert_eq!(view.overheads.len(), 4, "two proxies x two rates");
     assert_eq!(view.max.len(), 3, "a maximum for the baseline and each proxy");

@@ -4,10 +4,10 @@
 //! recomputed here without the model: its value, interval, coverage and verdict.
 
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
-use bakeoff_model::finding::Finding;
-use bakeoff_model::results::{CellKey, TrialRecord};
+use bakeoff_model::records::finding::Finding;
+use bakeoff_model::records::results::{CellKey, TrialRecord};
+use bakeoff_model::statistics::summary::Metric;
 use bakeoff_model::study::{CellRef, Check, ClaimResult, ClaimVerdict};
-use bakeoff_model::summary::Metric;
 use bakeoff_report::{render, Format, ReportView};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -114,8 +114,8 @@ fn check_claim(c: &ClaimResult, trials: &[TrialRecord], view: &ReportView) -> Cl
         if refs[0].scenario != refs[1].scenario {
             return hodges_lehmann(&stored(trials, a, m), &stored(trials, b, m));
         }
-        let pairs = bakeoff_model::pairing::pairs_between(trials, &key(a), &key(b), m, 0);
-        let r = bakeoff_model::paired::paired_ratio(&pairs).expect("paired blocks");
+        let pairs = bakeoff_model::statistics::pairing::pairs_between(trials, &key(a), &key(b), m, 0);
+        let r = bakeoff_model::statistics::paired::paired_ratio(&pairs).expect("paired blocks");
         (r.ratio, r.low, r.high, r.confidence)
     };
     let ((value, low, high, coverage), allowed) = match &c.claim.check {

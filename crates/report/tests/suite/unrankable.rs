@@ -2,12 +2,12 @@
 //! errors over 1% of its requests, or a closed-model step whose connections were never answered.
 
 use bakeoff_load::Warning;
-use bakeoff_model::finding::{Finding, FindingKind};
-use bakeoff_model::summary::{summarize, UNRANKABLE_ERROR_PERCENT};
+use bakeoff_model::records::finding::{Finding, FindingKind};
+use bakeoff_model::statistics::summary::{summarize, UNRANKABLE_ERROR_PERCENT};
 use bakeoff_report::synthetic;
 use hdrhistogram::Histogram;
 
-fn trial(n: u32, errors: u64) -> bakeoff_model::results::TrialRecord {
+fn trial(n: u32, errors: u64) -> bakeoff_model::records::results::TrialRecord {
     let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
     h.record_n(500, 10_000).unwrap();
     let mut t = synthetic::trial("scala-pekko", "hello", n, &[(None, h)]);
@@ -44,11 +44,11 @@ fn connections_never_answered_make_the_cell_unrankable_with_the_reason() {
 
 #[test]
 fn connections_starved_only_in_slices_the_lab_lengthened_since_leave_the_cell_ranked() {
-    let starved = |mut t: bakeoff_model::results::TrialRecord| {
+    let starved = |mut t: bakeoff_model::records::results::TrialRecord| {
         t.load.steps[0].warnings.push(Warning::StarvedConnections { step: "main".into(), starved: 1, connections: 200 });
         t
     };
-    let lasting = |mut t: bakeoff_model::results::TrialRecord, s: f64| {
+    let lasting = |mut t: bakeoff_model::records::results::TrialRecord, s: f64| {
         t.load.plan.duration_s = Some(s);
         t
     };

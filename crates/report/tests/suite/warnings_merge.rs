@@ -2,9 +2,9 @@
 //! many trials raised it (the lab's summary, as every report format reads it).
 
 use bakeoff_load::Warning;
-use bakeoff_model::finding::Finding;
-use bakeoff_model::results::LabWarning;
-use bakeoff_model::summary::summarize;
+use bakeoff_model::records::finding::Finding;
+use bakeoff_model::records::results::LabWarning;
+use bakeoff_model::statistics::summary::summarize;
 use bakeoff_report::synthetic;
 use hdrhistogram::Histogram;
 
@@ -14,7 +14,7 @@ fn flat_histogram() -> Histogram<u64> {
     h
 }
 
-fn starved(trial: u32, starved: u32) -> bakeoff_model::results::TrialRecord {
+fn starved(trial: u32, starved: u32) -> bakeoff_model::records::results::TrialRecord {
     let mut t = synthetic::trial("python-flask", "hello", trial, &[(None, flat_histogram())]);
     t.load.steps[0].warnings.push(Warning::StarvedConnections { step: "main".into(), starved, connections: 64 });
     t

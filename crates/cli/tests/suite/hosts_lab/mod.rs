@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bakeoff_lab::remote::netns::{can_build, Topology};
 use bakeoff_lab::remote::session::SessionOptions;
 use bakeoff_lab::remote::sshd::Sshd;
-use bakeoff_model::place::Place;
+use bakeoff_model::plan::place::Place;
 
 pub const PORT: u16 = 8080;
 

@@ -4,7 +4,7 @@
 
 use super::{fail, Checks};
 use crate::machine::sockets::{is_loopback, listeners_seen_by};
-use bakeoff_model::results::CheckScope;
+use bakeoff_model::records::results::CheckScope;
 use std::net::{IpAddr, SocketAddr};
 
 /// Addresses in LISTEN state on `port`, in the network namespace of `pid` (this process's for None).

@@ -20,7 +20,7 @@ pub use listen::listening_addresses;
 pub use workload::{verify_workload, verify_workload_on, Sent, WorkloadVerification, DRAWS_PER_KIND};
 
 use crate::machine::cpu_meter::CpuReading;
-use bakeoff_model::results::{Check, CheckScope, Verdict, VerifyReport};
+use bakeoff_model::records::results::{Check, CheckScope, Verdict, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -2,7 +2,7 @@
 //! proxy keeps serving after clients disconnect in the middle of a response.
 
 use super::{fail, Checks, Client, Target};
-use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use std::io::{Read, Write};
 use std::net::TcpStream;

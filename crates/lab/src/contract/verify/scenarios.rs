@@ -3,7 +3,7 @@
 
 use super::{fail, proxy, warn, Checks, Client, Framing, Response, Target};
 use crate::contract::fixtures;
-use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use rand::Rng;
 

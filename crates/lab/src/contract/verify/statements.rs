@@ -7,7 +7,7 @@
 use super::database::FileDatabase;
 use super::login::log_in;
 use super::Client;
-use bakeoff_model::results::Verdict;
+use bakeoff_model::records::results::Verdict;
 use bakeoff_model::workload::statements::StatementsSpec;
 use bakeoff_model::workload::vars::Draws;
 use bakeoff_model::workload::Workload;

@@ -12,7 +12,7 @@ use super::login::{log_in, LOGIN};
 use super::sent::send_checked;
 pub use super::sent::Sent;
 use super::{Checks, Client, Target};
-use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
 use bakeoff_model::workload::deck::Drawn;
 use bakeoff_model::workload::expect::Mismatch;

@@ -11,8 +11,8 @@ use crate::run::planning::cells::Cell;
 use crate::run::planning::settings::LoadSettings;
 use crate::run::runner::Lab;
 use crate::stacks::manifest::StackKind;
-use bakeoff_model::noise::TrialNoise;
-use bakeoff_model::results::{LabWarning, ProcessSample, TrialRecord};
+use bakeoff_model::records::noise::TrialNoise;
+use bakeoff_model::records::results::{LabWarning, ProcessSample, TrialRecord};
 use bakeoff_model::study::RampSetting;
 use std::collections::HashSet;
 use std::net::SocketAddr;
@@ -124,7 +124,7 @@ impl Lab<'_> {
             warnings.push(LabWarning::Unmanaged { pid: u.pid, on_client_cpus, server_cpus: self.settings.server_cpus.clone() });
             return warnings;
         }
-        if let Some(fit) = bakeoff_model::growth::rss_fit(samples).filter(|f| f.is_growth()) {
+        if let Some(fit) = bakeoff_model::statistics::growth::rss_fit(samples).filter(|f| f.is_growth()) {
             warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
         }
         // A baseline's measured process is the upstream nginx, which WORKERS does not size.

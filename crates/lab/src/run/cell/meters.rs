@@ -6,7 +6,7 @@
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use bakeoff_model::noise::HostNoise;
+use bakeoff_model::records::noise::HostNoise;
 
 use crate::machine::sampler::{self, Sampler, SAMPLE_INTERVAL};
 use crate::remote::protocol::wall_ns;

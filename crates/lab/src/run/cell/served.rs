@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Duration;
 
-use bakeoff_model::noise::TrialNoise;
-use bakeoff_model::results::ProcessSample;
+use bakeoff_model::records::noise::TrialNoise;
+use bakeoff_model::records::results::ProcessSample;
 
 use crate::contract::verify::ServerTree;
 use crate::error::LabError;
@@ -105,7 +105,7 @@ impl ServerHost {
     /// After a lost session: a new one, whose agent stops what servers of the lost one still run
     /// there (found by their markers), and says so; then it ends.
     fn reap_after_loss(&self) -> String {
-        let place: Result<bakeoff_model::place::Place, _> = self.place.parse();
+        let place: Result<bakeoff_model::plan::place::Place, _> = self.place.parse();
         let Ok(place) = place else { return "its servers could not be looked for".into() };
         match Session::open(&place, &self.access.options, &self.access.identity) {
             Ok(s) => {

@@ -8,7 +8,7 @@ use crate::run::planning::cells::Cell;
 use crate::run::runner::Lab;
 use crate::services::postgres::SqliteFile;
 use crate::stacks::manifest::{Database, Stack, Variant};
-use bakeoff_model::results::{CheckScope, LabWarning, VerifyReport};
+use bakeoff_model::records::results::{CheckScope, LabWarning, VerifyReport};
 use bakeoff_model::scenario::Scenario;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -39,9 +39,9 @@ impl Lab<'_> {
         let failed = |reason: String| VerifyReport {
             stack: stack.name.clone(),
             variant: variant.name.clone(),
-            checks: vec![bakeoff_model::results::Check {
+            checks: vec![bakeoff_model::records::results::Check {
                 scenario: CheckScope::Stack,
-                verdict: bakeoff_model::results::Verdict::Fail,
+                verdict: bakeoff_model::records::results::Verdict::Fail,
                 what: "the stack starts and listens".into(),
                 url: String::new(),
                 reason,
@@ -68,18 +68,18 @@ impl Lab<'_> {
             return report;
         };
         if let Some(status) = server.exited() {
-            report.checks.push(bakeoff_model::results::Check {
+            report.checks.push(bakeoff_model::records::results::Check {
                 scenario: CheckScope::Stack,
-                verdict: bakeoff_model::results::Verdict::Fail,
+                verdict: bakeoff_model::records::results::Verdict::Fail,
                 what: "the server stays up during verification".into(),
                 url: format!("http://{addr}/"),
                 reason: format!("it exited with {status}; see {}", server.log()),
             });
         }
         for left in server.stop(Duration::from_secs(5)) {
-            report.checks.push(bakeoff_model::results::Check {
+            report.checks.push(bakeoff_model::records::results::Check {
                 scenario: CheckScope::Stack,
-                verdict: bakeoff_model::results::Verdict::Fail,
+                verdict: bakeoff_model::records::results::Verdict::Fail,
                 what: "nothing the stack started outlives its stop".into(),
                 url: format!("http://{addr}/"),
                 reason: format!(
@@ -173,7 +173,7 @@ impl Lab<'_> {
         addr: SocketAddr,
         server: Option<&mut Served>,
         died: bool,
-    ) -> (Vec<LabWarning>, Vec<bakeoff_model::results::Check>) {
+    ) -> (Vec<LabWarning>, Vec<bakeoff_model::records::results::Check>) {
         let probes = if died {
             Vec::new()
         } else {
@@ -181,7 +181,7 @@ impl Lab<'_> {
         };
         let mut warnings: Vec<LabWarning> = probes
             .into_iter()
-            .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+            .filter(|c| c.verdict == bakeoff_model::records::results::Verdict::Fail)
             .map(|c| LabWarning::StaleAfterLoad { scenario: cell.scenario, reason: c.reason })
             .collect();
         let mut again = Vec::new();
@@ -193,7 +193,7 @@ impl Lab<'_> {
             warnings.extend(
                 again
                     .iter()
-                    .filter(|c| c.verdict == bakeoff_model::results::Verdict::Fail)
+                    .filter(|c| c.verdict == bakeoff_model::records::results::Verdict::Fail)
                     .map(|c| LabWarning::CostAfterLoad { scenario: cell.scenario, reason: c.reason.clone() }),
             );
         }

@@ -3,7 +3,7 @@
 
 use crate::error::LabError;
 use crate::stacks::manifest::{Stack, Variant};
-use bakeoff_model::results::CellKey;
+use bakeoff_model::records::results::CellKey;
 use bakeoff_model::scenario::Scenario;
 
 pub use bakeoff_model::study::WorkerCounts;
@@ -108,7 +108,7 @@ pub fn plan_with_files<'a>(
 /// Appends the A/A twin of the planned cell `aa` names (its first worker count when several): it
 /// is measured last in every round, the main arm at its usual place, so the two arms are as far
 /// apart in each round as any two cells are.
-pub(crate) fn add_aa_twin(cells: &mut Vec<Cell<'_>>, aa: &bakeoff_model::goal::AaCell) -> Result<(), LabError> {
+pub(crate) fn add_aa_twin(cells: &mut Vec<Cell<'_>>, aa: &bakeoff_model::plan::goal::AaCell) -> Result<(), LabError> {
     let found = cells
         .iter()
         .find(|c| c.stack.name == aa.stack && c.scenario.id() == aa.scenario && aa.variant.as_ref().is_none_or(|v| *v == c.variant.name));

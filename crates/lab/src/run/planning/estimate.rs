@@ -93,7 +93,7 @@ impl RunPlan {
 fn under_load_total(s: &LoadSettings, cells: u32, trials: u32) -> Duration {
     let Some(u) = &s.latency_under_load else { return Duration::ZERO };
     let launches = match s.schedule {
-        bakeoff_model::schedule::Schedule::Trials => trials,
+        bakeoff_model::plan::schedule::Schedule::Trials => trials,
         _ => crate::run::planning::launches::LaunchPlan::for_blocks(trials, s).launches,
     };
     under_load_time(u) * cells * u.launches_of(launches)
@@ -102,7 +102,7 @@ fn under_load_total(s: &LoadSettings, cells: u32, trials: u32) -> Duration {
 /// Under the block schedule, every block of a scenario with two or more cells that can share the
 /// server CPUs holds one joint slice more (`equal_shares`: the lab can give them equal shares).
 fn joint_time(s: &LoadSettings, cells: &[crate::run::planning::cells::Cell<'_>], trials: u32, equal_shares: bool) -> Duration {
-    if s.schedule != bakeoff_model::schedule::Schedule::Blocks || !equal_shares {
+    if s.schedule != bakeoff_model::plan::schedule::Schedule::Blocks || !equal_shares {
         return Duration::ZERO;
     }
     let mut sharing: std::collections::BTreeMap<bakeoff_model::scenario::Scenario, u32> = Default::default();
@@ -179,7 +179,7 @@ fn ramp_time(r: &bakeoff_load::Ramp) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bakeoff_model::schedule::Schedule;
+    use bakeoff_model::plan::schedule::Schedule;
 
     fn settings() -> LoadSettings {
         let mut s = crate::run::LoadSettings::default();

@@ -2,13 +2,13 @@
 //! its time estimate and the noise outlook all read.
 
 use crate::run::LoadSettings;
-use bakeoff_model::design::Allocation;
+use bakeoff_model::statistics::design::Allocation;
 use std::time::Duration;
 
 /// Each slice opens its connections and lets them settle this long before it measures.
 pub(crate) const SLICE_WARMUP: Duration = Duration::from_millis(250);
 
-/// How the run's blocks are spread over launches: as `bakeoff_model::design::Allocation` chooses
+/// How the run's blocks are spread over launches: as `bakeoff_model::statistics::design::Allocation` chooses
 /// from the variance's parts (measured by the last run of the study, else its prior) and what a
 /// launch and a block cost here, or as many launches as `--launches` says; exactly the run's
 /// blocks shared among them as evenly as they divide (7 blocks in 3: 3, 2, 2).

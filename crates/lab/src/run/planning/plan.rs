@@ -9,7 +9,7 @@ use crate::run::LoadSettings;
 use crate::stacks::adhoc::{self, AdHocRecord, AdHocSpec};
 use crate::stacks::catalog;
 use crate::stacks::manifest::Stack;
-use bakeoff_model::goal::{AaCell, PrimaryMetric};
+use bakeoff_model::plan::goal::{AaCell, PrimaryMetric};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::slo::Slo;
 use bakeoff_model::study::{RampSetting, Study, WorkerCount, WorkerCounts};
@@ -46,7 +46,7 @@ pub struct Overrides {
     /// Trials per cell (1 to 100).
     pub trials: Option<u32>,
     /// `--schedule`: paired blocks or a server per trial.
-    pub schedule: Option<bakeoff_model::schedule::Schedule>,
+    pub schedule: Option<bakeoff_model::plan::schedule::Schedule>,
     /// `--launches`: server starts over the blocks.
     pub launches: Option<u32>,
     /// Open model: requests per second; replaces the study's connection ladder.
@@ -68,11 +68,11 @@ pub struct Overrides {
     /// Where nginx runs in a proxy study.
     pub proxy_placement: Option<bakeoff_model::study::ProxyPlacement>,
     /// `--client`: load clients on hosts of their own, over the study's.
-    pub clients: Vec<bakeoff_model::place::Place>,
+    pub clients: Vec<bakeoff_model::plan::place::Place>,
     /// `--server-host`: where the servers start, over the study's.
-    pub server_host: Option<bakeoff_model::place::Place>,
+    pub server_host: Option<bakeoff_model::plan::place::Place>,
     /// `--services-host`: where the services start, over the study's.
-    pub services_host: Option<bakeoff_model::place::Place>,
+    pub services_host: Option<bakeoff_model::plan::place::Place>,
     /// One cell under load this long, one trial.
     pub soak: Option<Duration>,
     /// The metric cells are ranked by and precision applies to.
@@ -241,12 +241,12 @@ impl RunPlan {
 
     /// Allocates the run's launches by `components`, the variance parts of the last run of the
     /// same study, instead of the prior.
-    pub fn set_components(&mut self, components: bakeoff_model::paired::Components) {
+    pub fn set_components(&mut self, components: bakeoff_model::statistics::paired::Components) {
         self.settings.components = Some(components);
     }
 
     /// The run's settings as they would be with `components` set.
-    pub fn clone_settings_with(&self, components: bakeoff_model::paired::Components) -> LoadSettings {
+    pub fn clone_settings_with(&self, components: bakeoff_model::statistics::paired::Components) -> LoadSettings {
         LoadSettings { components: Some(components), ..self.settings.clone() }
     }
 

@@ -1,6 +1,6 @@
 //! The load settings every cell of a run is measured with, as the run's provenance stores them.
 
-use bakeoff_model::goal::PrimaryMetric;
+use bakeoff_model::plan::goal::PrimaryMetric;
 use bakeoff_model::study::RampSetting;
 use std::time::Duration;
 
@@ -36,13 +36,13 @@ pub struct LoadSettings {
     /// Rounds every cell gets (blocks, under the block schedule); with `precision`, the least.
     pub trials: u32,
     /// How measurements are ordered: paired blocks of co-resident servers, or a server per trial.
-    pub schedule: bakeoff_model::schedule::Schedule,
+    pub schedule: bakeoff_model::plan::schedule::Schedule,
     /// Under the block schedule, how many times the servers are started over the run's blocks;
     /// None: as the allocation chooses from `components` and what a launch and a block cost.
     pub launches: Option<u32>,
     /// The paired ratios' variance parts measured by the last run of the same study, which the
     /// launches are allocated by; None: the allocation's prior.
-    pub components: Option<bakeoff_model::paired::Components>,
+    pub components: Option<bakeoff_model::statistics::paired::Components>,
     /// The CPUs the stacks' servers, and the services unless placed otherwise, are held on.
     pub server_cpus: Vec<usize>,
     /// The CPUs the load generator is pinned to.
@@ -50,7 +50,7 @@ pub struct LoadSettings {
     /// Where the upstream nginx runs: beside the proxy, or beside the load generator.
     pub proxy_placement: bakeoff_model::study::ProxyPlacement,
     /// Where the load clients, the servers and their services run.
-    pub roles: bakeoff_model::place::Roles,
+    pub roles: bakeoff_model::plan::place::Roles,
     /// The metric cells are ranked by, and that `precision` applies to.
     pub rank_by: PrimaryMetric,
     /// Target relative half-width of every cell's 95% interval on `rank_by` (0.05 = ±5%).

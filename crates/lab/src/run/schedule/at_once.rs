@@ -16,10 +16,10 @@ use crate::run::schedule::slice::SliceTaken;
 use crate::run::schedule::tally::{starved_turns, Tally};
 use crate::stacks::manifest::{Database, StackKind};
 use bakeoff_load::{LoadReport, Warning};
-use bakeoff_model::pairing::JointSlice;
-use bakeoff_model::results::{CellKey, LabWarning, TrialRecord};
-use bakeoff_model::schedule::{InTurn, Schedule};
-use bakeoff_model::summary::Metric;
+use bakeoff_model::plan::schedule::{InTurn, Schedule};
+use bakeoff_model::records::results::{CellKey, LabWarning, TrialRecord};
+use bakeoff_model::statistics::pairing::JointSlice;
+use bakeoff_model::statistics::summary::Metric;
 use std::time::Instant;
 
 impl Lab<'_> {

@@ -6,8 +6,8 @@ use crate::run::events::Event;
 use crate::run::planning::estimate::trial_weight;
 use crate::run::runner::Lab;
 use crate::run::schedule::blocks::{BlockRun, Resident};
+use bakeoff_model::plan::schedule::Schedule;
 use bakeoff_model::rng::SplitMix64;
-use bakeoff_model::schedule::Schedule;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 

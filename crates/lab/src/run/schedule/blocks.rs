@@ -18,10 +18,10 @@ use crate::run::planning::settings::LoadSettings;
 use crate::run::runner::{Lab, RunOutcome};
 use crate::run::schedule::rounds::MAX_TRIALS;
 use crate::run::schedule::tally::Tally;
-use bakeoff_model::results::{LabWarning, RunInfo, TrialRecord};
+use bakeoff_model::plan::schedule::{Lengthening, Schedule};
+use bakeoff_model::records::results::{LabWarning, RunInfo, TrialRecord};
 use bakeoff_model::rng::{seed_of, SplitMix64};
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::{Lengthening, Schedule};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -349,7 +349,7 @@ impl Lab<'_> {
         Ok(())
     }
 
-    fn fail(&mut self, key: bakeoff_model::results::CellKey, error: String, tally: &mut Tally, outcome: &mut RunOutcome) {
+    fn fail(&mut self, key: bakeoff_model::records::results::CellKey, error: String, tally: &mut Tally, outcome: &mut RunOutcome) {
         (self.events)(Event::CellFailed { cell: &key, error: error.clone() });
         tally.failed.insert(key.clone());
         outcome.failed_cells.push((key, error));

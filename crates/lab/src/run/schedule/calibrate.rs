@@ -6,7 +6,7 @@ use crate::run::events::Event;
 use crate::run::planning::cells::Cell;
 use crate::run::runner::Lab;
 use crate::stacks::manifest::{Database, StackKind};
-use bakeoff_model::results::{CellKey, StoreKind};
+use bakeoff_model::records::results::{CellKey, StoreKind};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::study::{auto_ladders, RampSetting};
 use std::time::Duration;

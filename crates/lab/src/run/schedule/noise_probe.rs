@@ -15,14 +15,14 @@ use crate::run::workspace::{new_run, Workspace};
 use crate::run::{LoadSettings, RunOutcome};
 use crate::stacks::manifest::Stack;
 use crate::stacks::setup::{is_current, SetupJob};
-use bakeoff_model::paired::{minutes_spent, paired_ratio, Components, PairedRatio};
-use bakeoff_model::pairing::pairs_between;
-use bakeoff_model::place::Roles;
-use bakeoff_model::results::MemorySink;
-use bakeoff_model::robust::robust_sigma;
+use bakeoff_model::plan::place::Roles;
+use bakeoff_model::plan::schedule::Schedule;
+use bakeoff_model::records::results::MemorySink;
 use bakeoff_model::scenario::Scenario;
-use bakeoff_model::schedule::Schedule;
-use bakeoff_model::summary::Metric;
+use bakeoff_model::statistics::paired::{minutes_spent, paired_ratio, Components, PairedRatio};
+use bakeoff_model::statistics::pairing::pairs_between;
+use bakeoff_model::statistics::robust::robust_sigma;
+use bakeoff_model::statistics::summary::Metric;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -331,8 +331,8 @@ fn measure(
 fn floor_of(
     (stack, other): (&str, &str),
     sink: &MemorySink,
-    main: &bakeoff_model::results::CellKey,
-    twin: &bakeoff_model::results::CellKey,
+    main: &bakeoff_model::records::results::CellKey,
+    twin: &bakeoff_model::records::results::CellKey,
 ) -> Result<NoiseFloor, LabError> {
     let pairs = pairs_between(&sink.trials, twin, main, Metric::RequestsPerSec, 0);
     let pair = paired_ratio(&pairs).ok_or_else(|| LabError::Selection("the noise probe measured no pair of slices".into()))?;
@@ -410,7 +410,7 @@ pub fn recent(root: &Path, roles: &Roles, schedule: Schedule) -> Option<NoiseFlo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bakeoff_model::paired::{IntervalBasis, Pair};
+    use bakeoff_model::statistics::paired::{IntervalBasis, Pair};
 
     /// A floor whose slices spread by `spread` and whose pair shows these variance parts.
     fn floor(spread: f64, components: Components) -> NoiseFloor {

@@ -9,10 +9,10 @@ use crate::run::planning::cells::Cell;
 use crate::run::planning::estimate::trial_weight;
 use crate::run::schedule::tally::Tally;
 use crate::run::{Event, Lab, RunOutcome};
-use bakeoff_model::results::RunInfo;
+use bakeoff_model::plan::schedule::Schedule;
+use bakeoff_model::records::results::RunInfo;
 use bakeoff_model::rng::SplitMix64;
-use bakeoff_model::schedule::Schedule;
-use bakeoff_model::summary::Metric;
+use bakeoff_model::statistics::summary::Metric;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 

@@ -10,8 +10,8 @@ use crate::run::planning::launches::SLICE_WARMUP;
 use crate::run::planning::settings::LoadSettings;
 use crate::run::runner::Lab;
 use crate::run::schedule::blocks::Resident;
-use bakeoff_model::results::{LabWarning, TrialRecord};
-use bakeoff_model::schedule::turn_seconds;
+use bakeoff_model::plan::schedule::turn_seconds;
+use bakeoff_model::records::results::{LabWarning, TrialRecord};
 use std::time::{Duration, Instant};
 
 /// A closed loop whose connections wait this long or more for their turn leaves a queue of
@@ -25,8 +25,8 @@ const DRAIN_WINDOW: Duration = Duration::from_millis(100);
 /// What a slice measured of one resident, before it is judged into a trial record.
 pub(in crate::run) struct SliceTaken {
     pub(in crate::run) load: Result<bakeoff_load::LoadReport, crate::run::roles::LoadFailure>,
-    pub(in crate::run) samples: Vec<bakeoff_model::results::ProcessSample>,
-    pub(in crate::run) noise: bakeoff_model::noise::TrialNoise,
+    pub(in crate::run) samples: Vec<bakeoff_model::records::results::ProcessSample>,
+    pub(in crate::run) noise: bakeoff_model::records::noise::TrialNoise,
     pub(in crate::run) under_load: Option<bakeoff_model::slo::LoadCurve>,
     pub(in crate::run) started_at: String,
     /// The wall seconds it is charged: a slice loaded at once shares its time among its cells.

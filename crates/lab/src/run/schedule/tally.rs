@@ -3,12 +3,12 @@
 //! load generator was the bottleneck; and whether a cell, or a scenario's paired ratios, still
 //! miss the precision target.
 
-use bakeoff_model::paired::{paired_ratio, Pair};
-use bakeoff_model::pairing::{choose_pairs, joint_rule, CpuUse};
-use bakeoff_model::results::{CellKey, TrialRecord};
-use bakeoff_model::schedule::turns_factor;
-use bakeoff_model::spread::Variance;
-use bakeoff_model::summary::{Estimate, Metric};
+use bakeoff_model::plan::schedule::turns_factor;
+use bakeoff_model::records::results::{CellKey, TrialRecord};
+use bakeoff_model::statistics::paired::{paired_ratio, Pair};
+use bakeoff_model::statistics::pairing::{choose_pairs, joint_rule, CpuUse};
+use bakeoff_model::statistics::spread::Variance;
+use bakeoff_model::statistics::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// At most this many times the run's slice length for a cell that varies more than its peers.
@@ -101,7 +101,11 @@ impl Tally {
         let (best, ratios) = self.ranked_ratios(keys, metric)?;
         if ratios.is_empty() {
             let own = self.estimate(&best)?;
-            return Some(if own.confidence >= bakeoff_model::robust::CONFIDENCE { own.relative_half_width() } else { f64::INFINITY });
+            return Some(if own.confidence >= bakeoff_model::statistics::robust::CONFIDENCE {
+                own.relative_half_width()
+            } else {
+                f64::INFINITY
+            });
         }
         let widths = ratios.iter().map(|(cell, reference)| {
             let pairs = self.pairs(cell, reference, metric);

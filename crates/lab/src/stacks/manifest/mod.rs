@@ -5,7 +5,7 @@
 mod parse;
 
 use crate::error::LabError;
-use bakeoff_model::profile::StackProfile;
+use bakeoff_model::records::profile::StackProfile;
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;

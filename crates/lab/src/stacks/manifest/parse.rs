@@ -4,7 +4,7 @@
 use super::{Database, ProductsProbe, Setup, Stack, StackKind, Variant, MANIFEST_FILE};
 use crate::error::LabError;
 use bakeoff_model::duration::parse_duration;
-use bakeoff_model::profile::{ServerModel, StackProfile};
+use bakeoff_model::records::profile::{ServerModel, StackProfile};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
 use std::collections::BTreeMap;

@@ -8,7 +8,7 @@ use bakeoff_lab::run::cells::Cell;
 use bakeoff_lab::run::{Event, Lab, LabDirs, LoadSettings};
 use bakeoff_lab::services::{ServiceContext, Services};
 use bakeoff_lab::stacks::manifest::Stack;
-use bakeoff_model::results::{Check, MemorySink, RunInfo, TrialRecord};
+use bakeoff_model::records::results::{Check, MemorySink, RunInfo, TrialRecord};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -77,7 +77,7 @@ pub fn quick_settings() -> LoadSettings {
         ceiling: false,
         timeout: Duration::from_secs(5),
         trials: 1,
-        schedule: bakeoff_model::schedule::Schedule::Trials,
+        schedule: bakeoff_model::plan::schedule::Schedule::Trials,
         ..Default::default()
     }
 }

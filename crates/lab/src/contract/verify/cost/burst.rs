@@ -6,7 +6,7 @@ use super::{Requests, Target};
 use crate::contract::verify::ServerTree;
 use crate::machine::cpu_meter::CpuReading;
 use bakeoff_load::ErrorCounts;
-use bakeoff_model::results::Verdict;
+use bakeoff_model::records::results::Verdict;
 use std::time::Duration;
 
 /// Why a burst gave no figure. The server answering with errors (a bad status, a malformed

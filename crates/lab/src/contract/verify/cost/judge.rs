@@ -4,7 +4,7 @@
 use super::measure::Alternation;
 use super::Pair;
 use crate::contract::verify::{fail, warn};
-use bakeoff_model::results::Verdict;
+use bakeoff_model::records::results::Verdict;
 use bakeoff_model::scenario::Scenario;
 
 pub(super) fn store_name(scenario: Scenario) -> &'static str {

@@ -20,7 +20,7 @@ mod measure;
 mod pair;
 
 use super::{Checks, Target};
-use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use burst::{warm_up, BurstError, CONNECTIONS};
 use judge::{disagrees, judge, judge_reads, store_name};

@@ -5,7 +5,7 @@
 use super::super::workload::fresh_seed;
 use super::super::{Checks, Target};
 use super::{Builtin, PAIRS};
-use bakeoff_model::results::{CheckScope, Verdict};
+use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::workload::cost::{CostPair, SIDE_DRAWS};
 use bakeoff_model::workload::vars::Draws;
