@@ -20,13 +20,9 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 HERE="$ROOT/bench/load"
 . "$ROOT/bench/provenance.sh"
 
-if [ -n "${LOAD_BIN:-}" ]; then
-  LOAD="$LOAD_BIN"
-else
-  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff --bin bakeoff-load)
-  LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
-fi
-SCPU=0; CCPU=$(( $(nproc) > 1 ? 1 : 0 ))
+. "$HERE/client.sh"
+load_binary "$ROOT"
+pick_cpus
 . "$HERE/nginx.sh"
 start_nginx h2-stall "$SCPU" h1+h2c
 WORKER=$(pgrep -P "$NGINX_PID" | head -n1)

@@ -30,30 +30,10 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 HERE="$ROOT/bench/load"
 . "$ROOT/bench/provenance.sh"
 
-need=()
-command -v h2load >/dev/null || need+=(nghttp2-client)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
-[ -x /usr/bin/time ] || need+=(time)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-
-if [ "$(nproc)" -lt 2 ]; then
-  echo "warning: one CPU; server and client will share it" >&2
-  SCPU=0; CCPU=0
-else
-  SCPU=0; CCPU=1
-fi
-
-if [ -n "${LOAD_BIN:-}" ]; then
-  LOAD="$LOAD_BIN"
-else
-  echo "building bakeoff-load (release)..." >&2
-  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff --bin bakeoff-load)
-  LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
-fi
+. "$HERE/client.sh"
+bench_needs h2load:nghttp2-client nginx:nginx /usr/bin/time:time
+pick_cpus
+load_binary "$ROOT"
 
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 . "$HERE/nginx.sh"

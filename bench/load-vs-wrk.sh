@@ -40,35 +40,11 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 HERE="$ROOT/bench/load"
 . "$ROOT/bench/provenance.sh"
 
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-command -v taskset >/dev/null || need+=(util-linux)
-[ -x /usr/bin/time ] || need+=(time)
-command -v python3 >/dev/null || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "installing: ${need[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+. "$HERE/client.sh"
+bench_needs wrk:wrk nginx:nginx-light taskset:util-linux /usr/bin/time:time python3:python3
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
-
-ncpu=$(nproc)
-if [ "$ncpu" -lt 2 ]; then
-  echo "warning: $ncpu CPU(s); server and client will share a core" >&2
-  SCPU=0; CCPU=0
-else
-  SCPU=0; CCPU=1
-fi
-
-# LOAD_BIN=path skips the build (e.g. a binary built elsewhere).
-if [ -n "${LOAD_BIN:-}" ]; then
-  LOAD="$LOAD_BIN"
-else
-  echo "building bakeoff-load (release)..." >&2
-  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff --bin bakeoff-load)
-  LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
-fi
+pick_cpus
+load_binary "$ROOT"
 
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
