@@ -13,6 +13,7 @@ mod duration;
 mod error;
 mod h2;
 mod hdr_log;
+mod inflight;
 mod parser;
 mod plan;
 mod report;

@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{decode_histogram, encode_histogram, latency_stats, new_histogram};
 use crate::warnings::Warning;
-use hdrhistogram::Histogram;
 
 /// Bumped on any incompatible change of the JSON shape.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -57,7 +55,7 @@ pub struct PlanSummary {
     pub requests_per_conn: Option<u64>,
     /// How an `https://` plan spoke TLS; absent for plain HTTP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls: Option<crate::tls::TlsSettings>,
+    pub tls: Option<crate::tls::settings::TlsSettings>,
     /// "h1" or "h2".
     #[serde(default)]
     pub protocol: crate::target::Protocol,
@@ -218,35 +216,6 @@ pub struct H2Settings {
     pub max_frame_size: u32,
     /// SETTINGS_MAX_HEADER_LIST_SIZE, absent if unlimited.
     pub max_header_list_size: Option<u32>,
-}
-
-impl TlsReport {
-    /// Several clients' reports of one step as one (counts summed, histograms added, what was
-    /// negotiated and the first failure from the first that has them), over `duration_s`.
-    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a TlsReport>, duration_s: f64) -> Option<TlsReport> {
-        let mut all: Option<(TlsReport, Histogram<u64>)> = None;
-        for p in parts {
-            let h = p.handshake_histogram.as_deref().and_then(|b| decode_histogram(b).ok()).unwrap_or_else(new_histogram);
-            match &mut all {
-                None => all = Some((p.clone(), h)),
-                Some((a, sum)) => {
-                    a.handshakes += p.handshakes;
-                    a.resumed += p.resumed;
-                    a.version = a.version.take().or_else(|| p.version.clone());
-                    a.cipher = a.cipher.take().or_else(|| p.cipher.clone());
-                    a.alpn = a.alpn.take().or_else(|| p.alpn.clone());
-                    a.first_error = a.first_error.take().or_else(|| p.first_error.clone());
-                    let _ = sum.add(&h);
-                }
-            }
-        }
-        all.map(|(mut a, h)| {
-            a.handshakes_per_sec = a.handshakes as f64 / duration_s;
-            a.handshake_latency = (!h.is_empty()).then(|| latency_stats(&h));
-            a.handshake_histogram = (!h.is_empty()).then(|| encode_histogram(&h));
-            a
-        })
-    }
 }
 
 /// A step's TLS handshakes, counted and timed apart from its requests (the measured window only),

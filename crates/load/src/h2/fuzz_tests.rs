@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use super::frame::{flag, kind, put_head};
 use super::hpack::Decoder;
 use super::session::{Event, Session};
-use crate::conn::{Got, InFlight};
+use crate::inflight::{Got, InFlight};
 
 /// xorshift64*: deterministic, dependency-free.
 struct Rng(u64);

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 
 use super::frame::{self, flag, kind, setting, FrameHead, CLIENT_WINDOW, DEFAULT_WINDOW, HEAD, MAX_FRAME};
 use super::hpack::Decoder;
-use crate::conn::InFlight;
+use crate::inflight::InFlight;
 use crate::parser::fnv1a64_update;
 
 /// A connection error: the connection cannot go on. The text says what the server did.

@@ -3,9 +3,10 @@
 //! events (settled, a stream done, reset or dropped by GOAWAY) turned into answered or failed
 //! requests. Requests go out as frames in `requests::fill`, many streams per connection.
 
-use crate::conn::{ConnState, InFlight};
+use crate::conn::ConnState;
 use crate::h2::frame;
 use crate::h2::session::{Event, Session};
+use crate::inflight::InFlight;
 use crate::parser::{Framing, Response};
 use crate::report::ErrorKind;
 

@@ -3,7 +3,8 @@
 
 use std::io::{self, Read, Write};
 
-use crate::conn::{untoken, ConnState, Got, InFlight, NOT_READY};
+use crate::conn::{untoken, ConnState, NOT_READY};
+use crate::inflight::{Got, InFlight};
 use crate::parser::Response;
 use crate::report::ErrorKind;
 use crate::target::Protocol;

@@ -1,8 +1,7 @@
-//! TLS for the load generator: the settings a plan carries (version, resumption, the certificates
-//! it trusts), the client configuration each worker thread builds from them, and what a step's
-//! handshakes measured.
+//! The TLS client of a worker thread (its own rustls configuration and session cache), the
+//! verifier that accepts any certificate but checks the handshake's signature, and what a step's
+//! handshakes measured, merged across threads and client hosts.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use hdrhistogram::Histogram;
@@ -12,78 +11,12 @@ use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, RootCertStore, SignatureScheme};
-use serde::{Deserialize, Serialize};
 
+use super::settings::TlsSettings;
 use crate::error::PlanError;
 use crate::report::TlsReport;
-use crate::stats::{encode_histogram, latency_stats, new_histogram};
+use crate::stats::{decode_histogram, encode_histogram, latency_stats, new_histogram};
 use crate::target::Protocol;
-
-/// The one TLS version a plan offers: the server must speak it or the handshake fails, so a run
-/// never measures another version than the one it names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum TlsVersion {
-    /// TLS 1.2 (RFC 5246), on request.
-    #[serde(rename = "1.2")]
-    Tls12,
-    /// TLS 1.3 (RFC 8446), the default.
-    #[default]
-    #[serde(rename = "1.3")]
-    Tls13,
-}
-
-impl TlsVersion {
-    /// "1.2" or "1.3", as flags and reports spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            TlsVersion::Tls12 => "1.2",
-            TlsVersion::Tls13 => "1.3",
-        }
-    }
-
-    /// Reads "1.2" or "1.3" (a `--tls-version` value).
-    pub fn parse(s: &str) -> Result<TlsVersion, PlanError> {
-        match s.trim().trim_start_matches("TLSv").trim_start_matches("tls") {
-            "1.2" => Ok(TlsVersion::Tls12),
-            "1.3" => Ok(TlsVersion::Tls13),
-            _ => Err(PlanError::Invalid(format!("--tls-version `{s}`: expected 1.2 or 1.3"))),
-        }
-    }
-
-    fn rustls(self) -> &'static rustls::SupportedProtocolVersion {
-        match self {
-            TlsVersion::Tls12 => &rustls::version::TLS12,
-            TlsVersion::Tls13 => &rustls::version::TLS13,
-        }
-    }
-}
-
-/// How an `https://` plan speaks TLS.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TlsSettings {
-    /// The version offered (only that one).
-    pub version: TlsVersion,
-    /// Whether a new connection resumes an earlier session of its thread (tickets in TLS 1.3, session
-    /// ids or tickets in 1.2), as browsers and HTTP clients do; off, every handshake is a full one.
-    pub resumption: bool,
-    /// PEM certificates to trust: the server's chain is then verified, its name included. Without
-    /// them any certificate is accepted (as wrk and h2load do), its handshake signature still checked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ca_file: Option<PathBuf>,
-}
-
-impl TlsSettings {
-    /// TLS 1.3 with resumption, trusting any certificate.
-    pub fn new() -> TlsSettings {
-        TlsSettings { version: TlsVersion::Tls13, resumption: true, ca_file: None }
-    }
-}
-
-impl Default for TlsSettings {
-    fn default() -> TlsSettings {
-        TlsSettings::new()
-    }
-}
 
 /// A worker thread's TLS client: its own configuration, so its session cache is touched by that
 /// thread only (nothing shared on the request path).
@@ -245,5 +178,34 @@ impl HandshakeRecorder {
             handshake_histogram: (self.handshakes > 0).then(|| encode_histogram(&self.latency)),
             first_error: self.first_error.clone(),
         }
+    }
+}
+
+impl TlsReport {
+    /// Several clients' reports of one step as one (counts summed, histograms added, what was
+    /// negotiated and the first failure from the first that has them), over `duration_s`.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a TlsReport>, duration_s: f64) -> Option<TlsReport> {
+        let mut all: Option<(TlsReport, Histogram<u64>)> = None;
+        for p in parts {
+            let h = p.handshake_histogram.as_deref().and_then(|b| decode_histogram(b).ok()).unwrap_or_else(new_histogram);
+            match &mut all {
+                None => all = Some((p.clone(), h)),
+                Some((a, sum)) => {
+                    a.handshakes += p.handshakes;
+                    a.resumed += p.resumed;
+                    a.version = a.version.take().or_else(|| p.version.clone());
+                    a.cipher = a.cipher.take().or_else(|| p.cipher.clone());
+                    a.alpn = a.alpn.take().or_else(|| p.alpn.clone());
+                    a.first_error = a.first_error.take().or_else(|| p.first_error.clone());
+                    let _ = sum.add(&h);
+                }
+            }
+        }
+        all.map(|(mut a, h)| {
+            a.handshakes_per_sec = a.handshakes as f64 / duration_s;
+            a.handshake_latency = (!h.is_empty()).then(|| latency_stats(&h));
+            a.handshake_histogram = (!h.is_empty()).then(|| encode_histogram(&h));
+            a
+        })
     }
 }
