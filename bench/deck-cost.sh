@@ -28,20 +28,9 @@ done
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [ -x "$NGINX" ] || { echo "missing: nginx (apt-get install nginx-light)" >&2; exit 1; }
 
-if [ "$(nproc)" -lt 2 ]; then
-  echo "warning: one CPU; server and client will share it" >&2
-  SCPU=0; CCPU=0
-else
-  SCPU=0; CCPU=1
-fi
-
-if [ -n "${LOAD_BIN:-}" ]; then
-  LOAD="$LOAD_BIN"
-else
-  echo "building bakeoff-load (release)..." >&2
-  (cd "$ROOT" && cargo build --release -q -j 2 -p bakeoff --bin bakeoff-load)
-  LOAD="${CARGO_TARGET_DIR:-$ROOT/target}/release/bakeoff-load"
-fi
+. "$ROOT/bench/load/client.sh"
+pick_cpus
+load_binary "$ROOT"
 
 . "$ROOT/bench/load/nginx.sh"
 start_nginx deck-cost "$SCPU"

@@ -60,7 +60,21 @@ for r in $(seq "$ROUNDS"); do
 done
 
 python3 - "$ROWS" <<'PY' | tee "$OUT/summary.txt"
-import csv, statistics, sys
+import csv, math, statistics, sys
+
+def clopper_pearson(k, n, a=0.05):
+    """Exact binomial 95% bounds of k successes in n, by bisection on the binomial tail."""
+    cdf = lambda k, p: sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k + 1))
+    def solve(f):
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) else (lo, mid)
+        return lo
+    low = 0.0 if k == 0 else solve(lambda p: 1 - cdf(k - 1, p) < a / 2)
+    high = 1.0 if k == n else solve(lambda p: cdf(k, p) > a / 2)
+    return low, high
+
 rows = list(csv.DictReader(open(sys.argv[1])))
 by = {}
 for row in rows:
@@ -80,7 +94,9 @@ for q, name, expect in (("p95_us", "p95", 50), ("p99_us", "p99", 250)):
         print(f"{name} {proto}: median {statistics.median(vals):.1f} ms (expected about {expect} ms from a 300 ms stall in 5 s)")
     rs = ratios[q]
     within = sum(1 for x in rs if abs(x - 1) <= 0.10)
-    print(f"{name} h2/h1: median {statistics.median(rs):.3f}x, range {min(rs):.3f}-{max(rs):.3f}x, within 10% in {within} of {len(rs)} rounds")
+    lo, hi = clopper_pearson(within, len(rs))
+    print(f"{name} h2/h1: median {statistics.median(rs):.3f}x, range {min(rs):.3f}-{max(rs):.3f}x, within 10% in {within} of {len(rs)} rounds"
+          f" (Clopper-Pearson 95%: {100 * lo:.0f}-{100 * hi:.0f}%)")
 PY
 { provenance h2-stall "$ROOT"; echo "# rounds=$ROUNDS rate=$RATE duration=${DUR}s stall=${STALL}s at ${AT}s"; cat "$OUT/summary.txt"; } >"$OUT/summary.tmp" && mv "$OUT/summary.tmp" "$OUT/summary.txt"
 echo "summary: ${OUT#"$ROOT"/}/summary.txt"

@@ -8,6 +8,7 @@ packages=(
   build-essential pkg-config python3-dev python3-venv   # uWSGI and C extensions build from source
   wrk apache2-utils hyperfine nghttp2-client             # peers of the load generator (bench/; h2load)
   nginx haproxy                                          # proxy study upstream and C reference proxy
+  openssl                                                # the load generator's TLS tests make their certificates
   postgresql                                             # products on PostgreSQL, with its client psql
   pypy3 pypy3-venv pypy3-dev                             # PyPy stacks
   maven openjdk-17-jdk-headless                          # JVM stacks and the document store
