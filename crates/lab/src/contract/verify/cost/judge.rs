@@ -63,8 +63,8 @@ pub(super) fn judge(p: &Pair, m: &Alternation) -> Result<String, (Verdict, Strin
 /// collecting during one burst) decided the median, not the work. Two rounds in five at least: a
 /// precomputed answer's 20 ms bursts on a machine running eight verifications at once put one
 /// round of five above 1.6x (and, once in a CI run, two: 1.0/2.2/1.2/0.6/2.0x, which is why a
-/// disagreement is measured again before it is reported, [`super::measure_judged`]).
-pub(super) fn disagrees(min_ratio: f64, m: &Alternation) -> bool {
+/// median short of the line is measured again before it is reported, [`super::measure_judged`]).
+fn disagrees(min_ratio: f64, m: &Alternation) -> bool {
     let ratios = m.ratios();
     let above = ratios.iter().filter(|&&r| r >= min_ratio).count();
     m.median().0 < min_ratio && 5 * above >= 2 * ratios.len()

@@ -23,7 +23,7 @@ use super::{Checks, Target};
 use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::Scenario;
 use burst::{warm_up, BurstError, CONNECTIONS};
-use judge::{disagrees, judge, judge_reads, store_name};
+use judge::{judge, judge_reads, store_name};
 use measure::{alternate, heavy_only, heavy_then_light, Alternation, Measured};
 use pair::{pairs, Pair, Requests};
 use std::time::Duration;
@@ -123,13 +123,16 @@ pub(super) fn check_again(checks: &mut Checks, target: &Target<'_>) {
     }
 }
 
-/// A judged pair's alternation; one whose rounds disagree ([`disagrees`]) is measured once more
-/// and judged on the rounds of both, so one spell of a busy machine neither passes a precomputed
-/// answer nor leaves it at a warning, and a JIT's pause does not fail an honest stack. Only a
-/// disagreement pays for the second alternation.
+/// A judged pair's alternation; one whose median falls short of the threshold is measured once
+/// more and judged on the rounds of both, so one spell of a busy machine neither fails an honest
+/// stack nor passes a precomputed answer. A spell can inflate every light burst of an alternation:
+/// CI measured an honest PyPy `/json?n=1` at 1270 µs a request during `verify all` (400-470 µs on
+/// a quiet machine, its `n=1000` 1550-1650 µs either way), rounds 1.3/1.1/1.7/1.3/1.5x on a 1.6x
+/// line, four of five below it. A cheat stays near 1.0x on both alternations; only a pair short of
+/// the line pays for the second.
 fn measure_judged(p: &Pair, mut measure: impl FnMut() -> Result<Alternation, BurstError>) -> Result<Alternation, BurstError> {
     let mut first = measure()?;
-    if disagrees(p.min_ratio, &first) {
+    if first.median().0 < p.min_ratio {
         first.merge(measure()?);
     }
     Ok(first)
@@ -141,5 +144,38 @@ fn reads(target: &Target<'_>, p: &Pair) -> Option<Result<u64, String>> {
         Scenario::Products => target.products?.reads(),
         Scenario::Document => target.documents?.reads(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{judge, measure_judged, Alternation, Pair, PAIRS};
+    use bakeoff_model::records::results::Verdict;
+
+    /// Alternations handed out in order, counting how many were asked for.
+    fn measured(alternations: &[&[f64]]) -> (Result<Alternation, super::BurstError>, usize) {
+        let json = Pair::builtin(&PAIRS[0]);
+        let mut asked = 0;
+        let m = measure_judged(&json, || {
+            asked += 1;
+            Ok(Alternation::of_ratios(alternations[asked - 1]))
+        });
+        (m, asked)
+    }
+
+    /// CI's honest PyPy `/json` in a busy spell, then on a quieter one: measured again, it passes
+    /// on the ten rounds; a precomputed answer fails on both; a pair above the line pays for one.
+    #[test]
+    fn a_median_short_of_the_line_is_measured_again_and_judged_on_both() {
+        let json = Pair::builtin(&PAIRS[0]);
+        let (honest, asked) = measured(&[&[1.3, 1.1, 1.7, 1.3, 1.5], &[3.0, 5.7, 3.8, 5.7, 2.6]]);
+        assert_eq!(asked, 2);
+        assert!(judge(&json, &honest.unwrap()).is_ok());
+        let (cheat, asked) = measured(&[&[1.1, 1.0, 1.7, 1.2, 1.0], &[1.0, 1.2, 1.1, 0.9, 1.8]]);
+        assert_eq!(asked, 2);
+        assert!(matches!(judge(&json, &cheat.unwrap()), Err((Verdict::Fail, _))));
+        let (quiet, asked) = measured(&[&[3.1, 1.8, 3.1, 1.8, 3.5]]);
+        assert_eq!(asked, 1);
+        assert!(judge(&json, &quiet.unwrap()).is_ok());
     }
 }

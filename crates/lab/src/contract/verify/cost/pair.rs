@@ -74,7 +74,7 @@ pub(super) struct Pair {
 }
 
 impl Pair {
-    fn builtin(b: &Builtin) -> Pair {
+    pub(super) fn builtin(b: &Builtin) -> Pair {
         Pair {
             scenario: b.scenario,
             heavy: Requests::Paths(vec![b.scenario.load_path().to_string()]),
