@@ -358,9 +358,11 @@ impl AgentArgs {
 pub struct BenchArgs {
     /// Your server's start command, run by `sh -c` in the current folder; it must serve on
     /// $HOST:$PORT (HOST is 127.0.0.1 unless --server-host places it) and may read $WORKERS (all
-    /// set by the lab, like for every stack)
-    #[arg(long, conflicts_with = "url")]
-    pub cmd: Option<String>,
+    /// set by the lab, like for every stack). Twice, `--cmd base='…' --cmd head='…'`, the two are
+    /// measured side by side in one run and the report opens with B's (the second's) verdict
+    /// against A (a lowercase `name=` names one; `GOGC=off ./server` stays a command)
+    #[arg(long, conflicts_with = "url", value_name = "[NAME=]COMMAND")]
+    pub cmd: Vec<String>,
     /// A server already running on loopback, e.g. http://127.0.0.1:8080: verified and measured,
     /// never started or stopped by bakeoff
     #[arg(long)]
@@ -374,6 +376,15 @@ pub struct BenchArgs {
     /// The name it is reported under, as `adhoc/NAME` (default: from the command)
     #[arg(long)]
     pub name: Option<String>,
+    /// With two servers: exit 3 when B is worse than A beyond noise by more than this, on
+    /// requests/s and CPU per request (`5%`), or on one metric (`cpu=3%`, `rps=3%`, `p99=10%`,
+    /// `rss=10%`; repeatable); exit 4 when a gated metric has no 95% interval to judge
+    #[arg(long, value_parser = parse_gate, value_name = "[METRIC=]PERCENT")]
+    pub fail_if_slower: Vec<GateSpec>,
+    /// Also write the run's Markdown report here (with two servers the verdict comes first): for a
+    /// pull-request comment or a CI step summary
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
     /// How long it may take to answer HTTP after its start
     #[arg(long, value_parser = duration, default_value = "30s")]
     pub ready_timeout: Duration,
@@ -469,4 +480,32 @@ pub struct RunsArgs {
     /// Print JSON instead of a table
     #[arg(long)]
     pub json: bool,
+}
+
+/// One `--fail-if-slower`: a metric (None: requests/s and CPU per request) and a fraction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GateSpec {
+    /// The metric named, if any.
+    pub metric: Option<bakeoff_model::records::metric::Metric>,
+    /// 0.03 for 3%.
+    pub fraction: f64,
+}
+
+/// `5%`, `cpu=3%`, `rps=3%`, `p99=10%` or `rss=10%`.
+fn parse_gate(s: &str) -> Result<GateSpec, String> {
+    use bakeoff_model::records::metric::Metric;
+    let (metric, percent) = match s.split_once('=') {
+        None => (None, s),
+        Some((name, p)) => {
+            let m = match name {
+                "rps" => Metric::RequestsPerSec,
+                "cpu" => Metric::CpuUsPerRequest,
+                "p99" => Metric::P99Us,
+                "rss" => Metric::PeakRssMib,
+                other => return Err(format!("`{other}` is no gated metric: use rps, cpu, p99 or rss (e.g. cpu=3%)")),
+            };
+            (Some(m), p)
+        }
+    };
+    Ok(GateSpec { metric, fraction: parse_percent(percent)? })
 }

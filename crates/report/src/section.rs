@@ -9,6 +9,8 @@ pub(crate) enum Section {
     /// The answer, the claims and what to distrust, on one screen (HTML; text and Markdown open
     /// with the provenance and keep the claims in their section).
     Summary,
+    /// B against A, the verdict first, when the run measured two servers side by side (`bench`).
+    SideBySide,
     /// The run, study, status, commit, machine and services (in text and Markdown also the settings).
     Provenance,
     /// Per stack variant: server model, WORKERS, pool, libraries and versions.
@@ -42,10 +44,11 @@ pub(crate) enum Section {
 }
 
 impl Section {
-    /// What a reader needs first comes first: the summary, what ran and what the study claims, which checks
+    /// What a reader needs first comes first: the summary, an A/B's verdict, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 16] = [
+    pub const ORDER: [Section; 17] = [
         Section::Summary,
+        Section::SideBySide,
         Section::Provenance,
         Section::WhatRan,
         Section::Article,

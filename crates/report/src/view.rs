@@ -51,6 +51,8 @@ pub struct ReportView<'a> {
     pub(crate) soaks: Vec<crate::sections::soak::SoakCell>,
     /// Cells measured at rising connection counts, per scenario.
     pub(crate) sweeps: Vec<crate::sections::sweep::SweepView>,
+    /// B against A per scenario, when the run measured two ad-hoc servers (`bench --cmd A --cmd B`).
+    pub side_by_side: Vec<bakeoff_model::statistics::comparison::SideBySide>,
 }
 
 /// A warning a report shows beside a cell's numbers: one of the summary's findings, or the peer
@@ -159,6 +161,7 @@ impl<'a> ReportView<'a> {
             soaks: crate::sections::soak::soak_cells(&data.trials),
             sweeps,
             proxy: proxy::proxy_view(&data.trials, &cells, settings),
+            side_by_side: crate::sections::side_by_side::side_by_side_view(data, &scenarios),
             cells,
             scenarios,
             stacks,

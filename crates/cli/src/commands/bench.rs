@@ -1,30 +1,35 @@
 //! `bakeoff bench`: a user's own server measured as an ad-hoc stack beside the stacks named with
 //! it, through the same plan, lifecycle and report as `bakeoff run`: a start command (`--cmd`) the
-//! lab runs like any stack, or a server already running on loopback (`--url`, `--pid`).
+//! lab runs like any stack, or a server already running on loopback (`--url`, `--pid`). Two start
+//! commands are an A/B: measured side by side in one run, B judged against A, and the gate
+//! (`--fail-if-slower`) sets the exit code a CI step acts on.
 
-use crate::args::{BenchArgs, QuickArgs};
-use crate::commands::run::{request, run_request};
+use crate::args::{BenchArgs, GateSpec, QuickArgs};
+use crate::commands::run::{request, run_and_report};
 use crate::context;
 use anyhow::{bail, Context, Result};
 use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::adhoc::{AdHocServer, AdHocSpec};
 use bakeoff_lab::stacks::manifest::Unmanaged;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::comparison::{Gate, GATED_BY_DEFAULT};
 use bakeoff_model::workload::quick::{QuickRequest, QuickScenario};
 use bakeoff_model::workload::Workload;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Exit codes beyond a run's own (0 done, 1 a cell failed): B worse than A beyond a gate, and a
+/// gated metric without an interval to judge (too few blocks, or no cell of B to compare).
+const EXIT_SLOWER: u8 = 3;
+const EXIT_NO_VERDICT: u8 = 4;
+
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let root = context::project_root(&args.run.common)?;
-    let server = match (&args.cmd, &args.url) {
-        (Some(command), _) => AdHocServer::Command { command: command.clone(), setup: args.setup.clone() },
-        (None, Some(url)) => AdHocServer::Running(Unmanaged { addr: loopback_addr(url)?, pid: args.pid.map(live_pid).transpose()? }),
-        (None, None) => bail!(
-            "bench needs your server\n  hint: pass --cmd 'COMMAND using $PORT and $WORKERS', or --url http://127.0.0.1:PORT for one already running"
-        ),
-    };
+    let servers = servers(args)?;
+    if !args.fail_if_slower.is_empty() && servers.len() != 2 {
+        bail!("--fail-if-slower judges B against A\n  hint: give two servers, e.g. --cmd base='./old-server' --cmd head='./server'");
+    }
     let mut req = request(&args.run, &root)?;
     if !args.quick.get.is_empty() {
         let file = ScenarioFile::new(quick_workload(&args.quick)?).map_err(anyhow::Error::msg)?;
@@ -35,14 +40,120 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if req.selection.scenarios.is_empty() {
         req.selection.scenarios = vec![Scenario::Hello];
     }
-    req.adhoc.push(AdHocSpec {
-        server,
-        name: args.name.clone(),
-        dir: std::env::current_dir()?,
-        scenarios: req.selection.scenarios.clone(),
-        ready_timeout: args.ready_timeout,
+    for (name, server) in servers {
+        req.adhoc.push(AdHocSpec {
+            server,
+            name,
+            dir: std::env::current_dir()?,
+            scenarios: req.selection.scenarios.clone(),
+            ready_timeout: args.ready_timeout,
+        });
+    }
+    let names: Vec<String> = req.adhoc.iter().map(AdHocSpec::stack_name).collect();
+    if names.len() == 2 && names[0] == names[1] {
+        bail!("both servers would be reported as {}\n  hint: name them, e.g. --cmd base='…' --cmd head='…'", names[0]);
+    }
+    let ran = run_and_report(&args.run, &root, req)?;
+    if let Some(path) = &args.markdown {
+        let md = bakeoff_report::render(&ran.data, bakeoff_report::Format::Markdown);
+        std::fs::write(path, md).with_context(|| format!("--markdown {}: cannot write it", path.display()))?;
+        println!("Markdown report: {}", path.display());
+    }
+    if ran.failed {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(gate(&args.fail_if_slower, &bakeoff_report::ReportView::new(&ran.data)))
+}
+
+/// The servers `--cmd` (each `[name=]command`) or `--url` give, each with its name if given.
+fn servers(args: &BenchArgs) -> Result<Vec<(Option<String>, AdHocServer)>> {
+    if let Some(url) = &args.url {
+        let running = Unmanaged { addr: loopback_addr(url)?, pid: args.pid.map(live_pid).transpose()? };
+        return Ok(vec![(args.name.clone(), AdHocServer::Running(running))]);
+    }
+    match args.cmd.len() {
+        0 => bail!(
+            "bench needs your server\n  hint: pass --cmd 'COMMAND using $PORT and $WORKERS', or --url http://127.0.0.1:PORT for one already running"
+        ),
+        1 | 2 => {}
+        n => bail!("--cmd given {n} times: bench measures one server, or two side by side\n  hint: compare more with a study (bakeoff new, then bakeoff run)"),
+    }
+    if args.cmd.len() == 2 && args.name.is_some() {
+        bail!("--name names one server\n  hint: with two, name each: --cmd base='…' --cmd head='…'");
+    }
+    let server = |command: String| AdHocServer::Command { command, setup: args.setup.clone() };
+    Ok(args
+        .cmd
+        .iter()
+        .map(|arg| {
+            let (name, command) = named_command(arg);
+            (name.or_else(|| args.name.clone()), server(command))
+        })
+        .collect())
+}
+
+/// `base=./server --fast` → (base, `./server --fast`): a name is lowercase letters, digits, `-` and
+/// `_`, a letter first, so an environment assignment (`GOGC=off ./server`) stays part of the command.
+fn named_command(arg: &str) -> (Option<String>, String) {
+    let named = arg.split_once('=').filter(|(name, command)| {
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+            && !command.trim().is_empty()
     });
-    run_request(&args.run, &root, req)
+    match named {
+        Some((name, command)) => (Some(name.to_string()), command.to_string()),
+        None => (None, arg.to_string()),
+    }
+}
+
+/// The exit code `--fail-if-slower` says: 0 without gates or when B passes every one; 3 when B is
+/// worse than A beyond one on some scenario; else 4 when a gated metric had no interval.
+fn gate(specs: &[GateSpec], view: &bakeoff_report::ReportView) -> ExitCode {
+    if specs.is_empty() {
+        return ExitCode::SUCCESS;
+    }
+    let gates: Vec<Gate> = specs
+        .iter()
+        .flat_map(|g| match g.metric {
+            Some(metric) => vec![Gate { metric, fraction: g.fraction }],
+            None => GATED_BY_DEFAULT.iter().map(|&metric| Gate { metric, fraction: g.fraction }).collect(),
+        })
+        .collect();
+    if view.side_by_side.is_empty() {
+        eprintln!("gate: no verdict: no scenario has a measured cell of both servers (see the report above)");
+        return ExitCode::from(EXIT_NO_VERDICT);
+    }
+    let (mut slower, mut unjudged) = (false, false);
+    for pair in &view.side_by_side {
+        for (g, c) in pair.failed(&gates) {
+            slower = true;
+            let (low, high) = (c.low.unwrap_or(f64::NAN), c.high.unwrap_or(f64::NAN));
+            println!(
+                "gate: {} {} worse than {} beyond {:.1}% on {}: {:.3}x ({low:.3}–{high:.3})",
+                pair.a.scenario,
+                pair.b.stack,
+                pair.a.stack,
+                100.0 * g.fraction,
+                g.metric.id(),
+                c.ratio
+            );
+        }
+        for g in &gates {
+            if pair.change(g.metric).is_none_or(|c| c.low.is_none()) {
+                unjudged = true;
+                println!("gate: {}: no 95% interval of {} to judge (too few blocks: raise --trials)", pair.a.scenario, g.metric.id());
+            }
+        }
+    }
+    match (slower, unjudged) {
+        (true, _) => ExitCode::from(EXIT_SLOWER),
+        (false, true) => ExitCode::from(EXIT_NO_VERDICT),
+        (false, false) => {
+            println!("gate: passed: B is not worse than A beyond the thresholds on any scenario");
+            ExitCode::SUCCESS
+        }
+    }
 }
 
 /// `--get PATH…` and its checks as a scenario file's workload, written to `--save-scenario` first
@@ -111,6 +222,15 @@ fn live_pid(pid: u32) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lowercase_name_before_the_first_equals_names_a_command_and_an_assignment_does_not() {
+        assert_eq!(named_command("base=./server --fast"), (Some("base".into()), "./server --fast".into()));
+        assert_eq!(named_command("head-2=exec go run ."), (Some("head-2".into()), "exec go run .".into()));
+        assert_eq!(named_command("GOGC=off ./server"), (None, "GOGC=off ./server".into()));
+        assert_eq!(named_command("./server --mode=fast"), (None, "./server --mode=fast".into()));
+        assert_eq!(named_command("base="), (None, "base=".into()));
+    }
 
     #[test]
     fn only_loopback_urls_with_a_port_are_taken() {

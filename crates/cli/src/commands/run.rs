@@ -95,6 +95,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode> {
 
 /// Plans and executes `req` (made from `args`, perhaps with more), then prints and writes the report.
 pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Result<ExitCode> {
+    let ran = run_and_report(args, root, req)?;
+    Ok(if ran.failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// A run done and reported: whether a cell failed, and the run as stored.
+pub(crate) struct Ran {
+    pub failed: bool,
+    pub data: bakeoff_model::records::run_data::RunData,
+}
+
+/// Plans, executes and stores the run, prints its text report and writes its HTML one.
+pub(crate) fn run_and_report(args: &RunArgs, root: &Path, req: RunRequest) -> Result<Ran> {
     let root = root.to_path_buf();
     let mut plan = plan_run(req)?;
     context::print_problems(&plan.problems);
@@ -125,7 +137,7 @@ pub(crate) fn run_request(args: &RunArgs, root: &Path, req: RunRequest) -> Resul
     if done.outcome.interrupted {
         println!("interrupted: the trials measured so far are stored");
     }
-    Ok(if done.failed() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(Ran { failed: done.failed(), data })
 }
 
 /// What the last complete run of the same study in `store` left its widest ranked ratio at, and

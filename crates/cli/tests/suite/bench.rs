@@ -1,6 +1,7 @@
 //! `bakeoff bench --cmd` as a user runs it: a small Python server of the test's own (its command,
 //! not a stack folder) measured beside go/nethttp and ranked with it, with CPU and memory for both;
-//! and each bad command told what to fix, with nothing left running. Needs python3 and the go
+//! two builds of it side by side (A/B), a planted slowdown failing the gate with exit 3; and each
+//! bad command told what to fix, with nothing left running. Needs python3 and the go
 //! toolchain (go/nethttp is set up by the run itself, cached).
 
 use crate::common;
@@ -175,4 +176,60 @@ fn get_flags_are_verified_measured_and_saved_as_a_scenario_file_that_reruns() {
     assert!(!wrong.status.success(), "a wrong body must not pass: {}", text(&wrong));
     let why = text(&wrong);
     assert!(why.contains("body") && why.contains("/items/3"), "{why}");
+}
+
+/// A/B: the fixture server against itself with 300 µs of CPU spun in every request, in one run:
+/// verified both, paired block by block, B slower on CPU per request beyond 10% (exit 3, the
+/// gate's line says by how much), the Markdown report written with the verdict first.
+#[test]
+fn a_planted_slowdown_fails_the_gate_with_exit_three_and_the_markdown_opens_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, md) = (dir.path().join("r.db"), dir.path().join("ab.md"));
+    let md_arg = md.display().to_string();
+    let args = [
+        "--cmd",
+        "base=exec python3 hello_server.py",
+        "--cmd",
+        "head=SPIN_US=300 exec python3 hello_server.py",
+        "--trials",
+        "4",
+        "-d",
+        "1s",
+        "--warmup",
+        "300ms",
+        "-c",
+        "4",
+        "--fail-if-slower",
+        "cpu=10%",
+        "--markdown",
+        &md_arg,
+    ];
+    let out = bench(&args, &[], &db);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("gate: hello adhoc/head worse than adhoc/base beyond 10.0% on cpu_us_per_request"), "{}", text(&out));
+    let markdown = std::fs::read_to_string(&md).expect("the Markdown report is written");
+    let first = markdown.lines().filter(|l| !l.is_empty()).nth(1).unwrap_or_default();
+    assert_eq!(first, "## A/B: adhoc/head (B) against adhoc/base (A)", "{markdown}");
+    assert!(markdown.contains("hello: adhoc/head is slower than adhoc/base"), "{markdown}");
+    assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
+}
+
+/// Side-by-side flags that cannot work are refused before anything starts, each with its fix.
+#[test]
+fn an_ab_that_cannot_be_judged_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let cmd = "exec python3 hello_server.py";
+    let cases: [(&[&str], &str); 4] = [
+        (&["--cmd", cmd, "--fail-if-slower", "5%"], "give two servers"),
+        (&["--cmd", cmd, "--cmd", cmd], "name them, e.g. --cmd base="),
+        (&["--cmd", "a=x", "--cmd", "b=y", "--cmd", "c=z"], "--cmd given 3 times"),
+        (&["--cmd", "a=x", "--cmd", "b=y", "--fail-if-slower", "mem=5%"], "use rps, cpu, p99 or rss"),
+    ];
+    for (args, says) in cases {
+        let out = bench(args, &[], &db);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(text(&out).contains(says), "{args:?} should say `{says}`: {}", text(&out));
+    }
+    assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
 }

@@ -11,8 +11,10 @@ use std::collections::BTreeMap;
 
 mod launches;
 mod relative;
+mod side_by_side;
 use launches::InLaunch;
 pub use relative::{relative_change, RelativeChange};
+pub use side_by_side::{side_by_side, Gate, SideBySide, GATED_BY_DEFAULT, SIDE_BY_SIDE};
 
 /// The metrics every comparison shows, in this order.
 pub const COMPARED: [Metric; 3] = [Metric::RequestsPerSec, Metric::CpuUsPerRequest, Metric::P99Us];

@@ -57,6 +57,11 @@ struct Document<'a> {
     /// launches, `p50`/`p99`/`p999` each `{median, ci_low, ci_high, trials (launches), confidence}`,
     /// `knee_range` `{low, high}` or null when not determined; null when the run did not measure it.
     under_load: Option<&'a crate::sections::under_load::UnderLoadView>,
+    /// B against A per scenario when the run measured two ad-hoc servers side by side (`bench --cmd
+    /// A --cmd B`): `[{a, b, changes: [{metric, median_a, median_b, ratio, low, high, verdict}],
+    /// blocks, launches}]`, `ratio` B / A paired block by block, `low`/`high` its 95% interval (null
+    /// without one), `verdict` `faster`, `slower` or `no_detectable_change`; empty otherwise.
+    side_by_side: &'a [bakeoff_model::statistics::comparison::SideBySide],
 }
 
 #[derive(Serialize)]
@@ -296,6 +301,7 @@ pub(crate) fn render(view: &ReportView) -> String {
         what_ran: &view.data.what_ran,
         slo: view.slo.as_ref(),
         under_load: view.under_load.as_ref(),
+        side_by_side: &view.side_by_side,
         soaks: &view.soaks,
         sweeps: &view.sweeps,
     };

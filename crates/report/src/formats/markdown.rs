@@ -23,6 +23,14 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
         }
         Section::Article => article(out, view),
+        Section::SideBySide => {
+            let Some(title) = crate::sections::side_by_side::title(&view.side_by_side) else { return };
+            let _ = writeln!(out, "## {}\n", cell(&title));
+            bullets(out, &crate::sections::side_by_side::lines(&view.side_by_side));
+            out.push('\n');
+            table(out, &crate::sections::side_by_side::table(&view.side_by_side));
+            out.push('\n');
+        }
         Section::Precision => {
             let Some(p) = &view.precision else { return };
             let _ = writeln!(out, "\n## Precision (ranked by {})\n", view.policy.primary.describe());

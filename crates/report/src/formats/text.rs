@@ -30,6 +30,15 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
             }
         }
         Section::Noise => noise(out, view),
+        Section::SideBySide => {
+            let Some(title) = crate::sections::side_by_side::title(&view.side_by_side) else { return };
+            let _ = writeln!(out, "== {title} ==");
+            for l in crate::sections::side_by_side::lines(&view.side_by_side) {
+                let _ = writeln!(out, "{l}");
+            }
+            layout(out, &crate::sections::side_by_side::table(&view.side_by_side));
+            out.push('\n');
+        }
         Section::Slo => {
             let Some(s) = &view.slo else { return };
             let _ = writeln!(out, "\n== {} ==", s.heading());

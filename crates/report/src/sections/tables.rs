@@ -50,6 +50,7 @@ pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Tabl
         .flatten()
         .collect(),
         Section::Summary
+        | Section::SideBySide
         | Section::Provenance
         | Section::Article
         | Section::Precision

@@ -7,18 +7,22 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn snapshot_path(f: Format) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(format!("demo.{}", f.extension()))
+fn snapshot_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(file)
 }
 
 /// Whole-file golden snapshots kept by hand rather than with insta: insta's `.snap` files carry a
 /// metadata header, so demo.html would no longer open in a browser nor demo.csv in a spreadsheet,
 /// and reviewing a report change means looking at exactly those files. Twenty lines do the job.
 fn check_snapshot(f: Format) {
-    let got = render(&synthetic::run_data(), f);
-    let path = snapshot_path(f);
+    matches_snapshot(&format!("demo.{}", f.extension()), &render(&synthetic::run_data(), f));
+}
+
+/// `got` against the snapshot file `file` (rewritten with BAKEOFF_UPDATE_SNAPSHOTS=1).
+pub(crate) fn matches_snapshot(file: &str, got: &str) {
+    let path = snapshot_path(file);
     if std::env::var_os("BAKEOFF_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, &got).unwrap();
+        std::fs::write(&path, got).unwrap();
         return;
     }
     let want =
@@ -26,7 +30,7 @@ fn check_snapshot(f: Format) {
     if got != want {
         let line = got.lines().zip(want.lines()).position(|(a, b)| a != b).unwrap_or(0);
         panic!(
-            "{f} output differs from {} at line {}:\n got: {}\nwant: {}\n(BAKEOFF_UPDATE_SNAPSHOTS=1 rewrites it)",
+            "the output differs from {} at line {}:\n got: {}\nwant: {}\n(BAKEOFF_UPDATE_SNAPSHOTS=1 rewrites it)",
             path.display(),
             line + 1,
             got.lines().nth(line).unwrap_or(""),

@@ -6,5 +6,6 @@ mod formats;
 mod paired_and_ceiling;
 mod proxy_study_real;
 mod seed_study_real;
+mod side_by_side;
 mod unrankable;
 mod warnings_merge;

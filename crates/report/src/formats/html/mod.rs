@@ -61,6 +61,12 @@ pub(crate) fn render(view: &ReportView) -> String {
 fn section(out: &mut String, view: &ReportView, s: Section) {
     match s {
         Section::Summary => summary::render(out, view),
+        Section::SideBySide => {
+            if let Some(title) = crate::sections::side_by_side::title(&view.side_by_side) {
+                let how = format!("{}.", crate::sections::side_by_side::lines(&view.side_by_side).join(". "));
+                explained(out, ("side-by-side", &title), &how, Some(crate::sections::side_by_side::table(&view.side_by_side)));
+            }
+        }
         Section::Provenance => provenance(out, view),
         Section::WhatRan => explained(out, ("what-ran", "What ran"), WHAT_RAN_HOW, tables::what_ran(view)),
         Section::Article => {

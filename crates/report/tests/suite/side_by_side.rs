@@ -1,0 +1,100 @@
+//! A/B in one run (`bench --cmd base=… --cmd head=…`): B's change against A on each compared metric,
+//! paired block by block, the verdict first in every format, and the gate `--fail-if-slower` reads.
+
+use crate::formats::matches_snapshot;
+use bakeoff_model::records::metric::Metric;
+use bakeoff_model::records::results::TrialRecord;
+use bakeoff_model::statistics::comparison::{Change, Gate};
+use bakeoff_report::synthetic;
+use bakeoff_report::{render, Format, ReportView};
+use hdrhistogram::Histogram;
+
+/// A hello trial of `stack` in block `block`: `rps` requests/s, CPU per request its inverse, the
+/// blocks two to a launch.
+fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
+    let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
+    h.record_n(500, 10_000).unwrap();
+    let mut t = synthetic::trial(stack, "hello", block, &[(None, h)]);
+    t.load.steps[0].requests_per_sec = rps;
+    t.server.cpu_us_per_request = 1e6 / rps;
+    // Memory that varies a little from start to start, alike for both.
+    t.server.peak_rss_bytes = (20.0 + 0.1 * (block % 3) as f64) as u64 * 1024 * 1024 + (block as u64 % 3) * 100_000;
+    t.launch = Some((block - 1) / 2);
+    t
+}
+
+/// Eight blocks whose machine drifts by ±20%, B at `b_share` of A's speed in each, with a little
+/// noise of its own.
+fn run(b_share: f64) -> bakeoff_model::records::run_data::RunData {
+    let machine = [100_000.0, 96_000.0, 120_000.0, 81_000.0, 103_000.0, 99_000.0, 110_000.0, 90_000.0];
+    let noise = [1.003, 0.998, 1.001, 0.997, 1.002, 0.999, 1.004, 0.996];
+    let mut d = synthetic::run_data();
+    d.trials = machine
+        .iter()
+        .zip(noise)
+        .enumerate()
+        .flat_map(|(i, (m, n))| [slice("adhoc/base", i as u32 + 1, *m), slice("adhoc/head", i as u32 + 1, m * b_share * n)])
+        .collect();
+    d.run.settings = serde_json::json!({
+        "load": { "rank_by": "capacity", "trials": 8, "schedule": "blocks" },
+        "adhoc": [{ "stack": "adhoc/base" }, { "stack": "adhoc/head" }],
+    });
+    d.what_ran.clear();
+    d
+}
+
+/// A head 4% slower in every block of a machine drifting ±20%: slower on requests/s and CPU per
+/// request, each interval within a percent of 0.96 (1.04), so a 3% gate fails and a 5% one does
+/// not; the p99, equal in every block, is within noise.
+#[test]
+fn a_head_four_percent_slower_is_called_slower_on_both_speeds_and_fails_a_three_percent_gate() {
+    let d = run(0.96);
+    let view = ReportView::new(&d);
+    assert_eq!(view.side_by_side.len(), 1);
+    let ab = &view.side_by_side[0];
+    assert_eq!((ab.a.stack.as_str(), ab.b.stack.as_str()), ("adhoc/base", "adhoc/head"));
+    assert_eq!((ab.blocks, ab.launches), (8, 4));
+    let rps = ab.change(Metric::RequestsPerSec).unwrap();
+    assert_eq!(rps.verdict, Change::Slower);
+    assert!(rps.low.unwrap() > 0.95 && rps.high.unwrap() < 0.97, "{rps:?}");
+    let cpu = ab.change(Metric::CpuUsPerRequest).unwrap();
+    assert_eq!(cpu.verdict, Change::Slower, "{cpu:?}");
+    assert_eq!(ab.change(Metric::P99Us).unwrap().verdict, Change::NoDetectableChange);
+    let gate = |fraction| [Gate { metric: Metric::CpuUsPerRequest, fraction }, Gate { metric: Metric::RequestsPerSec, fraction }];
+    assert_eq!(ab.failed(&gate(0.03)).len(), 2);
+    assert!(ab.failed(&gate(0.05)).is_empty());
+}
+
+/// The same binary twice: every interval holds 1, no verdict of a change, no gate fails.
+#[test]
+fn the_same_server_twice_is_within_noise_and_passes_every_gate() {
+    let d = run(1.0);
+    let view = ReportView::new(&d);
+    let ab = &view.side_by_side[0];
+    assert!(ab.changes.iter().all(|c| c.verdict == Change::NoDetectableChange), "{:?}", ab.changes);
+    assert!(ab.failed(&[Gate { metric: Metric::RequestsPerSec, fraction: 0.01 }]).is_empty());
+}
+
+/// A run of other stacks has no A/B section in any format.
+#[test]
+fn a_run_without_two_adhoc_servers_has_no_side_by_side() {
+    let d = synthetic::run_data();
+    assert!(ReportView::new(&d).side_by_side.is_empty());
+    assert!(!render(&d, Format::Text).contains("A/B:"));
+}
+
+/// The verdict comes first: in text before the provenance, in Markdown right under the title
+/// (a pull-request comment's first lines); the Markdown kept as a snapshot.
+#[test]
+fn the_verdict_opens_the_text_and_markdown_reports() {
+    let d = run(0.96);
+    let text = render(&d, Format::Text);
+    assert!(text.starts_with("== A/B: adhoc/head (B) against adhoc/base (A) =="), "{text}");
+    assert!(text.contains("hello: adhoc/head is slower than adhoc/base: requests/s 0.96"), "{text}");
+    let md = render(&d, Format::Markdown);
+    let second = md.lines().find(|l| !l.is_empty() && !l.starts_with("# ")).unwrap();
+    assert_eq!(second, "## A/B: adhoc/head (B) against adhoc/base (A)");
+    matches_snapshot("side_by_side.md", &md);
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    assert_eq!(json["side_by_side"][0]["changes"][0]["verdict"], "slower");
+}
