@@ -186,24 +186,9 @@ fn a_planted_slowdown_fails_the_gate_with_exit_three_and_the_markdown_opens_with
     let dir = tempfile::tempdir().unwrap();
     let (db, md) = (dir.path().join("r.db"), dir.path().join("ab.md"));
     let md_arg = md.display().to_string();
-    let args = [
-        "--cmd",
-        "base=exec python3 hello_server.py",
-        "--cmd",
-        "head=SPIN_US=300 exec python3 hello_server.py",
-        "--trials",
-        "4",
-        "-d",
-        "1s",
-        "--warmup",
-        "300ms",
-        "-c",
-        "4",
-        "--fail-if-slower",
-        "cpu=10%",
-        "--markdown",
-        &md_arg,
-    ];
+    let mut args = vec!["--cmd", "base=exec python3 hello_server.py", "--cmd", "head=SPIN_US=300 exec python3 hello_server.py"];
+    args.extend("--trials 4 -d 1s --warmup 300ms -c 4 --fail-if-slower cpu=10% --markdown".split_whitespace());
+    args.push(&md_arg);
     let out = bench(&args, &[], &db);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("gate: hello adhoc/head worse than adhoc/base beyond 10.0% on cpu_us_per_request"), "{}", text(&out));

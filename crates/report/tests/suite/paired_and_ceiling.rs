@@ -11,7 +11,7 @@ use bakeoff_report::{render, Format, ReportView};
 use hdrhistogram::Histogram;
 
 /// A hello trial of `stack` in block `block` whose requests/s is about `rps` (its latency set so).
-fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
+pub(crate) fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
     let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
     h.record_n(500, 10_000).unwrap();
     let mut t = synthetic::trial(stack, "hello", block, &[(None, h)]);

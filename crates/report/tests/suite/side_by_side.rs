@@ -7,19 +7,12 @@ use bakeoff_model::records::results::TrialRecord;
 use bakeoff_model::statistics::comparison::{Change, Gate};
 use bakeoff_report::synthetic;
 use bakeoff_report::{render, Format, ReportView};
-use hdrhistogram::Histogram;
 
-/// A hello trial of `stack` in block `block`: `rps` requests/s, CPU per request its inverse, the
-/// blocks two to a launch.
+/// A hello trial of `stack` in block `block` at `rps` (the paired tests' slice), with memory that
+/// varies a little from start to start, alike for both.
 fn slice(stack: &str, block: u32, rps: f64) -> TrialRecord {
-    let mut h = Histogram::<u64>::new_with_bounds(1, 120_000_000, 3).unwrap();
-    h.record_n(500, 10_000).unwrap();
-    let mut t = synthetic::trial(stack, "hello", block, &[(None, h)]);
-    t.load.steps[0].requests_per_sec = rps;
-    t.server.cpu_us_per_request = 1e6 / rps;
-    // Memory that varies a little from start to start, alike for both.
-    t.server.peak_rss_bytes = (20.0 + 0.1 * (block % 3) as f64) as u64 * 1024 * 1024 + (block as u64 % 3) * 100_000;
-    t.launch = Some((block - 1) / 2);
+    let mut t = crate::paired_and_ceiling::slice(stack, block, rps);
+    t.server.peak_rss_bytes = 20 * 1024 * 1024 + (block as u64 % 3) * 100_000;
     t
 }
 
