@@ -3,7 +3,6 @@
 pub(crate) mod cell;
 pub(crate) mod events;
 pub(crate) mod execute;
-mod hosted_services;
 pub(crate) mod planning;
 pub mod roles;
 pub(crate) mod runner;
@@ -13,12 +12,15 @@ pub(crate) mod what_ran;
 mod workspace;
 
 pub use bakeoff_model::plan::schedule::Lengthening;
+pub use cell::bench::CellBench;
+pub use cell::dirs::LabDirs;
 pub use events::Event;
 pub use execute::{execute, setup_stacks, Executed};
 pub use planning::cells;
 pub use planning::estimate::{study_estimates, StudyEstimate};
 pub use planning::plan::{plan_run, Overrides, RunPlan, RunRequest, Selection};
 pub use planning::settings::{LoadSettings, ScenarioFile, DEFAULT_POOL_SIZE};
-pub use runner::{Lab, LabDirs, RunOutcome};
+pub use runner::Lab;
 pub use schedule::noise_probe;
+pub use schedule::outcome::RunOutcome;
 pub use verification::{plan_verification, verify, Verified, VerifyFilter, VerifyPlan, VerifyRequest};

@@ -164,11 +164,11 @@ impl Lab<'_> {
         for stack in stacks {
             for variant in &stack.variants {
                 let chosen = filter.scenarios_of(variant);
-                if chosen.is_empty() || self.cancel.load(Ordering::Relaxed) {
+                if chosen.is_empty() || self.bench.cancel.load(Ordering::Relaxed) {
                     continue;
                 }
-                let report = self.verify_variant(stack, variant, &chosen, 1);
-                if self.cancel.load(Ordering::Relaxed) {
+                let report = self.bench.verify_variant(stack, variant, &chosen, 1);
+                if self.bench.cancel.load(Ordering::Relaxed) {
                     break;
                 }
                 self.sink.record_verification(run_id, &report)?;

@@ -35,11 +35,11 @@ fn burn_with_slow_variant() -> Stack {
 /// The block schedule in `trials` short blocks: slices of 0.5 s after 0.2 s of warm-up, in two
 /// launches below six blocks and three from six on (the tests' own designs, not the allocation's).
 fn short_blocks(lab: &mut bakeoff_lab::run::Lab<'_>, trials: u32) {
-    lab.settings_mut().schedule = Schedule::Blocks;
-    lab.settings_mut().trials = trials;
-    lab.settings_mut().launches = Some(if trials < 6 { 2 } else { 3 });
-    lab.settings_mut().duration = Duration::from_millis(500);
-    lab.settings_mut().warmup = Duration::from_millis(200);
+    lab.bench.settings_mut().schedule = Schedule::Blocks;
+    lab.bench.settings_mut().trials = trials;
+    lab.bench.settings_mut().launches = Some(if trials < 6 { 2 } else { 3 });
+    lab.bench.settings_mut().duration = Duration::from_millis(500);
+    lab.bench.settings_mut().warmup = Duration::from_millis(200);
 }
 
 /// Requests/s of each slice by (variant, twin) and block, with its launch.
@@ -63,11 +63,11 @@ fn co_resident_cells_are_measured_in_blocks_and_compared_in_pairs() {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().schedule = Schedule::Blocks;
-    lab.settings_mut().trials = 6;
-    lab.settings_mut().launches = Some(3);
-    lab.settings_mut().duration = Duration::from_secs(1);
-    lab.settings_mut().warmup = Duration::from_millis(300);
+    lab.bench.settings_mut().schedule = Schedule::Blocks;
+    lab.bench.settings_mut().trials = 6;
+    lab.bench.settings_mut().launches = Some(3);
+    lab.bench.settings_mut().duration = Duration::from_secs(1);
+    lab.bench.settings_mut().warmup = Duration::from_millis(300);
     let variants = ["default".to_string(), "slow".to_string()];
     let mut cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let twin = Cell { twin: true, ..cells[0].clone() };
@@ -257,7 +257,7 @@ fn run_with(
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     short_blocks(&mut lab, 6);
-    adjust(lab.settings_mut());
+    adjust(lab.bench.settings_mut());
     let variants = ["default".to_string(), variant.0.to_string()];
     let cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info(name), &cells).unwrap();
@@ -350,8 +350,8 @@ fn cells_loaded_at_once_share_each_block_on_equal_cpu_shares_and_still_tell_a_sl
     };
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     short_blocks(&mut lab, 4);
-    lab.settings_mut().schedule = Schedule::AtOnce;
-    lab.settings_mut().duration = Duration::from_secs(1);
+    lab.bench.settings_mut().schedule = Schedule::AtOnce;
+    lab.bench.settings_mut().duration = Duration::from_secs(1);
     let variants = ["default".to_string(), "slow".to_string()];
     let mut cells: Vec<Cell<'_>> = plan(&[&stack], Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     cells.push(Cell { twin: true, ..cells[0].clone() });

@@ -38,9 +38,9 @@ fn builtin(report: &VerifyReport, scenario: Scenario) -> (Verdicts, bool) {
 /// server of its own (stopped before returning).
 fn both(lab: &mut bakeoff_lab::run::Lab<'_>, stack: &Stack, variant: &str, scenario: Scenario) -> ((Verdicts, bool), Verdicts) {
     let variant = stack.variant(variant).unwrap_or_else(|| panic!("{}: no variant {variant}", stack.name));
-    let report = lab.verify_variant(stack, variant, &[scenario], 1);
+    let report = lab.bench.verify_variant(stack, variant, &[scenario], 1);
     let workload = Workload::load(&common::project_root().join(format!("scenarios/{}.toml", scenario.id()))).unwrap();
-    let (server, addr) = lab.serve(stack, variant, 1).unwrap();
+    let (server, addr) = lab.bench.serve(stack, variant, 1).unwrap();
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     let v = verify_workload(addr, &workload, seed, Duration::from_secs(5));
     let left = server.map(|mut s| s.stop(Duration::from_secs(5))).unwrap_or_default();
@@ -130,7 +130,7 @@ fn the_products_file_judges_as_the_built_in_products_contract() {
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let file = bakeoff_lab::run::ScenarioFile::load(&root.join("scenarios/products.toml"), "test").unwrap();
     let products_file = file.scenario();
-    lab.settings_mut().scenario_files = vec![file];
+    lab.bench.settings_mut().scenario_files = vec![file];
     let cases = [
         (&go, "sqlite", true),
         (&go, "postgres", true),
@@ -140,8 +140,8 @@ fn the_products_file_judges_as_the_built_in_products_contract() {
     ];
     for (stack, variant, honest) in cases {
         let v = stack.variant(variant).unwrap_or_else(|| panic!("{}: no variant {variant}", stack.name));
-        let (built_in, _) = builtin(&lab.verify_variant(stack, v, &[Scenario::Products], 1), Scenario::Products);
-        let report = lab.verify_variant(stack, v, &[products_file], 1);
+        let (built_in, _) = builtin(&lab.bench.verify_variant(stack, v, &[Scenario::Products], 1), Scenario::Products);
+        let report = lab.bench.verify_variant(stack, v, &[products_file], 1);
         let file = file_verdicts(&report, products_file);
         assert_eq!(built_in.answers, honest, "{} [{variant}]: the built-in", stack.name);
         assert_eq!(file, built_in, "{} [{variant}]: the file as the built-in", stack.name);

@@ -19,9 +19,9 @@ fn measure(stacks: &[&Stack], id: &str) -> Vec<TrialRecord> {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().trials = 5;
-    lab.settings_mut().duration = Duration::from_secs(1);
-    lab.settings_mut().warmup = Duration::from_millis(300);
+    lab.bench.settings_mut().trials = 5;
+    lab.bench.settings_mut().duration = Duration::from_secs(1);
+    lab.bench.settings_mut().warmup = Duration::from_millis(300);
     let variants = ["default".to_string(), "flat".to_string()];
     let cells: Vec<Cell<'_>> = plan(stacks, Some(&[Scenario::Hello]), Some(&variants), &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info(id), &cells).unwrap();

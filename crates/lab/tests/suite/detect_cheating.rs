@@ -27,7 +27,7 @@ fn verify(variant: &str) -> VerifyReport {
     let (mut sink, mut events) = (MemorySink::default(), common::ignore);
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let variant = stack.variant(variant).unwrap();
-    lab.verify_variant(&stack, variant, &variant.scenarios, 1)
+    lab.bench.verify_variant(&stack, variant, &variant.scenarios, 1)
 }
 
 fn measure(variant: &str, scenario: Scenario) -> TrialRecord {
@@ -117,7 +117,7 @@ fn a_products_cache_on_postgresql_fails_the_statement_count_and_one_query_per_re
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     for name in ["pg-cache", "pg-honest"] {
         let variant = stack.variant(name).unwrap();
-        let report = lab.verify_variant(&stack, variant, &variant.scenarios, 1);
+        let report = lab.bench.verify_variant(&stack, variant, &variant.scenarios, 1);
         let dump = serde_json::to_string_pretty(&report).unwrap();
         let count = report.checks.iter().find(|c| c.what == WHAT).unwrap_or_else(|| panic!("{name}: no read count:\n{dump}"));
         assert!(count.url.ends_with("/products"), "{}", count.url);
@@ -291,8 +291,8 @@ fn a_start_cannot_tell_verification_from_measurement_by_its_directories() {
     let (mut sink, mut events) = (MemorySink::default(), common::ignore);
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let variant = stack.variant("honest").unwrap();
-    assert_eq!(lab.verify_variant(&stack, variant, &variant.scenarios, 1).verdict(), Verdict::Pass);
-    lab.measure(&common::cell(&stack, "honest", Scenario::Json), 1).unwrap();
+    assert_eq!(lab.bench.verify_variant(&stack, variant, &variant.scenarios, 1).verdict(), Verdict::Pass);
+    lab.bench.measure(&common::cell(&stack, "honest", Scenario::Json), 1).unwrap();
     drop(lab);
     let cells = scratch.dir.join("cells");
     let mut seen = Vec::new();

@@ -42,8 +42,8 @@ fn verify(variant: &str) -> VerifyReport {
     let scratch = common::Scratch::new(&format!("file-cost-verify-{variant}"));
     let (mut sink, mut events) = (MemorySink::default(), common::ignore);
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().scenario_files = vec![work_file(|t| t)];
-    lab.verify_variant(&stack, stack.variant(variant).unwrap(), &[scenario()], 1)
+    lab.bench.settings_mut().scenario_files = vec![work_file(|t| t)];
+    lab.bench.verify_variant(&stack, stack.variant(variant).unwrap(), &[scenario()], 1)
 }
 
 /// A first trial of the file's cell measured for `duration`, and the cost checks run again after it.

@@ -43,18 +43,18 @@ fn each_variant_is_verified_on_a_database_of_its_own_and_a_cache_fails_the_probe
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let file = ScenarioFile::load(&shop_file(), "test").unwrap();
     let scenario = file.scenario();
-    lab.settings_mut().scenario_files = vec![file];
+    lab.bench.settings_mut().scenario_files = vec![file];
     for variant in ["sqlite", "pg"] {
         let honest = stack(&scratch, "");
-        let report = lab.verify_variant(&honest, honest.variant(variant).unwrap(), &[scenario], 1);
+        let report = lab.bench.verify_variant(&honest, honest.variant(variant).unwrap(), &[scenario], 1);
         assert!(failures(&report).is_empty(), "{variant}: {:?}", failures(&report));
         assert!(report.checks.iter().any(|c| c.what.starts_with("probe `item`") && c.verdict == Verdict::Pass), "{variant}: {report:?}");
         let cached = stack(&scratch, "cached");
-        let report = lab.verify_variant(&cached, cached.variant(variant).unwrap(), &[scenario], 1);
+        let report = lab.bench.verify_variant(&cached, cached.variant(variant).unwrap(), &[scenario], 1);
         let failed = failures(&report);
         assert!(failed.len() == 1 && failed[0].contains("does not show it"), "{variant}: {failed:?}");
     }
-    let pg = lab.services().postgres.as_ref().expect("the pg variant started PostgreSQL");
+    let pg = lab.bench.services().postgres.as_ref().expect("the pg variant started PostgreSQL");
     let left = pg.psql("postgres", &["-At", "-c", "SELECT datname FROM pg_database WHERE datname LIKE 'file_%'"]).unwrap();
     assert_eq!(left.trim(), "", "each start's database is dropped once its server stopped");
 }

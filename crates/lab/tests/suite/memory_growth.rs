@@ -14,11 +14,11 @@ fn a_leak_is_found_and_a_flat_line_is_not_flagged() {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().duration = Duration::from_secs(8);
-    lab.settings_mut().connections = 2;
+    lab.bench.settings_mut().duration = Duration::from_secs(8);
+    lab.bench.settings_mut().connections = 2;
     let mut slopes = Vec::new();
     for variant in ["flat", "leak"] {
-        let trial = lab.measure(&common::cell(&stack, variant, Scenario::Hello), 1).unwrap();
+        let trial = lab.bench.measure(&common::cell(&stack, variant, Scenario::Hello), 1).unwrap();
         let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::MemoryGrowth { .. }));
         slopes.push((variant, trial.server.rss_slope_mib_per_min, flagged));
     }

@@ -34,14 +34,14 @@ fn nginx_cpus(placement: ProxyPlacement) -> (String, String, String) {
     let mut sink = MemorySink::default();
     let mut events = ignore;
     let mut lab = lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().proxy_placement = placement;
-    lab.settings_mut().duration = std::time::Duration::from_secs(1);
+    lab.bench.settings_mut().proxy_placement = placement;
+    lab.bench.settings_mut().duration = std::time::Duration::from_secs(1);
     let cells = plan(&stacks, Some(&[Scenario::Proxy]), None, &WorkerCounts::same(&[1])).unwrap();
     let run = common::run_info(&format!("placement-{placement}"));
     let outcome = lab.run(&run, &cells).unwrap();
     assert!(outcome.failed_cells.is_empty(), "{:?}", outcome.failed_cells);
-    let nginx = lab.services().nginx.as_ref().expect("nginx ran for the proxy cells").pid();
-    let got = (allowed(nginx), list(&lab.settings().server_cpus), list(&lab.settings().client_cpus));
+    let nginx = lab.bench.services().nginx.as_ref().expect("nginx ran for the proxy cells").pid();
+    let got = (allowed(nginx), list(&lab.bench.settings().server_cpus), list(&lab.bench.settings().client_cpus));
     drop(lab);
     assert!(sink.trials.iter().all(|t| t.load.steps.iter().all(|s| s.requests > 0)), "every cell was measured");
     got

@@ -19,8 +19,8 @@ fn a_real_stack_is_verified_measured_sampled_and_stopped() {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().trials = 2;
-    lab.settings_mut().ceiling = true;
+    lab.bench.settings_mut().trials = 2;
+    lab.bench.settings_mut().ceiling = true;
     let scenarios = [Scenario::Hello, Scenario::Products];
     let stacks = [stack];
     let cells = bakeoff_lab::run::cells::plan(

@@ -22,7 +22,7 @@ fn with_shop_lab(name: &str, f: impl FnOnce(&mut bakeoff_lab::run::Lab<'_>, Scen
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let file = ScenarioFile::load(&common::project_root().join("scenarios/shop.toml"), "test").expect("scenarios/shop.toml");
     let shop = file.scenario();
-    lab.settings_mut().scenario_files = vec![file];
+    lab.bench.settings_mut().scenario_files = vec![file];
     f(&mut lab, shop, &scratch);
 }
 
@@ -51,7 +51,7 @@ fn the_shop_stacks_pass_the_shop_on_sqlite_and_on_postgres() {
                     problems.push(format!("{name} [{variant}]: no such variant declaring file:shop"));
                     continue;
                 };
-                let report = lab.verify_variant(&stack, v, &[shop], 1);
+                let report = lab.bench.verify_variant(&stack, v, &[shop], 1);
                 let probes = report.checks.iter().filter(|c| c.what.starts_with("probe `") && c.verdict == Verdict::Pass).count();
                 match failures(&report) {
                     wrong if !wrong.is_empty() => problems.push(format!("{name} [{variant}]: {}", wrong.join("\n  "))),
@@ -100,7 +100,7 @@ fn a_shop_that_caches_items_or_ignores_the_search_word_is_refused() {
             let cheat = cheating_python(scratch, mode);
             // A kind's draws differ where its variables allow: at most one of the three searches
             // is for "red", the word this cheat answers right.
-            let failed = failures(&lab.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
+            let failed = failures(&lab.bench.verify_variant(&cheat, &cheat.variants[0], &[shop], 1));
             assert!(!failed.is_empty() && failed.iter().all(|f| f.contains(wrong)), "{mode}: {failed:?}");
         }
     });

@@ -19,8 +19,8 @@ fn search(objective: &str, id: &str) -> (TrialRecord, SloSearch) {
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    lab.settings_mut().slo = Some(objective.parse().unwrap());
-    lab.settings_mut().slo_budget =
+    lab.bench.settings_mut().slo = Some(objective.parse().unwrap());
+    lab.bench.settings_mut().slo_budget =
         SearchBudget { step_duration: Duration::from_secs(1), step_warmup: Duration::from_millis(300), ..SearchBudget::default() };
     let cells: Vec<Cell<'_>> = plan(&[&burn], Some(&[Scenario::Hello]), None, &WorkerCounts::same(&[1])).unwrap();
     let outcome = lab.run(&common::run_info(id), &cells).unwrap();

@@ -21,7 +21,7 @@ fn measure(schedule: Schedule, (rounds, launches): (u32, Option<u32>), curves: O
     let mut sink = MemorySink::default();
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
-    let s = lab.settings_mut();
+    let s = lab.bench.settings_mut();
     (s.schedule, s.trials, s.launches) = (schedule, rounds, launches);
     s.latency_under_load = Some(UnderLoad::from_percent(&[25.0, 50.0, 100.0, 150.0], Duration::from_millis(800), curves).unwrap());
     let cells: Vec<Cell<'_>> = plan(&[&burn], Some(&[Scenario::Hello]), None, &WorkerCounts::same(&[1])).unwrap();

@@ -23,7 +23,7 @@ fn verify_catches_every_fault_of_the_faulty_stack() {
     let mut events = common::ignore;
     let mut lab = common::lab(&scratch, &mut sink, &mut events);
     let variant = &stack.variants[0];
-    let report = lab.verify_variant(&stack, variant, &stack.scenarios, 1);
+    let report = lab.bench.verify_variant(&stack, variant, &stack.scenarios, 1);
     let dump = serde_json::to_string_pretty(&report).unwrap();
 
     assert!(failed(&report, "*", "its address only"), "listening on 0.0.0.0 must fail:\n{dump}");

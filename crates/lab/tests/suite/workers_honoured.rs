@@ -14,11 +14,11 @@ use std::time::Duration;
 /// Both CPUs for the server, and the client on them too (a two-core machine has no third): the
 /// client's share only makes a server look smaller, never larger.
 fn two_cpu_lab_settings(lab: &mut bakeoff_lab::run::Lab<'_>) {
-    lab.settings_mut().server_cpus = vec![0, 1];
-    lab.settings_mut().client_cpus = vec![0, 1];
-    lab.settings_mut().duration = Duration::from_secs(2);
-    lab.settings_mut().warmup = Duration::from_secs(1);
-    lab.settings_mut().connections = 64;
+    lab.bench.settings_mut().server_cpus = vec![0, 1];
+    lab.bench.settings_mut().client_cpus = vec![0, 1];
+    lab.bench.settings_mut().duration = Duration::from_secs(2);
+    lab.bench.settings_mut().warmup = Duration::from_secs(1);
+    lab.bench.settings_mut().connections = 64;
 }
 
 /// What one short trial showed: the server's cores, whether the worker check fired, and the CPU
@@ -33,7 +33,7 @@ struct Seen {
 fn measure(lab: &mut bakeoff_lab::run::Lab<'_>, stack: &Stack, scenario: Scenario, variant: &str) -> Result<Seen, String> {
     let variant = stack.variant(variant).ok_or_else(|| format!("{} has no variant {variant}", stack.name))?;
     let cell = Cell { stack, scenario, variant, workers: 1, twin: false, soak: None, ramp: None };
-    let trial = lab.measure(&cell, 1).map_err(|e| e.to_string())?;
+    let trial = lab.bench.measure(&cell, 1).map_err(|e| e.to_string())?;
     let flagged = trial.warnings.iter().any(|w| matches!(w, LabWarning::WorkersExceeded { .. }));
     let noise_percent = trial
         .warnings

@@ -6,7 +6,10 @@
 
 use crate::contract::verify::{FileDatabase, SqliteDatabase};
 use crate::error::LabError;
-use crate::run::runner::Lab;
+use crate::run::cell::bench::CellBench;
+use crate::run::cell::dirs::LabDirs;
+use crate::run::planning::settings::LoadSettings;
+use crate::services::postgres::Postgres;
 use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::workload::Workload;
@@ -32,21 +35,36 @@ fn postgres_name(label: &str) -> String {
     format!("file_{clean}").chars().take(63).collect()
 }
 
-impl Lab<'_> {
+/// The scenario files' databases as the run's starts get them: from the run's files, in its
+/// PostgreSQL or in a start's directory.
+pub(crate) struct FileDbs<'b> {
+    settings: &'b LoadSettings,
+    postgres: Option<&'b Postgres>,
+    dirs: &'b LabDirs,
+}
+
+impl CellBench<'_> {
+    /// The run's scenario files' databases.
+    pub(crate) fn file_dbs(&self) -> FileDbs<'_> {
+        FileDbs { settings: &self.settings, postgres: self.services.postgres.as_ref(), dirs: &self.dirs }
+    }
+}
+
+impl<'b> FileDbs<'b> {
     /// The scenario file among `scenarios` that has a database of its own (a start serves at most
-    /// one: [`Lab::verify_variant`] starts each apart, a trial measures one scenario).
-    pub(crate) fn database_file(&self, scenarios: &[Scenario]) -> Option<&Workload> {
+    /// one: [`CellBench::verify_variant`] starts each apart, a trial measures one scenario).
+    pub(crate) fn file_of(&self, scenarios: &[Scenario]) -> Option<&'b Workload> {
         scenarios.iter().filter_map(|&s| self.settings.scenario_file(s)).map(|f| &*f.workload).find(|w| w.database.is_some())
     }
 
     /// Makes the database of the start `label` for the file among `scenarios` that has one, and
     /// returns its DATABASE_URL; None when no file needs one.
-    pub(crate) fn make_file_db(&self, scenarios: &[Scenario], variant: &Variant, label: &str) -> Result<Option<String>, LabError> {
-        let Some(workload) = self.database_file(scenarios) else { return Ok(None) };
-        let database = workload.database.as_ref().expect("database_file finds a file with a database");
-        let cell_dir = self.cell_dir(label);
+    pub(crate) fn make(&self, scenarios: &[Scenario], variant: &Variant, label: &str) -> Result<Option<String>, LabError> {
+        let Some(workload) = self.file_of(scenarios) else { return Ok(None) };
+        let database = workload.database.as_ref().expect("file_of finds a file with a database");
+        let cell_dir = self.dirs.cell_dir(label);
         if variant.database == Some(Database::Postgres) {
-            let pg = self.services.postgres.as_ref().ok_or_else(|| {
+            let pg = self.postgres.ok_or_else(|| {
                 LabError::Selection(format!(
                     "scenario file `{}` needs PostgreSQL for {} and it was not started",
                     workload.name, variant.name
@@ -66,20 +84,20 @@ impl Lab<'_> {
     /// The database the start `label` of `stack` was given for a file among `scenarios`, for
     /// verification to query and change; None when there is none, or the lab did not start the
     /// server (an unmanaged one, a baseline), so the database is not the one it reads.
-    pub(crate) fn file_db(
+    pub(crate) fn handle(
         &self,
         stack: &Stack,
         variant: &Variant,
         label: &str,
         scenarios: &[Scenario],
-    ) -> Option<Box<dyn FileDatabase + '_>> {
+    ) -> Option<Box<dyn FileDatabase + 'b>> {
         if stack.unmanaged.is_some() || stack.kind == StackKind::Baseline {
             return None;
         }
-        let workload = self.database_file(scenarios)?;
-        let cell_dir = self.cell_dir(label);
+        let workload = self.file_of(scenarios)?;
+        let cell_dir = self.dirs.cell_dir(label);
         if variant.database == Some(Database::Postgres) {
-            let pg = self.services.postgres.as_ref().filter(|_| postgres_script(&cell_dir).exists())?;
+            let pg = self.postgres.filter(|_| postgres_script(&cell_dir).exists())?;
             return Some(Box::new(pg.database(&postgres_name(label))));
         }
         let path = sqlite_path(&cell_dir, &workload.name);
@@ -88,8 +106,8 @@ impl Lab<'_> {
 
     /// Drops the PostgreSQL database of the start `label`, if one was made, once its server
     /// stopped (a SQLite file stays in the start's directory, with its log).
-    pub(crate) fn drop_file_db(&self, label: &str) {
-        if let (Some(pg), true) = (&self.services.postgres, postgres_script(&self.cell_dir(label)).exists()) {
+    pub(crate) fn drop(&self, label: &str) {
+        if let (Some(pg), true) = (self.postgres, postgres_script(&self.dirs.cell_dir(label)).exists()) {
             // A database left behind costs disk only; the run goes on.
             let _ = pg.drop_database(&postgres_name(label));
         }

@@ -4,24 +4,23 @@
 use crate::error::LabError;
 use crate::machine::noise::{Measured, NoiseProbe};
 use crate::machine::sampler;
+use crate::run::cell::bench::CellBench;
 use crate::run::cell::served::{Served, Tree};
 use crate::run::cell::start::{measured_tree, NO_PROCESS};
 use crate::run::events::Event;
 use crate::run::planning::cells::Cell;
 use crate::run::planning::settings::LoadSettings;
-use crate::run::runner::Lab;
 use crate::stacks::manifest::StackKind;
 use bakeoff_model::records::noise::TrialNoise;
 use bakeoff_model::records::results::{LabWarning, ProcessSample, TrialRecord};
-use bakeoff_model::study::RampSetting;
 use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-impl Lab<'_> {
+impl CellBench<'_> {
     /// Measures one trial of one cell.
     pub fn measure(&mut self, cell: &Cell<'_>, trial: u32) -> Result<TrialRecord, LabError> {
-        let label = self.new_cell(cell.stack, cell.variant);
+        let label = self.dirs.new_cell(cell.stack, cell.variant);
         let measured = self.measure_in(cell, trial, &label);
         // The server has stopped (or was dropped, which stops it) on every path out.
         self.note_cell(&label, &format!("trial {trial} of {}", cell.key().label()));
@@ -31,19 +30,19 @@ impl Lab<'_> {
     /// One trial in the cell directory `label`.
     pub(crate) fn measure_in(&mut self, cell: &Cell<'_>, trial: u32, label: &str) -> Result<TrialRecord, LabError> {
         let begun = Instant::now();
-        self.hosts.clear_noise();
+        self.place.hosts.clear_noise();
         self.ensure_services(cell.stack, &[cell.scenario], cell.variant)?;
         let key = cell.key();
         let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
         let noisy = crate::machine::quiet::wait(&trial_cpus, crate::machine::quiet::MAX_WAIT);
         let (mut server, addr) = self.start_stack(cell.stack, cell.variant, cell.workers, label, &[cell.scenario])?;
-        let tree = measured_tree(cell.stack, server.as_ref(), self.upstream_tree());
+        let tree = measured_tree(cell.stack, server.as_ref(), self.place.upstream_tree(&self.services));
         let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
-        let plan = self.load_plan(cell, addr, warmup)?;
+        let plan = self.settings.cell_plan(cell, addr, warmup)?;
         let started_at = bakeoff_model::now_rfc3339();
         let zero = Instant::now() + warmup;
-        let meter = self.meter(tree, zero);
-        let services_watch = self.watch_services_host(tree, zero);
+        let meter = self.place.meter(tree, zero, &self.settings.client_cpus);
+        let services_watch = self.place.watch_services_host(tree, zero, &self.services);
         let services = self.lab_pids();
         let services_before: Vec<f64> = services.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
@@ -56,7 +55,7 @@ impl Lab<'_> {
         }
         let (samples, host_noise) = meter.finish();
         let mut noise = self.trial_noise(probe, tree, (&services, &services_before), &samples, host_noise);
-        noise.client_hosts.extend(self.services_host_noise(services_watch));
+        noise.client_hosts.extend(self.place.services_host_noise(services_watch));
         // After the measurement's CPU and noise are accounted, on the same warm server.
         let slo = match (&load, &self.settings.slo) {
             (Ok(report), Some(objective)) => self.search_slo(objective, cell, addr, report)?,
@@ -81,7 +80,7 @@ impl Lab<'_> {
         if let Some(cores) = noisy {
             warnings.push(LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 });
         }
-        warnings.extend(self.cell_warnings(cell, &samples, server_usage.cpu_percent));
+        warnings.extend(cell_warnings(&self.settings, cell, &samples, server_usage.cpu_percent));
         let elapsed_s = begun.elapsed().as_secs_f64();
         Ok(TrialRecord {
             run_id: String::new(),
@@ -102,51 +101,11 @@ impl Lab<'_> {
         })
     }
 
-    /// What the cell itself earns in any trial: a deliberate bug it reproduces, memory that grows,
-    /// more cores used than its WORKERS.
-    pub(crate) fn cell_warnings(&self, cell: &Cell<'_>, samples: &[ProcessSample], server_cpu_percent: f64) -> Vec<LabWarning> {
-        let mut warnings = Vec::new();
-        if let Some(reproduces) = &cell.variant.reproduces {
-            warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
-        }
-        // A scenario file's answers are verified, but only what the file declares (a probe, a cost
-        // pair) proves the work behind them, and only on a server the lab started (with the
-        // file's database); else every report says so.
-        if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
-            let declared = self.settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof());
-            if !declared || cell.stack.unmanaged.is_some() || cell.stack.kind == StackKind::Baseline {
-                warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
-            }
-        }
-        if let Some(u) = cell.stack.unmanaged {
-            // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.
-            let on_client_cpus = u.pid.map(|pid| self.client_cpus_of_tree(pid)).unwrap_or_default();
-            warnings.push(LabWarning::Unmanaged { pid: u.pid, on_client_cpus, server_cpus: self.settings.server_cpus.clone() });
-            return warnings;
-        }
-        if let Some(fit) = bakeoff_model::statistics::growth::rss_fit(samples).filter(|f| f.is_growth()) {
-            warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
-        }
-        // A baseline's measured process is the upstream nginx, which WORKERS does not size.
-        if cell.stack.kind != StackKind::Baseline {
-            warnings.extend(LabWarning::workers_check(cell.workers, server_cpu_percent / 100.0, self.settings.server_cpus.len() as u32));
-        }
-        warnings
-    }
-
-    /// The client's CPUs that some process of `pid`'s tree may run on: the lab pins the servers it
-    /// starts, but an unmanaged one keeps the affinity it was started with.
-    fn client_cpus_of_tree(&self, pid: u32) -> Vec<usize> {
-        let allowed: std::collections::BTreeSet<usize> =
-            crate::machine::sampler::tree_pids(pid).into_iter().flat_map(crate::machine::provenance::allowed_cpus).collect();
-        self.settings.client_cpus.iter().copied().filter(|c| allowed.contains(c)).collect()
-    }
-
     /// The processes whose CPU is the lab's during a load besides the server's: the services and
     /// the client hosts' agents on this machine (the load generators, counted on the client's CPUs).
     pub(crate) fn lab_pids(&self) -> Vec<u32> {
-        let mut pids = self.services_here();
-        pids.extend(self.hosts.local_agents());
+        let mut pids = self.place.services_here(&self.services);
+        pids.extend(self.place.hosts.local_agents());
         pids
     }
 
@@ -162,10 +121,14 @@ impl Lab<'_> {
         samples: &[ProcessSample],
         host_noise: Option<TrialNoise>,
     ) -> TrialNoise {
-        let leader = self.pid_here(tree).unwrap_or(NO_PROCESS);
+        let leader = self.place.pid_here(tree).unwrap_or(NO_PROCESS);
         let server_cpu = samples.last().map_or(0.0, |s| s.cpu_s) - samples.first().map_or(0.0, |s| s.cpu_s);
-        let upstream = self.upstream_tree().and_then(|t| self.pid_here(t)).filter(|_| self.settings.proxy_placement.upstream_on_client());
-        let agents = self.hosts.local_agents();
+        let upstream = self
+            .place
+            .upstream_tree(&self.services)
+            .and_then(|t| self.place.pid_here(t))
+            .filter(|_| self.settings.proxy_placement.upstream_on_client());
+        let agents = self.place.hosts.local_agents();
         let (mut on_server, mut on_client) = (0.0, 0.0);
         let mut add = |pid: u32, cpu_s: f64| {
             if Some(pid) == upstream || agents.contains(&pid) {
@@ -183,7 +146,7 @@ impl Lab<'_> {
         pids.extend(services.iter().flat_map(|&p| sampler::group_members(p)));
         // A server or services host's agent on this machine is not named as noise; its tree is
         // what it started, so only its own small CPU (the watch) counts toward the sets' other use.
-        pids.extend(self.hosts.server_agents_here());
+        pids.extend(self.place.hosts.server_agents_here());
         let mut noise = probe.finish(&Measured {
             server_cpus: &self.settings.server_cpus,
             client_cpus: &self.settings.client_cpus,
@@ -191,8 +154,8 @@ impl Lab<'_> {
             client_cpu_s: on_client,
             server_pids: &pids,
         });
-        noise.client_hosts = self.hosts.take_noise();
-        if let (Some(host), None) = (host_noise, self.pid_here(tree)) {
+        noise.client_hosts = self.place.hosts.take_noise();
+        if let (Some(host), None) = (host_noise, self.place.pid_here(tree)) {
             noise.server = host.server;
         }
         noise
@@ -209,7 +172,7 @@ impl Lab<'_> {
         let mut closed = self.settings.clone();
         closed.ramp = None;
         closed.rate = None;
-        let plan = self.plan_with(&closed, cell, addr, Duration::ZERO)?;
+        let plan = closed.plan(cell, addr, Duration::ZERO)?;
         let max = self.run_load(&plan).map_err(|e| LabError::Input {
             what: cell.key().label(),
             problem: format!("load generator: {e}"),
@@ -224,59 +187,51 @@ impl Lab<'_> {
         report.client.cpu_system_s += max.client.cpu_system_s;
         Ok(())
     }
+}
 
-    pub(crate) fn load_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
-        match (cell.soak, &cell.ramp) {
-            // A soak cell measures its own length, in one closed or open step.
-            (Some(soak), _) => self.plan_with(&LoadSettings { duration: soak.duration, ..self.settings.clone() }, cell, addr, warmup),
-            // A ladder calibrated for this cell (`--ramp auto`).
-            (None, Some(r)) => {
-                self.plan_with(&LoadSettings { ramp: Some(RampSetting::Ladder(r.clone())), ..self.settings.clone() }, cell, addr, warmup)
-            }
-            (None, None) => self.plan_with(&self.settings, cell, addr, warmup),
+/// What the cell itself earns in any trial: a deliberate bug it reproduces, memory that grows,
+/// more cores used than its WORKERS.
+pub(crate) fn cell_warnings(
+    settings: &LoadSettings,
+    cell: &Cell<'_>,
+    samples: &[ProcessSample],
+    server_cpu_percent: f64,
+) -> Vec<LabWarning> {
+    let mut warnings = Vec::new();
+    if let Some(reproduces) = &cell.variant.reproduces {
+        warnings.push(LabWarning::DeliberateBug { reproduces: reproduces.clone() });
+    }
+    // A scenario file's answers are verified, but only what the file declares (a probe, a cost
+    // pair) proves the work behind them, and only on a server the lab started (with the
+    // file's database); else every report says so.
+    if let bakeoff_model::scenario::Scenario::File(_) = cell.scenario {
+        let declared = settings.scenario_file(cell.scenario).is_some_and(|f| f.workload.declares_proof());
+        if !declared || cell.stack.unmanaged.is_some() || cell.stack.kind == StackKind::Baseline {
+            warnings.push(LabWarning::WorkNotProven { scenario: cell.scenario });
         }
     }
-
-    pub(crate) fn plan_with(
-        &self,
-        s: &LoadSettings,
-        cell: &Cell<'_>,
-        addr: SocketAddr,
-        warmup: Duration,
-    ) -> Result<bakeoff_load::LoadPlan, LabError> {
-        let url = format!("http://{addr}{}", cell.scenario.load_path());
-        let mut b = bakeoff_load::LoadPlan::builder(&url)
-            .connections(s.connections)
-            .threads(s.client_threads)
-            .duration(s.duration)
-            .warmup(warmup)
-            .timeout(s.timeout)
-            .pin_cpus(s.client_cpus.clone());
-        if let Some(rate) = s.rate {
-            b = b.rate(rate);
-        }
-        match &s.ramp {
-            Some(RampSetting::Ladder(ramp)) => b = b.ramp(ramp.clone()),
-            Some(RampSetting::Auto) => {
-                return Err(LabError::Selection("`--ramp auto` is calibrated before any cell is measured; this is a bug".into()))
-            }
-            None => {}
-        }
-        if let Some(l) = &s.conn_ladder {
-            b = b.conn_ladder(l.clone());
-        }
-        if let Some(k) = s.requests_per_conn {
-            b = b.requests_per_conn(k);
-        }
-        if let Some(file) = s.scenario_file(cell.scenario) {
-            b = b.deck(file.deck.clone());
-        }
-        b.build().map_err(|e| LabError::Input {
-            what: "load settings".into(),
-            problem: e.to_string(),
-            hint: "check --connections, --duration and --rate".into(),
-        })
+    if let Some(u) = cell.stack.unmanaged {
+        // It was given no WORKERS and no CPUs of the lab's: the workers check does not apply.
+        let on_client_cpus = u.pid.map(|pid| client_cpus_of_tree(&settings.client_cpus, pid)).unwrap_or_default();
+        warnings.push(LabWarning::Unmanaged { pid: u.pid, on_client_cpus, server_cpus: settings.server_cpus.clone() });
+        return warnings;
     }
+    if let Some(fit) = bakeoff_model::statistics::growth::rss_fit(samples).filter(|f| f.is_growth()) {
+        warnings.push(LabWarning::MemoryGrowth { mib_per_min: fit.slope });
+    }
+    // A baseline's measured process is the upstream nginx, which WORKERS does not size.
+    if cell.stack.kind != StackKind::Baseline {
+        warnings.extend(LabWarning::workers_check(cell.workers, server_cpu_percent / 100.0, settings.server_cpus.len() as u32));
+    }
+    warnings
+}
+
+/// The client's CPUs that some process of `pid`'s tree may run on: the lab pins the servers it
+/// starts, but an unmanaged one keeps the affinity it was started with.
+fn client_cpus_of_tree(client_cpus: &[usize], pid: u32) -> Vec<usize> {
+    let allowed: std::collections::BTreeSet<usize> =
+        crate::machine::sampler::tree_pids(pid).into_iter().flat_map(crate::machine::provenance::allowed_cpus).collect();
+    client_cpus.iter().copied().filter(|c| allowed.contains(c)).collect()
 }
 
 /// Other processes may use this share of one core (server and client CPUs together) before a

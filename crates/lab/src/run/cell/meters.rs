@@ -1,9 +1,11 @@
-//! The meters the schedules read a cell's measured tree with (its server's, or a baseline's
+//! Where a run's servers and services run (this machine, a namespace, a host of their own) and
+//! the meters the schedules read a cell's measured tree with (its server's, or a baseline's
 //! upstream nginx), wherever it runs: its CPU so far, its samples over a measurement, its quiet; on
 //! this machine from /proc, on a server or services host through its agent. A host lost on the way
-//! stops the run after the step at hand.
+//! stops the run after the step at hand. The one place a schedule asks "where is it?".
 
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bakeoff_model::records::noise::HostNoise;
@@ -13,9 +15,22 @@ use crate::remote::protocol::wall_ns;
 use crate::remote::servers::RemoteServers;
 use crate::remote::HostError;
 use crate::run::cell::served::{Meter, ServerHost, Tree};
-use crate::run::runner::Lab;
+use crate::run::roles::RunHosts;
+use crate::services::Services;
 
-impl Lab<'_> {
+/// The run's hosts and the flag a lost host sets: what every meter reads a tree through.
+pub(crate) struct Placement<'a> {
+    /// The client hosts, the server host and the services host, when the run places any.
+    pub(crate) hosts: RunHosts,
+    cancel: &'a AtomicBool,
+}
+
+impl<'a> Placement<'a> {
+    /// Everything on this machine; a host lost later sets `cancel`.
+    pub(crate) fn local(cancel: &'a AtomicBool) -> Placement<'a> {
+        Placement { hosts: RunHosts::local(), cancel }
+    }
+
     /// The run's server host, when the servers have one.
     pub(crate) fn server_host(&self) -> Option<Rc<ServerHost>> {
         self.hosts.server_host.clone()
@@ -41,13 +56,13 @@ impl Lab<'_> {
     }
 
     /// The upstream nginx's tree, when it runs.
-    pub(crate) fn upstream_tree(&self) -> Option<Tree> {
-        self.services.nginx.as_ref().map(|n| self.service_tree(n.pid()))
+    pub(crate) fn upstream_tree(&self, services: &Services) -> Option<Tree> {
+        services.nginx.as_ref().map(|n| self.service_tree(n.pid()))
     }
 
     /// The services' pids on this machine's kernel (on a services host of another machine, none).
-    pub(crate) fn services_here(&self) -> Vec<u32> {
-        self.services.pids().into_iter().filter_map(|pid| self.pid_here(self.service_tree(pid))).collect()
+    pub(crate) fn services_here(&self, services: &Services) -> Vec<u32> {
+        services.pids().into_iter().filter_map(|pid| self.pid_here(self.service_tree(pid))).collect()
     }
 
     /// CPU seconds the tree has used so far; 0 once its host is lost (the run then stops).
@@ -59,10 +74,11 @@ impl Lab<'_> {
         }
     }
 
-    /// Starts sampling the tree from `zero` (times are relative to it) until the meter finishes.
-    pub(crate) fn meter(&self, tree: Tree, zero: Instant) -> Meter {
+    /// Starts sampling the tree from `zero` (times are relative to it) until the meter finishes;
+    /// here, the load generator's `client_cpus` are watched for other processes too.
+    pub(crate) fn meter(&self, tree: Tree, zero: Instant, client_cpus: &[usize]) -> Meter {
         match (tree, self.host_of(tree)) {
-            (Tree::Here(pid), _) => Meter::Here(Sampler::start(pid, zero, SAMPLE_INTERVAL, &self.settings.client_cpus)),
+            (Tree::Here(pid), _) => Meter::Here(Sampler::start(pid, zero, SAMPLE_INTERVAL, client_cpus)),
             (_, Some((host, pid))) => {
                 let zero_ns = wall_ns_at(zero);
                 match self.on_host(&host, |s| s.watch(pid, zero_ns)) {
@@ -79,13 +95,13 @@ impl Lab<'_> {
     /// is this machine's probe's or the server host's); None when there is none to watch, or when
     /// the measured `tree` is there already (a baseline's nginx: its meter is that host's one
     /// watch).
-    pub(crate) fn watch_services_host(&self, tree: Tree, zero: Instant) -> Option<Rc<ServerHost>> {
+    pub(crate) fn watch_services_host(&self, tree: Tree, zero: Instant, services: &Services) -> Option<Rc<ServerHost>> {
         let host = self.hosts.services_host.clone()?;
         if matches!(tree, Tree::OnServices(_)) || host.this_machine || self.hosts.server_host.as_ref().is_some_and(|s| Rc::ptr_eq(s, &host))
         {
             return None;
         }
-        let pid = self.services.pids().into_iter().next()?;
+        let pid = services.pids().into_iter().next()?;
         let zero_ns = wall_ns_at(zero);
         self.on_host(&host, |s| s.watch(pid, zero_ns)).map(|()| host)
     }
@@ -125,7 +141,7 @@ impl Lab<'_> {
             Ok(v) => Some(v),
             Err(_) => {
                 if host.lost().is_some() {
-                    self.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                    self.cancel.store(true, Ordering::Relaxed);
                 }
                 None
             }

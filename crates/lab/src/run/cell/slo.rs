@@ -3,8 +3,8 @@
 //! runs its short open-model steps, starting from the closed-model maximum this trial measured.
 
 use crate::error::LabError;
+use crate::run::cell::bench::CellBench;
 use crate::run::planning::cells::Cell;
-use crate::run::Lab;
 use bakeoff_load::LoadReport;
 use bakeoff_model::slo::{search, SearchBudget, Slo, SloSearch, SloStep};
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ enum Stop {
     Failed(LabError),
 }
 
-impl Lab<'_> {
+impl CellBench<'_> {
     /// The cell's SLO capacity search for this trial; None when the trial measured no closed-model
     /// maximum to start from, or the run was cancelled.
     pub(crate) fn search_slo(
@@ -43,7 +43,7 @@ impl Lab<'_> {
         }
         let mut open = self.settings.clone();
         (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, budget.step_duration);
-        let plan = self.plan_with(&open, cell, addr, budget.step_warmup).map_err(Stop::Failed)?;
+        let plan = open.plan(cell, addr, budget.step_warmup).map_err(Stop::Failed)?;
         let report = self.run_load(&plan).map_err(|e| {
             Stop::Failed(LabError::Input {
                 what: cell.key().label(),

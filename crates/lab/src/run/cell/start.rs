@@ -3,14 +3,14 @@
 
 use crate::error::LabError;
 use crate::machine::process::{free_port, Launch, ServerProcess};
+use crate::run::cell::bench::CellBench;
+use crate::run::cell::services::ServiceSite;
 use crate::run::events::Event;
-use crate::run::runner::Lab;
-use crate::services::ServiceContext;
 use crate::stacks::manifest::{Database, Stack, StackKind, Variant};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -20,68 +20,21 @@ use crate::run::cell::served::{HostedServer, Served, ServerHost, Tree};
 /// A started stack: its server (None for a baseline or an unmanaged server) and its address.
 type StartResult = Result<(Option<Served>, SocketAddr), LabError>;
 
-impl Lab<'_> {
-    pub(crate) fn service_ctx(&self) -> ServiceContext<'_> {
-        self.service_ctx_on(&self.settings.server_cpus)
-    }
-
-    pub(crate) fn service_ctx_on<'c>(&'c self, cpus: &'c [usize]) -> ServiceContext<'c> {
-        ServiceContext {
-            project_root: &self.project_root,
-            run_dir: &self.run_dir,
-            data_dir: &self.data_dir,
-            cpus,
-            external_docstore: self.external_docstore.as_deref(),
-            netns: self.hosts.services.netns.as_deref(),
-            ip: self.hosts.services.ip,
-            trust: &[],
-        }
-    }
-
-    /// The CPUs of the upstream nginx: the server's, or with `own-cpu` placement the client's.
-    pub(crate) fn upstream_cpus(&self) -> &[usize] {
-        if self.settings.proxy_placement.upstream_on_client() {
-            &self.settings.client_cpus
-        } else {
-            &self.settings.server_cpus
-        }
-    }
-
+impl CellBench<'_> {
     pub(crate) fn ensure_services(&mut self, stack: &Stack, scenarios: &[Scenario], variant: &Variant) -> Result<(), LabError> {
         let mut kinds: Vec<_> = scenarios.iter().flat_map(|&s| stack.services_for(s, variant)).collect();
         // A scenario file's own database is made in PostgreSQL for a variant that asks for it.
-        if variant.database == Some(Database::Postgres) && self.database_file(scenarios).is_some() {
+        if variant.database == Some(Database::Postgres) && self.file_dbs().file_of(scenarios).is_some() {
             kinds.push(ServiceKind::Postgres);
         }
-        kinds.sort();
-        kinds.dedup();
-        // Services on loopback are out of reach of a server in a namespace or on a host of its own.
-        if let (false, true, Some(k)) = (self.hosts.server.ip.is_loopback(), self.hosts.services.ip.is_loopback(), kinds.first()) {
-            let placed = self.settings.roles.server.to_string();
-            return Err(LabError::Input {
-                what: format!("{} {}", stack.name, variant.name),
-                problem: format!("it needs {}, which runs on this machine's loopback, out of reach of a server placed at {placed}", k.id()),
-                hint: "place the services where the servers reach them (`[hosts] services = \"ssh://user@host\"` or `\"netns:NAME\"`)"
-                    .into(),
-            });
-        }
-        for k in kinds.iter().filter(|k| !self.services.running(**k)) {
-            (self.events)(Event::ServiceStarting(k.id()));
-        }
-        // On a services host of their own (an external document store is only reached).
-        if let Some(host) = self.hosts.services_host.clone() {
-            let external = |k: &ServiceKind| *k == ServiceKind::Docstore && self.external_docstore.is_some();
-            let (here, there): (Vec<ServiceKind>, Vec<ServiceKind>) = kinds.into_iter().partition(external);
-            self.start_services_on_host(&host, &there)?;
-            kinds = here;
-        }
-        let mut services = std::mem::take(&mut self.services);
-        let (upstream, others): (Vec<_>, Vec<_>) = kinds.into_iter().partition(|k| *k == ServiceKind::Nginx);
-        let result = services
-            .ensure(&others, &self.service_ctx())
-            .and_then(|()| services.ensure(&upstream, &self.service_ctx_on(self.upstream_cpus())));
-        self.services = services;
-        result
+        let site = ServiceSite {
+            dirs: &self.dirs,
+            settings: &self.settings,
+            hosts: &self.place.hosts,
+            external_docstore: self.external_docstore.as_deref(),
+            cancel: self.cancel,
+        };
+        site.ensure(&mut self.services, kinds, &format!("{} {}", stack.name, variant.name), &mut *self.events)
     }
 
     /// The environment a stack starts with; `file_db` is the URL of a scenario file's own database,
@@ -97,7 +50,7 @@ impl Lab<'_> {
         file_db: Option<&str>,
     ) -> BTreeMap<String, String> {
         let mut env = self.services.env();
-        env.insert("HOST".into(), self.hosts.server.ip.to_string());
+        env.insert("HOST".into(), self.place.hosts.server.ip.to_string());
         env.insert("PORT".into(), port.to_string());
         env.insert("WORKERS".into(), workers.to_string());
         env.insert("POOL_SIZE".into(), self.settings.pool_size.to_string());
@@ -113,45 +66,23 @@ impl Lab<'_> {
         env
     }
 
-    pub(crate) fn cell_dir(&self, label: &str) -> PathBuf {
-        self.run_dir.join("cells").join(label)
-    }
-
-    /// A new directory for one start of `stack` [`variant`], and its label: `<n>-<stack>-<variant>`,
-    /// n counting the run's starts. Verification and every trial get labels of this one form, so
-    /// nothing a stack sees (RUN_DIR, the SQLite path in DATABASE_URL) says whether it is being
-    /// verified or measured, nor which scenario the load will request; [`Lab::note_cell`] records
-    /// what each start was for.
-    pub(crate) fn new_cell(&self, stack: &Stack, variant: &Variant) -> String {
-        let cells = self.run_dir.join("cells");
-        let started = std::fs::read_dir(&cells).map(|d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count()).unwrap_or(0);
-        let label = format!("{:03}-{}-{}", started + 1, stack.name.replace('/', "-"), variant.name);
-        std::fs::create_dir_all(self.cell_dir(&label)).ok();
-        label
-    }
-
-    /// Appends what the start `label` was for to the run's index of cell directories
-    /// (`cells/index.txt`, beside their server logs), once its server has stopped, so a running
-    /// stack never finds what its own start is for; a scenario file's PostgreSQL database of the
-    /// start is dropped then.
+    /// Records what the start `label` was for in the run's index of cell directories once its
+    /// server has stopped ([`LabDirs::note`](crate::run::LabDirs::note)); a scenario file's PostgreSQL database of the start
+    /// is dropped then.
     pub(crate) fn note_cell(&self, label: &str, what: &str) {
-        use std::io::Write;
-        self.drop_file_db(label);
-        let index = self.run_dir.join("cells").join("index.txt");
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(index) {
-            let _ = writeln!(f, "{label}\t{what}");
-        }
+        self.file_dbs().drop(label);
+        self.dirs.note(label, what);
     }
 
     /// Starts `stack`'s `variant` with `workers` in a start directory of its own and waits until it
     /// answers: for a caller that sends requests of its own (a scenario file's verification and
     /// deck). No service is started and no scenario file's database is made: a caller that needs one
-    /// verifies through the lab ([`Lab::verify_variant`]). Its address, and its server
+    /// verifies through the lab ([`CellBench::verify_variant`]). Its address, and its server
     /// (None for a baseline or an unmanaged server), stopped with [`ServerProcess::stop`] or when
     /// dropped. The start is not entered in the run's index of cells, which lists what the lab's
     /// own starts were for.
     pub fn serve(&mut self, stack: &Stack, variant: &Variant, workers: u32) -> Result<(Option<ServerProcess>, SocketAddr), LabError> {
-        let label = self.new_cell(stack, variant);
+        let label = self.dirs.new_cell(stack, variant);
         match self.start_stack(stack, variant, workers, &label, &[])? {
             (Some(Served::Here(p)), addr) => Ok((Some(p), addr)),
             (None, addr) => Ok((None, addr)),
@@ -193,10 +124,10 @@ impl Lab<'_> {
             }
             return Ok((None, u.addr));
         }
-        if let Some(host) = self.server_host() {
+        if let Some(host) = self.place.server_host() {
             // A scenario file's database in PostgreSQL is reached over the link; a SQLite one is a
             // file made here.
-            if self.database_file(scenarios).is_some() && variant.database != Some(Database::Postgres) {
+            if self.file_dbs().file_of(scenarios).is_some() && variant.database != Some(Database::Postgres) {
                 return Err(LabError::Input {
                     what: format!("{} {} on {}", stack.name, variant.name, host.host()),
                     problem: "a scenario file's own SQLite database is made on this machine, out of the server host's reach".into(),
@@ -204,21 +135,21 @@ impl Lab<'_> {
                         .into(),
                 });
             }
-            let file_db = self.make_file_db(scenarios, variant, label)?;
+            let file_db = self.file_dbs().make(scenarios, variant, label)?;
             return self.start_on_host(host, (stack, variant, workers), label, file_db.as_deref());
         }
-        let cell_dir = self.cell_dir(label);
+        let cell_dir = self.dirs.cell_dir(label);
         // Each cell gets its own copy of the SQLite database, so a variant that changes the file
         // (WAL mode) or a crashed probe cannot leak into the next cell.
         let db = cell_dir.join("products.sqlite");
-        std::fs::copy(self.data_dir.join("products.sqlite"), &db).map_err(|e| LabError::Input {
+        std::fs::copy(self.dirs.data_dir.join("products.sqlite"), &db).map_err(|e| LabError::Input {
             what: db.display().to_string(),
             problem: format!("cannot copy the SQLite fixture: {e}"),
             hint: "check free space in the temporary directory".into(),
         })?;
-        let file_db = self.make_file_db(scenarios, variant, label)?;
+        let file_db = self.file_dbs().make(scenarios, variant, label)?;
         let port = free_port();
-        let mut env = self.stack_env(variant, port, workers, (&self.data_dir, &cell_dir), file_db.as_deref());
+        let mut env = self.stack_env(variant, port, workers, (&self.dirs.data_dir, &cell_dir), file_db.as_deref());
         for (k, v) in crate::stacks::setup::build_env(&stack.name) {
             env.entry(k).or_insert(v);
         }
@@ -229,9 +160,9 @@ impl Lab<'_> {
             env: &env,
             cpus: &self.settings.server_cpus,
             log: cell_dir.join("server.log"),
-            netns: self.hosts.server.netns.as_deref(),
+            netns: self.place.hosts.server.netns.as_deref(),
         })?;
-        let addr = SocketAddr::new(self.hosts.server.ip, port);
+        let addr = SocketAddr::new(self.place.hosts.server.ip, port);
         self.until_ready(Served::Here(server), stack, addr)
     }
 
@@ -244,7 +175,7 @@ impl Lab<'_> {
         let quiet = match &mut server {
             Served::Here(p) => p.wait_quiet(stack.ready_timeout.saturating_sub(answered)),
             Served::OnHost(_) => {
-                self.wait_tree_quiet(server.tree(), Duration::from_millis(250), stack.ready_timeout.saturating_sub(answered))
+                self.place.wait_tree_quiet(server.tree(), Duration::from_millis(250), stack.ready_timeout.saturating_sub(answered))
             }
         };
         if let Some(cores) = quiet {
@@ -299,7 +230,7 @@ impl Lab<'_> {
         let (pid, port) = host.call(|s| s.start(launch)).map_err(refuse)?;
         let server = Served::OnHost(HostedServer::new(&stack.name, pid, host.clone(), log));
         let port = port.ok_or_else(|| refuse("the host's agent chose no port".into()))?;
-        self.until_ready(server, stack, SocketAddr::new(self.hosts.server.ip, port))
+        self.until_ready(server, stack, SocketAddr::new(self.place.hosts.server.ip, port))
     }
 }
 

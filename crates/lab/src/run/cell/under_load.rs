@@ -5,35 +5,18 @@
 //! launches.
 
 use crate::error::LabError;
+use crate::run::cell::bench::CellBench;
 use crate::run::cell::served::Tree;
 use crate::run::cell::slo::closed_max;
 use crate::run::planning::cells::Cell;
 use crate::run::roles::LoadFailure;
-use crate::run::schedule::blocks::Resident;
-use crate::run::Lab;
 use bakeoff_load::LoadReport;
 use bakeoff_model::slo::{LoadCurve, LoadPoint, UnderLoad};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-impl Lab<'_> {
-    /// A resident's curve after one of its slices: once a launch, after the first slice that
-    /// measured a closed-model maximum.
-    pub(in crate::run) fn resident_curve(
-        &self,
-        r: &mut Resident<'_, '_>,
-        launch: u32,
-        load: &Result<LoadReport, LoadFailure>,
-    ) -> Result<Option<LoadCurve>, LabError> {
-        if r.curve_taken {
-            return Ok(None);
-        }
-        let curve = self.measure_under_load(r.cell, r.addr, r.tree, launch, load)?;
-        r.curve_taken = curve.is_some();
-        Ok(curve)
-    }
-
+impl CellBench<'_> {
     /// The curve of `launch` (from 0), when the run asks for one in it; None for an A/A twin (the
     /// same stack again), a load that measured no closed-model maximum, or a cancelled run.
     pub(crate) fn measure_under_load(
@@ -75,14 +58,14 @@ impl Lab<'_> {
         let rate = fraction * capacity;
         let mut open = self.settings.clone();
         (open.rate, open.ramp, open.conn_ladder, open.duration) = (Some(rate), None, None, u.step);
-        let plan = self.plan_with(&open, cell, addr, u.warmup())?;
-        let (cpu_before, begun) = (self.tree_cpu(tree), Instant::now());
+        let plan = open.plan(cell, addr, u.warmup())?;
+        let (cpu_before, begun) = (self.place.tree_cpu(tree), Instant::now());
         let report = self.run_load(&plan).map_err(|e| LabError::Input {
             what: cell.key().label(),
             problem: format!("load generator under load at {rate:.0} req/s: {e}"),
             hint: e.hint().into(),
         })?;
-        let (cpu, wall) = (self.tree_cpu(tree) - cpu_before, begun.elapsed().as_secs_f64());
+        let (cpu, wall) = (self.place.tree_cpu(tree) - cpu_before, begun.elapsed().as_secs_f64());
         if report.plan.cancelled || self.cancel.load(Ordering::Relaxed) {
             return Ok(None);
         }

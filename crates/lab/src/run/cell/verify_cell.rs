@@ -3,9 +3,9 @@
 
 use crate::contract::verify::{self, LiveData, Target};
 use crate::contract::verify::{ServerTree, TreeHere};
+use crate::run::cell::bench::CellBench;
 use crate::run::cell::served::{Served, SqliteOnHost, Tree, TreeOnHost};
 use crate::run::planning::cells::Cell;
-use crate::run::runner::Lab;
 use crate::services::postgres::SqliteFile;
 use crate::stacks::manifest::{Database, Stack, Variant};
 use bakeoff_model::records::results::{CheckScope, LabWarning, VerifyReport};
@@ -14,11 +14,11 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-impl Lab<'_> {
+impl CellBench<'_> {
     /// Starts one stack variant and checks every chosen scenario's contract. A start has one
     /// DATABASE_URL: each scenario file with a database of its own is checked on a start of its own.
     pub fn verify_variant(&mut self, stack: &Stack, variant: &Variant, scenarios: &[Scenario], workers: u32) -> VerifyReport {
-        let (own, shared): (Vec<Scenario>, Vec<Scenario>) = scenarios.iter().partition(|&&s| self.database_file(&[s]).is_some());
+        let (own, shared): (Vec<Scenario>, Vec<Scenario>) = scenarios.iter().partition(|&&s| self.file_dbs().file_of(&[s]).is_some());
         if own.is_empty() {
             return self.verify_start(stack, variant, scenarios, workers);
         }
@@ -50,7 +50,7 @@ impl Lab<'_> {
         if let Err(e) = self.ensure_services(stack, scenarios, variant) {
             return failed(e.to_string());
         }
-        let label = self.new_cell(stack, variant);
+        let label = self.dirs.new_cell(stack, variant);
         let ids: Vec<&str> = scenarios.iter().map(|s| s.id()).collect();
         let what = format!("verify {} [{}] ({}), WORKERS={workers}", stack.name, variant.name, ids.join(", "));
         let (server, addr) = match self.start_stack(stack, variant, workers, &label, scenarios) {
@@ -107,9 +107,9 @@ impl Lab<'_> {
     ) -> R {
         // A server on a host of its own: its cell's files are the host's, not readable from here.
         let on_host =
-            self.server_host().is_some() && stack.unmanaged.is_none() && stack.kind != crate::stacks::manifest::StackKind::Baseline;
+            self.place.server_host().is_some() && stack.unmanaged.is_none() && stack.kind != crate::stacks::manifest::StackKind::Baseline;
         let (here, on_host_tree);
-        let server: Option<&dyn ServerTree> = match (tree, self.server_host()) {
+        let server: Option<&dyn ServerTree> = match (tree, self.place.server_host()) {
             (Some(Tree::Here(pid)), _) => {
                 here = TreeHere(pid);
                 Some(&here)
@@ -124,9 +124,9 @@ impl Lab<'_> {
             Some(p) => (Path::new(&p.sqlite), p.key.clone()),
             None => (Path::new("products.sqlite"), "id".to_string()),
         };
-        let sqlite = SqliteFile { path: self.cell_dir(label).join(file), key: key.clone() };
+        let sqlite = SqliteFile { path: self.dirs.cell_dir(label).join(file), key: key.clone() };
         // On a server host the cell's file is there: the agent changes it.
-        let sqlite_there = self.server_host().filter(|_| on_host).and_then(|host| {
+        let sqlite_there = self.place.server_host().filter(|_| on_host).and_then(|host| {
             let folder = host.run_folder.borrow().clone()?;
             let path = Path::new(&folder).join("cells").join(label).join(file).display().to_string();
             Some(SqliteOnHost { host, path, key })
@@ -137,7 +137,7 @@ impl Lab<'_> {
             _ if on_host => None,
             _ => Some(&sqlite),
         };
-        let file_db = self.file_db(stack, variant, label, scenarios);
+        let file_db = self.file_dbs().handle(stack, variant, label, scenarios);
         f(&Target {
             stack: &stack.name,
             variant: &variant.name,
@@ -147,7 +147,7 @@ impl Lab<'_> {
             products_out_of_reach: (on_host && products.is_none()).then(|| {
                 format!(
                     "the cell's SQLite file is on the server host {}, whose run folder was not made",
-                    self.server_host().map(|h| h.host()).unwrap_or_default()
+                    self.place.server_host().map(|h| h.host()).unwrap_or_default()
                 )
             }),
             documents: self.services.docstore.as_ref().map(|d| d as &dyn LiveData),

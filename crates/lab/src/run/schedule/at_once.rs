@@ -10,7 +10,7 @@ use crate::machine::noise::NoiseProbe;
 use crate::machine::sampler;
 use crate::run::events::Event;
 use crate::run::roles::LoadFailure;
-use crate::run::runner::Lab;
+use crate::run::schedule::blocks::BlockSchedule;
 use crate::run::schedule::blocks::Resident;
 use crate::run::schedule::slice::SliceTaken;
 use crate::run::schedule::tally::{starved_turns, Tally};
@@ -22,17 +22,17 @@ use bakeoff_model::statistics::pairing::JointSlice;
 use bakeoff_model::statistics::summary::Metric;
 use std::time::Instant;
 
-impl Lab<'_> {
+impl BlockSchedule<'_, '_> {
     /// The residents (their indexes) an at-once launch loads together; empty when the schedule is
     /// not at once or fewer than two can be. At the run's first launch, says why each other one
     /// is loaded in turn.
     pub(in crate::run) fn loaded_together(&mut self, residents: &[Resident<'_, '_>], launch: u32) -> Vec<usize> {
-        if !self.settings.schedule.pairs_blocks() || residents.len() < 2 {
+        if !self.bench.settings.schedule.pairs_blocks() || residents.len() < 2 {
             return Vec::new();
         }
-        let placement = if self.hosts.has_client_hosts() {
+        let placement = if self.bench.place.hosts.has_client_hosts() {
             Some(InTurn::ClientHosts)
-        } else if self.hosts.server_host.is_some() {
+        } else if self.bench.place.hosts.server_host.is_some() {
             Some(InTurn::ServerHost)
         } else if !crate::machine::cgroup::equal_shares() {
             Some(InTurn::NoEqualShares)
@@ -42,14 +42,14 @@ impl Lab<'_> {
         let why: Vec<Option<InTurn>> = residents.iter().map(|r| placement.or_else(|| in_turn(r))).collect();
         let together: Vec<usize> = (0..residents.len()).filter(|&i| why[i].is_none()).collect();
         if launch == 0 {
-            let schedule = self.settings.schedule;
+            let schedule = self.bench.settings.schedule;
             // In blocks every cell has its solo slices anyway: a reason that holds for all is
             // said once, and a lone cell has no ratio a joint slice could help.
             let said_once = schedule == Schedule::Blocks && placement.is_some();
             for (k, (r, why)) in residents.iter().zip(&why).enumerate() {
                 let alone = (together.len() < 2 && schedule == Schedule::AtOnce).then_some(InTurn::NoPeer);
                 if let Some(why) = why.or(alone).filter(|_| !said_once || k == 0) {
-                    (self.events)(Event::LoadedInTurn { cell: &r.cell.key(), why, schedule });
+                    (self.bench.events)(Event::LoadedInTurn { cell: &r.cell.key(), why, schedule });
                 }
             }
         }
@@ -69,7 +69,7 @@ impl Lab<'_> {
         together: Vec<usize>,
         tally: &mut Tally,
     ) -> Vec<usize> {
-        if self.settings.schedule != Schedule::Blocks {
+        if self.bench.settings.schedule != Schedule::Blocks {
             return together;
         }
         let (kept, long): (Vec<usize>, Vec<usize>) =
@@ -77,7 +77,7 @@ impl Lab<'_> {
         for i in long {
             let key = residents[i].cell.key();
             if tally.said_long_turns.insert(key.clone()) {
-                (self.events)(Event::LoadedInTurn { cell: &key, why: InTurn::LongTurns, schedule: Schedule::Blocks });
+                (self.bench.events)(Event::LoadedInTurn { cell: &key, why: InTurn::LongTurns, schedule: Schedule::Blocks });
             }
         }
         if kept.len() < 2 {
@@ -102,15 +102,15 @@ impl Lab<'_> {
         let cells = live.len() as u32;
         let keys: Vec<CellKey> = live.iter().map(|&i| residents[i].cell.key()).collect();
         let taken = self.joint_slice(residents, live, (block, launch), None, (false, tally.joint_factor(&keys)));
-        let base = self.settings.duration;
+        let base = self.bench.settings.duration;
         let needed = taken.iter().filter_map(|(_, r)| starved_turns(&r.as_ref().ok()?.load, base)).max();
         if let Some(factor) = needed.and_then(|turns| tally.note_joint_starved(&keys, turns)) {
-            (self.events)(Event::JointLengthened { cells: &keys, factor });
+            (self.bench.events)(Event::JointLengthened { cells: &keys, factor });
         }
         // Each server's part of the CPU time the slice's servers used: the joint/solo rule reads it.
         let cores = |r: &TrialRecord| (r.server.cpu_percent / 100.0).max(0.0);
         let all_cores: f64 = taken.iter().filter_map(|(_, r)| r.as_ref().ok()).map(cores).sum();
-        let server_cpus = Some(self.settings.server_cpus.len() as u32);
+        let server_cpus = Some(self.bench.settings.server_cpus.len() as u32);
         let mut figures = Vec::new();
         for (i, result) in taken {
             let Ok(record) = result else { continue };
@@ -151,25 +151,28 @@ impl Lab<'_> {
         let mut results = Vec::new();
         let mut planned = Vec::new();
         for &i in live {
-            match self.plan_with(&settings, residents[i].cell, residents[i].addr, settle) {
+            match settings.plan(residents[i].cell, residents[i].addr, settle) {
                 Ok(plan) => planned.push((i, plan)),
                 Err(e) => results.push((i, Err(e))),
             }
         }
         let Some(&(first, _)) = planned.first() else { return results };
         let started_at = bakeoff_model::now_rfc3339();
-        let cpu_before: Vec<f64> = planned.iter().map(|(i, _)| self.tree_cpu(residents[*i].tree)).collect();
-        let meters: Vec<_> = planned.iter().map(|(i, _)| self.meter(residents[*i].tree, Instant::now() + settle)).collect();
+        let cpu_before: Vec<f64> = planned.iter().map(|(i, _)| self.bench.place.tree_cpu(residents[*i].tree)).collect();
+        let meters: Vec<_> = planned
+            .iter()
+            .map(|(i, _)| self.bench.place.meter(residents[*i].tree, Instant::now() + settle, &self.bench.settings.client_cpus))
+            .collect();
         // The noise is measured once: the first's tree as the measured one, every other loaded
         // server as the lab's own.
-        let others = planned[1..].iter().filter_map(|(i, _)| self.pid_here(residents[*i].tree));
-        let measured: Vec<u32> = self.lab_pids().into_iter().chain(others).collect();
+        let others = planned[1..].iter().filter_map(|(i, _)| self.bench.place.pid_here(residents[*i].tree));
+        let measured: Vec<u32> = self.bench.lab_pids().into_iter().chain(others).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
         let mut loads = self.loads_at_once(planned.iter().map(|(_, plan)| plan));
-        mark_client_bound(&mut loads, self.settings.client_cpus.len());
+        mark_client_bound(&mut loads, self.bench.settings.client_cpus.len());
         let metered: Vec<_> = meters.into_iter().map(|m| m.finish()).collect();
-        let noise = self.trial_noise(probe, residents[first].tree, (&measured, &before), &metered[0].0, None);
+        let noise = self.bench.trial_noise(probe, residents[first].tree, (&measured, &before), &metered[0].0, None);
         let wall_s = begun.elapsed().as_secs_f64();
         let share_s = wall_s / planned.len() as f64;
         // Every server's leftover queue is drained before any latency-under-load steps run, so
@@ -180,7 +183,7 @@ impl Lab<'_> {
         for (k, (((i, _), load), (samples, _))) in planned.iter().zip(loads).zip(metered).enumerate() {
             let r = &mut residents[*i];
             let under_load = if curves { self.resident_curve(r, launch, &load) } else { Ok(None) };
-            r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before[k];
+            r.busy_cpu_s += self.bench.place.tree_cpu(r.tree) - cpu_before[k];
             r.busy_wall_s += wall_s;
             let result = under_load.and_then(|under_load| {
                 let taken =
@@ -194,7 +197,7 @@ impl Lab<'_> {
 
     /// Runs every plan at the same time, each on a thread of this process, and waits for all.
     fn loads_at_once<'p>(&self, plans: impl Iterator<Item = &'p bakeoff_load::LoadPlan>) -> Vec<Result<LoadReport, LoadFailure>> {
-        let cancel = self.cancel;
+        let cancel = self.bench.cancel;
         std::thread::scope(|scope| {
             let running: Vec<_> = plans.map(|plan| scope.spawn(move || bakeoff_load::run_with_cancel(plan, cancel))).collect();
             running

@@ -4,14 +4,14 @@
 
 use crate::run::events::Event;
 use crate::run::planning::estimate::trial_weight;
-use crate::run::runner::Lab;
+use crate::run::schedule::blocks::BlockSchedule;
 use crate::run::schedule::blocks::{BlockRun, Resident};
 use bakeoff_model::plan::schedule::Schedule;
 use bakeoff_model::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
 
-impl Lab<'_> {
+impl BlockSchedule<'_, '_> {
     /// Measures one block (its number and launch) of the `residents`, those `together` loaded at
     /// once, and keeps every record it took; `last` holds them for the checks after the load.
     /// False when the run was cancelled (what the block measured before is kept).
@@ -27,17 +27,17 @@ impl Lab<'_> {
         let mut joint = BTreeMap::new();
         let mut taken = Vec::new();
         let mut cancelled = false;
-        for unit in block_units(&mut br.rng, residents.len(), together, self.settings.schedule) {
-            if self.cancel.load(Ordering::Relaxed) {
+        for unit in block_units(&mut br.rng, residents.len(), together, self.bench.settings.schedule) {
+            if self.bench.cancel.load(Ordering::Relaxed) {
                 cancelled = true;
                 break;
             }
             let live: Vec<usize> = unit.residents().iter().copied().filter(|&i| !residents[i].failed).collect();
             if !matches!(unit, Unit::Joint(_)) {
                 for &i in &live {
-                    let trials = self.settings.trials.max(block);
-                    let weight = trial_weight(&self.settings, residents[i].cell);
-                    (self.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials, weight });
+                    let trials = self.bench.settings.trials.max(block);
+                    let weight = trial_weight(&self.bench.settings, residents[i].cell);
+                    (self.bench.events)(Event::TrialStarting { cell: &residents[i].cell.key(), trial: block, trials, weight });
                 }
             }
             match (unit, &live[..]) {
@@ -45,8 +45,11 @@ impl Lab<'_> {
                 (Unit::Joint(_), _) => joint.extend(self.joint_figures(&mut br.tally, residents, &live, (block, launch))),
                 (_, &[i]) => {
                     // The other residents' trees on this machine are the lab's own while this one is loaded.
-                    let others: Vec<u32> =
-                        residents.iter().filter(|o| o.tree != residents[i].tree).filter_map(|o| self.pid_here(o.tree)).collect();
+                    let others: Vec<u32> = residents
+                        .iter()
+                        .filter(|o| o.tree != residents[i].tree)
+                        .filter_map(|o| self.bench.place.pid_here(o.tree))
+                        .collect();
                     taken.push((i, self.slice(&mut residents[i], &others, block, launch, noisy)));
                 }
                 _ => taken.extend(self.joint_slice(residents, &live, (block, launch), noisy, (true, 1))),

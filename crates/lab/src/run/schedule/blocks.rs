@@ -8,6 +8,7 @@
 //! met on the ratios a scenario ranks, paired block by block, not on each cell's own interval.
 
 use crate::error::LabError;
+use crate::run::cell::bench::CellBench;
 use crate::run::cell::served::{Served, Tree};
 use crate::run::cell::start::measured_tree;
 use crate::run::events::Event;
@@ -15,11 +16,10 @@ use crate::run::planning::cells::Cell;
 use crate::run::planning::estimate::trial_weight;
 use crate::run::planning::launches::LaunchPlan;
 use crate::run::planning::settings::LoadSettings;
-use crate::run::runner::{Lab, RunOutcome};
-use crate::run::schedule::rounds::MAX_TRIALS;
-use crate::run::schedule::tally::Tally;
+use crate::run::schedule::outcome::RunOutcome;
+use crate::run::schedule::tally::{Tally, MAX_TRIALS};
 use bakeoff_model::plan::schedule::{Lengthening, Schedule};
-use bakeoff_model::records::results::{LabWarning, RunInfo, TrialRecord};
+use bakeoff_model::records::results::{LabWarning, ResultSink, RunInfo, TrialRecord};
 use bakeoff_model::rng::{seed_of, SplitMix64};
 use bakeoff_model::scenario::Scenario;
 use std::collections::BTreeMap;
@@ -31,6 +31,15 @@ const IDLE_LIMIT_PERCENT: f64 = 2.0;
 /// Idle time shorter than this says nothing of a server's idle CPU (loaded at once, a server is
 /// hardly ever idle: its idle CPU then comes from its own equal share).
 const MIN_IDLE_WALL_S: f64 = 1.0;
+/// The block schedule over a lab: its cell bench starts, loads and stops the servers; the
+/// schedule owns their order, the pairing of their slices, the launches and the stopping rule.
+pub(crate) struct BlockSchedule<'l, 'a> {
+    pub(in crate::run) bench: &'l mut CellBench<'a>,
+    pub(in crate::run) sink: &'l mut (dyn ResultSink + 'a),
+    /// When the run began: the clock its budget counts from.
+    pub(in crate::run) run_started: Instant,
+}
+
 /// What every launch of a run's block schedule shares: the run, the blocks' random orders, the
 /// tally of what was measured and the run's outcome.
 pub(in crate::run) struct BlockRun<'r> {
@@ -62,17 +71,17 @@ pub(in crate::run) struct Resident<'c, 'a> {
     pub(in crate::run) curve_taken: bool,
 }
 
-impl Lab<'_> {
+impl BlockSchedule<'_, '_> {
     /// Measures `cells` block by block, relaunching their servers per `LaunchPlan`, then, with a
     /// precision goal, more launches of the scenarios whose paired ratios (each cell against the
     /// best, a twin against its original) are still wider than the target.
-    pub(crate) fn measure_blocks(&mut self, run: &RunInfo, cells: &[&Cell<'_>], outcome: &mut RunOutcome) -> anyhow::Result<()> {
+    pub(crate) fn measure(&mut self, run: &RunInfo, cells: &[&Cell<'_>], outcome: &mut RunOutcome) -> anyhow::Result<()> {
         let started = self.run_started;
         let mut groups: BTreeMap<Scenario, Vec<&Cell<'_>>> = BTreeMap::new();
         for &cell in cells {
             groups.entry(cell.scenario).or_default().push(cell);
         }
-        let plan = LaunchPlan::for_blocks(self.settings.trials, &self.settings);
+        let plan = LaunchPlan::for_blocks(self.bench.settings.trials, &self.bench.settings);
         let mut br = BlockRun { run, rng: SplitMix64(seed_of(&run.id)), tally: Tally::default(), outcome };
         // A block's number is the scenario's own count, whoever missed it: cells pair by block, so
         // a server that died and skipped the rest of its launch must not shift its later blocks.
@@ -90,12 +99,12 @@ impl Lab<'_> {
                 }
             }
         }
-        let Some(target) = self.settings.precision else { return Ok(()) };
-        let budget = self.settings.budget.unwrap_or(Duration::MAX);
+        let Some(target) = self.bench.settings.precision else { return Ok(()) };
+        let budget = self.bench.settings.budget.unwrap_or(Duration::MAX);
         let mut launch = plan.launches;
         let mut given_up = std::collections::BTreeSet::new();
         loop {
-            let metric = self.settings.rank_by.metric();
+            let metric = self.bench.settings.rank_by.metric();
             // The precision asked is on the ratios a scenario ranks, paired block by block.
             let keys = |g: &[&Cell<'_>]| g.iter().map(|c| c.key()).collect::<Vec<_>>();
             let pending: Vec<(f64, Scenario, &Vec<&Cell<'_>>)> = groups
@@ -116,21 +125,21 @@ impl Lab<'_> {
             let left = budget.as_secs_f64() - started.elapsed().as_secs_f64();
             let (pending, dropped) = within_budget(pending, |g| per_slice * (slices(g) * plan.extra_blocks()) as f64, left);
             if !dropped.is_empty() {
-                (self.events)(Event::BudgetSpent { pending: dropped.iter().map(|(_, g)| g.len()).sum() });
+                (self.bench.events)(Event::BudgetSpent { pending: dropped.iter().map(|(_, g)| g.len()).sum() });
                 given_up.extend(dropped.iter().map(|(s, _)| *s));
             }
             if pending.is_empty() {
                 return Ok(());
             }
             let cells: usize = pending.iter().map(|(_, _, g)| g.len()).sum();
-            let work = pending.iter().flat_map(|(_, _, g)| g.iter()).map(|c| trial_weight(&self.settings, c)).sum::<Duration>();
+            let work = pending.iter().flat_map(|(_, _, g)| g.iter()).map(|c| trial_weight(&self.bench.settings, c)).sum::<Duration>();
             let trials = cells * plan.extra_blocks() as usize;
-            (self.events)(Event::PrecisionRound { round: launch + 1, cells, trials, work: work * plan.extra_blocks() });
+            (self.bench.events)(Event::PrecisionRound { round: launch + 1, cells, trials, work: work * plan.extra_blocks() });
             for (_, scenario, group) in pending {
                 for cell in group.iter() {
                     if let Some((key, &factor)) = longer.get_key_value(&cell.key()) {
                         br.tally.slice_factor.insert(key.clone(), factor);
-                        (self.events)(Event::SlicesLengthened { cell: key, factor, why: Lengthening::OwnSpread });
+                        (self.bench.events)(Event::SlicesLengthened { cell: key, factor, why: Lengthening::OwnSpread });
                     }
                 }
                 let blocks = blocks_of(scenario, plan.extra_blocks());
@@ -167,7 +176,7 @@ impl Lab<'_> {
     /// slices in a fresh random order each, then the checks and the stops. False when the run was
     /// cancelled.
     fn launch(&mut self, br: &mut BlockRun<'_>, cells: &[&Cell<'_>], launch: u32, blocks: std::ops::Range<u32>) -> anyhow::Result<bool> {
-        let trial_cpus: Vec<usize> = self.settings.server_cpus.iter().chain(&self.settings.client_cpus).copied().collect();
+        let trial_cpus: Vec<usize> = self.bench.settings.server_cpus.iter().chain(&self.bench.settings.client_cpus).copied().collect();
         let noisy = crate::machine::quiet::wait(&trial_cpus, crate::machine::quiet::MAX_WAIT);
         // Started in a fresh random order too: the first server started meets a machine the later
         // ones do not (free memory, caches, the CPU's state), and no cell may always be first.
@@ -175,12 +184,12 @@ impl Lab<'_> {
         let mut residents = self.start_residents(&order, &mut br.tally, br.outcome);
         let together = self.loaded_together(&residents, launch);
         // At once, a cell's slices are its share of a joint one; in blocks, its solo slices are.
-        let shares = self.settings.schedule == Schedule::AtOnce;
+        let shares = self.bench.settings.schedule == Schedule::AtOnce;
         for (i, r) in residents.iter_mut().enumerate() {
             let warming = Instant::now();
             if let Some(warmed) = self.warm(r.cell, r.addr, r.tree) {
                 let sharing = if shares && together.contains(&i) { together.len() } else { 1 };
-                br.tally.note_turns(&r.cell.key(), &warmed, self.settings.duration, sharing);
+                br.tally.note_turns(&r.cell.key(), &warmed, self.bench.settings.duration, sharing);
             }
             r.overhead_s += warming.elapsed().as_secs_f64();
         }
@@ -188,11 +197,11 @@ impl Lab<'_> {
         // than its slices, gets longer slices now, before this launch measures it (a run that ends
         // after a starved launch lengthens nothing).
         for (key, factor) in br.tally.lengthen_starved(&residents.iter().map(|r| r.cell.key()).collect::<Vec<_>>()) {
-            (self.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
+            (self.bench.events)(Event::SlicesLengthened { cell: &key, factor, why: Lengthening::StarvedConnections });
             residents.iter_mut().filter(|r| r.cell.key() == key).for_each(|r| r.slice_factor = factor);
         }
         let together = self.without_long_turns(&residents, together, &mut br.tally);
-        let idle_from: Vec<f64> = residents.iter().map(|r| self.tree_cpu(r.tree)).collect();
+        let idle_from: Vec<f64> = residents.iter().map(|r| self.bench.place.tree_cpu(r.tree)).collect();
         let idle_clock = Instant::now();
         let last = blocks.end.saturating_sub(1);
         let mut cancelled = false;
@@ -227,8 +236,8 @@ impl Lab<'_> {
         match result {
             Ok(mut record) => {
                 record.run_id = br.run.id.clone();
-                br.tally.note_starved(&key, &record.load, self.settings.duration);
-                br.tally.record(&key, &record, self.settings.rank_by.metric());
+                br.tally.note_starved(&key, &record.load, self.bench.settings.duration);
+                br.tally.record(&key, &record, self.bench.settings.rank_by.metric());
                 if last {
                     r.held = Some(record);
                 } else {
@@ -248,14 +257,15 @@ impl Lab<'_> {
         let mut residents = Vec::new();
         let live: Vec<&'c Cell<'a>> = cells.iter().copied().filter(|c| !tally.failed.contains(&c.key())).collect();
         for cell in live {
-            let label = self.new_cell(cell.stack, cell.variant);
+            let label = self.bench.dirs.new_cell(cell.stack, cell.variant);
             let starting = Instant::now();
             let started = self
+                .bench
                 .ensure_services(cell.stack, &[cell.scenario], cell.variant)
-                .and_then(|()| self.start_stack(cell.stack, cell.variant, cell.workers, &label, &[cell.scenario]));
+                .and_then(|()| self.bench.start_stack(cell.stack, cell.variant, cell.workers, &label, &[cell.scenario]));
             match started {
                 Ok((server, addr)) => {
-                    let tree = measured_tree(cell.stack, server.as_ref(), self.upstream_tree());
+                    let tree = measured_tree(cell.stack, server.as_ref(), self.bench.place.upstream_tree(&self.bench.services));
                     residents.push(Resident {
                         cell,
                         label,
@@ -272,7 +282,7 @@ impl Lab<'_> {
                     });
                 }
                 Err(e) => {
-                    self.note_cell(&label, &format!("start of {}", cell.key().label()));
+                    self.bench.note_cell(&label, &format!("start of {}", cell.key().label()));
                     self.fail(cell.key(), e.to_string(), tally, outcome);
                 }
             }
@@ -283,14 +293,14 @@ impl Lab<'_> {
     /// Loads a fresh server for the warm-up (a JIT's, a pool's), once per launch, and lets it
     /// serve what the warm-up left queued; not measured.
     fn warm(&self, cell: &Cell<'_>, addr: SocketAddr, tree: Tree) -> Option<bakeoff_load::LoadReport> {
-        let warmup = self.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
+        let warmup = self.bench.settings.warmup.max(cell.stack.warmup.unwrap_or_default());
         if warmup.is_zero() {
             return None;
         }
-        let settings = LoadSettings { duration: warmup, ..self.settings.clone() };
-        let plan = self.plan_with(&settings, cell, addr, Duration::ZERO).ok()?;
+        let settings = LoadSettings { duration: warmup, ..self.bench.settings.clone() };
+        let plan = settings.plan(cell, addr, Duration::ZERO).ok()?;
         // A server that fails its warm-up fails its first slice too, where it is recorded.
-        let warmed = self.run_load(&plan).ok();
+        let warmed = self.bench.run_load(&plan).ok();
         self.drain(tree, warmed.as_ref());
         warmed
     }
@@ -309,16 +319,16 @@ impl Lab<'_> {
         beside_others: bool,
         outcome: &mut RunOutcome,
     ) -> anyhow::Result<bool> {
-        let idle_cpu_s = self.tree_cpu(r.tree) - cpu_from - r.busy_cpu_s;
+        let idle_cpu_s = self.bench.place.tree_cpu(r.tree) - cpu_from - r.busy_cpu_s;
         let idle_wall_s = (wall_s - r.busy_wall_s).max(1e-9);
         let mut found = Vec::new();
         let checking = Instant::now();
         if !cancelled {
             let died = r.server.as_mut().and_then(Served::exited);
             let first = if launch == 0 { 1 } else { 2 };
-            let (after, rechecked) = self.after_measuring(r.cell, first, &r.label, r.addr, r.server.as_mut(), died.is_some());
+            let (after, rechecked) = self.bench.after_measuring(r.cell, first, &r.label, r.addr, r.server.as_mut(), died.is_some());
             if !rechecked.is_empty() {
-                (self.events)(Event::CostRechecked { cell: &r.cell.key(), checks: &rechecked });
+                (self.bench.events)(Event::CostRechecked { cell: &r.cell.key(), checks: &rechecked });
             }
             found = after;
         }
@@ -333,7 +343,7 @@ impl Lab<'_> {
         }
         // Dropping the server stops it on every path, the cancelled one included.
         drop(r.server.take());
-        self.note_cell(&r.label, &format!("launch {} of {} (block schedule)", launch + 1, r.cell.key().label()));
+        self.bench.note_cell(&r.label, &format!("launch {} of {} (block schedule)", launch + 1, r.cell.key().label()));
         if let Some(mut record) = r.held.take() {
             record.warnings.extend(found);
             record.elapsed_s += r.overhead_s + checking.elapsed().as_secs_f64();
@@ -345,12 +355,12 @@ impl Lab<'_> {
     fn store(&mut self, record: TrialRecord, outcome: &mut RunOutcome) -> anyhow::Result<()> {
         self.sink.record_trial(&record)?;
         outcome.trials_stored += 1;
-        (self.events)(Event::TrialDone(&record));
+        (self.bench.events)(Event::TrialDone(&record));
         Ok(())
     }
 
     fn fail(&mut self, key: bakeoff_model::records::results::CellKey, error: String, tally: &mut Tally, outcome: &mut RunOutcome) {
-        (self.events)(Event::CellFailed { cell: &key, error: error.clone() });
+        (self.bench.events)(Event::CellFailed { cell: &key, error: error.clone() });
         tally.failed.insert(key.clone());
         outcome.failed_cells.push((key, error));
     }

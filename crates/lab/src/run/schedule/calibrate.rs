@@ -32,23 +32,23 @@ impl Lab<'_> {
         if cells.iter().any(|c| c.scenario == Scenario::Document) {
             wanted.push(StoreKind::Docstore);
         }
-        let sqlite = self.data_dir.join("products.sqlite");
+        let sqlite = self.bench.dirs.data_dir.join("products.sqlite");
         // A soak's long duration is for the stacks: the store's own rate is known within seconds.
-        let duration = self.settings.duration.min(CEILING_MAX);
-        let (connections, cpus) = (self.settings.connections, self.settings.server_cpus.clone());
+        let duration = self.bench.settings.duration.min(CEILING_MAX);
+        let (connections, cpus) = (self.bench.settings.connections, self.bench.settings.server_cpus.clone());
         for kind in wanted {
             let store = match kind {
-                StoreKind::Postgres => self.services.postgres.as_ref().map(CeilingStore::Postgres),
-                StoreKind::Docstore => self.services.docstore.as_ref().map(CeilingStore::Docstore),
+                StoreKind::Postgres => self.bench.services.postgres.as_ref().map(CeilingStore::Postgres),
+                StoreKind::Docstore => self.bench.services.docstore.as_ref().map(CeilingStore::Docstore),
                 StoreKind::Sqlite => Some(CeilingStore::Sqlite(&sqlite)),
             };
             let Some(store) = store else { continue };
             match ceiling::measure(store, run_id, connections, duration, &cpus) {
                 Ok(record) => {
                     self.sink.record_ceiling(&record)?;
-                    (self.events)(Event::CeilingMeasured(&record));
+                    (self.bench.events)(Event::CeilingMeasured(&record));
                 }
-                Err(e) => (self.events)(Event::CeilingFailed { store: kind, error: e.to_string() }),
+                Err(e) => (self.bench.events)(Event::CeilingFailed { store: kind, error: e.to_string() }),
             }
         }
         Ok(())
@@ -67,14 +67,14 @@ impl Lab<'_> {
                 "`--ramp auto` compares each proxy with the baseline at common rates: add the c/baseline stack".into(),
             ))?;
         }
-        let saved = self.settings.clone();
-        self.settings.ramp = None;
-        self.settings.rate = None;
-        self.settings.max_throughput = false;
-        self.settings.duration = saved.duration.min(Duration::from_secs(5));
+        let saved = self.bench.settings.clone();
+        self.bench.settings.ramp = None;
+        self.bench.settings.rate = None;
+        self.bench.settings.max_throughput = false;
+        self.bench.settings.duration = saved.duration.min(Duration::from_secs(5));
         let mut maxima = Vec::new();
         for (i, cell) in cells.iter().enumerate() {
-            let probe = self.measure(cell, 0);
+            let probe = self.bench.measure(cell, 0);
             let max = probe.map(|t| t.load.steps.iter().map(|s| s.requests_per_sec).fold(0.0, f64::max));
             match max {
                 Ok(m) if m >= 10.0 => maxima.push((i, m)),
@@ -84,22 +84,22 @@ impl Lab<'_> {
                         Ok(m) => format!("reached only {m:.0} req/s while calibrating `--ramp auto`; see its server log"),
                         Err(e) => format!("calibrating `--ramp auto`: {e}"),
                     };
-                    (self.events)(Event::CellFailed { cell: &cell.key(), error: error.clone() });
+                    (self.bench.events)(Event::CellFailed { cell: &cell.key(), error: error.clone() });
                     failed.push((cell.key(), error));
                 }
             }
         }
-        self.settings = saved;
-        let step_duration = Duration::from_secs(self.settings.duration.as_secs().max(1));
+        self.bench.settings = saved;
+        let step_duration = Duration::from_secs(self.bench.settings.duration.as_secs().max(1));
         let ladders = auto_ladders(&maxima, |&i| cells[i].stack.kind == StackKind::Baseline, step_duration);
         let mut out: Vec<Cell<'c>> = Vec::new();
         for ((i, ramp), (_, max)) in ladders.into_iter().zip(&maxima) {
-            (self.events)(Event::RampCalibrated { cell: &cells[i].key(), ramp: &ramp, max: *max });
+            (self.bench.events)(Event::RampCalibrated { cell: &cells[i].key(), ramp: &ramp, max: *max });
             out.push(Cell { ramp: Some(ramp), ..cells[i].clone() });
         }
         // What the run's settings record: the reference's ladder (each trial keeps its own rates).
         let reference = out.iter().find(|c| c.stack.kind == StackKind::Baseline).and_then(|c| c.ramp.clone());
-        self.settings.ramp = reference.map(RampSetting::Ladder);
+        self.bench.settings.ramp = reference.map(RampSetting::Ladder);
         Ok(out)
     }
 }

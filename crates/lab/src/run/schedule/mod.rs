@@ -7,6 +7,7 @@ pub(crate) mod block;
 pub(crate) mod blocks;
 pub(crate) mod calibrate;
 pub mod noise_probe;
+pub(crate) mod outcome;
 pub(crate) mod rounds;
 pub(crate) mod slice;
 pub(crate) mod tally;

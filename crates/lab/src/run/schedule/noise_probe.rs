@@ -180,7 +180,7 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     };
     let half_width = |n: u32| if paired { project(components, n, s) } else { floor.cell_half_width(n) };
     let trials_needed = if paired { blocks_for(components, target, s) } else { floor.trials_for(target) }.max(trials);
-    let cap = crate::run::schedule::rounds::MAX_TRIALS;
+    let cap = crate::run::schedule::tally::MAX_TRIALS;
     let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
     let mut trials_possible = trials;
     if let Some(budget) = s.budget {
@@ -313,9 +313,9 @@ fn measure(
         if let Some(h) = hosts.as_deref_mut() {
             lab = lab.with_hosts(std::mem::replace(h, RunHosts::local()));
         }
-        let measured = lab.measure_blocks(&run, &[&main, &other], &mut outcome);
+        let measured = lab.blocks().measure(&run, &[&main, &other], &mut outcome);
         if let Some(h) = hosts {
-            *h = std::mem::replace(&mut lab.hosts, RunHosts::local());
+            *h = std::mem::replace(&mut lab.bench.place.hosts, RunHosts::local());
         }
         measured
     };

@@ -4,14 +4,17 @@
 use crate::error::LabError;
 use crate::machine::noise::NoiseProbe;
 use crate::machine::sampler;
-use crate::run::cell::measure::noise_warnings;
+use crate::run::cell::measure::{cell_warnings, noise_warnings};
 use crate::run::cell::served::{Served, Tree};
 use crate::run::planning::launches::SLICE_WARMUP;
 use crate::run::planning::settings::LoadSettings;
-use crate::run::runner::Lab;
+use crate::run::roles::LoadFailure;
+use crate::run::schedule::blocks::BlockSchedule;
 use crate::run::schedule::blocks::Resident;
+use bakeoff_load::LoadReport;
 use bakeoff_model::plan::schedule::turn_seconds;
 use bakeoff_model::records::results::{LabWarning, TrialRecord};
+use bakeoff_model::slo::LoadCurve;
 use std::time::{Duration, Instant};
 
 /// A closed loop whose connections wait this long or more for their turn leaves a queue of
@@ -33,7 +36,23 @@ pub(in crate::run) struct SliceTaken {
     pub(in crate::run) elapsed_s: f64,
 }
 
-impl Lab<'_> {
+impl BlockSchedule<'_, '_> {
+    /// A resident's curve after one of its slices: once a launch, after the first slice that
+    /// measured a closed-model maximum.
+    pub(in crate::run) fn resident_curve(
+        &self,
+        r: &mut Resident<'_, '_>,
+        launch: u32,
+        load: &Result<LoadReport, LoadFailure>,
+    ) -> Result<Option<LoadCurve>, LabError> {
+        if r.curve_taken {
+            return Ok(None);
+        }
+        let curve = self.bench.measure_under_load(r.cell, r.addr, r.tree, launch, load)?;
+        r.curve_taken = curve.is_some();
+        Ok(curve)
+    }
+
     /// One slice of one resident: its load, its tree sampled, the noise around it (the other
     /// residents count as the lab's own), and the warnings it earned.
     pub(in crate::run) fn slice(
@@ -47,25 +66,25 @@ impl Lab<'_> {
         let begun = Instant::now();
         let cell = r.cell;
         let (settings, settle) = self.slice_settings(r.slice_factor);
-        let plan = self.plan_with(&settings, cell, r.addr, settle)?;
+        let plan = settings.plan(cell, r.addr, settle)?;
         let started_at = bakeoff_model::now_rfc3339();
-        let cpu_before = self.tree_cpu(r.tree);
-        let meter = self.meter(r.tree, Instant::now() + settle);
-        let services_watch = self.watch_services_host(r.tree, Instant::now() + settle);
-        let measured: Vec<u32> = self.lab_pids().into_iter().chain(others.iter().copied()).collect();
+        let cpu_before = self.bench.place.tree_cpu(r.tree);
+        let meter = self.bench.place.meter(r.tree, Instant::now() + settle, &self.bench.settings.client_cpus);
+        let services_watch = self.bench.place.watch_services_host(r.tree, Instant::now() + settle, &self.bench.services);
+        let measured: Vec<u32> = self.bench.lab_pids().into_iter().chain(others.iter().copied()).collect();
         let before: Vec<f64> = measured.iter().map(|&p| sampler::tree_cpu_seconds(p)).collect();
         let probe = NoiseProbe::start();
-        self.hosts.clear_noise();
-        let load = self.run_load(&plan);
+        self.bench.place.hosts.clear_noise();
+        let load = self.bench.run_load(&plan);
         let (samples, host_noise) = meter.finish();
-        let mut noise = self.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
-        noise.client_hosts.extend(self.services_host_noise(services_watch));
+        let mut noise = self.bench.trial_noise(probe, r.tree, (&measured, &before), &samples, host_noise);
+        noise.client_hosts.extend(self.bench.place.services_host_noise(services_watch));
         // Before the busy time is closed: the steps' CPU is the server's own, not its idle CPU.
         let under_load = self.resident_curve(r, launch, &load)?;
         // What the slice's connections left queued is this server's work: served now, on its own
         // busy time, not in its peers' next slices.
         self.drain(r.tree, load.as_ref().ok());
-        r.busy_cpu_s += self.tree_cpu(r.tree) - cpu_before;
+        r.busy_cpu_s += self.bench.place.tree_cpu(r.tree) - cpu_before;
         r.busy_wall_s += begun.elapsed().as_secs_f64();
         let taken = SliceTaken { load, samples, noise, under_load, started_at, elapsed_s: begun.elapsed().as_secs_f64() };
         self.slice_record(r, taken, (block, launch), noisy)
@@ -74,7 +93,7 @@ impl Lab<'_> {
     /// The settings of a slice `factor` times the run's length, and how long it settles first (a
     /// longer slice settles longer too: a slow server's first answers come later).
     pub(in crate::run) fn slice_settings(&self, factor: u32) -> (LoadSettings, Duration) {
-        let settings = LoadSettings { duration: self.settings.duration * factor.max(1), ..self.settings.clone() };
+        let settings = LoadSettings { duration: self.bench.settings.duration * factor.max(1), ..self.bench.settings.clone() };
         (settings, SLICE_WARMUP * factor.max(1))
     }
 
@@ -98,7 +117,7 @@ impl Lab<'_> {
         let mut warnings: Vec<LabWarning> = died.map(|exit| LabWarning::ServerDied { exit }).into_iter().collect();
         warnings.extend(noise_warnings(&noise));
         warnings.extend(noisy.map(|cores| LabWarning::NotQuietBeforeTrial { cpu_percent: cores * 100.0 }));
-        warnings.extend(self.cell_warnings(cell, &samples, server.cpu_percent));
+        warnings.extend(cell_warnings(&self.bench.settings, cell, &samples, server.cpu_percent));
         Ok(TrialRecord {
             run_id: String::new(),
             cell: cell.key(),
@@ -129,7 +148,7 @@ impl Lab<'_> {
         if turn_s >= DRAIN_FROM.as_secs_f64() {
             // Four turns, not one: a busy machine serves the queue slower than the slice did.
             let limit = Duration::from_secs_f64((4.0 * turn_s).min(MAX_DRAIN.as_secs_f64()));
-            self.wait_tree_quiet(tree, DRAIN_WINDOW, limit);
+            self.bench.place.wait_tree_quiet(tree, DRAIN_WINDOW, limit);
         }
     }
 }

@@ -11,6 +11,8 @@ use bakeoff_model::statistics::spread::Variance;
 use bakeoff_model::statistics::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// No cell gets more trials than this, whatever the budget.
+pub(crate) const MAX_TRIALS: u32 = 30;
 /// At most this many times the run's slice length for a cell that varies more than its peers.
 pub(crate) const MAX_SLICE_FACTOR: u32 = 4;
 /// At most this many times the run's slice length for a cell whose slices end before every

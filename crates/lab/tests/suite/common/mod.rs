@@ -114,8 +114,8 @@ pub fn measure_rechecked(
         }
     };
     let mut lab = lab(&scratch, &mut sink, &mut events);
-    settings(lab.settings_mut());
-    let trial = lab.measure(&cell(stack, variant, scenario), 1).unwrap();
+    settings(lab.bench.settings_mut());
+    let trial = lab.bench.measure(&cell(stack, variant, scenario), 1).unwrap();
     drop(lab);
     (trial, rechecked)
 }

@@ -1,0 +1,57 @@
+//! The load plan a cell is measured with, built from the run's settings: the one place a load
+//! setting reaches the load generator, for every schedule, the SLO search and latency under load.
+
+use crate::error::LabError;
+use crate::run::planning::cells::Cell;
+use crate::run::planning::settings::LoadSettings;
+use bakeoff_model::study::RampSetting;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+impl LoadSettings {
+    /// A trial's plan for `cell` at `addr` after `warmup`: a soak's own length in one step, a
+    /// ladder calibrated for this cell (`--ramp auto`), else these settings as they are.
+    pub(crate) fn cell_plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
+        match (cell.soak, &cell.ramp) {
+            (Some(soak), _) => LoadSettings { duration: soak.duration, ..self.clone() }.plan(cell, addr, warmup),
+            (None, Some(r)) => LoadSettings { ramp: Some(RampSetting::Ladder(r.clone())), ..self.clone() }.plan(cell, addr, warmup),
+            (None, None) => self.plan(cell, addr, warmup),
+        }
+    }
+
+    /// These settings as a plan for `cell`'s load path (or its scenario file's deck) at `addr`.
+    pub(crate) fn plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
+        let url = format!("http://{addr}{}", cell.scenario.load_path());
+        let mut b = bakeoff_load::LoadPlan::builder(&url)
+            .connections(self.connections)
+            .threads(self.client_threads)
+            .duration(self.duration)
+            .warmup(warmup)
+            .timeout(self.timeout)
+            .pin_cpus(self.client_cpus.clone());
+        if let Some(rate) = self.rate {
+            b = b.rate(rate);
+        }
+        match &self.ramp {
+            Some(RampSetting::Ladder(ramp)) => b = b.ramp(ramp.clone()),
+            Some(RampSetting::Auto) => {
+                return Err(LabError::Selection("`--ramp auto` is calibrated before any cell is measured; this is a bug".into()))
+            }
+            None => {}
+        }
+        if let Some(l) = &self.conn_ladder {
+            b = b.conn_ladder(l.clone());
+        }
+        if let Some(k) = self.requests_per_conn {
+            b = b.requests_per_conn(k);
+        }
+        if let Some(file) = self.scenario_file(cell.scenario) {
+            b = b.deck(file.deck.clone());
+        }
+        b.build().map_err(|e| LabError::Input {
+            what: "load settings".into(),
+            problem: e.to_string(),
+            hint: "check --connections, --duration and --rate".into(),
+        })
+    }
+}
