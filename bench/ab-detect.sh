@@ -85,6 +85,7 @@ ratios = [float(r["cpu_ratio"]) for r in ab if r["cpu_ratio"]]
 if ratios:
     print(f"A/B CPU per request, head / base: median {statistics.median(ratios):.4f} (the planted slowdown as measured)")
 print(rate("A/B called slower on CPU per request", sum(r["cpu_verdict"] == "slower" for r in ab), len(ab)))
+print(rate("A/B called slower on requests/s", sum(r["rps_verdict"] == "slower" for r in ab), len(ab)))
 print(rate("A/B failing the 1% CPU gate (exit 3)", sum(r["exit"] == "3" for r in ab), len(ab)))
 secs = [float(r["seconds"]) for r in rows]
 print(f"seconds a run took (setup, verification, measuring, report): median {statistics.median(secs):.0f}, max {max(secs):.0f}")
