@@ -1,6 +1,7 @@
-//! The lab that runs a plan's cells: verify each stack variant, then hand the passing cells to the
-//! schedule (`rounds`), which measures them trial by trial (`measure`) on servers it starts
-//! (`start`); every result goes to the sink as soon as it exists. A failing cell never stops the run.
+//! The lab that runs a plan's cells: verify each stack variant on its cell bench, then hand the
+//! passing cells to a schedule (`RoundSchedule` trial by trial, `BlockSchedule` in paired blocks),
+//! which drives the bench; every result goes to the sink as soon as it exists. A failing cell never
+//! stops the run.
 
 use crate::run::cell::bench::CellBench;
 use crate::run::cell::dirs::LabDirs;
