@@ -53,7 +53,7 @@ def metric(name):
     f = lambda v: "" if v is None else f"{v:.4f}"
     return [f(c["ratio"]), f(c["low"]), f(c["high"]), c["verdict"]]
 base = next((c for c in r["cells"] if c["stack"] == "adhoc/base"), None)
-base_cpu = f"{base['"'"'metrics'"'"']['"'"'cpu_us_per_request'"'"']['"'"'median'"'"']:.1f}" if base else ""
+base_cpu = "%.1f" % base["metrics"]["cpu_us_per_request"]["median"] if base else ""
 print(",".join([kind, r["run"]["id"], seconds, code] + metric("cpu_us_per_request") + metric("requests_per_sec") + [base_cpu]))
 ' "$kind" "$seconds" "$code" >> "$ROWS"
   tail -n 1 "$ROWS" >&2
