@@ -388,6 +388,11 @@ pub struct BenchArgs {
     /// How long it may take to answer HTTP after its start
     #[arg(long, value_parser = duration, default_value = "30s")]
     pub ready_timeout: Duration,
+    /// How requests travel: h1, h1-tls, h2 (over TLS, ALPN) or h2c (cleartext, prior knowledge).
+    /// A started server reads it as $PROTOCOL, with the run's certificate as $TLS_CERT and $TLS_KEY
+    /// (default: h1-tls for an https:// --url, else h1)
+    #[arg(long, value_name = "PROTOCOL")]
+    pub protocol: Option<bakeoff_model::protocol::WireProtocol>,
     #[command(flatten)]
     pub quick: QuickArgs,
     #[command(flatten)]

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod blocking;
 mod checks;
 mod conn;
 mod deck;
@@ -46,7 +47,7 @@ pub use runner::{run_observed, ProgressSnapshot, RunOutput, StepDetail};
 pub use schedule::{Ramp, Schedule, StepSpec, Stop};
 pub use stats::{decode_histogram, encode_histogram, latency_stats, trimmed_mean, DecodeError};
 pub use target::{Protocol, Scheme, Target};
-pub use tls::{TlsSettings, TlsVersion};
+pub use tls::{Negotiated, TlsSettings, TlsVersion};
 pub use usage::{process_cpu, CpuSet};
 pub use warnings::{Layer, Warning, SATURATED_FRACTION};
 

@@ -16,6 +16,7 @@ pub mod duration;
 pub mod error;
 pub mod peers;
 pub mod plan;
+pub mod protocol;
 pub mod records;
 pub mod rng;
 pub mod scenario;

@@ -109,8 +109,23 @@ func main() {
 		host = "127.0.0.1"
 	}
 	addr := net.JoinHostPort(host, os.Getenv("PORT"))
-	log.Printf("go/nethttp listening on %s with GOMAXPROCS=%d", addr, runtime.GOMAXPROCS(0))
-	log.Fatal(http.ListenAndServe(addr, mux))
+	log.Printf("go/nethttp listening on %s (%s) with GOMAXPROCS=%d", addr, os.Getenv("PROTOCOL"), runtime.GOMAXPROCS(0))
+	log.Fatal(serve(&http.Server{Addr: addr, Handler: mux, Protocols: new(http.Protocols)}))
+}
+
+// serve speaks the PROTOCOL the lab sets: h1 (HTTP/1.1), h1-tls and h2 (one TLS server offering
+// both by ALPN, as net/http does by default, with the run's TLS_CERT and TLS_KEY), or h2c
+// (HTTP/1.1 and cleartext HTTP/2 with prior knowledge).
+func serve(srv *http.Server) error {
+	srv.Protocols.SetHTTP1(true)
+	switch os.Getenv("PROTOCOL") {
+	case "h1-tls", "h2":
+		srv.Protocols.SetHTTP2(true)
+		return srv.ListenAndServeTLS(os.Getenv("TLS_CERT"), os.Getenv("TLS_KEY"))
+	case "h2c":
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return srv.ListenAndServe()
 }
 
 func load(dir string) {

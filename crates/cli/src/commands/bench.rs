@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use bakeoff_lab::run::ScenarioFile;
 use bakeoff_lab::stacks::adhoc::{AdHocServer, AdHocSpec};
 use bakeoff_lab::stacks::manifest::Unmanaged;
+use bakeoff_model::protocol::WireProtocol;
 use bakeoff_model::scenario::Scenario;
 use bakeoff_model::statistics::comparison::{Gate, GATED_BY_DEFAULT};
 use bakeoff_model::workload::quick::{QuickRequest, QuickScenario};
@@ -40,6 +41,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if req.selection.scenarios.is_empty() {
         req.selection.scenarios = vec![Scenario::Hello];
     }
+    let protocol = protocol(args)?;
     for (name, server) in servers {
         req.adhoc.push(AdHocSpec {
             server,
@@ -47,6 +49,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
             dir: std::env::current_dir()?,
             scenarios: req.selection.scenarios.clone(),
             ready_timeout: args.ready_timeout,
+            protocol,
         });
     }
     let names: Vec<String> = req.adhoc.iter().map(AdHocSpec::stack_name).collect();
@@ -192,8 +195,8 @@ fn quick_workload(quick: &QuickArgs) -> Result<Workload> {
 /// The address of `http://HOST:PORT[/...]`, which must be loopback: load goes nowhere else.
 pub fn loopback_addr(url: &str) -> Result<SocketAddr> {
     let hint = "  hint: give a loopback URL with its port, e.g. --url http://127.0.0.1:8080 (bakeoff loads loopback only)";
-    let Some(rest) = url.strip_prefix("http://") else {
-        bail!("--url {url}: only http:// URLs can be measured\n{hint}");
+    let Some(rest) = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")) else {
+        bail!("--url {url}: only http:// and https:// URLs can be measured\n{hint}");
     };
     let authority = rest.split('/').next().unwrap_or_default();
     let authority = authority.replace("localhost:", "127.0.0.1:");
@@ -209,6 +212,22 @@ pub fn loopback_addr(url: &str) -> Result<SocketAddr> {
         bail!("--url {url}: {} is not a loopback address\n{hint}", addr.ip());
     }
     Ok(addr)
+}
+
+/// The protocol `--protocol` names, else the one an `https://` --url implies; a protocol that
+/// contradicts the URL's scheme is refused.
+fn protocol(args: &BenchArgs) -> Result<WireProtocol> {
+    let https = args.url.as_deref().is_some_and(|u| u.starts_with("https://"));
+    match args.protocol {
+        None if https => Ok(WireProtocol::H1Tls),
+        None => Ok(WireProtocol::H1),
+        Some(p) if args.url.is_some() && p.tls() != https => bail!(
+            "--protocol {p} {} TLS but --url is {}\n  hint: use https:// with h1-tls or h2, http:// with h1 or h2c",
+            if p.tls() { "speaks" } else { "does not speak" },
+            if https { "https://" } else { "http://" }
+        ),
+        Some(p) => Ok(p),
+    }
 }
 
 /// `--pid`, checked to name a running process.

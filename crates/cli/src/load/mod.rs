@@ -138,7 +138,7 @@ impl LoadArgs {
             return Ok(None);
         }
         let version = self.tls_version.as_deref().map(TlsVersion::parse).transpose()?.unwrap_or_default();
-        Ok(Some(TlsSettings { version, resumption: !self.no_tls_resumption, ca_file: self.cacert.clone() }))
+        Ok(Some(TlsSettings { version, resumption: !self.no_tls_resumption, ca_file: self.cacert.clone(), cipher: None }))
     }
 
     /// Turns the flags into a validated plan.
@@ -375,7 +375,7 @@ mod tests {
         let p = plan(&["https://127.0.0.1:9/"]).unwrap();
         assert_eq!((p.tls, p.protocol, p.streams), (Some(TlsSettings::new()), Protocol::Http1, 1));
         let p = plan(&["--h2", "--streams", "32", "--tls-version", "1.2", "--no-tls-resumption", "https://127.0.0.1:9/"]).unwrap();
-        let tls = TlsSettings { version: TlsVersion::Tls12, resumption: false, ca_file: None };
+        let tls = TlsSettings { version: TlsVersion::Tls12, resumption: false, ca_file: None, cipher: None };
         assert_eq!((p.tls.clone(), p.protocol, p.in_flight()), (Some(tls), Protocol::Http2, 32));
         let h2c = plan(&["--h2", "http://127.0.0.1:9/"]).unwrap();
         assert_eq!((h2c.tls, h2c.protocol), (None, Protocol::Http2));

@@ -60,6 +60,31 @@ pub(crate) fn wait_answering(s: &mut dyn Starting, addr: SocketAddr, path: &str,
     }
 }
 
+/// The same wait for a server that speaks another protocol than cleartext HTTP/1.1: once it
+/// listens, `answers` makes one attempt (a TLS handshake, HTTP/2's SETTINGS, a request), Err with
+/// why it failed; the last failure is the reason given when `timeout` passes.
+pub(crate) fn wait_answering_with(
+    s: &mut dyn Starting,
+    addr: SocketAddr,
+    what: &str,
+    timeout: Duration,
+    answers: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<Duration, LabError> {
+    let start = Instant::now();
+    wait_ready(s, addr, timeout)?;
+    loop {
+        still_running(s, addr)?;
+        let last = match answers() {
+            Ok(()) => return Ok(start.elapsed()),
+            Err(e) => e,
+        };
+        if start.elapsed() > timeout {
+            return Err(s.not_ready(format!("{addr} accepted connections but gave no {what} answer within {timeout:?}: {last}")));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn still_running(s: &mut dyn Starting, addr: SocketAddr) -> Result<(), LabError> {
     match s.exit() {
         Some(status) => Err(s.not_ready(format!("it exited with {status} before answering HTTP on {addr}"))),

@@ -274,7 +274,7 @@ mod tests {
 
     #[test]
     fn tls_and_h2_travel_to_a_client_host() {
-        let tls = bakeoff_load::TlsSettings { version: bakeoff_load::TlsVersion::Tls12, resumption: false, ca_file: None };
+        let tls = bakeoff_load::TlsSettings { version: bakeoff_load::TlsVersion::Tls12, resumption: false, ca_file: None, cipher: None };
         let plan = LoadPlan::builder("https://127.0.0.1:9/").tls(tls).protocol(Protocol::Http2).streams(12).build().unwrap();
         let line = serde_json::to_string(&RunSpec::from_plan(&plan)).unwrap();
         assert_eq!(serde_json::from_str::<RunSpec>(&line).unwrap().to_plan().unwrap(), plan);

@@ -192,6 +192,7 @@ mod tests {
             scenarios: vec![Scenario::Hello, Scenario::Json, Scenario::Products],
             services: Vec::new(),
             reproduces: None,
+            protocol: Default::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 use crate::error::LabError;
 use crate::machine::provenance::git_commit;
 use crate::stacks::manifest::{Setup, Stack, StackKind, Unmanaged, Variant};
+use bakeoff_model::protocol::WireProtocol;
 use bakeoff_model::scenario::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -43,6 +44,9 @@ pub struct AdHocSpec {
     pub scenarios: Vec<Scenario>,
     /// How long it may take to answer after its start.
     pub ready_timeout: Duration,
+    /// How its requests travel; a started server reads it as PROTOCOL, with the lab's TLS_CERT and
+    /// TLS_KEY.
+    pub protocol: WireProtocol,
 }
 
 /// How a run records an ad-hoc stack (in its settings): enough to run it again.
@@ -88,7 +92,7 @@ impl AdHocSpec {
             stack: self.stack_name(),
             command,
             setup,
-            url: running.map(|u| format!("http://{}/", u.addr)),
+            url: running.map(|u| format!("{}://{}/", self.protocol.scheme(), u.addr)),
             pid: running.and_then(|u| u.pid),
             cwd: self.dir.display().to_string(),
             git_commit: commit.map(|c| c.trim_end_matches("-dirty").to_string()),
@@ -102,7 +106,7 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
     let input = |problem: String, hint: &str| LabError::Input { what: "--cmd".into(), problem, hint: hint.into() };
     let (command, setup, unmanaged) = match &spec.server {
         AdHocServer::Command { command, setup } => (command.clone(), setup.clone(), None),
-        AdHocServer::Running(u) => (format!("(already running at http://{}/)", u.addr), None, Some(*u)),
+        AdHocServer::Running(u) => (format!("(already running at {}://{}/)", spec.protocol.scheme(), u.addr), None, Some(*u)),
     };
     if unmanaged.is_none() && command.trim().is_empty() {
         return Err(input(
@@ -160,6 +164,7 @@ pub fn ephemeral(spec: &AdHocSpec) -> Result<Stack, LabError> {
             scenarios: spec.scenarios.clone(),
             services: vec![],
             reproduces: None,
+            protocol: spec.protocol,
         }],
         products_probe: None,
         profile: None,
@@ -194,6 +199,7 @@ mod tests {
             dir: std::env::temp_dir(),
             scenarios: vec![Scenario::Hello],
             ready_timeout: Duration::from_secs(5),
+            protocol: WireProtocol::H1,
         }
     }
 

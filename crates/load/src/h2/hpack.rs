@@ -119,6 +119,17 @@ impl Decoder {
         Ok(fields)
     }
 
+    /// Decodes one complete header block into every field, in order: for a check's whole
+    /// response, not the load's path.
+    pub(crate) fn decode_all(&mut self, block: &[u8]) -> Result<Vec<(String, String)>, HpackError> {
+        let mut out = Vec::new();
+        self.decode_each(block, |name, value| {
+            out.push((String::from_utf8_lossy(name).into_owned(), String::from_utf8_lossy(value).into_owned()));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
     /// Decodes one complete header block, handing each field to `each`.
     fn decode_each(&mut self, mut block: &[u8], mut each: impl FnMut(&[u8], &[u8]) -> Result<(), HpackError>) -> Result<(), HpackError> {
         while let Some(&first) = block.first() {

@@ -27,7 +27,15 @@ pub(crate) struct TlsClient {
 impl TlsClient {
     /// The client of `settings`; fails on a certificate file that cannot be read or holds none.
     pub(crate) fn new(settings: &TlsSettings, protocol: Protocol) -> Result<TlsClient, PlanError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut provider = rustls::crypto::ring::default_provider();
+        if let Some(name) = &settings.cipher {
+            let known: Vec<String> = provider.cipher_suites.iter().map(|s| format!("{:?}", s.suite())).collect();
+            provider.cipher_suites.retain(|s| format!("{:?}", s.suite()) == *name);
+            if provider.cipher_suites.is_empty() {
+                return Err(PlanError::Invalid(format!("TLS cipher suite `{name}` is not one of {}", known.join(", "))));
+            }
+        }
+        let provider = Arc::new(provider);
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[settings.version.rustls()])
             .map_err(|e| PlanError::Invalid(format!("TLS {}: {e}", settings.version.name())))?;
@@ -101,11 +109,15 @@ impl ServerCertVerifier for AnyCertificate {
     }
 }
 
-/// What was negotiated: the version, the cipher suite and the application protocol.
+/// What a handshake negotiated: the version, the cipher suite and the application protocol, in
+/// the names the load generator's report uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Negotiated {
+pub struct Negotiated {
+    /// "1.2" or "1.3".
     pub version: String,
+    /// The cipher suite, as rustls names it (e.g. `TLS13_AES_128_GCM_SHA256`).
     pub cipher: String,
+    /// The application protocol the server chose by ALPN, if it chose one.
     pub alpn: Option<String>,
 }
 

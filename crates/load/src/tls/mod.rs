@@ -4,5 +4,6 @@
 pub(crate) mod client;
 pub(crate) mod settings;
 
+pub use client::Negotiated;
 pub(crate) use client::{HandshakeRecorder, TlsClient};
 pub use settings::{TlsSettings, TlsVersion};

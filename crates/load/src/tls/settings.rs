@@ -58,12 +58,16 @@ pub struct TlsSettings {
     /// them any certificate is accepted (as wrk and h2load do), its handshake signature still checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<PathBuf>,
+    /// The one cipher suite offered, as rustls names it (`TLS13_AES_128_GCM_SHA256`); None offers
+    /// rustls's whole list and lets the server choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher: Option<String>,
 }
 
 impl TlsSettings {
     /// TLS 1.3 with resumption, trusting any certificate.
     pub fn new() -> TlsSettings {
-        TlsSettings { version: TlsVersion::Tls13, resumption: true, ca_file: None }
+        TlsSettings { version: TlsVersion::Tls13, resumption: true, ca_file: None, cipher: None }
     }
 }
 

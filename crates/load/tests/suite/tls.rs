@@ -15,7 +15,7 @@ fn run(url: &str, tls: TlsSettings, shape: impl FnOnce(bakeoff_load::LoadPlanBui
 }
 
 fn settings(version: TlsVersion, resumption: bool, ca: Option<std::path::PathBuf>) -> TlsSettings {
-    TlsSettings { version, resumption, ca_file: ca }
+    TlsSettings { version, resumption, ca_file: ca, cipher: None }
 }
 
 #[test]

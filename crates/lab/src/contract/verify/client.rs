@@ -1,11 +1,59 @@
-//! A small blocking HTTP/1.1 client for verification: one keep-alive connection, every response
-//! read whole, every read bounded by a timeout. Responses are decoded by the load generator's own
-//! parser, so a stack that passes verification is framed the same way under load.
+//! A small blocking client for verification: one keep-alive connection in the cell's protocol
+//! (HTTP/1.1 in cleartext or over TLS, HTTP/2 over TLS or h2c), every response read whole, every
+//! read bounded by a timeout. HTTP/1.1 responses are decoded by the load generator's own parser and
+//! TLS is the load generator's own client, so a stack that passes verification is framed and
+//! negotiated the same way under load.
 
-use bakeoff_load::{Framing, ParseError, ParseSink, ResponseParser};
+use bakeoff_load::blocking::{H2Exchange, H2Request, Negotiated, Stream};
+use bakeoff_load::{Framing, ParseError, ParseSink, ResponseParser, TlsSettings};
+use bakeoff_model::protocol::WireProtocol;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
+
+/// How a verified server is spoken to: its protocol, and the CA its certificate must chain to
+/// (None: any certificate, as under load).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wire {
+    /// The cell's protocol.
+    pub protocol: WireProtocol,
+    /// The run's CA (PEM), for a TLS protocol.
+    pub ca: Option<PathBuf>,
+}
+
+/// The one cipher suite every TLS cell is offered, so every stack does the same cryptography per
+/// byte: TLS 1.3's mandatory suite (RFC 8446 9.1).
+pub const LAB_CIPHER: &str = "TLS13_AES_128_GCM_SHA256";
+
+impl Wire {
+    /// The TLS the lab sets for every TLS cell, in verification and under load alike: TLS 1.3
+    /// only, [`LAB_CIPHER`] only, resumption on; the chain verified against `ca` when given. None
+    /// in cleartext.
+    pub(crate) fn tls(&self) -> Option<TlsSettings> {
+        self.protocol.tls().then(|| TlsSettings { ca_file: self.ca.clone(), cipher: Some(LAB_CIPHER.into()), ..TlsSettings::new() })
+    }
+
+    /// `scheme://addr`, the base of the URLs checks name.
+    pub(crate) fn base(&self, addr: SocketAddr) -> String {
+        format!("{}://{addr}", self.protocol.scheme())
+    }
+}
+
+/// The load generator's HTTP version for a cell's protocol.
+pub(crate) fn http_version(p: WireProtocol) -> bakeoff_load::Protocol {
+    if p.http2() {
+        bakeoff_load::Protocol::Http2
+    } else {
+        bakeoff_load::Protocol::Http1
+    }
+}
+
+/// A connection in its protocol.
+enum Conn {
+    H1(Stream),
+    H2(Box<H2Exchange>),
+}
 
 /// A whole response as the verifier reads it.
 #[derive(Debug, Clone)]
@@ -58,16 +106,52 @@ impl ParseSink for Keep {
 /// One keep-alive connection to a server under verification, reopened when the server closed it.
 pub struct Client {
     addr: SocketAddr,
-    conn: Option<TcpStream>,
+    wire: Wire,
+    conn: Option<Conn>,
     timeout: Duration,
     parser: ResponseParser,
+    negotiated: Option<Negotiated>,
 }
 
 impl Client {
-    /// A client of `addr`; it connects on the first request, and every connect, write and read waits
-    /// `timeout` at most.
+    /// An HTTP/1.1 client of `addr` in cleartext; it connects on the first request, and every
+    /// connect, write and read waits `timeout` at most.
     pub fn new(addr: SocketAddr, timeout: Duration) -> Client {
-        Client { addr, conn: None, timeout, parser: ResponseParser::new(false) }
+        Client::over(addr, Wire::default(), timeout)
+    }
+
+    /// A client of `addr` speaking `wire`.
+    pub fn over(addr: SocketAddr, wire: Wire, timeout: Duration) -> Client {
+        Client { addr, wire, conn: None, timeout, parser: ResponseParser::new(false), negotiated: None }
+    }
+
+    /// What the last TLS handshake chose (None in cleartext or before the first request).
+    pub fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.as_ref()
+    }
+
+    /// Opens a connection now (a handshake, and HTTP/2's SETTINGS), replacing any open one.
+    pub(crate) fn connect(&mut self) -> Result<(), String> {
+        let (stream, negotiated) = Stream::connect(self.addr, self.wire.tls().as_ref(), http_version(self.wire.protocol), self.timeout)?;
+        self.negotiated = negotiated;
+        self.parser.reset();
+        self.conn = Some(if self.wire.protocol.http2() {
+            Conn::H2(Box::new(H2Exchange::start(stream, &self.addr.to_string(), self.wire.protocol.tls())?))
+        } else {
+            Conn::H1(stream)
+        });
+        Ok(())
+    }
+
+    /// The open HTTP/2 exchange (connecting first when none is open); None over HTTP/1.1.
+    pub(crate) fn h2(&mut self) -> Result<Option<&mut H2Exchange>, String> {
+        if self.conn.is_none() {
+            self.connect()?;
+        }
+        Ok(match self.conn.as_mut() {
+            Some(Conn::H2(x)) => Some(x),
+            _ => None,
+        })
     }
 
     /// GETs `path` on the current keep-alive connection (opening one when needed).
@@ -85,9 +169,10 @@ impl Client {
         if let Some(b) = body {
             req.push_str(&format!("Content-Length: {}\r\n", b.len()));
         }
-        let mut req = req.into_bytes();
-        req.extend_from_slice(b"\r\n");
-        req.extend_from_slice(body.unwrap_or_default());
+        let mut h1 = req.into_bytes();
+        h1.extend_from_slice(b"\r\n");
+        h1.extend_from_slice(body.unwrap_or_default());
+        let req = Request { h1, method, path, headers, body };
         let reused = self.conn.is_some();
         let mut result = self.try_send(&req);
         if reused && result.as_ref().is_err_and(|e| e == CLOSED_IDLE || e.starts_with("write:") || e.contains("reset")) {
@@ -107,24 +192,35 @@ impl Client {
         self.conn.is_some()
     }
 
-    fn try_send(&mut self, req: &[u8]) -> Result<Response, String> {
+    fn try_send(&mut self, req: &Request<'_>) -> Result<Response, String> {
         if self.conn.is_none() {
-            let s = TcpStream::connect_timeout(&self.addr, self.timeout).map_err(|e| format!("connect: {e}"))?;
-            s.set_read_timeout(Some(self.timeout)).ok();
-            s.set_write_timeout(Some(self.timeout)).ok();
-            s.set_nodelay(true).ok();
-            self.conn = Some(s);
-            self.parser.reset();
+            self.connect()?;
         }
-        let conn = self.conn.as_mut().expect("connected");
-        conn.write_all(req).map_err(|e| format!("write: {e}"))?;
-        read_response(conn, &mut self.parser)
+        match self.conn.as_mut().expect("connected") {
+            Conn::H1(conn) => {
+                conn.write_all(&req.h1).map_err(|e| format!("write: {e}"))?;
+                read_response(conn, &mut self.parser)
+            }
+            Conn::H2(x) => {
+                let r = x.send(&H2Request { method: req.method, path: req.path, headers: req.headers, body: req.body })?;
+                Ok(Response { status: r.status, headers: r.headers, body: r.body, framing: Framing::Frames, close: false })
+            }
+        }
     }
+}
+
+/// One request, in both forms: HTTP/1.1's bytes, and its parts for an HTTP/2 stream.
+struct Request<'a> {
+    h1: Vec<u8>,
+    method: &'a str,
+    path: &'a str,
+    headers: &'a [(String, String)],
+    body: Option<&'a [u8]>,
 }
 
 /// Reads until the parser completes one response (or the peer closes, which ends a
 /// close-delimited body); bytes after it would be an answer to nothing, and are a failure.
-fn read_response(conn: &mut TcpStream, parser: &mut ResponseParser) -> Result<Response, String> {
+fn read_response(conn: &mut Stream, parser: &mut ResponseParser) -> Result<Response, String> {
     let mut keep = Keep::default();
     let mut chunk = [0u8; 16384];
     loop {

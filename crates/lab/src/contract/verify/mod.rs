@@ -7,6 +7,7 @@ mod database;
 mod listen;
 mod login;
 mod probes;
+mod protocol;
 mod proxy;
 mod scenarios;
 mod sent;
@@ -14,7 +15,8 @@ mod statements;
 mod workload;
 
 pub(crate) use bakeoff_load::Framing;
-pub use client::{Client, Response};
+pub(crate) use client::http_version;
+pub use client::{Client, Response, Wire};
 pub use database::{FileDatabase, SqliteDatabase};
 pub use listen::listening_addresses;
 pub use workload::{verify_workload, verify_workload_on, Sent, WorkloadVerification, DRAWS_PER_KIND};
@@ -66,6 +68,8 @@ pub(crate) struct Target<'a> {
     pub(crate) stack: &'a str,
     pub(crate) variant: &'a str,
     pub(crate) addr: SocketAddr,
+    /// How the server is spoken to: the cell's protocol, and the run's CA for TLS.
+    pub(crate) wire: Wire,
     pub(crate) scenarios: &'a [Scenario],
     pub(crate) products: Option<&'a dyn LiveData>,
     /// Why `products` has no handle when it has none: the reason the live-data probe is skipped.
@@ -90,6 +94,16 @@ pub(crate) struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// A client of the server in the cell's protocol.
+    pub(crate) fn client(&self, timeout: Duration) -> Client {
+        Client::over(self.addr, self.wire.clone(), timeout)
+    }
+
+    /// The checks of this target, their URLs in its scheme.
+    pub(crate) fn checks(&self) -> Checks {
+        Checks { base: self.wire.base(self.addr), out: Vec::new() }
+    }
+
     /// The run was stopped: what is left unchecked stays so.
     pub(crate) fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
@@ -135,9 +149,10 @@ pub(crate) fn warn<T>(reason: impl Into<String>) -> Result<T, (Verdict, String)>
 
 /// Verifies every scenario of `target`, returning all checks.
 pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
-    let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
-    let mut client = Client::new(target.addr, Duration::from_secs(10));
+    let mut checks = target.checks();
+    let mut client = target.client(Duration::from_secs(10));
     listen::check_own_address_only(&mut checks, target.addr, target.server);
+    protocol::check(&mut checks, &mut client, target);
     if target.scenarios != [Scenario::Proxy] {
         scenarios::check_common(&mut checks, &mut client);
     }
@@ -155,8 +170,8 @@ pub(crate) fn verify(target: &Target<'_>) -> VerifyReport {
 /// warm server after it was measured, on the very URL the load requested: an answer cached only
 /// once warm, or after N requests, fails here. Returns the probes' checks.
 pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
-    let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
-    let mut client = Client::new(target.addr, Duration::from_secs(10));
+    let mut checks = target.checks();
+    let mut client = target.client(Duration::from_secs(10));
     for scenario in target.scenarios {
         match scenario {
             Scenario::Products => scenarios::probe_products(&mut checks, &mut client, target),
@@ -178,7 +193,7 @@ pub(crate) fn probe_again(target: &Target<'_>) -> Vec<Check> {
 /// N requests, work done only while the verifier's light URL is seen) fails here. Returns the
 /// pairs' checks.
 pub(crate) fn cost_again(target: &Target<'_>) -> Vec<Check> {
-    let mut checks = Checks { base: format!("http://{}", target.addr), out: Vec::new() };
+    let mut checks = target.checks();
     cost::check_again(&mut checks, target);
     checks.out
 }

@@ -1,7 +1,10 @@
 //! A run's folders (LabDirs) as its cells use them: one directory per server start, labelled alike for
 //! verification and measurement, and the index that says afterwards what each start was for.
 
+use crate::error::LabError;
+use crate::run::cell::certificate::RunCertificate;
 use crate::stacks::manifest::{Stack, Variant};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 /// Where a lab keeps its files: the project (stacks, fixtures' sources), the run's scratch
@@ -33,6 +36,17 @@ impl LabDirs {
         let label = format!("{:03}-{}-{}", started + 1, stack.name.replace('/', "-"), variant.name);
         std::fs::create_dir_all(self.cell_dir(&label)).ok();
         label
+    }
+
+    /// The run's TLS certificate, made on first use for localhost and `server_ip`: every TLS
+    /// stack of the run serves it.
+    pub(crate) fn certificate(&self, server_ip: IpAddr) -> Result<RunCertificate, LabError> {
+        RunCertificate::in_run(&self.run_dir, server_ip)
+    }
+
+    /// Where the run's certificate files are (made by [`LabDirs::certificate`]).
+    pub(crate) fn certificate_paths(&self) -> RunCertificate {
+        RunCertificate::at(&self.run_dir)
     }
 
     /// Appends what the start `label` was for to the run's index of cell directories

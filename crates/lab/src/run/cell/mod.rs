@@ -2,6 +2,7 @@
 //! meters, the SLO search and latency under load after it, and its server wherever it runs.
 
 pub mod bench;
+pub(crate) mod certificate;
 pub(crate) mod dirs;
 pub(crate) mod file_db;
 pub(crate) mod measure;

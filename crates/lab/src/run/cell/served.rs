@@ -13,7 +13,7 @@ use std::time::Duration;
 use bakeoff_model::records::noise::TrialNoise;
 use bakeoff_model::records::results::ProcessSample;
 
-use crate::contract::verify::ServerTree;
+use crate::contract::verify::{Client, ServerTree, Wire};
 use crate::error::LabError;
 use crate::machine::cpu_meter::CpuReading;
 use crate::machine::process::ServerProcess;
@@ -23,6 +23,7 @@ use crate::remote::servers::RemoteServers;
 use crate::remote::session::{HostAccess, Session};
 use crate::remote::started::TreeState;
 use crate::remote::HostError;
+use bakeoff_model::protocol::WireProtocol;
 
 /// The process tree a cell measures: on this machine (a pid of this kernel), or on the server or
 /// services host (a pid as that host numbers it).
@@ -202,12 +203,19 @@ impl Served {
         }
     }
 
-    /// Waits until it answers HTTP for `path` on `addr`; how long that took.
-    pub(crate) fn wait_answering(&mut self, addr: SocketAddr, path: &str, timeout: Duration) -> Result<Duration, LabError> {
-        match self {
-            Served::Here(p) => p.wait_answering(addr, path, timeout),
-            Served::OnHost(h) => crate::machine::ready::wait_answering(h, addr, path, timeout),
+    /// Waits until it answers HTTP for `path` on `addr`, in `wire`'s protocol; how long that took.
+    pub(crate) fn wait_answering(&mut self, addr: SocketAddr, path: &str, wire: &Wire, timeout: Duration) -> Result<Duration, LabError> {
+        use crate::machine::ready::{wait_answering, wait_answering_with};
+        let starting: &mut dyn Starting = match self {
+            Served::Here(p) => p,
+            Served::OnHost(h) => h,
+        };
+        if wire.protocol == WireProtocol::H1 {
+            return wait_answering(starting, addr, path, timeout);
         }
+        let what = format!("{} (GET {path})", wire.protocol);
+        let mut answers = || Client::over(addr, wire.clone(), Duration::from_secs(1)).get(path).map(|_| ());
+        wait_answering_with(starting, addr, &what, timeout, &mut answers)
     }
 }
 

@@ -1,6 +1,7 @@
 //! Starting what a cell needs: the backing services (once per run), a fresh cell directory, and the
 //! stack's server with its environment, pinned to the server CPUs and waited for until it answers.
 
+use crate::contract::verify::Wire;
 use crate::error::LabError;
 use crate::machine::process::{free_port, Launch, ServerProcess};
 use crate::run::cell::bench::CellBench;
@@ -63,7 +64,19 @@ impl CellBench<'_> {
         };
         env.insert("DATABASE_URL".into(), db);
         env.extend(variant.env.clone());
+        env.insert("PROTOCOL".into(), variant.protocol.id().into());
+        if variant.protocol.tls() {
+            let tls = self.dirs.certificate_paths();
+            env.insert("TLS_CERT".into(), tls.cert.display().to_string());
+            env.insert("TLS_KEY".into(), tls.key.display().to_string());
+        }
         env
+    }
+
+    /// How `variant`'s servers are spoken to: its protocol, and over TLS the run's CA, which their
+    /// certificate must chain to.
+    pub(crate) fn wire(&self, variant: &Variant) -> Wire {
+        Wire { protocol: variant.protocol, ca: variant.protocol.tls().then(|| self.dirs.certificate_paths().ca) }
     }
 
     /// Records what the start `label` was for in the run's index of cell directories once its
@@ -124,7 +137,17 @@ impl CellBench<'_> {
             }
             return Ok((None, u.addr));
         }
+        if variant.protocol.tls() {
+            self.dirs.certificate(self.place.hosts.server.ip)?;
+        }
         if let Some(host) = self.place.server_host() {
+            if variant.protocol.tls() {
+                return Err(LabError::Input {
+                    what: format!("{} {} on {}", stack.name, variant.name, host.host()),
+                    problem: format!("a {} cell serves the run's certificate, which is made on this machine", variant.protocol),
+                    hint: "measure TLS cells with the servers on this machine or in a namespace of it".into(),
+                });
+            }
             // A scenario file's database in PostgreSQL is reached over the link; a SQLite one is a
             // file made here.
             if self.file_dbs().file_of(scenarios).is_some() && variant.database != Some(Database::Postgres) {
@@ -163,15 +186,15 @@ impl CellBench<'_> {
             netns: self.place.hosts.server.netns.as_deref(),
         })?;
         let addr = SocketAddr::new(self.place.hosts.server.ip, port);
-        self.until_ready(Served::Here(server), stack, addr)
+        self.until_ready(Served::Here(server), stack, variant, addr)
     }
 
     /// Waits for a started server to answer, then to go quiet (see [`ServerProcess::wait_quiet`]).
-    fn until_ready(&mut self, mut server: Served, stack: &Stack, addr: SocketAddr) -> StartResult {
+    fn until_ready(&mut self, mut server: Served, stack: &Stack, variant: &Variant, addr: SocketAddr) -> StartResult {
         // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
         // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
         let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };
-        let answered = server.wait_answering(addr, probe, stack.ready_timeout)?;
+        let answered = server.wait_answering(addr, probe, &self.wire(variant), stack.ready_timeout)?;
         let quiet = match &mut server {
             Served::Here(p) => p.wait_quiet(stack.ready_timeout.saturating_sub(answered)),
             Served::OnHost(_) => {
@@ -230,7 +253,7 @@ impl CellBench<'_> {
         let (pid, port) = host.call(|s| s.start(launch)).map_err(refuse)?;
         let server = Served::OnHost(HostedServer::new(&stack.name, pid, host.clone(), log));
         let port = port.ok_or_else(|| refuse("the host's agent chose no port".into()))?;
-        self.until_ready(server, stack, SocketAddr::new(self.place.hosts.server.ip, port))
+        self.until_ready(server, stack, variant, SocketAddr::new(self.place.hosts.server.ip, port))
     }
 }
 

@@ -72,7 +72,7 @@ impl CellBench<'_> {
                 scenario: CheckScope::Stack,
                 verdict: bakeoff_model::records::results::Verdict::Fail,
                 what: "the server stays up during verification".into(),
-                url: format!("http://{addr}/"),
+                url: format!("{}://{addr}/", variant.protocol.scheme()),
                 reason: format!("it exited with {status}; see {}", server.log()),
             });
         }
@@ -81,7 +81,7 @@ impl CellBench<'_> {
                 scenario: CheckScope::Stack,
                 verdict: bakeoff_model::records::results::Verdict::Fail,
                 what: "nothing the stack started outlives its stop".into(),
-                url: format!("http://{addr}/"),
+                url: format!("{}://{addr}/", variant.protocol.scheme()),
                 reason: format!(
                     "{left} was still running after SIGTERM and SIGKILL to the server's process group (it left the group, e.g. \
                      with setsid); the lab killed it. Keep every process in the group and stop them all on SIGTERM"
@@ -142,6 +142,7 @@ impl CellBench<'_> {
             stack: &stack.name,
             variant: &variant.name,
             addr,
+            wire: self.wire(variant),
             scenarios,
             products,
             products_out_of_reach: (on_host && products.is_none()).then(|| {

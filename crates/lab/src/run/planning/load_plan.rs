@@ -1,6 +1,7 @@
 //! The load plan a cell is measured with, built from the run's settings: the one place a load
 //! setting reaches the load generator, for every schedule, the SLO search and latency under load.
 
+use crate::contract::verify::{http_version, Wire};
 use crate::error::LabError;
 use crate::run::planning::cells::Cell;
 use crate::run::planning::settings::LoadSettings;
@@ -21,14 +22,22 @@ impl LoadSettings {
 
     /// These settings as a plan for `cell`'s load path (or its scenario file's deck) at `addr`.
     pub(crate) fn plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
-        let url = format!("http://{addr}{}", cell.scenario.load_path());
+        let protocol = cell.variant.protocol;
+        let url = format!("{}://{addr}{}", protocol.scheme(), cell.scenario.load_path());
+        // HTTP/2 keeps one stream in flight per connection: the same concurrency as HTTP/1.1's
+        // connections, so a protocol's cells differ in the protocol alone.
         let mut b = bakeoff_load::LoadPlan::builder(&url)
+            .protocol(http_version(protocol))
             .connections(self.connections)
             .threads(self.client_threads)
             .duration(self.duration)
             .warmup(warmup)
             .timeout(self.timeout)
             .pin_cpus(self.client_cpus.clone());
+        // Under load the certificate is not verified (as wrk and h2load), its signature still is.
+        if let Some(tls) = (Wire { protocol, ca: None }).tls() {
+            b = b.tls(tls);
+        }
         if let Some(rate) = self.rate {
             b = b.rate(rate);
         }

@@ -5,6 +5,7 @@
 mod parse;
 
 use crate::error::LabError;
+use bakeoff_model::protocol::WireProtocol;
 use bakeoff_model::records::profile::StackProfile;
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
@@ -72,6 +73,9 @@ pub struct Variant {
     /// A deliberate reproduction of a bug (one line saying which): measured and shown to tell what
     /// the bug costs, never ranked or compared with peers.
     pub(crate) reproduces: Option<String>,
+    /// How its requests travel (HTTP/1.1 in cleartext unless the manifest says otherwise): the
+    /// load plan's scheme and version, and what the verifier proves was negotiated.
+    pub protocol: WireProtocol,
 }
 
 /// A validated stack.

@@ -4,6 +4,7 @@
 use super::{Database, ProductsProbe, Setup, Stack, StackKind, Variant, MANIFEST_FILE};
 use crate::error::LabError;
 use bakeoff_model::duration::parse_duration;
+use bakeoff_model::protocol::WireProtocol;
 use bakeoff_model::records::profile::{ServerModel, StackProfile};
 use bakeoff_model::scenario::{Scenario, ServiceKind};
 use serde::Deserialize;
@@ -77,6 +78,8 @@ struct RawVariant {
     #[serde(default)]
     services: Vec<String>,
     reproduces: Option<String>,
+    #[serde(default)]
+    protocol: Option<String>,
 }
 
 /// Parses and validates manifest text; `dir` is the stack folder (for `setup.inputs` and messages).
@@ -218,6 +221,9 @@ fn parse_services(ids: &[String], field: &str, file: &Path) -> Result<Vec<Servic
         .collect()
 }
 
+/// What the lab sets in every server's environment for the protocol, which a variant may not.
+const LAB_ENV: [&str; 3] = ["PROTOCOL", "TLS_CERT", "TLS_KEY"];
+
 fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Path) -> Result<Vec<Variant>, LabError> {
     let err = |problem: String, hint: &str| LabError::manifest(file, problem, hint);
     if raw.is_empty() {
@@ -228,6 +234,7 @@ fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Pat
             scenarios: stack_scenarios.to_vec(),
             services: vec![],
             reproduces: None,
+            protocol: WireProtocol::H1,
         }]);
     }
     let mut out: Vec<Variant> = Vec::new();
@@ -271,7 +278,17 @@ fn parse_variants(raw: Vec<RawVariant>, stack_scenarios: &[Scenario], file: &Pat
             }
             r => r.map(|r| r.trim().to_string()),
         };
-        out.push(Variant { name: v.name, database, env: v.env, scenarios, services, reproduces });
+        let protocol = match v.protocol.as_deref() {
+            None => WireProtocol::H1,
+            Some(p) => p.parse().map_err(|e: String| err(format!("`{field}.protocol`: {e}"), "use h1, h1-tls, h2 or h2c"))?,
+        };
+        if let Some(name) = v.env.keys().find(|k| LAB_ENV.contains(&k.as_str())) {
+            return Err(err(
+                format!("`{field}.env` sets {name}, which the lab sets for every start"),
+                "remove it; a variant's `protocol` sets PROTOCOL, and the lab makes the certificate",
+            ));
+        }
+        out.push(Variant { name: v.name, database, env: v.env, scenarios, services, reproduces, protocol });
     }
     Ok(out)
 }

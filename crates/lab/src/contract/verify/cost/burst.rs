@@ -3,7 +3,7 @@
 //! once it settled; what a burst counts as the server's fault and what as the machine's.
 
 use super::{Requests, Target};
-use crate::contract::verify::ServerTree;
+use crate::contract::verify::{http_version, ServerTree};
 use crate::machine::cpu_meter::CpuReading;
 use bakeoff_load::ErrorCounts;
 use bakeoff_model::records::results::Verdict;
@@ -140,7 +140,7 @@ pub(super) fn probe_setup(
         let errors = &report.steps[0].errors;
         if errors.total() > 0 || report.steps[0].requests < conns as u64 {
             if conns == 1 {
-                let url = format!("http://{}{}", target.addr, light.first_path());
+                let url = format!("{}{}", target.wire.base(target.addr), light.first_path());
                 return Err(if broken(errors) > 0 {
                     BurstError::Broken(format!("a run of one request to {url} was answered with an error ({})", broken_kinds(errors)))
                 } else {
@@ -191,7 +191,7 @@ pub(super) fn burst(
             // A few failed requests are tolerated (a server that closes a kept-alive connection
             // as a request arrives); more than one in twenty is the server's answer.
             let sent = requests + errors.total();
-            let url = format!("http://{}{}", target.addr, routes.first_path());
+            let url = format!("{}{}", target.wire.base(target.addr), routes.first_path());
             if broken(&errors) * 20 > sent {
                 return Err(BurstError::Broken(format!(
                     "{} of {sent} requests to {url} were answered with errors during the burst ({}): each answer must be right; see the server log",
@@ -263,12 +263,16 @@ fn burst_plan(target: &Target<'_>, routes: &Requests, conns: u32, requests: u64)
 /// round-robin, or a file's requests as a deck (each with its own checks, the plan's 200 unused;
 /// each connection logs in first where the file has a login).
 fn plan_builder(target: &Target<'_>, routes: &Requests, conns: u32) -> bakeoff_load::LoadPlanBuilder {
-    let base = format!("http://{}", target.addr);
+    let base = target.wire.base(target.addr);
     let mut builder = bakeoff_load::LoadPlan::builder(&format!("{base}{}", routes.first_path()))
+        .protocol(http_version(target.wire.protocol))
         .connections(conns)
         .threads(1)
         .timeout(Duration::from_secs(5))
         .pin_cpus(target.client_cpus.to_vec());
+    if let Some(tls) = target.wire.tls() {
+        builder = builder.tls(tls);
+    }
     match routes {
         Requests::Paths(paths) => {
             for p in &paths[1..] {
