@@ -117,7 +117,7 @@ function worker() {
     });
   }
 
-  http.createServer((req, res) => {
+  serve((req, res) => {
     const q = req.url.indexOf('?');
     const pathname = q < 0 ? req.url : req.url.slice(0, q);
     const query = q < 0 ? '' : req.url.slice(q + 1);
@@ -131,6 +131,20 @@ function worker() {
     }
     send(res, 404, 'text/plain', 'Not Found');
   }).listen(PORT, HOST);
+}
+
+// The server of the PROTOCOL the lab sets, each Node's own module for it: node:http (h1),
+// node:https (h1-tls), node:http2's secure server offering h2 and http/1.1 by ALPN (h2), or its
+// cleartext server, prior knowledge only (h2c). TLS_CERT and TLS_KEY are the run's certificate.
+// The compatibility API hands every one of them the same (req, res), so the handlers are shared.
+function serve(handler) {
+  const tls = () => ({ cert: fs.readFileSync(process.env.TLS_CERT), key: fs.readFileSync(process.env.TLS_KEY) });
+  switch (process.env.PROTOCOL) {
+    case 'h1-tls': return require('node:https').createServer(tls(), handler);
+    case 'h2': return require('node:http2').createSecureServer({ ...tls(), allowHTTP1: true }, handler);
+    case 'h2c': return require('node:http2').createServer({}, handler);
+    default: return http.createServer(handler);
+  }
 }
 
 // Returns { products, shop }: async functions running their query on every call (products: all

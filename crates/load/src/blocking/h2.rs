@@ -79,8 +79,8 @@ impl H2Exchange {
             continuing: None,
         };
         let (head, payload) = x.read_frame(true)?;
-        if head.kind != kind::SETTINGS || head.flags & flag::ACK != 0 {
-            return Err(format!("the server's first frame was of type {} instead of SETTINGS (RFC 9113 3.4)", head.kind));
+        if head.flags & flag::ACK != 0 {
+            return Err("the server's first SETTINGS was an acknowledgement, not its own (RFC 9113 3.4)".into());
         }
         x.settings(&payload)?;
         Ok(x)
@@ -228,15 +228,18 @@ impl H2Exchange {
         self.stream.write_all(&out).map_err(|e| format!("write: {e}"))
     }
 
-    /// Reads one whole frame. `first`: the server's first bytes, where an HTTP/1.1 answer to the
-    /// preface says the port does not speak HTTP/2.
+    /// Reads one whole frame. `first`: the server's first bytes, which must be a SETTINGS frame;
+    /// anything else (an HTTP/1.1 answer to the preface) says the port does not speak HTTP/2.
     fn read_frame(&mut self, first: bool) -> Result<(FrameHead, Vec<u8>), String> {
-        let mut head = [0u8; HEAD];
-        self.read_exact(&mut head)?;
-        if first && head.starts_with(b"HTTP/1.") {
-            return Err("the server answered the HTTP/2 preface in HTTP/1.1: it does not speak HTTP/2 on this port".into());
+        let mut raw = [0u8; HEAD];
+        self.read_exact(&mut raw)?;
+        let head = FrameHead::parse(&raw);
+        if first && (head.kind != kind::SETTINGS || head.len > MAX_FRAME) {
+            let shown: String = raw.iter().map(|&b| if b.is_ascii_graphic() || b == b' ' { b as char } else { '.' }).collect();
+            return Err(format!(
+                "the server did not answer the HTTP/2 preface with SETTINGS (its first bytes: `{shown}`): it does not speak HTTP/2 on this port"
+            ));
         }
-        let head = FrameHead::parse(&head);
         if head.len > MAX_FRAME {
             return Err(format!("a frame of {} bytes, above the 16384 the client allows", head.len));
         }

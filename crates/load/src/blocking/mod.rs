@@ -55,6 +55,9 @@ impl Stream {
 fn handshake_error(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => "TLS handshake: timed out (is it a TLS server?)".into(),
+        _ if e.to_string().contains("InvalidContentType") => {
+            "TLS handshake: the server answered in cleartext; it does not speak TLS on this port".into()
+        }
         _ => format!("TLS handshake: {e}"),
     }
 }

@@ -12,7 +12,8 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -233,6 +234,26 @@ fn load(dir: &str, db: Option<Db>) -> State {
     State { regex_per_request, packed, records, transfer, db }
 }
 
+/// The TLS server of the run's certificate (TLS_CERT, TLS_KEY), offering h2 and http/1.1 by ALPN.
+fn tls_acceptor() -> tokio_rustls::TlsAcceptor {
+    use tokio_rustls::rustls::pki_types::pem::PemObject;
+    use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(std::env::var("TLS_CERT").expect("TLS_CERT"))
+        .expect("TLS_CERT: a PEM file")
+        .collect::<Result<_, _>>()
+        .expect("TLS_CERT: PEM certificates");
+    let key = PrivateKeyDer::from_pem_file(std::env::var("TLS_KEY").expect("TLS_KEY")).expect("TLS_KEY: a PEM private key");
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("the run's certificate and key");
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    tokio_rustls::TlsAcceptor::from(Arc::new(config))
+}
+
 fn main() {
     // The address to listen on: 127.0.0.1 unless the lab places the server on a host of its own.
     let host: IpAddr = std::env::var("HOST")
@@ -253,6 +274,9 @@ fn main() {
         let st = Arc::new(load(&dir, db));
         let addr = SocketAddr::new(host, port);
         let listener = TcpListener::bind(addr).await.expect("bind");
+        // PROTOCOL (set by the lab): h1, h1-tls, h2 or h2c; over TLS the run's TLS_CERT and TLS_KEY.
+        let protocol = std::env::var("PROTOCOL").unwrap_or_default();
+        let tls = matches!(protocol.as_str(), "h1-tls" | "h2").then(tls_acceptor);
         eprintln!("rust/hyper listening on {addr} with {workers} worker threads");
         loop {
             let (stream, _) = match listener.accept().await {
@@ -261,9 +285,25 @@ fn main() {
             };
             let _ = stream.set_nodelay(true);
             let st = st.clone();
+            let (protocol, tls) = (protocol.clone(), tls.clone());
             tokio::spawn(async move {
                 let svc = service_fn(move |req| route(st.clone(), req));
-                let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                match (tls, protocol.as_str()) {
+                    // h1-tls and h2: one rustls server offering h2 and http/1.1 by ALPN, hyper-util's
+                    // auto builder serving whichever the client chose.
+                    (Some(acceptor), _) => {
+                        if let Ok(stream) = acceptor.accept(stream).await {
+                            let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), svc).await;
+                        }
+                    }
+                    // h2c: HTTP/1.1 and, after the prior-knowledge preface, cleartext HTTP/2.
+                    (None, "h2c") => {
+                        let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), svc).await;
+                    }
+                    (None, _) => {
+                        let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), svc).await;
+                    }
+                }
             });
         }
     });
