@@ -41,7 +41,7 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     if req.selection.scenarios.is_empty() {
         req.selection.scenarios = vec![Scenario::Hello];
     }
-    let protocol = protocol(args)?;
+    let protocol = protocol(args, &req.scenario_files)?;
     for (name, server) in servers {
         req.adhoc.push(AdHocSpec {
             server,
@@ -214,11 +214,13 @@ pub fn loopback_addr(url: &str) -> Result<SocketAddr> {
     Ok(addr)
 }
 
-/// The protocol `--protocol` names, else the one an `https://` --url implies; a protocol that
-/// contradicts the URL's scheme is refused.
-fn protocol(args: &BenchArgs) -> Result<WireProtocol> {
+/// The protocol `--protocol` names, else the one of the scenario file (`--scenario`) that sets
+/// one, else the one an `https://` --url implies; a protocol that contradicts the URL's scheme is
+/// refused (a file's that contradicts `--protocol` is refused when the run plans its cells).
+fn protocol(args: &BenchArgs, files: &[ScenarioFile]) -> Result<WireProtocol> {
     let https = args.url.as_deref().is_some_and(|u| u.starts_with("https://"));
-    match args.protocol {
+    let from_file = files.iter().map(|f| f.workload.protocol).find(|&p| p != WireProtocol::H1);
+    match args.protocol.or(from_file) {
         None if https => Ok(WireProtocol::H1Tls),
         None => Ok(WireProtocol::H1),
         Some(p) if args.url.is_some() && p.tls() != https => bail!(

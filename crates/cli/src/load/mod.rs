@@ -256,7 +256,7 @@ impl LoadArgs {
 /// 1 if none were, 2 for unusable flags.
 pub fn run_cli(args: &LoadArgs) -> anyhow::Result<ExitCode> {
     let (workload, deck) = match &args.scenario {
-        Some(file) => match scenario::verified_deck(file, &args.urls[0]) {
+        Some(file) => match scenario::verified_deck(file, &args.urls[0], args.h2) {
             Ok((workload, deck)) => {
                 eprintln!("{}: verified; its deck of {} requests is the load", workload.name, deck.entries.len());
                 (Some(workload), Some(deck))

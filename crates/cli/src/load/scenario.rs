@@ -5,7 +5,7 @@
 
 use super::LoadArgs;
 use bakeoff_lab::contract::verify::{verify_workload, WorkloadVerification};
-use bakeoff_load::{Deck, Target};
+use bakeoff_load::{Deck, Scheme, Target};
 use bakeoff_model::workload::quick::{QuickRequest, QuickScenario};
 use bakeoff_model::workload::Workload;
 use std::path::Path;
@@ -19,10 +19,21 @@ pub(crate) enum NotRun {
     Unverified(String),
 }
 
-/// The file's deck, after its server passed verification at `url`'s address.
-pub(crate) fn verified_deck(file: &Path, url: &str) -> Result<(Workload, Deck), NotRun> {
+/// The file's deck, after its server passed verification at `url`'s address; `http2` is `--h2`.
+/// The URL's scheme and `--h2` must be the file's `protocol`.
+pub(crate) fn verified_deck(file: &Path, url: &str, http2: bool) -> Result<(Workload, Deck), NotRun> {
     let workload = Workload::load(file).map_err(|e| NotRun::File(e.to_string()))?;
     let target = Target::new(url, "GET", &[], None, false).map_err(|e| NotRun::File(format!("{e}\n  hint: {}", e.hint())))?;
+    let wanted = workload.protocol;
+    if (target.scheme == Scheme::Https) != wanted.tls() || http2 != wanted.http2() {
+        return Err(NotRun::File(format!(
+            "{}: the file travels over {wanted} (its `protocol`), not as {url}{} asks\n  hint: use {}://…{}",
+            file.display(),
+            if http2 { " with --h2" } else { "" },
+            wanted.scheme(),
+            if wanted.http2() { " with --h2" } else { " without --h2" }
+        )));
+    }
     let seed = fresh_seed();
     let verification = verify_workload(target.addr, &workload, seed, Duration::from_secs(5));
     if !verification.passed() {

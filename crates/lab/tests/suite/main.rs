@@ -11,6 +11,7 @@ mod detect_cheating;
 mod file_cost;
 mod file_database;
 mod memory_growth;
+mod protocols;
 mod proxy_placement_real;
 mod readiness;
 mod run_real_stack;

@@ -15,6 +15,7 @@ use super::template::Template;
 use super::vars::{DataFile, Generator, Pick};
 use super::{Body, RequestSpec, Workload};
 use crate::InputError;
+use crate::protocol::WireProtocol;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -45,6 +46,7 @@ struct RawFile {
     probes: Vec<Spanned<RawProbe>>,
     #[serde(default)]
     statements: Vec<Spanned<RawStatements>>,
+    protocol: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -205,6 +207,10 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
     if deck == 0 || deck > MAX_DECK {
         return Err(located(path, text, 0, format!("`deck = {deck}` must be 1 to {MAX_DECK}"), "leave it out for 1000"));
     }
+    let protocol = match &raw.protocol {
+        None => WireProtocol::H1,
+        Some(p) => p.get_ref().parse().map_err(|e: String| located(path, text, p.span().start, e, "use h1, h1-tls, h2 or h2c"))?,
+    };
     let name = raw.name.unwrap_or_else(|| path.file_stem().map_or("scenario".into(), |s| s.to_string_lossy().into_owned()));
     Ok(Workload {
         name,
@@ -219,6 +225,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Workload, InputError> {
         database,
         probes,
         statements,
+        protocol,
     })
 }
 

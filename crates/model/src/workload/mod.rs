@@ -57,6 +57,9 @@ pub struct Workload {
     pub probes: Vec<ProbeSpec>,
     /// The statement counts (`[[statements]]`), checked on PostgreSQL, in file order.
     pub statements: Vec<statements::StatementsSpec>,
+    /// How its requests travel (`protocol`, HTTP/1.1 in cleartext unless the file says otherwise):
+    /// the servers that serve it speak this.
+    pub protocol: crate::protocol::WireProtocol,
 }
 
 /// One kind of request.

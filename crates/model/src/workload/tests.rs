@@ -87,6 +87,13 @@ fn a_drawn_request_uses_one_value_per_variable_everywhere() {
 }
 
 #[test]
+fn a_file_travels_over_http1_unless_it_names_its_protocol() {
+    assert_eq!(shop().protocol, crate::protocol::WireProtocol::H1);
+    let h2 = Workload::parse(Path::new("shop.toml"), &format!("protocol = \"h2\"\n{SHOP}")).unwrap();
+    assert_eq!(h2.protocol, crate::protocol::WireProtocol::H2);
+}
+
+#[test]
 fn mistakes_are_named_with_their_line_and_fix() {
     let cases = [
         ("[[requests]]\nname = \"a\"\npath = \"/{{nope}}\"\n", "t.toml:1", "`{{nope}}` names no variable"),
@@ -103,6 +110,7 @@ fn mistakes_are_named_with_their_line_and_fix() {
         ("[[requests]]\nname = \"a\"\npath = \"/\"\nexpect = { json = [{ path = \"$.a[\", equals = 1 }] }\n", "t.toml:1", "not closed"),
         ("[[requests]]\nname = \"a\"\npath = \"/\"\nexpect = { regex = \"(\" }\n", "t.toml:1", "regex /(/"),
         ("[vars]\nu = { data = \"missing.csv\" }\n[[requests]]\nname = \"a\"\npath = \"/{{u.x}}\"\n", "t.toml:2", "missing.csv"),
+        ("\nprotocol = \"h3\"\n[[requests]]\nname = \"a\"\npath = \"/\"\n", "t.toml:2", "expected one of h1, h1-tls, h2, h2c"),
     ];
     for (text, at, says) in cases {
         let e = Workload::parse(Path::new("t.toml"), text).unwrap_err();

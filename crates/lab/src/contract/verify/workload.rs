@@ -11,7 +11,7 @@ use super::database::FileDatabase;
 use super::login::{log_in, LOGIN};
 use super::sent::send_checked;
 pub use super::sent::Sent;
-use super::{Checks, Client, Target};
+use super::{Checks, Client, Target, Wire};
 use bakeoff_model::records::results::{CheckScope, Verdict};
 use bakeoff_model::scenario::{FileScenario, Scenario};
 use bakeoff_model::workload::deck::Drawn;
@@ -80,7 +80,9 @@ fn verify_with(
     timeout: Duration,
     database: Option<&dyn FileDatabase>,
 ) -> WorkloadVerification {
-    let mut client = Client::new(addr, timeout);
+    // The file's protocol: its checks travel as its load will (any certificate accepted, as under
+    // load; the lab's own protocol checks verify the run's certificate).
+    let mut client = Client::over(addr, Wire { protocol: workload.protocol, ca: None }, timeout);
     let mut draws = Draws::new(seed);
     let mut sent = Vec::new();
     let mut captured: Option<BTreeMap<String, String>> = None;

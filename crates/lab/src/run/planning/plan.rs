@@ -260,6 +260,7 @@ impl RunPlan {
         let stacks: Vec<&Stack> = self.stacks.iter().collect();
         let files = files::scenarios(&self.settings.scenario_files);
         let mut cells = cells::plan_with_files(&stacks, self.scenarios.as_deref(), self.variants.as_deref(), &self.workers, &files)?;
+        self.keep_file_protocols(&mut cells)?;
         if let Some(soak) = &self.soak {
             let cpus = self.settings.server_cpus.len() as u32;
             let lowest = self.workers.default.iter().copied().min().unwrap_or(1);
@@ -269,6 +270,26 @@ impl RunPlan {
             cells::add_aa_twin(&mut cells, aa)?;
         }
         Ok(cells)
+    }
+
+    /// A scenario file travels in its own `protocol`: only the variants that serve that protocol
+    /// measure it. A file no selected variant serves that way is the error.
+    fn keep_file_protocols(&self, cells: &mut Vec<Cell<'_>>) -> Result<(), LabError> {
+        for file in &self.settings.scenario_files {
+            let scenario = file.scenario();
+            let protocol = file.workload.protocol;
+            let before = cells.iter().filter(|c| c.scenario == scenario).count();
+            cells.retain(|c| c.scenario != scenario || c.variant.protocol == protocol);
+            if before > 0 && !cells.iter().any(|c| c.scenario == scenario) {
+                return Err(LabError::Selection(format!(
+                    "scenario file `{}` travels over {protocol} (its `protocol`), which no selected variant serving it speaks: \
+                     choose a variant of that protocol (docs/stacks.md, \"Protocols\"), give `bench --protocol {protocol}`, \
+                     or remove `protocol` from the file",
+                    file.name
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The resolved settings as the run records them (the store's `settings_json`).

@@ -337,6 +337,17 @@ scenarios = ["products"]
     }
 
     #[test]
+    fn a_variant_names_its_protocol_and_leaves_the_protocol_environment_to_the_lab() {
+        let text = GOOD.replace("name = \"postgres\"\n", "name = \"h2\"\nprotocol = \"h2\"\n");
+        let s = parse(&text, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
+        assert_eq!(s.variants.iter().map(|v| v.protocol).collect::<Vec<_>>(), [WireProtocol::H1, WireProtocol::H2]);
+        let unknown = parse_err(&GOOD.replace("name = \"postgres\"\n", "name = \"h3\"\nprotocol = \"h3\"\n"));
+        assert!(unknown.contains("variants[1].protocol") && unknown.contains("h1, h1-tls, h2, h2c"), "{unknown}");
+        let env = parse_err(&GOOD.replace("name = \"postgres\"\n", "name = \"tls\"\nenv = { TLS_KEY = \"k.pem\" }\n"));
+        assert!(env.contains("sets TLS_KEY, which the lab sets") && env.contains("`protocol`"), "{env}");
+    }
+
+    #[test]
     fn a_good_manifest_loads_with_variants_per_scenario() {
         let s = parse(GOOD, Path::new("/tmp/stacks/rust/x"), "rust/x").unwrap();
         assert_eq!(s.scenarios, vec![Scenario::Hello, Scenario::Products]);
