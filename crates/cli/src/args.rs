@@ -257,6 +257,10 @@ pub struct RunArgs {
     /// Reconnect after this many requests per connection
     #[arg(long)]
     pub requests_per_conn: Option<u64>,
+    /// What a core costs, `core-hour=PRICE` (e.g. core-hour=0.04): the reports then price a
+    /// million requests at each cell's server CPU (over a study's `price`)
+    #[arg(long, value_name = "core-hour=PRICE")]
+    pub price: Option<bakeoff_model::plan::price::CorePrice>,
     /// Database connections per server process, passed to stacks as POOL_SIZE [default: 8]
     #[arg(long)]
     pub pool_size: Option<u32>,
@@ -476,6 +480,10 @@ pub struct ReportArgs {
     /// Write to this file instead of standard output
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// What a core costs, `core-hour=PRICE`: the report prices a million requests at it (over the
+    /// price the run was made with)
+    #[arg(long, value_name = "core-hour=PRICE")]
+    pub price: Option<bakeoff_model::plan::price::CorePrice>,
 }
 
 #[derive(Args)]

@@ -31,6 +31,8 @@ pub(crate) enum Section {
     UnderLoad,
     /// One table (HTML: charts and a table) per scenario.
     Scenarios,
+    /// What a request costs: CPU per request, requests per core-second, the price of a million.
+    Cost,
     /// Per cell-step of a scenario file: each request kind's results beside the share asked.
     Kinds,
     /// Concurrency sweeps.
@@ -46,7 +48,7 @@ pub(crate) enum Section {
 impl Section {
     /// What a reader needs first comes first: the summary, an A/B's verdict, what ran and what the study claims, which checks
     /// kept a cell from being measured, how precise and quiet the run was, then the numbers.
-    pub const ORDER: [Section; 17] = [
+    pub const ORDER: [Section; 18] = [
         Section::Summary,
         Section::SideBySide,
         Section::Provenance,
@@ -59,6 +61,7 @@ impl Section {
         Section::Slo,
         Section::UnderLoad,
         Section::Scenarios,
+        Section::Cost,
         Section::Kinds,
         Section::Sweeps,
         Section::Soaks,

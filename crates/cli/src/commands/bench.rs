@@ -258,7 +258,8 @@ mod tests {
         assert_eq!(loopback_addr("http://127.0.0.1:8080/x").unwrap(), "127.0.0.1:8080".parse().unwrap());
         assert_eq!(loopback_addr("http://localhost:80").unwrap(), "127.0.0.1:80".parse().unwrap());
         assert_eq!(loopback_addr("http://[::1]:9000").unwrap(), "[::1]:9000".parse().unwrap());
-        for bad in ["http://10.0.0.1:80", "https://127.0.0.1:443", "http://example.com:80", "http://127.0.0.1"] {
+        assert_eq!(loopback_addr("https://127.0.0.1:8443/").unwrap(), "127.0.0.1:8443".parse().unwrap());
+        for bad in ["http://10.0.0.1:80", "https://10.0.0.1:443", "ftp://127.0.0.1:21", "http://example.com:80", "http://127.0.0.1"] {
             let e = loopback_addr(bad).unwrap_err().to_string();
             assert!(e.contains("hint: give a loopback URL"), "{bad}: {e}");
         }

@@ -15,7 +15,13 @@ pub fn run(args: &ReportArgs) -> Result<ExitCode> {
             id
         }
     };
-    let data = store.load_run(&id)?;
+    let mut data = store.load_run(&id)?;
+    if let Some(price) = args.price {
+        // The report's price, not the stored run's: the run's settings as this report reads them.
+        if let Some(study) = data.run.settings.get_mut("study").and_then(|s| s.as_object_mut()) {
+            study.insert("price".into(), serde_json::Value::String(price.to_string()));
+        }
+    }
     let out = bakeoff_report::render(&data, args.format);
     match &args.out {
         Some(path) => {

@@ -32,6 +32,7 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
             rate: args.rate,
             ramp: args.ramp.clone(),
             requests_per_conn: args.requests_per_conn,
+            price: args.price,
             pool_size: args.pool_size,
             max_throughput: args.max_throughput,
             no_ceiling: args.no_ceiling,

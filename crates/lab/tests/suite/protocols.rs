@@ -60,6 +60,10 @@ fn a_server_that_speaks_another_protocol_than_its_variant_is_refused_with_what_i
     assert_eq!(ok.verdict(), Verdict::Pass, "{}", serde_json::to_string_pretty(&ok).unwrap());
     let certificate = scratch.dir.join("tls/cert.pem");
     assert!(std::fs::read_to_string(&certificate).is_ok_and(|c| c.contains("BEGIN CERTIFICATE")), "the run made its certificate");
+    // A certificate that is not the run's: refused at the handshake, with rustls's reason.
+    let report = lab.bench.verify_variant(&stack, &variant("wrong-cert"), &[Scenario::Hello], 1);
+    let reason = reason_of(&report, "starts and listens");
+    assert!(reason.contains("TLS handshake") && reason.contains("certificate"), "wrong-cert: {reason}");
     for name in ["h2", "h2c"] {
         let report = lab.bench.verify_variant(&stack, &variant(name), &[Scenario::Hello], 1);
         let reason = reason_of(&report, "starts and listens");

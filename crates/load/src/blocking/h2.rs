@@ -213,7 +213,7 @@ impl H2Exchange {
 
     /// Records the server's SETTINGS and acknowledges them.
     fn settings(&mut self, payload: &[u8]) -> Result<(), String> {
-        if payload.len() % 6 != 0 {
+        if !payload.len().is_multiple_of(6) {
             return Err("a SETTINGS frame whose length is not a multiple of 6".into());
         }
         for pair in payload.chunks(6) {

@@ -82,6 +82,13 @@ pub struct Study {
     pub conn_ladder: Option<Vec<u32>>,
     /// Requests before the load generator replaces a connection.
     pub requests_per_conn: Option<u64>,
+    /// Over TLS, whether a new connection resumes an earlier session (default true, as HTTP
+    /// clients do); false makes every handshake a full one, for the cost of handshakes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_resumption: Option<bool>,
+    /// What a core costs (`core-hour=0.04`): the reports then price a million requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<crate::plan::price::CorePrice>,
     /// POOL_SIZE: database connections per server process (default 8).
     pub pool_size: Option<u32>,
     /// After an open-model schedule, also measure the closed-model maximum.
@@ -144,6 +151,8 @@ impl Study {
             ramp: None,
             conn_ladder: None,
             requests_per_conn: None,
+            tls_resumption: None,
+            price: None,
             pool_size: None,
             max_throughput: false,
             proxy_placement: None,

@@ -54,6 +54,7 @@ fn header() -> Vec<String> {
     header.extend(["rss_slope_mib_per_min", "memory_growth", "trials_disagree", "rankable", "client_bound", "warnings"].map(String::from));
     header.extend(WHAT_RAN_COLUMNS.map(String::from));
     header.extend(SLO_COLUMNS.map(String::from));
+    header.extend(COST_COLUMNS.map(String::from));
     header.extend(SERIES_COLUMNS.map(String::from));
     header.extend(KIND_COLUMNS.map(String::from));
     header
@@ -176,6 +177,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(view.warnings_of(c).map(|w| w.message()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
+    row.extend(cost_fields(view, c));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));
     row.extend(KIND_COLUMNS.map(|_| String::new()));
     row
@@ -207,6 +209,7 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
     row.extend([String::new(), "false".into(), "false".into(), String::new(), String::new(), String::new()]);
     row.extend(WHAT_RAN_COLUMNS.map(|_| String::new()));
     row.extend(SLO_COLUMNS.map(|_| String::new()));
+    row.extend(COST_COLUMNS.map(|_| String::new()));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));
     row.extend(KIND_COLUMNS.map(|_| String::new()));
     row
@@ -231,6 +234,28 @@ fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6]
 
 /// SLO capacity (offered req/s meeting the objective, median and interval over trials, 0 when no
 /// rate met it), on each cell's headline row (its last step); empty without an objective.
+/// What a request costs, on a cell's headline row whose server CPU was measured (sections/cost.rs):
+/// requests one core serves per second, and the price of a million requests at the run's `price`.
+const COST_COLUMNS: [&str; 6] = [
+    "requests_per_core_second",
+    "requests_per_core_second_low",
+    "requests_per_core_second_high",
+    "price_per_million",
+    "price_per_million_low",
+    "price_per_million_high",
+];
+
+fn cost_fields(view: &ReportView, c: &CellSummary) -> [String; 6] {
+    let headline = view.scenarios.iter().flat_map(|s| &s.headline).any(|h| h.cell == c.cell && h.step == c.step);
+    let rows = if headline { crate::sections::cost::rows(view) } else { Vec::new() };
+    let Some(r) = rows.into_iter().find(|r| r.cell == c.cell) else { return Default::default() };
+    let e = |e: Option<&bakeoff_model::statistics::summary::Estimate>| {
+        e.map_or([String::new(), String::new(), String::new()], |e| [num(e.median), num(e.ci_low), num(e.ci_high)])
+    };
+    let ([a, b, c2], [d, e2, f]) = (e(Some(&r.per_core_second)), e(r.per_million.as_ref()));
+    [a, b, c2, d, e2, f]
+}
+
 const SLO_COLUMNS: [&str; 5] = ["slo", "slo_capacity_rps", "slo_capacity_rps_low", "slo_capacity_rps_high", "slo_trials_without"];
 
 fn slo_fields(view: &ReportView, c: &CellSummary) -> [String; 5] {

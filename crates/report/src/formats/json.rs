@@ -62,6 +62,13 @@ struct Document<'a> {
     /// blocks, launches}]`, `ratio` B / A paired block by block, `low`/`high` its 95% interval (null
     /// without one), `verdict` `faster`, `slower` or `no_detectable_change`; empty otherwise.
     side_by_side: &'a [bakeoff_model::statistics::comparison::SideBySide],
+    /// What a request costs per measured cell: `[{cell, cpu_us, per_core_second, per_million}]`,
+    /// each an estimate `{median, ci_low, ci_high, trials, confidence}`, `per_core_second` the
+    /// requests one core serves per second, `per_million` the price of a million requests at
+    /// `price` (null without one).
+    cost: Vec<crate::sections::cost::CostRow>,
+    /// What a core costs (`core-hour=P`), from the study's `price` or `--price`; null when not set.
+    price: Option<bakeoff_model::plan::price::CorePrice>,
 }
 
 #[derive(Serialize)]
@@ -302,6 +309,8 @@ pub(crate) fn render(view: &ReportView) -> String {
         slo: view.slo.as_ref(),
         under_load: view.under_load.as_ref(),
         side_by_side: &view.side_by_side,
+        cost: crate::sections::cost::rows(view),
+        price: crate::sections::cost::price(view),
         soaks: &view.soaks,
         sweeps: &view.sweeps,
     };

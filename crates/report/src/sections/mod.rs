@@ -1,10 +1,11 @@
 //! The report's sections: each file derives one part of the view from the run (a scenario's
 //! ranking, the precision goal's outcome, the noise, the SLO capacities, memory, the proxy study,
-//! sweeps, soaks, the article beside this machine, two servers side by side) and `tables` builds the tables the formats share.
+//! sweeps, soaks, the article beside this machine, two servers side by side, what a request costs) and `tables` builds the tables the formats share.
 
 pub(crate) mod article;
 pub(crate) mod ceiling;
 pub(crate) mod components;
+pub mod cost;
 pub(crate) mod kinds;
 pub(crate) mod memory;
 pub(crate) mod noise;

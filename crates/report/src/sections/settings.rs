@@ -22,6 +22,7 @@ struct Stored {
     ramp: Option<String>,
     conn_ladder: Option<Vec<u32>>,
     requests_per_conn: Option<u64>,
+    tls_resumption: Option<bool>,
     trials: Option<u32>,
     schedule: Option<Schedule>,
     launches: Option<u32>,
@@ -141,6 +142,10 @@ fn load_model(s: &Stored, connections: Option<u32>) -> String {
     };
     let threads = s.client_threads.filter(|&t| t > 1).map(|t| format!(", {t} client threads")).unwrap_or_default();
     let reconnect = s.requests_per_conn.map(|n| format!(", reconnecting every {n} requests")).unwrap_or_default();
+    let reconnect = match s.tls_resumption {
+        Some(false) => format!("{reconnect}, every TLS handshake a full one (no resumption)"),
+        _ => reconnect,
+    };
     match connections {
         Some(c) if s.conn_ladder.is_none() => format!("{model}, {c} connections{threads}{reconnect}"),
         _ => format!("{model}{threads}{reconnect}"),

@@ -36,6 +36,7 @@ pub(crate) fn titled_tables(view: &ReportView, s: Section) -> Vec<(Heading, Tabl
             phrase(&format!("verification: {fails} failed, {warns} warned"), Some(verification(view, false))).into_iter().collect()
         }
         Section::Scenarios => view.scenarios.iter().map(|sv| (Heading::Scenario(sv.scenario), scenario(view, sv))).collect(),
+        Section::Cost => phrase("what a request costs", crate::sections::cost::table(view)).into_iter().collect(),
         Section::Sweeps => {
             view.sweeps.iter().map(|s| (Heading::Named(crate::sections::sweep::title(s)), crate::sections::sweep::table(s))).collect()
         }

@@ -249,7 +249,7 @@ fn run_info() -> RunInfo {
                                               "latency_under_load": {"fractions": [0.25, 0.5, 0.75, 0.9, 1.0], "step": 1.0},
                                               "scenario_files": [{"name": "shop", "text_hash": "5d1c0ffee5d1c0ff", "text": shop::SHOP_TEXT}]},
                                      "server_cpus": "0-3", "client_cpus": "4-7",
-                                     "study": {"claims": [
+                                     "study": {"price": "core-hour=0.04", "claims": [
                                          {"statement": "Rust serves hello faster than Python", "scenario": "hello",
                                           "faster": "rust-actix", "slower": "python-flask", "by_percent": 0.0},
                                          {"statement": "Python encodes JSON faster than Rust", "scenario": "json",

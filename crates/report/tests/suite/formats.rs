@@ -358,6 +358,49 @@ fn html_summary_is_the_first_screen() {
     let _ = writeln!(std::io::stderr(), "the summary ends at {bottom} px of a {}x{} screen", SCREEN.0, SCREEN.1);
 }
 
+/// Every table fits a 1280 px page (long lists wrap, no table scrolls sideways) and the page never
+/// scrolls sideways, at 1280 px nor at a phone's 390 px (a table too wide for a phone scrolls in
+/// its own box): Chromium lays out a copy of the report with a probe that measures both.
+#[test]
+fn html_fits_1280_and_390_pixels_without_scrolling_sideways() {
+    let Some(chromium) = chromium() else { return };
+    let d = synthetic::run_data();
+    let html = render(&d, Format::Html);
+    let dir = tempfile::tempdir().unwrap();
+    // The report is laid out in a frame of each width (a window cannot be narrower than 500 px),
+    // and its probe writes what it measured onto the page that holds the frame.
+    let probe = "<script>const t=[...document.querySelectorAll('table')];const b=parent.document.body.dataset;\
+                 b.page=document.documentElement.scrollWidth-window.innerWidth;\
+                 b.wide=t.filter(x=>x.scrollWidth>x.clientWidth+1).map(x=>(x.closest('section')||{}).id+':'+x.scrollWidth).join(' ')||'none';\
+                 b.width=window.innerWidth;</script>";
+    std::fs::write(dir.path().join("measured.html"), html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    for (width, tables_fit) in [(1280u32, true), (390, false)] {
+        let file = dir.path().join(format!("frame-{width}.html"));
+        let frame = format!("<!DOCTYPE html><html><body style=\"margin:0\"><iframe src=\"measured.html\" width=\"{width}\" height=\"900\" style=\"border:0\"></iframe></body></html>");
+        std::fs::write(&file, frame).unwrap();
+        let mut args = headless_args(&dir.path().join(format!("profile-{width}")));
+        args.extend([
+            "--allow-file-access-from-files".to_string(),
+            "--dump-dom".to_string(),
+            "--virtual-time-budget=5000".to_string(),
+            "--window-size=1400,1000".to_string(),
+            format!("file://{}", file.display()),
+        ]);
+        let dom = String::from_utf8_lossy(&Command::new(&chromium).args(&args).output().expect("chromium runs").stdout).to_string();
+        let attr = |name: &str| -> String {
+            let at = dom.find(&format!("data-{name}=\"")).unwrap_or_else(|| panic!("no data-{name} in the DOM: the probe did not run"));
+            let rest = &dom[at + name.len() + 7..];
+            rest[..rest.find('"').unwrap()].to_string()
+        };
+        assert_eq!(attr("width"), width.to_string(), "laid out {width} px wide");
+        let overflow: i64 = attr("page").parse().unwrap();
+        assert!(overflow <= 0, "at {width} px the page scrolls sideways by {overflow} px (tables wider than their box: {})", attr("wide"));
+        if tables_fit {
+            assert_eq!(attr("wide"), "none", "at {width} px these tables are wider than the page (section:width)");
+        }
+    }
+}
+
 /// What the browser must have built from `d`: charts with lines, the run's id, every stack, each
 /// scenario's relative speeds as the view computed them, the proxy study and the failed check.
 fn assert_rendered(dom: &str, d: &bakeoff_model::records::run_data::RunData) {
@@ -372,6 +415,40 @@ fn assert_rendered(dom: &str, d: &bakeoff_model::records::run_data::RunData) {
         assert!(dom.contains(&row), "relative speed row {row} is missing");
     }
     assert!(dom.contains("Proxy study") && dom.contains("the answer is cached"), "the proxy study and the failed check");
+}
+
+/// Every format says what a request costs: per measured cell, requests per core-second (1e6 over
+/// its CPU µs per request, the interval's ends inverted) and, at the study's price of a core-hour,
+/// the price of a million requests.
+#[test]
+fn what_a_request_costs_is_in_every_format() {
+    let d = synthetic::run_data();
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    assert_eq!(json["price"], "core-hour=0.04");
+    let rows = json["cost"].as_array().expect("cost rows");
+    assert!(!rows.is_empty());
+    for r in rows {
+        let (cpu, per_core, million) = (&r["cpu_us"], &r["per_core_second"], &r["per_million"]);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(close(per_core["median"].as_f64().unwrap(), 1e6 / cpu["median"].as_f64().unwrap()), "{r}");
+        assert!(close(per_core["ci_low"].as_f64().unwrap(), 1e6 / cpu["ci_high"].as_f64().unwrap()), "the ends invert: {r}");
+        assert!(close(million["median"].as_f64().unwrap(), cpu["median"].as_f64().unwrap() / 3600.0 * 0.04), "{r}");
+    }
+    let first = &rows[0];
+    // The first row's requests per core-second as the tables print them: thousands grouped.
+    let digits = (first["per_core_second"]["median"].as_f64().unwrap().round() as u64).to_string();
+    let per_core: String = digits
+        .chars()
+        .enumerate()
+        .flat_map(|(i, c)| ((i > 0 && (digits.len() - i).is_multiple_of(3)).then_some(',')).into_iter().chain([c]))
+        .collect();
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&d, f);
+        assert!(out.to_lowercase().contains("what a request costs"), "{f}: the section");
+        assert!(out.contains("per million requests at core-hour=0.04") && out.contains(&per_core), "{f}: {per_core}");
+    }
+    let csv = render(&d, Format::Csv);
+    assert!(csv.lines().next().unwrap().contains("requests_per_core_second,requests_per_core_second_low"), "CSV columns");
 }
 
 /// Every format says what ran (server model, workers, pool, libraries, versions), and the HTML

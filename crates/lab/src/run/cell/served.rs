@@ -214,7 +214,8 @@ impl Served {
             return wait_answering(starting, addr, path, timeout);
         }
         let what = format!("{} (GET {path})", wire.protocol);
-        let hint = |e: String| format!("{e} (a {} server reads PROTOCOL, and over TLS TLS_CERT and TLS_KEY, from its environment)", wire.protocol);
+        let hint =
+            |e: String| format!("{e} (a {} server reads PROTOCOL, and over TLS TLS_CERT and TLS_KEY, from its environment)", wire.protocol);
         let mut answers = || Client::over(addr, wire.clone(), Duration::from_secs(1)).get(path).map(|_| ()).map_err(hint);
         wait_answering_with(starting, addr, &what, timeout, &mut answers)
     }

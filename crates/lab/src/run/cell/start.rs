@@ -73,10 +73,12 @@ impl CellBench<'_> {
         env
     }
 
-    /// How `variant`'s servers are spoken to: its protocol, and over TLS the run's CA, which their
-    /// certificate must chain to.
-    pub(crate) fn wire(&self, variant: &Variant) -> Wire {
-        Wire { protocol: variant.protocol, ca: variant.protocol.tls().then(|| self.dirs.certificate_paths().ca) }
+    /// How `stack`'s `variant` is spoken to: its protocol, and over TLS the run's CA, which the
+    /// certificate of a server the lab started must chain to (a server already running, `bench
+    /// --url https://`, serves its own: any is accepted, its handshake's signature still checked).
+    pub(crate) fn wire(&self, stack: &Stack, variant: &Variant) -> Wire {
+        let ours = variant.protocol.tls() && stack.unmanaged.is_none();
+        Wire { protocol: variant.protocol, ca: ours.then(|| self.dirs.certificate_paths().ca) }
     }
 
     /// Records what the start `label` was for in the run's index of cell directories once its
@@ -194,7 +196,7 @@ impl CellBench<'_> {
         // Ready means answering: an HTTP stack's `/` (a 404 counts), or nginx's smallest body
         // through a proxy, so a proxy that listens but cannot reach its upstream is not ready.
         let probe = if stack.kind == StackKind::Proxy { "/bytes/12" } else { "/" };
-        let answered = server.wait_answering(addr, probe, &self.wire(variant), stack.ready_timeout)?;
+        let answered = server.wait_answering(addr, probe, &self.wire(stack, variant), stack.ready_timeout)?;
         let quiet = match &mut server {
             Served::Here(p) => p.wait_quiet(stack.ready_timeout.saturating_sub(answered)),
             Served::OnHost(_) => {

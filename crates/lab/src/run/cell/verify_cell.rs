@@ -142,7 +142,7 @@ impl CellBench<'_> {
             stack: &stack.name,
             variant: &variant.name,
             addr,
-            wire: self.wire(variant),
+            wire: self.wire(stack, variant),
             scenarios,
             products,
             products_out_of_reach: (on_host && products.is_none()).then(|| {

@@ -36,7 +36,7 @@ impl LoadSettings {
             .pin_cpus(self.client_cpus.clone());
         // Under load the certificate is not verified (as wrk and h2load), its signature still is.
         if let Some(tls) = (Wire { protocol, ca: None }).tls() {
-            b = b.tls(tls);
+            b = b.tls(bakeoff_load::TlsSettings { resumption: self.tls_resumption, ..tls });
         }
         if let Some(rate) = self.rate {
             b = b.rate(rate);

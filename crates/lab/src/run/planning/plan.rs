@@ -35,6 +35,8 @@ pub struct Selection {
 /// Settings a front end sets over the study's; `None` keeps the study's (or the default).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
+    /// What a core costs, over the study's `price` (the reports price a million requests).
+    pub price: Option<bakeoff_model::plan::price::CorePrice>,
     /// How long a trial's load is measured.
     pub duration: Option<Duration>,
     /// Unmeasured load before each trial.
@@ -166,7 +168,8 @@ fn size_cpus(settings: &mut LoadSettings, study: &Study, req: &RunRequest) {
 /// Resolves a request: loads the study (or makes the ad-hoc one), merges the settings, finds and
 /// selects the stacks, and checks that the selection makes at least one cell.
 pub fn plan_run(req: RunRequest) -> Result<RunPlan, LabError> {
-    let study = resolve_study(&req)?;
+    let mut study = resolve_study(&req)?;
+    study.price = req.overrides.price.or(study.price);
     let mut settings = merge_settings(&study, &req.overrides)?;
     size_cpus(&mut settings, &study, &req);
     let study_file = req.study.as_deref().map_or(DEFAULT_STUDY.into(), |p| p.display().to_string());
@@ -331,6 +334,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.rate = o.rate.or(study.rate);
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
+    s.tls_resumption = study.tls_resumption.unwrap_or(s.tls_resumption);
     s.pool_size = o.pool_size.or(study.pool_size).unwrap_or(s.pool_size);
     // A rate or ramp given as a flag replaces the study's concurrency sweep.
     if o.rate.is_none() && o.ramp.is_none() {

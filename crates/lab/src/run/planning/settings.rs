@@ -30,6 +30,8 @@ pub struct LoadSettings {
     pub conn_ladder: Option<Vec<u32>>,
     /// Reconnect after this many requests on a connection (None: keep every connection open).
     pub requests_per_conn: Option<u64>,
+    /// Over TLS, a new connection resumes an earlier session (false: every handshake is full).
+    pub tls_resumption: bool,
     /// How long a request may go unanswered before it counts as a timeout.
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
@@ -180,6 +182,7 @@ impl Default for LoadSettings {
             ceiling: true,
             conn_ladder: None,
             requests_per_conn: None,
+            tls_resumption: true,
             timeout: Duration::from_secs(10),
             trials: 3,
             schedule: Default::default(),

@@ -16,9 +16,10 @@ pub(crate) const CSS: &str = "
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1560px;padding:0 24px 48px;color:#1d1d1f;background:#fafafa}
 h1{font-size:26px;margin:24px 0 4px}h2{font-size:21px;margin:36px 0 8px;border-bottom:2px solid #ddd;padding-bottom:4px}
 h3{font-size:16px;margin:20px 0 6px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff}
-th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table{border-collapse:collapse;margin:8px 0;font-size:13px;background:#fff;display:block;max-width:100%;overflow-x:auto}
+th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f0f0f0}td.num{text-align:right;font-variant-numeric:tabular-nums;overflow-wrap:normal}
+svg{max-width:100%;height:auto}
 td.pass{color:#1a7f37}td.warn,span.warn,p.warn{color:#9a6700;font-weight:600}td.fail{color:#cf222e;font-weight:700}
 .charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{background:#fff;border:1px solid #e3e3e3}
 .banner{background:#fff4d6;border:1px solid #e0b000;padding:8px 12px;margin:12px 0}
@@ -29,6 +30,7 @@ details summary{cursor:pointer;font-size:13px;color:#57606a;margin:4px 0}
 .summary{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:12px}
 .summary>div{background:#fff;border:1px solid #ddd;padding:0 12px 8px;font-size:13px}.summary ul{margin:4px 0;padding-left:18px}
 .summary h3{font-size:14px}.summary .pass{color:#1a7f37}.summary .fail{color:#cf222e;font-weight:700}
+@media (max-width:760px){body{padding:0 12px 32px}.summary{grid-template-columns:minmax(0,1fr)}}
 ";
 
 /// The HTML report: head and title, every section in `Section::ORDER`, then how to read it.
@@ -81,6 +83,9 @@ fn section(out: &mut String, view: &ReportView, s: Section) {
         Section::Slo => sections::slo(out, view),
         Section::UnderLoad => under_load::render(out, view),
         Section::Scenarios => view.scenarios.iter().for_each(|sv| sections::scenario(out, view, sv)),
+        Section::Cost => {
+            explained(out, ("cost", "What a request costs"), crate::sections::cost::COST_HOW, crate::sections::cost::table(view))
+        }
         Section::Kinds => {
             if !view.kinds.is_empty() {
                 let how = format!("{}.", crate::sections::kinds::lines(&view.kinds).join(". "));

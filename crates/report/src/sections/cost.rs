@@ -1,0 +1,128 @@
+//! What a request costs: per cell, its server CPU per request, the requests one core serves per
+//! second (the inverse, its interval's ends inverted), and, given what a core costs (a study's
+//! `price`, `--price core-hour=P`), the price of a million requests. Every format reads these rows.
+
+use crate::numbers::{estimate, grouped};
+use crate::table::{Cell, Table};
+use crate::view::ReportView;
+use bakeoff_model::plan::price::CorePrice;
+use bakeoff_model::records::results::CellKey;
+use bakeoff_model::statistics::summary::{Estimate, Metric};
+
+/// How to read the section, in every format that explains its sections.
+pub(crate) const COST_HOW: &str = "A request's cost here is the server's CPU time for it (its whole process tree, \
+services it started included). Requests per core-second are 1,000,000 over the CPU µs per request: how many such \
+requests one core serves each second, with the CPU interval's ends inverted. Given what a core costs (a study's \
+`price`, or --price core-hour=P), a million requests are priced at that CPU time alone: no memory, network or idle \
+capacity. No joules per request: the lab does not read energy counters.";
+
+/// One cell's cost.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CostRow {
+    /// The cell (its headline step).
+    pub cell: CellKey,
+    /// Server CPU µs per request.
+    pub cpu_us: Estimate,
+    /// Requests one core serves per second: 1e6 / `cpu_us`.
+    pub per_core_second: Estimate,
+    /// The price of a million requests, given a core's price.
+    pub per_million: Option<Estimate>,
+}
+
+/// The core price the run's study set (replaced by `--price` when a report is asked with one).
+pub fn price(view: &ReportView) -> Option<CorePrice> {
+    let v = view.data.run.settings.pointer("/study/price")?;
+    serde_json::from_value(v.clone()).ok()
+}
+
+/// Every scenario's headline cells whose server CPU was measured (not A/A twins), in the
+/// scenarios' order.
+pub fn rows(view: &ReportView) -> Vec<CostRow> {
+    let price = price(view);
+    let measured = |c: &&bakeoff_model::statistics::summary::CellSummary| {
+        !c.cell.twin
+            && !crate::sections::scenario::cpu_unmeasured(&view.data.trials, c)
+            && c.get(Metric::CpuUsPerRequest).median.is_finite()
+            && c.get(Metric::CpuUsPerRequest).median > 0.0
+    };
+    let headline = view.scenarios.iter().flat_map(|sv| sv.headline.iter()).filter(measured);
+    headline
+        .map(|c| {
+            let cpu_us = c.get(Metric::CpuUsPerRequest);
+            CostRow {
+                cell: c.cell.clone(),
+                per_core_second: map(&cpu_us, |us| 1e6 / us),
+                per_million: price.map(|p| map(&cpu_us, |us| p.per_million(us))),
+                cpu_us,
+            }
+        })
+        .collect()
+}
+
+/// `e` through `f`, its interval's ends kept in order (an inverse swaps them).
+fn map(e: &Estimate, f: impl Fn(f64) -> f64) -> Estimate {
+    let (a, b) = (f(e.ci_low), f(e.ci_high));
+    Estimate { median: f(e.median), ci_low: a.min(b), ci_high: a.max(b), ..*e }
+}
+
+/// "12,345 (11,900–12,800)": a figure with its interval's ends.
+fn with_ends(e: &Estimate, fmt: impl Fn(f64) -> String) -> String {
+    if e.trials < 2 || !e.ci_low.is_finite() || !e.ci_high.is_finite() {
+        return fmt(e.median);
+    }
+    format!("{} ({}–{})", fmt(e.median), fmt(e.ci_low), fmt(e.ci_high))
+}
+
+/// Three significant digits however small: a price of a million requests is often a fraction of a
+/// cent ("0.0000990").
+fn significant(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.log10().floor() as i32).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// The table: a row per measured cell, the price column when a core's price is known.
+pub(crate) fn table(view: &ReportView) -> Option<Table> {
+    let rows = rows(view);
+    if rows.is_empty() {
+        return None;
+    }
+    let price = price(view);
+    let price_heading = price.map(|p| format!("per million requests at {p}"));
+    let mut headings = vec!["stack", "variant", "scenario", "workers", "CPU µs/req ± 95% CI", "req per core-second (95% CI)"];
+    if let Some(h) = &price_heading {
+        headings.push(h);
+    }
+    let mut t = Table::new(&headings);
+    for r in &rows {
+        let mut row: Vec<Cell> = vec![
+            Cell::from(r.cell.stack.clone()),
+            Cell::from(r.cell.variant.clone()),
+            Cell::from(r.cell.scenario.to_string()),
+            Cell::from(r.cell.workers.to_string()),
+            Cell::from(estimate(Metric::CpuUsPerRequest, &r.cpu_us)),
+            Cell::from(with_ends(&r.per_core_second, grouped)),
+        ];
+        if let Some(m) = &r.per_million {
+            row.push(Cell::from(with_ends(m, significant)));
+        }
+        t.rows.push(row);
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inverse_swaps_the_interval_ends() {
+        let cpu = Estimate { median: 20.0, ci_low: 16.0, ci_high: 25.0, trials: 6, confidence: 0.95 };
+        let per_core = map(&cpu, |us| 1e6 / us);
+        assert_eq!((per_core.median, per_core.ci_low, per_core.ci_high), (50_000.0, 40_000.0, 62_500.0));
+        assert_eq!(with_ends(&per_core, grouped), "50,000 (40,000–62,500)");
+        assert_eq!((significant(0.000099), significant(0.5), significant(123.4)), ("0.0000990".into(), "0.500".into(), "123".into()));
+    }
+}
