@@ -46,6 +46,16 @@ pub fn sig3(v: f64) -> String {
     }
 }
 
+/// Three significant digits however small: a price of a million requests is often a fraction of a
+/// cent ("0.0000990").
+pub fn significant(v: f64) -> String {
+    if !(v.is_finite() && v > 0.0) {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.log10().floor() as i32).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
 /// An integer-ish count with thousands separators: 128,748.
 pub fn grouped(v: f64) -> String {
     if !v.is_finite() {
@@ -137,6 +147,11 @@ mod tests {
         assert_eq!(latency(45_600.0), "45.6 ms");
         assert_eq!(latency(2_500_000.0), "2.50 s");
         assert_eq!(latency(f64::NAN), "–");
+    }
+
+    #[test]
+    fn small_figures_keep_three_significant_digits() {
+        assert_eq!((significant(0.000099), significant(0.5), significant(123.4)), ("0.0000990".into(), "0.500".into(), "123".into()));
     }
 
     #[test]

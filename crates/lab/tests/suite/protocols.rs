@@ -60,6 +60,10 @@ fn a_server_that_speaks_another_protocol_than_its_variant_is_refused_with_what_i
     assert_eq!(ok.verdict(), Verdict::Pass, "{}", serde_json::to_string_pretty(&ok).unwrap());
     let certificate = scratch.dir.join("tls/cert.pem");
     assert!(std::fs::read_to_string(&certificate).is_ok_and(|c| c.contains("BEGIN CERTIFICATE")), "the run made its certificate");
+    // A server that ignores PROTOCOL and answers in cleartext where TLS was asked.
+    let report = lab.bench.verify_variant(&stack, &variant("cleartext"), &[Scenario::Hello], 1);
+    let reason = reason_of(&report, "starts and listens");
+    assert!(reason.contains("the server answered in cleartext; it does not speak TLS on this port"), "cleartext: {reason}");
     // A certificate that is not the run's: refused at the handshake, with rustls's reason.
     let report = lab.bench.verify_variant(&stack, &variant("wrong-cert"), &[Scenario::Hello], 1);
     let reason = reason_of(&report, "starts and listens");

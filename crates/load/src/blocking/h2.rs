@@ -11,6 +11,9 @@ use super::Stream;
 use crate::h2::frame::{self, flag, kind, setting, FrameHead, HEAD, MAX_FRAME};
 use crate::h2::hpack::{self, Decoder};
 
+/// What a read says when the server closed the connection (the HTTP/1.1 client's words too).
+pub const CLOSED: &str = "connection closed without a response";
+
 /// Bodies over this are refused (a check never needs more).
 const MAX_BODY: usize = 64 * 1024 * 1024;
 
@@ -250,7 +253,8 @@ impl H2Exchange {
 
     fn read_exact(&mut self, buf: &mut [u8]) -> Result<(), String> {
         self.stream.read_exact(buf).map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => "the server closed the connection".to_string(),
+            // The verifier's client reads this wording as an idle connection closed, and asks again.
+            std::io::ErrorKind::UnexpectedEof => CLOSED.to_string(),
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => "timed out waiting for the response".to_string(),
             _ => format!("read: {e}"),
         })

@@ -16,7 +16,7 @@ use crate::target::Protocol;
 use crate::tls::{TlsClient, TlsSettings};
 
 pub use crate::tls::Negotiated;
-pub use h2::{H2Exchange, H2Request, H2Response};
+pub use h2::{H2Exchange, H2Request, H2Response, CLOSED};
 
 /// One connection's byte stream: as it is, or inside TLS.
 pub enum Stream {
@@ -55,7 +55,12 @@ impl Stream {
 fn handshake_error(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => "TLS handshake: timed out (is it a TLS server?)".into(),
-        _ if e.to_string().contains("InvalidContentType") => {
+        // A record of no TLS content type: cleartext bytes (an HTTP/1.1 answer) where a ServerHello was due.
+        _ if matches!(
+            e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+            Some(rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType))
+        ) =>
+        {
             "TLS handshake: the server answered in cleartext; it does not speak TLS on this port".into()
         }
         _ => format!("TLS handshake: {e}"),

@@ -12,8 +12,9 @@ pub(crate) fn render(view: &ReportView) -> String {
     let mut out = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
     let mut line = |cells: &[String]| out.write_record(cells).expect("writing CSV to memory cannot fail");
     line(&header());
+    let cost = crate::sections::cost::rows(view);
     for c in &view.cells {
-        line(&cell_row(view, c));
+        line(&cell_row(view, c, &cost));
     }
     // Store ceilings: one row each after the cells, stack `ceiling:<store>`, variant = the native
     // client, step_label "store ceiling, N conns"; only requests_per_sec (= queries/s, no interval),
@@ -156,7 +157,7 @@ fn key_fields(view: &ReportView, cell: &CellKey) -> Vec<String> {
     vec![view.data.run.id.clone(), stack.clone(), scenario.to_string(), variant.clone(), workers.to_string(), twin.to_string()]
 }
 
-fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
+fn cell_row(view: &ReportView, c: &CellSummary, cost: &[crate::sections::cost::CostRow]) -> Vec<String> {
     let mem = view.memory_of(&c.cell);
     let mut row = key_fields(view, &c.cell);
     row.extend([
@@ -177,7 +178,7 @@ fn cell_row(view: &ReportView, c: &CellSummary) -> Vec<String> {
     row.push(view.warnings_of(c).map(|w| w.message()).collect::<Vec<_>>().join("; "));
     row.extend(what_ran_fields(view, &c.cell.stack, &c.cell.variant));
     row.extend(slo_fields(view, c));
-    row.extend(cost_fields(view, c));
+    row.extend(cost_fields(view, c, cost));
     row.extend(SERIES_COLUMNS.map(|_| String::new()));
     row.extend(KIND_COLUMNS.map(|_| String::new()));
     row
@@ -245,10 +246,9 @@ const COST_COLUMNS: [&str; 6] = [
     "price_per_million_high",
 ];
 
-fn cost_fields(view: &ReportView, c: &CellSummary) -> [String; 6] {
+fn cost_fields(view: &ReportView, c: &CellSummary, cost: &[crate::sections::cost::CostRow]) -> [String; 6] {
     let headline = view.scenarios.iter().flat_map(|s| &s.headline).any(|h| h.cell == c.cell && h.step == c.step);
-    let rows = if headline { crate::sections::cost::rows(view) } else { Vec::new() };
-    let Some(r) = rows.into_iter().find(|r| r.cell == c.cell) else { return Default::default() };
+    let Some(r) = cost.iter().find(|r| headline && r.cell == c.cell) else { return Default::default() };
     let e = |e: Option<&bakeoff_model::statistics::summary::Estimate>| {
         e.map_or([String::new(), String::new(), String::new()], |e| [num(e.median), num(e.ci_low), num(e.ci_high)])
     };

@@ -2,7 +2,7 @@
 //! second (the inverse, its interval's ends inverted), and, given what a core costs (a study's
 //! `price`, `--price core-hour=P`), the price of a million requests. Every format reads these rows.
 
-use crate::numbers::{estimate, grouped};
+use crate::numbers::{estimate, grouped, significant};
 use crate::table::{Cell, Table};
 use crate::view::ReportView;
 use bakeoff_model::plan::price::CorePrice;
@@ -73,16 +73,6 @@ fn with_ends(e: &Estimate, fmt: impl Fn(f64) -> String) -> String {
     format!("{} ({}–{})", fmt(e.median), fmt(e.ci_low), fmt(e.ci_high))
 }
 
-/// Three significant digits however small: a price of a million requests is often a fraction of a
-/// cent ("0.0000990").
-fn significant(v: f64) -> String {
-    if !(v.is_finite() && v > 0.0) {
-        return format!("{v}");
-    }
-    let decimals = (2 - v.log10().floor() as i32).max(0) as usize;
-    format!("{v:.decimals$}")
-}
-
 /// The table: a row per measured cell, the price column when a core's price is known.
 pub(crate) fn table(view: &ReportView) -> Option<Table> {
     let rows = rows(view);
@@ -123,6 +113,5 @@ mod tests {
         let per_core = map(&cpu, |us| 1e6 / us);
         assert_eq!((per_core.median, per_core.ci_low, per_core.ci_high), (50_000.0, 40_000.0, 62_500.0));
         assert_eq!(with_ends(&per_core, grouped), "50,000 (40,000–62,500)");
-        assert_eq!((significant(0.000099), significant(0.5), significant(123.4)), ("0.0000990".into(), "0.500".into(), "123".into()));
     }
 }

@@ -87,7 +87,7 @@ struct Keep {
 }
 
 const MAX_BODY: usize = 64 * 1024 * 1024;
-const CLOSED_IDLE: &str = "connection closed without a response";
+const CLOSED_IDLE: &str = bakeoff_load::blocking::CLOSED;
 
 impl ParseSink for Keep {
     fn head(&mut self, head: &[u8]) {
