@@ -1,56 +1,89 @@
-"""bench/coverage-real.sh's arithmetic: one run's paired ratio as a CSV row, and the summary of the
-rows (coverage of the reference ratio per pair, with Clopper-Pearson 95% bounds)."""
+"""bench/coverage-real.sh's arithmetic: one run's paired intervals as CSV rows (its claims and its
+A/A twin), and the summary of the rows: per pair, the coverage of the reference ratio and, for a
+planted slowdown, how often it is found, each rate with its Clopper-Pearson 95% bounds."""
 import csv
 import json
+import math
 import sys
 
 from calibration_summary import binomial_interval
 
+AA = "A/A twin"
 
-def row(report, kind, repeat, pair, scenario, wall_s):
-    """The ratio second / first of `pair` in the report's ranking of `scenario`."""
-    first, second = pair.split(",")
-    rel = {r["stack"]: r for r in json.load(open(report))["relative"].get(scenario, [])}
-    a, b = rel.get(first), rel.get(second)
-    if a is None or b is None:
-        print(f"{kind},{repeat},{pair.replace(',', ' vs ')},,,,,,unranked,{wall_s}")
-        return
-    # Each row is a speed against the scenario's best: the other is the best (ratio 1).
-    if a["fastest"]:
-        ratio, low, high, p = b["ratio"], b["low"], b["high"], b["paired"]
-    else:
-        ratio, low, high, p = 1 / a["ratio"], 1 / a["high"], 1 / a["low"], a["paired"]
-    p = p or {"blocks": "", "launches": "", "slices": "unpaired"}
-    print(f"{kind},{repeat},{pair.replace(',', ' vs ')},{ratio:.6f},{low:.6f},{high:.6f},{p['blocks']},{p['launches']},{p['slices']},{wall_s}")
+
+def rows(report, kind, repeat, wall_s):
+    """One row per claim (its paired interval and own verdict) and one for the A/A twin."""
+    r = json.load(open(report))
+    for c in r.get("claims", []):
+        m = c.get("measured")
+        if m is None:
+            print(f"{kind},{repeat},{c['claim']['statement']},,,,{c['verdict']},,,,{wall_s}")
+            continue
+        print(f"{kind},{repeat},{c['claim']['statement']},{m['value']:.6f},{m['low']:.6f},{m['high']:.6f},{c['verdict']},,,,{wall_s}")
+    floor = (r.get("noise") or {}).get("floor") or {}
+    p = floor.get("paired")
+    if p:
+        print(f"{kind},{repeat},{AA},{p['ratio']:.6f},{p['low']:.6f},{p['high']:.6f},,{p.get('blocks', '')},{p.get('launches', '')},,{wall_s}")
+
+
+def pooled(refs):
+    """The references pooled: the mean of their log ratios, and its 95% half-width from theirs."""
+    logs = [math.log(float(r["ratio"])) for r in refs]
+    ses = [(math.log(float(r["high"])) - math.log(float(r["low"]))) / 2 / 1.96 for r in refs]
+    mean = sum(logs) / len(logs)
+    se = math.sqrt(sum(s * s for s in ses)) / len(ses)
+    return math.exp(mean), 1.96 * se
+
+
+def rate(label, k, n):
+    lo, hi = binomial_interval(k, n)
+    return f"{label} {k} of {n} ({100 * k / n:.0f}%, Clopper-Pearson 95% {100 * lo:.0f}-{100 * hi:.0f}%)"
 
 
 def summary(rows_csv):
-    rows = list(csv.DictReader(open(rows_csv)))
-    for pair in dict.fromkeys(r["pair"] for r in rows):
-        ref = [r for r in rows if r["pair"] == pair and r["kind"] == "reference" and r["ratio"]]
-        reps = [r for r in rows if r["pair"] == pair and r["kind"] == "repeat" and r["ratio"]]
-        if not ref or not reps:
-            print(f"{pair}: no reference or no ranked repeat")
+    all_rows = list(csv.DictReader(open(rows_csv)))
+    walls = sorted({(r["repeat"], int(r["wall_s"])) for r in all_rows if r["kind"] == "repeat"})
+    if walls:
+        print(f"repeats' median run {sorted(w for _, w in walls)[len(walls) // 2]} s")
+    for pair in dict.fromkeys(r["pair"] for r in all_rows):
+        of = [r for r in all_rows if r["pair"] == pair and r["ratio"]]
+        reps = [r for r in of if r["kind"] == "repeat"]
+        refs = [r for r in of if r["kind"] == "reference"]
+        unmeasured = sum(1 for r in all_rows if r["pair"] == pair and r["kind"] == "repeat" and not r["ratio"])
+        if not reps:
+            print(f"{pair}: no repeat measured it")
             continue
-        truth = float(ref[0]["ratio"])
+        if pair.startswith("planted"):
+            found = sum(r["verdict"] == "held" for r in reps)
+            ratios = sorted(float(r["ratio"]) for r in reps)
+            halves = sorted(math.log(float(r["high"]) / float(r["low"])) / 2 for r in reps)
+            print(f"{pair}: " + rate("found (the claim held)", found, len(reps) + unmeasured)
+                  + f"; median measured advantage {ratios[len(ratios) // 2]:.4f}, median half-width ±{100 * halves[len(halves) // 2]:.1f}%")
+            continue
+        if pair == AA:
+            truth, ref_half, source = 1.0, 0.0, "truth 1 (the same server)"
+        elif refs:
+            truth, ref_half = pooled(refs)
+            source = (f"truth {truth:.4f} ±{100 * ref_half:.2f}% from {len(refs)} reference runs "
+                      f"({', '.join(r['ratio'][:6] for r in refs)})")
+        else:
+            print(f"{pair}: no reference run")
+            continue
         covered = sum(float(r["low"]) <= truth <= float(r["high"]) for r in reps)
-        lo, hi = binomial_interval(covered, len(reps))
-        widths = sorted((float(r["high"]) - float(r["low"])) / 2 / float(r["ratio"]) for r in reps)
-        ref_width = (float(ref[0]["high"]) - float(ref[0]["low"])) / 2 / truth
-        walls = sorted(int(r["wall_s"]) for r in reps)
-        print(
-            f"{pair}: reference {truth:.4f} ({float(ref[0]['low']):.4f}-{float(ref[0]['high']):.4f}, ±{100 * ref_width:.1f}%, "
-            f"{ref[0]['blocks']} blocks in {ref[0]['launches']} launches, {ref[0]['slices']}); "
-            f"{covered} of {len(reps)} repeat intervals hold it ({100 * covered / len(reps):.0f}%, Clopper-Pearson 95% "
-            f"{100 * lo:.0f}%-{100 * hi:.0f}%); median repeat ±{100 * widths[len(widths) // 2]:.1f}% "
-            f"(reference/repeat width {ref_width / widths[len(widths) // 2]:.2f}); median run {walls[len(walls) // 2]} s; "
-            f"slices: {', '.join(sorted(set(r['slices'] for r in reps)))}"
-        )
+        halves = sorted(math.log(float(r["high"]) / float(r["low"])) / 2 for r in reps)
+        median_half = halves[len(halves) // 2]
+        line = f"{pair}: {source}; " + rate("intervals holding it", covered, len(reps))
+        line += f"; median repeat ±{100 * median_half:.1f}%"
+        if ref_half:
+            line += f" (reference/repeat width {ref_half / median_half:.2f})"
+        if unmeasured:
+            line += f"; {unmeasured} repeats gave no interval"
+        print(line)
     print("an honest 95% interval holds the truth in at least 27 of 30 repeats 94% of the time")
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "row":
-        row(*sys.argv[2:])
+    if sys.argv[1] == "rows":
+        rows(*sys.argv[2:])
     else:
         summary(sys.argv[2])
