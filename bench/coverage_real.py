@@ -4,6 +4,7 @@ planted slowdown, how often it is found, each rate with its Clopper-Pearson 95% 
 import csv
 import json
 import math
+import os
 import sys
 
 from calibration_summary import binomial_interval
@@ -40,6 +41,60 @@ def rate(label, k, n):
     return f"{label} {k} of {n} ({100 * k / n:.0f}%, Clopper-Pearson 95% {100 * lo:.0f}-{100 * hi:.0f}%)"
 
 
+def pair_minutes(rows_csv, repeat):
+    """Minutes two cells of one repeat's design take: its A/A twin's two arms (the planted run)."""
+    path = os.path.join(os.path.dirname(rows_csv), f"repeat-planted-{repeat}.json")
+    try:
+        return json.load(open(path))["noise"]["floor"]["paired"]["minutes"]
+    except (OSError, KeyError, TypeError):
+        return None
+
+
+def merit(rows_csv, reps):
+    """The median P (95% half-width in % x √ the minutes both cells took) of `reps`."""
+    ps = []
+    for r in reps:
+        minutes = pair_minutes(rows_csv, r["repeat"])
+        if minutes:
+            ps.append(100 * math.log(float(r["high"]) / float(r["low"])) / 2 * math.sqrt(minutes))
+    return sorted(ps)[len(ps) // 2] if ps else None
+
+
+def slices_of(rows_csv, kind, repeat, pair):
+    """Which slices carried `pair`'s ratio in one run (joint or solo), read from its ranking where
+    the pair is ranked (a cell against the scenario's best); None where it is not."""
+    path = os.path.join(os.path.dirname(rows_csv), f"{kind}-pairs-{repeat}.json")
+    try:
+        report = json.load(open(path))
+    except OSError:
+        return None
+    first, second = pair.split(" vs ")
+    for rows in report["relative"].values():
+        best = next((r["stack"] for r in rows if r["fastest"]), None)
+        for r in rows:
+            if r.get("paired") and {r["stack"], best} == {first, second}:
+                return r["paired"]["slices"]
+    return None
+
+
+def by_source(rows_csv, pair, reps, refs):
+    """Coverage split by the slices that carried the ratio, each against the references that
+    rested on the same slices: whether joint and solo ratios are one quantity."""
+    out = []
+    for source in ("joint", "solo"):
+        same = [r for r in refs if slices_of(rows_csv, "reference", r["repeat"], pair) == source]
+        mine = [r for r in reps if slices_of(rows_csv, "repeat", r["repeat"], pair) == source]
+        if not mine:
+            continue
+        if not same:
+            out.append(f"{len(mine)} repeats on {source} slices (no reference on them)")
+            continue
+        truth, _ = pooled(same)
+        held = sum(float(r["low"]) <= truth <= float(r["high"]) for r in mine)
+        out.append(f"{held} of {len(mine)} repeats on {source} slices hold the {source} reference {truth:.4f}")
+    return "; ".join(out)
+
+
 def summary(rows_csv):
     all_rows = list(csv.DictReader(open(rows_csv)))
     walls = sorted({(r["repeat"], int(r["wall_s"])) for r in all_rows if r["kind"] == "repeat"})
@@ -74,8 +129,14 @@ def summary(rows_csv):
         median_half = halves[len(halves) // 2]
         line = f"{pair}: {source}; " + rate("intervals holding it", covered, len(reps))
         line += f"; median repeat ±{100 * median_half:.1f}%"
+        p = merit(rows_csv, reps)
+        if p is not None:
+            line += f", median P {p:.1f} (minutes: the A/A arms' of the same repeat, the same design)"
         if ref_half:
             line += f" (reference/repeat width {ref_half / median_half:.2f})"
+            split = by_source(rows_csv, pair, reps, refs)
+            if split:
+                line += f"; by slices: {split}"
         if unmeasured:
             line += f"; {unmeasured} repeats gave no interval"
         print(line)
