@@ -5,6 +5,7 @@
 use bakeoff_model::plan::goal::PrimaryMetric;
 use bakeoff_model::records::results::{CellKey, TrialRecord};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::forecast::MeasuredParts;
 use bakeoff_model::statistics::paired::{paired_ratio, Components, PairedRatio};
 use bakeoff_model::statistics::pairing::{pair_choice_between, PairSource};
 use bakeoff_model::statistics::summary::{CellSummary, Metric};
@@ -80,7 +81,7 @@ impl Relative {
         let message = format!(
             "loaded at once with the best, its ratio was {ratio:.2} ({low:.2}–{high:.2}), outside the {:.2} ({:.2}–{:.2}) its solo \
              slices give: sharing the machine cost the two unequally; the ratio shown rests on the solo slices, as the rule \
-             decided on the servers' CPU use before any ratio ({why})",
+             decided before any ratio ({why})",
             self.ratio, self.low, self.high
         );
         Some((message, "read the solo ratio; to narrow it, run more blocks (--precision) or on a quieter machine"))
@@ -177,9 +178,8 @@ fn relative_to(c: &CellSummary, best: &CellSummary, metric: Metric, trials: &[Tr
     Relative { cell: c.cell.clone(), ratio, low, high, fastest, paired, short_coverage, source, joint_disagreed, components, solo_because }
 }
 
-/// The largest of each variance part over `scenarios`' paired rankings: what a later run of the
-/// same study allocates its launches by and projects its widest ratio from. None where no ratio
-/// was paired over two launches or more.
+/// The largest of each variance part over `scenarios`' paired rankings: what the precision
+/// section prints of the run's noise. None where no ratio was paired over two launches or more.
 pub fn ranked_components(scenarios: &[ScenarioView]) -> Option<Components> {
     let all = scenarios.iter().flat_map(|sv| sv.relative.iter()).filter(|r| !r.fastest && r.paired.is_some_and(|p| p.1 >= 2));
     all.filter_map(|r| r.components).reduce(|a, b| Components {
@@ -187,6 +187,19 @@ pub fn ranked_components(scenarios: &[ScenarioView]) -> Option<Components> {
         launch_sd: a.launch_sd.max(b.launch_sd),
         block_df: a.block_df.min(b.block_df),
     })
+}
+
+/// Each ratio of `scenarios`' rankings paired over two launches or more, keyed by its scenario and
+/// cell, with its variance parts and launches: what later runs of the same study pool pair by pair
+/// to allocate their launches by and forecast their widest ratio from.
+pub fn ranked_parts(scenarios: &[ScenarioView]) -> Vec<(String, MeasuredParts)> {
+    let ranked = scenarios.iter().flat_map(|sv| sv.relative.iter().map(move |r| (sv.scenario, r)));
+    ranked
+        .filter_map(|(scenario, r)| {
+            let (_, launches) = r.paired.filter(|p| p.1 >= 2 && !r.fastest)?;
+            Some((format!("{} on {scenario}", r.cell.label()), MeasuredParts { components: r.components?, launches }))
+        })
+        .collect()
 }
 
 /// The widest paired ratio of `scenarios`' rankings (a cell against its scenario's best), with its

@@ -76,41 +76,57 @@ fn with_joint(mut t: TrialRecord, cells: u32, joint_rps: f64) -> TrialRecord {
     t
 }
 
+/// `t` as a slice of variant `variant` of its stack.
+fn of_variant(mut t: TrialRecord, variant: &str) -> TrialRecord {
+    t.cell.variant = variant.into();
+    t
+}
+
 #[test]
 fn joint_slices_carry_the_ratio_where_they_agree_and_give_way_where_they_do_not() {
-    // Solo slices one after the other on a machine that swings ±25%: b is 0.8 of a, but the
-    // swing does not cancel. Loaded at once, every block's swing falls on both.
+    // Solo slices one after the other on a machine that swings ±25%: variant b of one server is
+    // 0.8 of variant a, but the swing does not cancel. Loaded at once, every block's swing falls
+    // on both.
     let swing = [1.0, 1.25, 0.8, 1.2, 0.75, 1.1];
-    let mut agree = Vec::new();
-    let mut disagree = Vec::new();
+    let (mut agree, mut unlike, mut disagree) = (Vec::new(), Vec::new(), Vec::new());
     for (i, s) in swing.iter().enumerate() {
         let block = i as u32 + 1;
         let other = swing[(i + 3) % 6];
-        agree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
-        agree.push(with_joint(slice("b", block, 80_000.0 * other), 2, 40_000.0 * s));
+        agree.push(of_variant(with_joint(slice("one", block, 100_000.0 * s), 2, 50_000.0 * s), "a"));
+        agree.push(of_variant(with_joint(slice("one", block, 80_000.0 * other), 2, 40_000.0 * s), "b"));
+        // The same figures from two different servers: their joint slices never carry the ratio.
+        unlike.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
+        unlike.push(with_joint(slice("b", block, 80_000.0 * other), 2, 40_000.0 * s));
         // On an equal share b keeps up with a, yet alone it is half as fast, every block: alone
         // it used half the server CPUs (one of two workers' worth), so the rule keeps its
         // throughput ratio on the solo slices before looking at any ratio.
-        disagree.push(with_joint(slice("a", block, 100_000.0 * s), 2, 50_000.0 * s));
-        let mut half = with_joint(slice("b", block, 50_000.0 * s), 2, 50_000.0 * s);
+        disagree.push(of_variant(with_joint(slice("one", block, 100_000.0 * s), 2, 50_000.0 * s), "a"));
+        let mut half = of_variant(with_joint(slice("one", block, 50_000.0 * s), 2, 50_000.0 * s), "b");
         half.server.cpu_percent = 50.0;
         disagree.push(half);
     }
     let d = data(agree);
     let view = ReportView::new(&d);
-    let b = view.scenarios[0].relative.iter().find(|r| r.cell.stack == "b").unwrap().clone();
+    let b = view.scenarios[0].relative.iter().find(|r| r.cell.variant == "b").unwrap().clone();
     assert_eq!((b.source, b.joint_disagreed), (PairSource::Joint, None), "{b:?}");
     assert!((b.ratio - 0.8).abs() < 0.005 && b.high - b.low < 0.01, "the joint pairs' tight 0.80: {b:?}");
     let (scenario, widest) = bakeoff_report::scenario::widest_paired(&view.scenarios).unwrap();
-    assert_eq!((scenario.id(), widest.cell.stack.as_str()), ("hello", "b"), "the one ratio ranked");
+    assert_eq!((scenario.id(), widest.cell.variant.as_str()), ("hello", "b"), "the one ratio ranked");
     let text = render(&d, Format::Text);
     assert!(text.contains("0.80 (0.80–0.80, paired at once)"), "{text}");
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     assert!(json["relative"]["hello"].as_array().unwrap().iter().any(|r| r["paired"]["slices"] == "joint"), "{json}");
 
-    let d = data(disagree);
+    let d = data(unlike);
     let view = ReportView::new(&d);
     let b = view.scenarios[0].relative.iter().find(|r| r.cell.stack == "b").unwrap().clone();
+    assert_eq!(b.source, PairSource::Solo, "different servers pair on their solo slices: {b:?}");
+    assert!(b.solo_because.as_deref().is_some_and(|w| w.contains("are different servers")), "{b:?}");
+    assert!(b.high - b.low > 0.05, "the swing stays in the solo ratio: {b:?}");
+
+    let d = data(disagree);
+    let view = ReportView::new(&d);
+    let b = view.scenarios[0].relative.iter().find(|r| r.cell.variant == "b").unwrap().clone();
     assert_eq!(b.source, PairSource::Solo, "{b:?}");
     assert!((b.ratio - 0.5).abs() < 0.005, "the solo ratio is shown: {b:?}");
     assert!(b.joint_disagreed.is_some_and(|(r, _, _)| (r - 1.0).abs() < 0.005), "{b:?}");

@@ -6,7 +6,7 @@
 use bakeoff_model::plan::schedule::turns_factor;
 use bakeoff_model::records::results::{CellKey, TrialRecord};
 use bakeoff_model::statistics::paired::{paired_ratio, Pair};
-use bakeoff_model::statistics::pairing::{choose_pairs, joint_rule, CpuUse};
+use bakeoff_model::statistics::pairing::{choose_pairs, joint_rule, one_server, CpuUse, SoloBecause};
 use bakeoff_model::statistics::spread::Variance;
 use bakeoff_model::statistics::summary::{Estimate, Metric};
 use std::collections::{BTreeMap, BTreeSet};
@@ -206,8 +206,8 @@ impl Tally {
         Variance::within(by_launch.into_values())
     }
 
-    /// The blocks both cells were measured in, as pairs of their values: their joint slices'
-    /// where those agree with their solo ones, as a report pairs them (`choose_pairs`).
+    /// The blocks both cells were measured in, as pairs of their values: their joint slices' where
+    /// the joint/solo rule allows them (builds of one server, fair shares), as a report pairs them.
     fn pairs(&self, cell: &CellKey, reference: &CellKey, metric: Metric) -> Vec<Pair> {
         let (Some(a), Some(b)) = (self.values.get(cell), self.values.get(reference)) else { return Vec::new() };
         let (mut solo, mut joint, mut uses) = (Vec::new(), Vec::new(), (Vec::new(), Vec::new()));
@@ -220,7 +220,8 @@ impl Tally {
                 uses.1.extend(r.used);
             }
         }
-        choose_pairs(solo, joint, joint_rule(&uses.0, &uses.1, metric)).pairs
+        let rule = if one_server(cell, reference) { joint_rule(&uses.0, &uses.1, metric) } else { Err(SoloBecause::UnlikeServers) };
+        choose_pairs(solo, joint, rule).pairs
     }
 
     /// Notes a slice of `key` that left connections without an answer: its slices need at least
@@ -352,7 +353,9 @@ mod tests {
 
     #[test]
     fn joint_slices_that_agree_with_the_solo_ones_bring_the_ratio_within_target() {
-        let (a, b) = (key("a", false), key("b", false));
+        // Two variants of one server: their joint slices may carry the ratio.
+        let variant = |v: &str| CellKey { variant: v.into(), ..key("one", false) };
+        let (a, b) = (variant("a"), variant("b"));
         // Solo slices one after the other: the machine's swing does not cancel.
         let solo_a = [100.0, 130.0, 90.0, 125.0, 95.0, 120.0];
         let solo_b = [0.8 * 130.0, 0.8 * 90.0, 0.8 * 125.0, 0.8 * 100.0, 0.8 * 120.0, 0.8 * 95.0];
@@ -380,6 +383,12 @@ mod tests {
             "the solo pairs: {:?}",
             far.pairs(&b, &a, Metric::RequestsPerSec)
         );
+        // The same figures from two different servers: their solo pairs, whatever their shares.
+        let (x, y) = (key("x", false), key("y", false));
+        let mut unlike = tally(&[(&x, &solo_a), (&y, &solo_b)]);
+        with_joint(&x, 1.0, &mut unlike);
+        with_joint(&y, 0.8, &mut unlike);
+        assert!(misses_5_percent(&unlike, &[x.clone(), y.clone()], Metric::RequestsPerSec), "different servers pair alone");
     }
 
     #[test]
