@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Does the run's precision outlook foretell what the run then reaches? Runs the default study
-# ROUNDS times on one results file, as a user who reruns it would: the first run projects from
-# the noise probe (two unlike small stacks), every later one from the last run of the study. Each
-# row of rows.csv holds the outlook's half-width (its "expect about ±X%" line), the widest paired
-# half-width the run then reached over its ranked ratios, their ratio, and the run's wall time.
+# ROUNDS times on one results file, as a user who reruns it would: the first run forecasts from
+# the noise probe (two unlike small stacks), every later one from the study's earlier runs (each
+# ranked pair's parts pooled over up to five). Each row of rows.csv holds the outlook's half-width
+# (its "expect ... about ±X%" line), the widest paired half-width the run then reached over its
+# ranked ratios, their ratio, and the run's wall time.
 # The promise (the intervals issue): the outlook within a factor of 1.5 of what is reached in at
 # least 8 of 10 runs; the summary prints the count with its Clopper-Pearson 95% bounds.
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One row of bench/outlook.sh's rows.csv from a run's output and its JSON report: the outlook's
-half-width (the widest "expect ... about ±X%" the run printed before measuring), what it projected
+half-width (the outlook line's, what the budget's trials are expected to reach), what it projected
 from, the widest paired half-width the run reached over its ranked ratios, and their ratio.
 
     outlook_row.py RUN.txt RUN.err RUN.json ROUND WALL_SECONDS
@@ -12,7 +12,10 @@ import sys
 text = open(sys.argv[1]).read() + open(sys.argv[2]).read()
 report = json.load(open(sys.argv[3]))
 r, wall = sys.argv[4], sys.argv[5]
-outlook = [float(x) for x in re.findall(r"expect(?:ed)?[^\n]*?about ±([0-9.]+)%", text)]
+# The outlook line (what the budget's trials reach, "projected from ..."); else the widest
+# "expect ... about ±X%" the run printed.
+projected = re.findall(r"about ±([0-9.]+)%[^\n]*?projected\s+from", text)
+outlook = [float(x) for x in projected] or [float(x) for x in re.findall(r"expect(?:ed)?[^\n]*?about ±([0-9.]+)%", text)]
 source = re.search(r"projected from ([^(\n]+)", text)
 widest, reached = "", 0.0
 for scenario, rows in report["relative"].items():

@@ -192,17 +192,31 @@ pub fn outlook_line(o: &Outlook) -> String {
     }
 }
 
-/// What the last run of the same study left its widest ranked ratio at (`widest`, of
-/// `scenario`, in run `run_id`) and about what this run's `blocks` can expect of it (`expect`,
-/// a fraction), against the `target`: the noisier cells of a study need more than the A/A pair
-/// the noise floor projects from.
-pub fn history_line(run_id: &str, scenario: Scenario, widest: &Relative, blocks: u32, expect: f64, target: f64) -> String {
-    let (then, from) = (100.0 * widest.relative_half_width(), widest.paired.map_or(0, |p| p.0));
+/// The study's earlier runs an outlook pooled: the newest's id, how many runs, how many pairs.
+pub struct History<'a> {
+    /// The newest earlier run's id.
+    pub run_id: &'a str,
+    /// Earlier runs pooled.
+    pub runs: usize,
+    /// Ranked pairs whose parts were pooled.
+    pub pairs: usize,
+}
+
+/// What the newest earlier run of the same study (`from`) left its widest ranked ratio at
+/// (`widest`, of `scenario`), and the widest this run's `blocks` can expect (`expect`, a fraction)
+/// from its pairs' parts pooled over the earlier runs, against the `target`: the noisier cells of
+/// a study need more than the pair the noise probe projects from.
+pub fn history_line(from: &History<'_>, scenario: Scenario, widest: &Relative, blocks: u32, expect: f64, target: f64) -> String {
+    let (then, blocks_then) = (100.0 * widest.relative_half_width(), widest.paired.map_or(0, |p| p.0));
     let verdict = if expect <= target { "within" } else { "short of" };
+    let runs = if from.runs == 1 { "run".to_string() } else { format!("{} runs", from.runs) };
     format!(
-        "the last run of this study here ({run_id}) left its widest ranked ratio, {} against the best on {scenario}, at ±{then:.1}% \
-         from {from} blocks: with {blocks} blocks expect about ±{:.1}%, {verdict} the ±{:.0}% target before any precision launch",
+        "the last run of this study here ({}) left its widest ranked ratio, {} against the best on {scenario}, at ±{then:.1}% \
+         from {blocks_then} blocks; from its {} ranked pairs' parts pooled over the last {runs}, with {blocks} blocks expect \
+         the widest about ±{:.1}%, {verdict} the ±{:.0}% target before any precision launch",
+        from.run_id,
         widest.cell.label(),
+        from.pairs,
         100.0 * expect,
         100.0 * target
     )
@@ -291,12 +305,18 @@ mod tests {
             components: None,
             solo_because: None,
         };
+        let from = History { run_id: "20261128T185848Z-1", runs: 3, pairs: 6 };
         assert_eq!(
-            history_line("20261128T185848Z-1", Scenario::Hello, &widest, 8, 0.077, 0.05),
+            history_line(&from, Scenario::Hello, &widest, 8, 0.077, 0.05),
             "the last run of this study here (20261128T185848Z-1) left its widest ranked ratio, python/werkzeug-uwsgi[sqlite] \
-             hello w1 against the best on hello, at ±6.8% from 10 blocks: with 8 blocks expect about ±7.7%, short of the ±5% \
-             target before any precision launch"
+             hello w1 against the best on hello, at ±6.8% from 10 blocks; from its 6 ranked pairs' parts pooled over the last 3 \
+             runs, with 8 blocks expect the widest about ±7.7%, short of the ±5% target before any precision launch"
         );
-        assert!(history_line("r", Scenario::Hello, &widest, 16, 0.049, 0.05).contains("expect about ±4.9%, within the ±5% target"));
+        let one = History { runs: 1, ..from };
+        let line = history_line(&one, Scenario::Hello, &widest, 16, 0.049, 0.05);
+        assert!(
+            line.contains("pooled over the last run,") && line.contains("expect the widest about ±4.9%, within the ±5% target"),
+            "{line}"
+        );
     }
 }

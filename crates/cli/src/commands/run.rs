@@ -6,6 +6,7 @@ use crate::context;
 use anyhow::{Context, Result};
 use bakeoff_lab::run::{execute, plan_run, Overrides, RunRequest, Selection};
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::forecast::{pool, MeasuredParts};
 use bakeoff_model::statistics::paired::Components;
 use std::path::Path;
 use std::process::ExitCode;
@@ -32,6 +33,7 @@ pub(crate) fn request(args: &RunArgs, root: &Path) -> Result<RunRequest> {
             rate: args.rate,
             ramp: args.ramp.clone(),
             requests_per_conn: args.requests_per_conn,
+            streams: args.streams,
             price: args.price,
             pool_size: args.pool_size,
             max_throughput: args.max_throughput,
@@ -114,9 +116,8 @@ pub(crate) fn run_and_report(args: &RunArgs, root: &Path, req: RunRequest) -> Re
     let cancel = context::cancel_on_ctrl_c();
     let db = root.join(&args.db);
     let mut store = bakeoff_store::Store::open(&db)?;
-    if let Some((line, components)) = last_run_outlook(&store, &plan) {
+    if let Some(line) = earlier_runs_outlook(&store, &mut plan) {
         eprintln!("precision: {line}");
-        plan.set_components(components);
     }
     // The machine's quick facts first (a second of watching its CPUs): what a reader of the
     // results should know before any number, and what to change before measuring.
@@ -141,27 +142,45 @@ pub(crate) fn run_and_report(args: &RunArgs, root: &Path, req: RunRequest) -> Re
     Ok(Ran { failed: done.failed(), data })
 }
 
-/// What the last complete run of the same study in `store` left its widest ranked ratio at, and
-/// the variance parts of its ranked pairs, which this run's launches are allocated by and its
-/// ratios projected from; None without a precision target, a paired schedule, a study of its own
-/// name or such a run.
-fn last_run_outlook(store: &bakeoff_store::Store, plan: &bakeoff_lab::run::RunPlan) -> Option<(String, Components)> {
+/// Runs of the same study whose ranked pairs the outlook pools, the newest first: five runs of six
+/// launches give each pair's launch part 25 degrees of freedom, few enough runs to follow the
+/// machine as it is now.
+const EARLIER_RUNS: usize = 5;
+
+/// Sets on `plan` what the study's earlier complete runs in `store` measured (each ranked pair's
+/// variance parts, pooled pair by pair over up to `EARLIER_RUNS` of them), which this run's
+/// launches are allocated by and its widest ratio forecast from, and says so in a line: what the
+/// newest of them left its widest ratio at and what this run can expect. None without a precision
+/// target, a paired schedule, a study of its own name or such a run.
+fn earlier_runs_outlook(store: &bakeoff_store::Store, plan: &mut bakeoff_lab::run::RunPlan) -> Option<String> {
     let s = plan.settings();
     let target = s.precision?;
-    let study = plan.study_name();
-    if !s.schedule.pairs_blocks() || study == "adhoc" {
+    let (study, schedule) = (plan.study_name().to_string(), s.schedule);
+    if !schedule.pairs_blocks() || study == "adhoc" {
         return None;
     }
-    let last = store.list_runs().ok()?.into_iter().find(|r| r.study == study && r.status == bakeoff_model::RunStatus::Complete)?;
-    let data = store.load_run(&last.id).ok()?;
-    let schedule = data.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value(v.clone()).ok());
-    if schedule != Some(s.schedule) {
-        return None;
+    let same_schedule = |data: &bakeoff_model::records::run_data::RunData| {
+        let stored = data.run.settings.pointer("/load/schedule").and_then(|v| serde_json::from_value(v.clone()).ok());
+        stored == Some(schedule)
+    };
+    let runs = store.list_runs().ok()?.into_iter().filter(|r| r.study == study && r.status == bakeoff_model::RunStatus::Complete);
+    let earlier: Vec<_> = runs.filter_map(|r| store.load_run(&r.id).ok()).filter(same_schedule).take(EARLIER_RUNS).collect();
+    let mut by_pair = std::collections::BTreeMap::<String, Vec<MeasuredParts>>::new();
+    for data in &earlier {
+        for (pair, parts) in bakeoff_report::scenario::ranked_parts(&bakeoff_report::ReportView::new(data).scenarios) {
+            by_pair.entry(pair).or_default().push(parts);
+        }
     }
-    let view = bakeoff_report::ReportView::new(&data);
+    let pairs: Vec<Components> = by_pair.values().filter_map(|runs| pool(runs)).collect();
+    let newest = earlier.first()?;
+    let view = bakeoff_report::ReportView::new(newest);
     let (scenario, widest) = bakeoff_report::scenario::widest_paired(&view.scenarios)?;
-    let components = bakeoff_report::scenario::ranked_components(&view.scenarios)?;
-    let with_parts = plan.clone_settings_with(components);
-    let expect = bakeoff_lab::run::noise_probe::project(components, s.trials, &with_parts);
-    Some((crate::progress::history_line(&last.id, scenario, widest, s.trials, expect, target), components))
+    if pairs.is_empty() {
+        return None;
+    }
+    plan.set_pair_parts(pairs);
+    let s = plan.settings();
+    let expect = bakeoff_lab::run::noise_probe::forecast_widest(&s.pair_parts, s.trials, s);
+    let from = crate::progress::History { run_id: &newest.run.id, runs: earlier.len(), pairs: s.pair_parts.len() };
+    Some(crate::progress::history_line(&from, scenario, widest, s.trials, expect, target))
 }

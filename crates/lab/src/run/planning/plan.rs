@@ -57,6 +57,8 @@ pub struct Overrides {
     pub ramp: Option<RampSetting>,
     /// Reconnect after this many requests on a connection.
     pub requests_per_conn: Option<u64>,
+    /// `--streams`: HTTP/2 streams in flight per connection of the h2 and h2c cells.
+    pub streams: Option<u32>,
     /// POOL_SIZE passed to stacks.
     pub pool_size: Option<u32>,
     /// Also measure the closed-model maximum after an open-model schedule; the study may ask for it too.
@@ -242,15 +244,13 @@ impl RunPlan {
         &self.settings
     }
 
-    /// Allocates the run's launches by `components`, the variance parts of the last run of the
-    /// same study, instead of the prior.
-    pub fn set_components(&mut self, components: bakeoff_model::statistics::paired::Components) {
-        self.settings.components = Some(components);
-    }
-
-    /// The run's settings as they would be with `components` set.
-    pub fn clone_settings_with(&self, components: bakeoff_model::statistics::paired::Components) -> LoadSettings {
-        LoadSettings { components: Some(components), ..self.settings.clone() }
+    /// Sets what the study's earlier runs measured: each ranked pair's variance parts, pooled pair
+    /// by pair. The outlook forecasts the widest ratio from them, and the launches are allocated
+    /// by the noisiest pair's parts instead of the prior.
+    pub fn set_pair_parts(&mut self, pairs: Vec<bakeoff_model::statistics::paired::Components>) {
+        let total = |c: &bakeoff_model::statistics::paired::Components| c.launch_sd.powi(2) + c.block_sd.powi(2);
+        self.settings.components = pairs.iter().copied().max_by(|a, b| total(a).total_cmp(&total(b)));
+        self.settings.pair_parts = pairs;
     }
 
     /// The study's name (`quick` for the default study, `adhoc` for flags alone).
@@ -335,6 +335,7 @@ fn merge_settings(study: &Study, o: &Overrides) -> Result<LoadSettings, LabError
     s.ramp = o.ramp.clone().or(study.ramp.clone());
     s.requests_per_conn = o.requests_per_conn.or(study.requests_per_conn);
     s.tls_resumption = study.tls_resumption.unwrap_or(s.tls_resumption);
+    s.streams = o.streams.or(study.streams).unwrap_or(s.streams);
     s.pool_size = o.pool_size.or(study.pool_size).unwrap_or(s.pool_size);
     // A rate or ramp given as a flag replaces the study's concurrency sweep.
     if o.rate.is_none() && o.ramp.is_none() {

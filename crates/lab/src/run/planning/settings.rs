@@ -32,6 +32,8 @@ pub struct LoadSettings {
     pub requests_per_conn: Option<u64>,
     /// Over TLS, a new connection resumes an earlier session (false: every handshake is full).
     pub tls_resumption: bool,
+    /// HTTP/2 streams in flight per connection for the h2 and h2c cells (HTTP/1.1 cells keep one).
+    pub streams: u32,
     /// How long a request may go unanswered before it counts as a timeout.
     #[serde(serialize_with = "as_secs")]
     pub timeout: Duration,
@@ -45,6 +47,10 @@ pub struct LoadSettings {
     /// The paired ratios' variance parts measured by the last run of the same study, which the
     /// launches are allocated by; None: the allocation's prior.
     pub components: Option<bakeoff_model::statistics::paired::Components>,
+    /// Each ranked pair's variance parts, pooled pair by pair over the study's earlier runs: what
+    /// the outlook forecasts the widest ratio from. Empty: the noise probe's pair stands for each.
+    #[serde(skip)]
+    pub pair_parts: Vec<bakeoff_model::statistics::paired::Components>,
     /// The CPUs the stacks' servers, and the services unless placed otherwise, are held on.
     pub server_cpus: Vec<usize>,
     /// The CPUs the load generator is pinned to.
@@ -183,11 +189,13 @@ impl Default for LoadSettings {
             conn_ladder: None,
             requests_per_conn: None,
             tls_resumption: true,
+            streams: 1,
             timeout: Duration::from_secs(10),
             trials: 3,
             schedule: Default::default(),
             launches: None,
             components: None,
+            pair_parts: Vec::new(),
             server_cpus,
             client_cpus,
             proxy_placement: Default::default(),

@@ -19,6 +19,7 @@ use bakeoff_model::plan::place::Roles;
 use bakeoff_model::plan::schedule::Schedule;
 use bakeoff_model::records::results::MemorySink;
 use bakeoff_model::scenario::Scenario;
+use bakeoff_model::statistics::forecast::widest_half_width;
 use bakeoff_model::statistics::paired::{minutes_spent, paired_ratio, Components, PairedRatio};
 use bakeoff_model::statistics::pairing::pairs_between;
 use bakeoff_model::statistics::robust::robust_sigma;
@@ -126,10 +127,31 @@ pub fn project(components: Components, blocks: u32, settings: &LoadSettings) -> 
     half.exp() - 1.0
 }
 
-/// The fewest blocks whose projected half-width is within `target` (a fraction); 240 when none up
-/// to there is.
-pub fn blocks_for(components: Components, target: f64, settings: &LoadSettings) -> u32 {
-    (2..240).find(|&n| project(components, n, settings) <= target).unwrap_or(240)
+/// The widest half-width (a fraction) `pairs`, each with its variance parts, can expect after
+/// `blocks` blocks spread over launches as a run with `settings` spreads them: the median of their
+/// widest over simulated runs (`bakeoff_model::statistics::forecast`).
+pub fn forecast_widest(pairs: &[Components], blocks: u32, settings: &LoadSettings) -> f64 {
+    let plan = crate::run::planning::launches::LaunchPlan::for_blocks(blocks, settings);
+    let per_launch = f64::from(plan.blocks) / f64::from(plan.launches.max(1));
+    widest_half_width(pairs, plan.launches, per_launch).map_or(f64::INFINITY, |h| h.exp() - 1.0)
+}
+
+/// The fewest blocks whose forecast widest half-width is within `target` (a fraction); 240 when
+/// none up to there is. The forecast shrinks as blocks grow, so the search halves its range.
+pub fn blocks_for(pairs: &[Components], target: f64, settings: &LoadSettings) -> u32 {
+    let (mut low, mut high) = (2, 240);
+    if forecast_widest(pairs, high, settings) > target {
+        return high;
+    }
+    while low < high {
+        let mid = (low + high) / 2;
+        if forecast_widest(pairs, mid, settings) <= target {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    low
 }
 
 /// A study's precision target against this machine's noise floor, said before it runs.
@@ -165,21 +187,25 @@ impl Outlook {
     }
 }
 
-/// The outlook of `plan` on a machine with `floor`; None without a precision target. Paired
-/// ratios are projected from the variance's parts of the last run of the same study where the
-/// plan carries them (its own pairs of different servers), else from the probe's pair.
+/// The outlook of `plan` on a machine with `floor`; None without a precision target. The widest
+/// paired ratio is forecast from each ranked pair's variance parts, pooled over the study's
+/// earlier runs where the plan carries them (its own pairs of different servers), else from the
+/// probe's pair taken for every ranked pair of the plan.
 pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, LabError> {
     let s = &plan.settings;
     let Some(target) = s.precision else { return Ok(None) };
     let trials = s.trials;
     let planned = plan.estimate()?;
     let paired = s.schedule.pairs_blocks();
-    let (components, from) = match s.components {
-        Some(c) => (c, "the last run of this study (its ranked pairs)".to_string()),
-        None => (floor.components(), floor.pair_name()),
+    let (pairs, from) = if s.pair_parts.is_empty() {
+        let ranked = ranked_pairs(plan)?.max(1);
+        (vec![floor.components(); ranked], format!("{} (taken for each of the {ranked} ranked pairs)", floor.pair_name()))
+    } else {
+        let n = s.pair_parts.len();
+        (s.pair_parts.clone(), format!("this study's earlier runs here ({n} ranked pairs, each one's parts pooled over them)"))
     };
-    let half_width = |n: u32| if paired { project(components, n, s) } else { floor.cell_half_width(n) };
-    let trials_needed = if paired { blocks_for(components, target, s) } else { floor.trials_for(target) }.max(trials);
+    let half_width = |n: u32| if paired { forecast_widest(&pairs, n, s) } else { floor.cell_half_width(n) };
+    let trials_needed = if paired { blocks_for(&pairs, target, s) } else { floor.trials_for(target) }.max(trials);
     let cap = crate::run::schedule::tally::MAX_TRIALS;
     let needs = if trials_needed <= cap { Some(plan.estimate_at(trials_needed)?) } else { None };
     let mut trials_possible = trials;
@@ -194,6 +220,15 @@ pub fn outlook(plan: &RunPlan, floor: &NoiseFloor) -> Result<Option<Outlook>, La
     let allocation = crate::run::planning::launches::LaunchPlan::for_blocks(trials, s).allocation.map(|a| a.why());
     let (budget, schedule) = (s.budget, s.schedule);
     Ok(Some(Outlook { target, trials_needed, needs, planned, budget, trials_possible, reaches, schedule, from, allocation }))
+}
+
+/// The ratios the plan ranks: in each scenario, every cell but its best (A/A twins aside).
+fn ranked_pairs(plan: &RunPlan) -> Result<usize, LabError> {
+    let mut per_scenario = std::collections::BTreeMap::<Scenario, usize>::new();
+    for cell in plan.cells()?.iter().filter(|c| !c.twin) {
+        *per_scenario.entry(cell.scenario).or_default() += 1;
+    }
+    Ok(per_scenario.values().map(|n| n.saturating_sub(1)).sum())
 }
 
 /// The first two candidate stacks with a `hello` whose setup is current (the probe never
@@ -511,22 +546,38 @@ mod tests {
         let noisy = outlook(&plan, &floor(0.15, Components { block_sd: 0.06, launch_sd: 0.06, block_df: 0 })).unwrap().unwrap();
         assert!(!noisy.fits() && noisy.trials_needed > noisy.trials_possible, "{noisy:?}");
         assert!(plan.estimate_at(noisy.trials_possible).unwrap() <= noisy.budget.unwrap());
-        // The last run's own parts win over the probe's.
+        // The earlier runs' own pairs win over the probe's.
         let mut own = quick();
-        own.settings.components = Some(Components { block_sd: 0.06, launch_sd: 0.06, block_df: 0 });
+        let loud = Components { block_sd: 0.06, launch_sd: 0.06, block_df: 0 };
+        own.settings.pair_parts = vec![loud, Components { block_sd: 0.01, launch_sd: 0.01, block_df: 0 }];
+        own.settings.components = Some(loud);
         let o = outlook(&own, &floor(0.01, Components { block_sd: 0.004, launch_sd: 0.002, block_df: 0 })).unwrap().unwrap();
-        assert!(!o.fits() && o.from.contains("last run"), "{o:?}");
+        assert!(!o.fits() && o.from.contains("earlier runs") && o.from.contains("2 ranked pairs"), "{o:?}");
         assert!(o.allocation.is_some_and(|a| a.contains("launches of")));
+    }
+
+    #[test]
+    fn the_probes_pair_stands_for_every_ranked_pair_of_the_plan() {
+        // The default study ranks two ratios in each of its three scenarios: the widest of six
+        // alike pairs is wider than one pair's expectation.
+        let plan = quick();
+        let c = Components { block_sd: 0.02, launch_sd: 0.02, block_df: 0 };
+        let o = outlook(&plan, &floor(0.02, c)).unwrap().unwrap();
+        assert!(o.from.contains("each of the 6 ranked pairs"), "{}", o.from);
+        let one = project(c, o.trials_possible, &plan.settings);
+        assert!(o.reaches > 1.1 * one, "widest {} vs one pair {one}", o.reaches);
     }
 
     #[test]
     fn more_blocks_are_needed_for_a_tighter_target_and_many_blocks_follow_the_root_law() {
         let s = quick().settings;
-        let c = Components { block_sd: 0.02, launch_sd: 0.02, block_df: 0 };
-        let n = blocks_for(c, 0.02, &s);
-        assert!(project(c, n, &s) <= 0.02 && project(c, n - 1, &s) > 0.02, "{n}");
-        assert!(blocks_for(c, 0.01, &s) > n);
-        let (a, b) = (project(c, 60, &s), project(c, 120, &s));
+        let c = [Components { block_sd: 0.02, launch_sd: 0.02, block_df: 0 }];
+        let n = blocks_for(&c, 0.02, &s);
+        assert!(forecast_widest(&c, n, &s) <= 0.02 && forecast_widest(&c, n - 1, &s) > 0.02, "{n}");
+        assert!(blocks_for(&c, 0.01, &s) > n);
+        let (a, b) = (forecast_widest(&c, 60, &s), forecast_widest(&c, 120, &s));
         assert!((a / b - 2f64.sqrt()).abs() < 0.15, "{a} {b}");
+        // One pair's forecast is its closed-form projection.
+        assert!((forecast_widest(&c, 12, &s) / project(c[0], 12, &s) - 1.0).abs() < 0.03);
     }
 }
