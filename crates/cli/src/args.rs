@@ -64,6 +64,9 @@ pub enum Command {
     Runs(RunsArgs),
     /// Compare two stored runs cell by cell: changes with 95% intervals and verdicts
     Compare(CompareArgs),
+    /// The A/B verdicts of the results file's successive runs (`bench --cmd A --cmd B`): a trend
+    /// per scenario and metric, with the change since the first run
+    History(HistoryArgs),
     /// Check this machine: cores, governor, steal, other processes, cgroups, io_uring, and its
     /// noise floor from a 25-second A/A measurement, with the precision a study can expect here
     Doctor(DoctorArgs),
@@ -257,6 +260,10 @@ pub struct RunArgs {
     /// Reconnect after this many requests per connection
     #[arg(long)]
     pub requests_per_conn: Option<u64>,
+    /// HTTP/2 streams in flight per connection for the cells served over h2 or h2c (default 1;
+    /// HTTP/1.1 cells keep one request per connection)
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub streams: Option<u32>,
     /// What a core costs, `core-hour=PRICE` (e.g. core-hour=0.04): the reports then price a
     /// million requests at each cell's server CPU (over a study's `price`)
     #[arg(long, value_name = "core-hour=PRICE")]
@@ -377,6 +384,12 @@ pub struct BenchArgs {
     /// A command run once before (in the current folder; again when its files change), e.g. a build
     #[arg(long, requires = "cmd")]
     pub setup: Option<String>,
+    /// Twice: two revisions of the current folder's git repository side by side (A/B), each checked
+    /// out in a worktree of its own, built there by --setup and started there by the one --cmd
+    /// (`--rev base=main --rev head=HEAD`; a bare revision names itself); the worktrees are
+    /// removed when the run ends
+    #[arg(long, requires = "cmd", value_name = "[NAME=]REVISION")]
+    pub rev: Vec<String>,
     /// The name it is reported under, as `adhoc/NAME` (default: from the command)
     #[arg(long)]
     pub name: Option<String>,
@@ -389,6 +402,10 @@ pub struct BenchArgs {
     /// pull-request comment or a CI step summary
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// With two servers: also write the A/B as JUnit XML here, one test case per scenario and
+    /// metric, failed where --fail-if-slower fails it (for CI systems that read test reports)
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// How long it may take to answer HTTP after its start
     #[arg(long, value_parser = duration, default_value = "30s")]
     pub ready_timeout: Duration,
@@ -463,6 +480,18 @@ pub struct CompareArgs {
     /// The primary metric verdicts and the gate use (default: run B's study's rank_by)
     #[arg(long, value_parser = primary)]
     pub rank_by: Option<PrimaryMetric>,
+    /// Write to this file instead of standard output
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct HistoryArgs {
+    #[arg(long, default_value = "results/bakeoff.db")]
+    pub db: PathBuf,
+    /// The history's format (csv is for reports only)
+    #[arg(long, short = 'f', value_enum, default_value_t = Format::Text)]
+    pub format: Format,
     /// Write to this file instead of standard output
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,

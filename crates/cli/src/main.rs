@@ -34,6 +34,7 @@ fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Report(a) => commands::report::run(&a),
         args::Command::Runs(a) => commands::runs::run(&a),
         args::Command::Compare(a) => commands::compare::run(&a),
+        args::Command::History(a) => commands::history::run(&a),
         args::Command::Doctor(a) => commands::doctor::run(&a),
         args::Command::Bench(a) => commands::bench::run(&a),
         args::Command::New(a) => commands::new::run(&a),

@@ -3,7 +3,8 @@
 //! from the store's `RunData` and the model's trial summaries, and walks the same sections in the same
 //! order (`section::Section`).
 //!
-//! The public surface: `render` and `Format`, the view, `compare` (two runs), the proxy study's
+//! The public surface: `render` and `Format`, the view, `compare` (two runs), `history` (the A/B
+//! verdicts of successive runs), an A/B run's gates as JUnit XML (`junit`), the proxy study's
 //! arithmetic, and with the `test-support` feature a synthetic run for tests.
 //!
 //! The folders: `formats/` holds each output format (text, Markdown, CSV, JSON, HTML) and
@@ -14,6 +15,7 @@
 
 pub mod compare;
 mod formats;
+pub mod history;
 mod numbers;
 mod section;
 pub mod sections;
@@ -22,6 +24,7 @@ pub mod synthetic;
 mod table;
 pub mod view;
 
+pub use formats::junit::junit;
 pub use formats::Format;
 pub use numbers::sig3;
 pub use sections::{overhead, proxy, scenario};

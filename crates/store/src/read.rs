@@ -103,7 +103,7 @@ impl Store {
     fn what_ran(&self, run_id: &str) -> Result<Vec<WhatRan>, StoreError> {
         let mut stmt = self.conn.prepare(
             "SELECT stack, variant, runtime, framework, server, server_model, json_library, msgpack_library,
-                    database_library, pool, workers_json, pool_size, components_json
+                    database_library, pool, workers_json, pool_size, components_json, protocol, tls
              FROM what_ran WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([run_id], |r| {
@@ -118,16 +118,22 @@ impl Store {
                     workers: Vec::new(),
                     pool_size: r.get(11)?,
                     components: Vec::new(),
+                    protocol: Default::default(),
+                    tls: r.get(14)?,
                 },
                 (r.get::<_, Option<String>>(5)?, r.get::<_, Option<String>>(6)?, r.get::<_, Option<String>>(7)?),
                 (r.get::<_, Option<String>>(8)?, r.get::<_, Option<String>>(9)?),
-                (r.get::<_, String>(10)?, r.get::<_, String>(12)?),
+                (r.get::<_, String>(10)?, r.get::<_, String>(12)?, r.get::<_, Option<String>>(13)?),
             ))
         })?;
         let mut out = Vec::new();
         for row in rows {
-            let (mut w, (model, json, msgpack), (database, pool), (workers, components)) = row?;
+            let (mut w, (model, json, msgpack), (database, pool), (workers, components, protocol)) = row?;
             w.workers = serde_json::from_str(&workers)?;
+            w.protocol = match protocol {
+                Some(p) => p.parse().map_err(|e: String| StoreError::Corrupt(format!("what_ran.protocol: {e}")))?,
+                None => Default::default(),
+            };
             w.components = serde_json::from_str(&components)?;
             w.profile = match model {
                 Some(m) => Some(StackProfile {

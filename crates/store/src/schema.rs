@@ -5,7 +5,7 @@ use crate::StoreError;
 use rusqlite::{Connection, OptionalExtension};
 
 /// The schema version this build writes and reads. docs/results-schema.md documents each version.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// `MIGRATIONS[i]` takes a database from version `i` to `i + 1`. Append, never edit: files in the
 /// wild were made by the old entries.
@@ -132,6 +132,11 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE trials ADD COLUMN under_load_json TEXT;",
     // 8 -> 9: what a block-schedule slice's cell answered in its block's joint slice.
     "ALTER TABLE trials ADD COLUMN joint_json TEXT;",
+    // 9 -> 10: the protocol a stack variant served, and over TLS what the lab set.
+    r#"
+    ALTER TABLE what_ran ADD COLUMN protocol TEXT;
+    ALTER TABLE what_ran ADD COLUMN tls TEXT;
+    "#,
 ];
 
 /// Reads the file's version (0 for a new, empty file) and applies the missing migrations, each in

@@ -141,8 +141,9 @@ impl Store {
             let p = w.profile.as_ref();
             tx.execute(
                 "INSERT INTO what_ran (run_id, stack, variant, runtime, framework, server, server_model, json_library,
-                                       msgpack_library, database_library, pool, workers_json, pool_size, components_json)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                       msgpack_library, database_library, pool, workers_json, pool_size, components_json,
+                                       protocol, tls)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
                 params![
                     run_id,
                     w.stack,
@@ -158,6 +159,8 @@ impl Store {
                     serde_json::to_string(&w.workers)?,
                     w.pool_size,
                     serde_json::to_string(&w.components)?,
+                    w.protocol.id(),
+                    w.tls,
                 ],
             )?;
         }

@@ -130,6 +130,7 @@ fn trial(run_id: &str, stack: &str, n: u32) -> TrialRecord {
                 host: "root@10.0.0.2:22".into(),
                 noise: CpuSetNoise { cpus: vec![0, 1, 2, 3], steal_percent: 1.5, other_percent: 4.25 },
             }],
+            energy_j: Some(41.5),
         }),
         elapsed_s: 9.75,
         slo: (!n.is_multiple_of(2)).then(|| slo_search(n)),
@@ -496,6 +497,8 @@ fn what_ran() -> Vec<bakeoff_model::records::profile::WhatRan> {
             workers: vec![1, 2],
             pool_size: 8,
             components: Component::parse_lines("go 1.26.8\ngithub.com/valyala/fasthttp v1.74.0"),
+            protocol: bakeoff_model::protocol::WireProtocol::H2,
+            tls: Some("TLS 1.3, TLS13_AES_128_GCM_SHA256, ECDSA P-256".into()),
         },
         WhatRan {
             stack: "c/baseline".into(),
@@ -507,6 +510,8 @@ fn what_ran() -> Vec<bakeoff_model::records::profile::WhatRan> {
             workers: vec![1],
             pool_size: 8,
             components: vec![],
+            protocol: Default::default(),
+            tls: None,
         },
     ]
 }

@@ -1,8 +1,8 @@
 //! `bakeoff bench`: a user's own server measured as an ad-hoc stack beside the stacks named with
 //! it, through the same plan, lifecycle and report as `bakeoff run`: a start command (`--cmd`) the
 //! lab runs like any stack, or a server already running on loopback (`--url`, `--pid`). Two start
-//! commands are an A/B: measured side by side in one run, B judged against A, and the gate
-//! (`--fail-if-slower`) sets the exit code a CI step acts on.
+//! commands, or one at two git revisions (`--rev`), are an A/B: measured side by side in one run,
+//! B judged against A, and the gate (`--fail-if-slower`) sets the exit code a CI step acts on.
 
 use crate::args::{BenchArgs, GateSpec, QuickArgs};
 use crate::commands::run::{request, run_and_report};
@@ -27,9 +27,22 @@ const EXIT_NO_VERDICT: u8 = 4;
 
 pub fn run(args: &BenchArgs) -> Result<ExitCode> {
     let root = context::project_root(&args.run.common)?;
-    let servers = servers(args)?;
+    let cwd = std::env::current_dir()?;
+    // Held to the end of the run: dropping it removes the revisions' worktrees.
+    let revisions = revisions(args, &cwd)?;
+    let servers: Vec<(Option<String>, AdHocServer, std::path::PathBuf)> = match &revisions {
+        Some(r) => {
+            let command = named_command(&args.cmd[0]).1;
+            let server = || AdHocServer::Command { command: command.clone(), setup: args.setup.clone() };
+            r.servers.iter().map(|(name, dir)| (Some(name.clone()), server(), dir.clone())).collect()
+        }
+        None => servers(args)?.into_iter().map(|(name, server)| (name, server, cwd.clone())).collect(),
+    };
     if !args.fail_if_slower.is_empty() && servers.len() != 2 {
         bail!("--fail-if-slower judges B against A\n  hint: give two servers, e.g. --cmd base='./old-server' --cmd head='./server'");
+    }
+    if args.junit.is_some() && servers.len() != 2 {
+        bail!("--junit writes the A/B of two servers\n  hint: give two servers, e.g. --cmd base='./old-server' --cmd head='./server'");
     }
     let mut req = request(&args.run, &root)?;
     if !args.quick.get.is_empty() {
@@ -42,11 +55,11 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         req.selection.scenarios = vec![Scenario::Hello];
     }
     let protocol = protocol(args, &req.scenario_files)?;
-    for (name, server) in servers {
+    for (name, server, dir) in servers {
         req.adhoc.push(AdHocSpec {
             server,
             name,
-            dir: std::env::current_dir()?,
+            dir,
             scenarios: req.selection.scenarios.clone(),
             ready_timeout: args.ready_timeout,
             protocol,
@@ -62,10 +75,29 @@ pub fn run(args: &BenchArgs) -> Result<ExitCode> {
         std::fs::write(path, md).with_context(|| format!("--markdown {}: cannot write it", path.display()))?;
         println!("Markdown report: {}", path.display());
     }
+    let view = bakeoff_report::ReportView::new(&ran.data);
+    if let Some(path) = &args.junit {
+        let xml = bakeoff_report::junit(&view.side_by_side, &gates(&args.fail_if_slower));
+        std::fs::write(path, xml).with_context(|| format!("--junit {}: cannot write it", path.display()))?;
+        println!("JUnit XML: {}", path.display());
+    }
     if ran.failed {
         return Ok(ExitCode::from(1));
     }
-    Ok(gate(&args.fail_if_slower, &bakeoff_report::ReportView::new(&ran.data)))
+    Ok(gate(&args.fail_if_slower, &view))
+}
+
+/// `--rev` twice: the one `--cmd` checked out at each revision (None without `--rev`).
+fn revisions(args: &BenchArgs, cwd: &Path) -> Result<Option<crate::commands::revisions::Revisions>> {
+    if args.rev.is_empty() {
+        return Ok(None);
+    }
+    if args.cmd.len() != 1 || args.name.is_some() {
+        bail!(
+            "--rev starts the one --cmd in each revision, named after it\n  hint: give one --cmd and no --name, e.g. --cmd './server' --rev base=main --rev head=HEAD"
+        );
+    }
+    crate::commands::revisions::check_out(&args.rev, cwd).map(Some)
 }
 
 /// The servers `--cmd` (each `[name=]command`) or `--url` give, each with its name if given.
@@ -110,19 +142,24 @@ fn named_command(arg: &str) -> (Option<String>, String) {
     }
 }
 
+/// The gates `--fail-if-slower` sets: one per metric named, or requests/s and CPU per request.
+fn gates(specs: &[GateSpec]) -> Vec<Gate> {
+    specs
+        .iter()
+        .flat_map(|g| match g.metric {
+            Some(metric) => vec![Gate { metric, fraction: g.fraction }],
+            None => GATED_BY_DEFAULT.iter().map(|&metric| Gate { metric, fraction: g.fraction }).collect(),
+        })
+        .collect()
+}
+
 /// The exit code `--fail-if-slower` says: 0 without gates or when B passes every one; 3 when B is
 /// worse than A beyond one on some scenario; else 4 when a gated metric had no interval.
 fn gate(specs: &[GateSpec], view: &bakeoff_report::ReportView) -> ExitCode {
     if specs.is_empty() {
         return ExitCode::SUCCESS;
     }
-    let gates: Vec<Gate> = specs
-        .iter()
-        .flat_map(|g| match g.metric {
-            Some(metric) => vec![Gate { metric, fraction: g.fraction }],
-            None => GATED_BY_DEFAULT.iter().map(|&metric| Gate { metric, fraction: g.fraction }).collect(),
-        })
-        .collect();
+    let gates = gates(specs);
     if view.side_by_side.is_empty() {
         eprintln!("gate: no verdict: no scenario has a measured cell of both servers (see the report above)");
         return ExitCode::from(EXIT_NO_VERDICT);

@@ -180,15 +180,16 @@ fn get_flags_are_verified_measured_and_saved_as_a_scenario_file_that_reruns() {
 
 /// A/B: the fixture server against itself with 300 µs of CPU spun in every request, in one run:
 /// verified both, paired block by block, B slower on CPU per request beyond 10% (exit 3, the
-/// gate's line says by how much), the Markdown report written with the verdict first.
+/// gate's line says by how much), the Markdown report written with the verdict first, and the
+/// JUnit XML with that metric's case failed.
 #[test]
 fn a_planted_slowdown_fails_the_gate_with_exit_three_and_the_markdown_opens_with_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, md) = (dir.path().join("r.db"), dir.path().join("ab.md"));
-    let md_arg = md.display().to_string();
+    let (db, md, junit) = (dir.path().join("r.db"), dir.path().join("ab.md"), dir.path().join("ab.xml"));
+    let (md_arg, junit_arg) = (md.display().to_string(), junit.display().to_string());
     let mut args = vec!["--cmd", "base=exec python3 hello_server.py", "--cmd", "head=SPIN_US=300 exec python3 hello_server.py"];
     args.extend("--trials 4 -d 1s --warmup 300ms -c 4 --fail-if-slower cpu=10% --markdown".split_whitespace());
-    args.push(&md_arg);
+    args.extend([md_arg.as_str(), "--junit", junit_arg.as_str()]);
     let out = bench(&args, &[], &db);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert!(text(&out).contains("gate: hello adhoc/head worse than adhoc/base beyond 10.0% on cpu_us_per_request"), "{}", text(&out));
@@ -196,6 +197,8 @@ fn a_planted_slowdown_fails_the_gate_with_exit_three_and_the_markdown_opens_with
     let first = markdown.lines().filter(|l| !l.is_empty()).nth(1).unwrap_or_default();
     assert_eq!(first, "## A/B: adhoc/head (B) against adhoc/base (A)", "{markdown}");
     assert!(markdown.contains("hello: adhoc/head is slower than adhoc/base"), "{markdown}");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit XML is written");
+    assert!(xml.contains("failures=\"1\"") && xml.contains("beyond 10.0% on CPU per request"), "{xml}");
     assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
 }
 
@@ -205,8 +208,9 @@ fn an_ab_that_cannot_be_judged_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let cmd = "exec python3 hello_server.py";
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["--cmd", cmd, "--fail-if-slower", "5%"], "give two servers"),
+        (&["--cmd", cmd, "--junit", "ab.xml"], "--junit writes the A/B of two servers"),
         (&["--cmd", cmd, "--cmd", cmd], "name them, e.g. --cmd base="),
         (&["--cmd", "a=x", "--cmd", "b=y", "--cmd", "c=z"], "--cmd given 3 times"),
         (&["--cmd", "a=x", "--cmd", "b=y", "--fail-if-slower", "mem=5%"], "use rps, cpu, p99 or rss"),
@@ -216,5 +220,71 @@ fn an_ab_that_cannot_be_judged_is_refused_before_anything_runs() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
         assert!(text(&out).contains(says), "{args:?} should say `{says}`: {}", text(&out));
     }
+    assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
+}
+
+/// A repository of two commits of the fixture server, the second spinning 300 µs in every request.
+fn two_commit_repo(dir: &Path) {
+    let server = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hello_server.py")).unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(["-c", "user.name=t", "-c", "user.email=t@t"]).args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    std::fs::write(dir.join("hello_server.py"), &server).unwrap();
+    git(&["add", "hello_server.py"]);
+    git(&["commit", "-q", "-m", "base"]);
+    let slower = server.replace(r#"os.environ.get("SPIN_US", "0")"#, r#"os.environ.get("SPIN_US", "300")"#);
+    assert_ne!(slower, server, "the fixture reads SPIN_US as this test expects");
+    std::fs::write(dir.join("hello_server.py"), slower).unwrap();
+    git(&["commit", "-q", "-am", "head"]);
+}
+
+/// `--rev base=HEAD~1 --rev head=HEAD`: the one command started in a worktree of each commit, the
+/// second's planted slowdown failing the gate (exit 3), both recorded with their commits, and
+/// every worktree removed afterwards; a revision git cannot find is refused with its fix, and no
+/// worktree is left either.
+#[test]
+fn two_revisions_of_a_repository_are_an_ab_and_leave_no_worktree() {
+    let repo = tempfile::tempdir().unwrap();
+    two_commit_repo(repo.path());
+    let db = repo.path().join("r.db").display().to_string();
+    let bench_here = |args: &[&str]| {
+        let mut all = vec!["bench", "--db", &db, "--no-ceiling", "--workers", "1", "--cmd", "exec python3 hello_server.py"];
+        all.extend_from_slice(args);
+        Command::new(env!("CARGO_BIN_EXE_bakeoff")).args(&all).current_dir(repo.path()).env("BAKEOFF_ROOT", root()).output().unwrap()
+    };
+    let worktrees = || {
+        let out = Command::new("git").args(["worktree", "list"]).current_dir(repo.path()).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    };
+    let out = bench_here(&[
+        "--rev",
+        "base=HEAD~1",
+        "--rev",
+        "head=HEAD",
+        "--trials",
+        "4",
+        "-d",
+        "1s",
+        "--warmup",
+        "300ms",
+        "-c",
+        "4",
+        "--fail-if-slower",
+        "cpu=10%",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("gate: hello adhoc/head worse than adhoc/base"), "{}", text(&out));
+    assert_eq!(worktrees(), 1, "only the repository's own worktree is left");
+    let json = report(Path::new(&db));
+    let adhoc = json["run"]["settings"]["adhoc"].as_array().expect("the ad-hoc records").clone();
+    assert_eq!(adhoc.len(), 2);
+    assert!(adhoc.iter().all(|a| a["git_commit"].as_str().is_some_and(|c| c.len() >= 12)), "{adhoc:?}");
+    assert_ne!(adhoc[0]["git_commit"], adhoc[1]["git_commit"], "each side ran its own commit");
+    let bad = bench_here(&["--rev", "base=no-such-branch", "--rev", "head=HEAD"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
+    assert!(text(&bad).contains("--rev no-such-branch: git cannot check it out"), "{}", text(&bad));
+    assert_eq!(worktrees(), 1, "a refused revision leaves no worktree either");
     assert!(fixture_servers().is_empty(), "left running: {:?}", fixture_servers());
 }

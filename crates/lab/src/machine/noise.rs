@@ -1,8 +1,10 @@
 //! Per-trial noise accounting: snapshots of every CPU's time (/proc/stat) and of every process's
 //! CPU time (`/proc/<pid>/stat`) before and after a trial, turned into steal and other processes' CPU
 //! on the server's CPUs and on the client's. The lab's own process and the measured tree are not
-//! noise; whatever else ran is, and the busiest such process is named.
+//! noise; whatever else ran is, and the busiest such process is named. Where the machine has
+//! energy counters, the packages' joules over the trial too.
 
+use crate::machine::energy::EnergyReading;
 use bakeoff_model::records::noise::{CpuSetNoise, OtherProcess, TrialNoise};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
@@ -61,6 +63,7 @@ pub(crate) struct NoiseProbe {
     procs: HashMap<u32, (String, f64)>,
     lab_cpu: f64,
     at: Instant,
+    energy: Option<EnergyReading>,
 }
 
 /// What the measurement itself used, to be subtracted from the CPU sets' busy time.
@@ -78,7 +81,8 @@ pub(crate) struct Measured<'a> {
 
 impl NoiseProbe {
     pub(crate) fn start() -> NoiseProbe {
-        NoiseProbe { cpus: cpu_times(), procs: processes(), lab_cpu: bakeoff_load::process_cpu(), at: Instant::now() }
+        let energy = EnergyReading::now();
+        NoiseProbe { cpus: cpu_times(), procs: processes(), lab_cpu: bakeoff_load::process_cpu(), at: Instant::now(), energy }
     }
 
     pub(crate) fn finish(self, m: &Measured<'_>) -> TrialNoise {
@@ -107,6 +111,7 @@ impl NoiseProbe {
             client: set(m.client_cpus, lab_cpu + m.client_cpu_s),
             busiest_other,
             client_hosts: Vec::new(),
+            energy_j: self.energy.as_ref().zip(EnergyReading::now()).and_then(|(before, after)| before.joules_until(&after)),
         }
     }
 }

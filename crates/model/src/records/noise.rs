@@ -42,6 +42,11 @@ pub struct TrialNoise {
     /// are in `client`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub client_hosts: Vec<HostNoise>,
+    /// The CPU packages' energy over the measurement, joules, from the machine's RAPL counters:
+    /// every package's, so the load generator's and anything else on them count too. None where
+    /// the machine exposes no counters (most virtual machines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
 }
 
 /// The noise on one client host of its own over a load.

@@ -119,6 +119,14 @@ pub struct WhatRan {
     pub pool_size: u32,
     /// What `setup.versions` printed after the last setup (empty when the stack has none).
     pub components: Vec<Component>,
+    /// How its requests travelled: HTTP/1.1 or HTTP/2, in cleartext or over TLS (h1 for runs
+    /// recorded before protocols were kept).
+    #[serde(default)]
+    pub protocol: crate::protocol::WireProtocol,
+    /// Over TLS, what the lab set: the version, the cipher suite and the certificate; None in
+    /// cleartext.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<String>,
 }
 
 impl WhatRan {

@@ -82,6 +82,10 @@ pub struct Study {
     pub conn_ladder: Option<Vec<u32>>,
     /// Requests before the load generator replaces a connection.
     pub requests_per_conn: Option<u64>,
+    /// HTTP/2 streams in flight per connection for the cells served over h2 or h2c (default 1:
+    /// the same concurrency as HTTP/1.1's connections); HTTP/1.1 cells keep one request each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
     /// Over TLS, whether a new connection resumes an earlier session (default true, as HTTP
     /// clients do); false makes every handshake a full one, for the cost of handshakes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -151,6 +155,7 @@ impl Study {
             ramp: None,
             conn_ladder: None,
             requests_per_conn: None,
+            streams: None,
             tls_resumption: None,
             price: None,
             pool_size: None,

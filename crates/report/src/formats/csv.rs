@@ -217,9 +217,10 @@ fn ceiling_row(view: &ReportView, c: &CeilingRecord) -> Vec<String> {
 }
 
 /// What ran for the row's stack variant (empty for runs recorded before it was kept).
-const WHAT_RAN_COLUMNS: [&str; 6] = ["server_model", "pool_size", "json_library", "msgpack_library", "database_library", "versions"];
+const WHAT_RAN_COLUMNS: [&str; 8] =
+    ["server_model", "pool_size", "json_library", "msgpack_library", "database_library", "versions", "protocol", "tls"];
 
-fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6] {
+fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 8] {
     let Some(w) = view.data.what_ran.iter().find(|w| w.stack == stack && w.variant == variant) else { return Default::default() };
     let p = w.profile.as_ref();
     let text = |f: fn(&bakeoff_model::records::profile::StackProfile) -> &str| p.map(f).unwrap_or_default().to_string();
@@ -230,6 +231,8 @@ fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6]
         text(|p| &p.msgpack),
         text(|p| &p.database),
         w.versions_line(),
+        w.protocol.to_string(),
+        w.tls.clone().unwrap_or_default(),
     ]
 }
 
@@ -237,23 +240,26 @@ fn what_ran_fields(view: &ReportView, stack: &str, variant: &str) -> [String; 6]
 /// rate met it), on each cell's headline row (its last step); empty without an objective.
 /// What a request costs, on a cell's headline row whose server CPU was measured (sections/cost.rs):
 /// requests one core serves per second, and the price of a million requests at the run's `price`.
-const COST_COLUMNS: [&str; 6] = [
+const COST_COLUMNS: [&str; 9] = [
     "requests_per_core_second",
     "requests_per_core_second_low",
     "requests_per_core_second_high",
     "price_per_million",
     "price_per_million_low",
     "price_per_million_high",
+    "joules_per_request",
+    "joules_per_request_low",
+    "joules_per_request_high",
 ];
 
-fn cost_fields(view: &ReportView, c: &CellSummary, cost: &[crate::sections::cost::CostRow]) -> [String; 6] {
+fn cost_fields(view: &ReportView, c: &CellSummary, cost: &[crate::sections::cost::CostRow]) -> [String; 9] {
     let headline = view.scenarios.iter().flat_map(|s| &s.headline).any(|h| h.cell == c.cell && h.step == c.step);
     let Some(r) = cost.iter().find(|r| headline && r.cell == c.cell) else { return Default::default() };
     let e = |e: Option<&bakeoff_model::statistics::summary::Estimate>| {
         e.map_or([String::new(), String::new(), String::new()], |e| [num(e.median), num(e.ci_low), num(e.ci_high)])
     };
-    let ([a, b, c2], [d, e2, f]) = (e(Some(&r.per_core_second)), e(r.per_million.as_ref()));
-    [a, b, c2, d, e2, f]
+    let ([a, b, c2], [d, e2, f], [g, h, i]) = (e(Some(&r.per_core_second)), e(r.per_million.as_ref()), e(r.joules.as_ref()));
+    [a, b, c2, d, e2, f, g, h, i]
 }
 
 const SLO_COLUMNS: [&str; 5] = ["slo", "slo_capacity_rps", "slo_capacity_rps_low", "slo_capacity_rps_high", "slo_trials_without"];

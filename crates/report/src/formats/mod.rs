@@ -1,10 +1,12 @@
-//! The output formats: each in a file of its own (text, Markdown, CSV, JSON, and the HTML folder),
+//! The output formats: each in a file of its own (text, Markdown, CSV, JSON, and the HTML folder;
+//! JUnit XML for an A/B run's gates),
 //! and their names as the CLI's `--format` takes them (a clap `ValueEnum` with the `clap` feature,
 //! so the names, aliases and `--help` list live here once).
 
 pub(crate) mod csv;
 pub(crate) mod html;
 pub(crate) mod json;
+pub(crate) mod junit;
 pub(crate) mod markdown;
 pub(crate) mod text;
 

@@ -1,6 +1,7 @@
 //! What a request costs: per cell, its server CPU per request, the requests one core serves per
-//! second (the inverse, its interval's ends inverted), and, given what a core costs (a study's
-//! `price`, `--price core-hour=P`), the price of a million requests. Every format reads these rows.
+//! second (the inverse, its interval's ends inverted), given what a core costs (a study's `price`,
+//! `--price core-hour=P`) the price of a million requests, and where the machine has energy
+//! counters the joules a request took. Every format reads these rows.
 
 use crate::numbers::{estimate, grouped, significant};
 use crate::table::{Cell, Table};
@@ -14,7 +15,16 @@ pub(crate) const COST_HOW: &str = "A request's cost here is the server's CPU tim
 services it started included). Requests per core-second are 1,000,000 over the CPU µs per request: how many such \
 requests one core serves each second, with the CPU interval's ends inverted. Given what a core costs (a study's \
 `price`, or --price core-hour=P), a million requests are priced at that CPU time alone: no memory, network or idle \
-capacity. No joules per request: the lab does not read energy counters.";
+capacity. Joules per request, where the machine exposes energy counters (RAPL under /sys/class/powercap), are \
+the CPU packages' energy over each trial's measurement divided by its requests: every package's, so the load \
+generator's share is in them too, and they compare cells of one run on one machine, not machines.";
+
+/// Said where no trial of the run read energy counters: the note's message and its advice.
+pub(crate) const NO_ENERGY: (&str, &str) = (
+    "joules per request: not measured: no trial of this run read energy counters",
+    "this machine exposes none under /sys/class/powercap (RAPL), as most virtual machines do; on a host that does, \
+the lab reads them as root",
+);
 
 /// One cell's cost.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -27,6 +37,8 @@ pub struct CostRow {
     pub per_core_second: Estimate,
     /// The price of a million requests, given a core's price.
     pub per_million: Option<Estimate>,
+    /// Joules per request over the trials that read the machine's energy counters.
+    pub joules: Option<Estimate>,
 }
 
 /// The core price the run's study set (replaced by `--price` when a report is asked with one).
@@ -54,9 +66,24 @@ pub fn rows(view: &ReportView) -> Vec<CostRow> {
                 per_core_second: map(&cpu_us, |us| 1e6 / us),
                 per_million: price.map(|p| map(&cpu_us, |us| p.per_million(us))),
                 cpu_us,
+                joules: joules_per_request(&view.data.trials, &c.cell),
             }
         })
         .collect()
+}
+
+/// The median and interval over `cell`'s trials of the packages' joules over the measurement per
+/// request it served (every step's); None where no trial read energy counters.
+fn joules_per_request(trials: &[bakeoff_model::records::results::TrialRecord], cell: &CellKey) -> Option<Estimate> {
+    let per_trial: Vec<f64> = trials
+        .iter()
+        .filter(|t| &t.cell == cell)
+        .filter_map(|t| {
+            let requests: u64 = t.load.steps.iter().map(|s| s.requests).sum();
+            Some(t.noise.as_ref()?.energy_j? / requests as f64).filter(|j| j.is_finite() && requests > 0)
+        })
+        .collect();
+    (!per_trial.is_empty()).then(|| Estimate::from_values(&per_trial))
 }
 
 /// `e` through `f`, its interval's ends kept in order (an inverse swaps them).
@@ -85,6 +112,10 @@ pub(crate) fn table(view: &ReportView) -> Option<Table> {
     if let Some(h) = &price_heading {
         headings.push(h);
     }
+    let energy = rows.iter().any(|r| r.joules.is_some());
+    if energy {
+        headings.push("mJ per request (95% CI)");
+    }
     let mut t = Table::new(&headings);
     for r in &rows {
         let mut row: Vec<Cell> = vec![
@@ -98,7 +129,13 @@ pub(crate) fn table(view: &ReportView) -> Option<Table> {
         if let Some(m) = &r.per_million {
             row.push(Cell::from(with_ends(m, significant)));
         }
+        if energy {
+            row.push(Cell::from(r.joules.as_ref().map_or_else(|| "–".to_string(), |j| with_ends(&map(j, |x| 1e3 * x), significant))));
+        }
         t.rows.push(row);
+    }
+    if !energy {
+        t.notes.push((NO_ENERGY.0.to_string(), NO_ENERGY.1.to_string()));
     }
     Some(t)
 }

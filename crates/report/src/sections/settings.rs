@@ -23,6 +23,7 @@ struct Stored {
     conn_ladder: Option<Vec<u32>>,
     requests_per_conn: Option<u64>,
     tls_resumption: Option<bool>,
+    streams: Option<u32>,
     trials: Option<u32>,
     schedule: Option<Schedule>,
     launches: Option<u32>,
@@ -144,6 +145,10 @@ fn load_model(s: &Stored, connections: Option<u32>) -> String {
     let reconnect = s.requests_per_conn.map(|n| format!(", reconnecting every {n} requests")).unwrap_or_default();
     let reconnect = match s.tls_resumption {
         Some(false) => format!("{reconnect}, every TLS handshake a full one (no resumption)"),
+        _ => reconnect,
+    };
+    let reconnect = match s.streams {
+        Some(n) if n > 1 => format!("{reconnect}, {n} HTTP/2 streams per connection"),
         _ => reconnect,
     };
     match connections {

@@ -23,7 +23,7 @@ pub(crate) fn side_by_side_view(data: &RunData, scenarios: &[ScenarioView]) -> V
 
 /// What a change is called on its metric: speed and CPU are faster or slower, the tail and memory
 /// lower or higher.
-fn called(c: &MetricChange) -> &'static str {
+pub(crate) fn called(c: &MetricChange) -> &'static str {
     let speed = matches!(c.metric, Metric::RequestsPerSec | Metric::CpuUsPerRequest);
     match (c.verdict, speed) {
         (Change::NoDetectableChange, _) => "within noise",
@@ -35,7 +35,7 @@ fn called(c: &MetricChange) -> &'static str {
 }
 
 /// "1.04x (1.03–1.05)", or the quotient with why it has no interval.
-fn ratio(c: &MetricChange) -> String {
+pub(crate) fn ratio(c: &MetricChange) -> String {
     if !(c.median_a > 0.0 && c.median_b > 0.0) {
         return "not measured (a server without its process: no CPU or memory)".into();
     }
@@ -46,7 +46,7 @@ fn ratio(c: &MetricChange) -> String {
 }
 
 /// The metric as a sentence names it.
-fn named(m: Metric) -> &'static str {
+pub(crate) fn named(m: Metric) -> &'static str {
     match m {
         Metric::RequestsPerSec => "requests/s",
         Metric::CpuUsPerRequest => "CPU per request",

@@ -421,19 +421,24 @@ pub fn noise_lines(view: &ReportView) -> Vec<String> {
     out
 }
 /// What ran, one row per stack variant: server model, WORKERS, pool, libraries and the versions
-/// the stack's setup found installed. None for runs recorded before this was kept.
+/// the stack's setup found installed, and where some variant left cleartext HTTP/1.1, each one's
+/// protocol with what the lab set for TLS. None for runs recorded before this was kept.
 pub fn what_ran(view: &ReportView) -> Option<Table> {
     if view.data.what_ran.is_empty() {
         return None;
     }
-    let mut t =
-        Table::new(&["stack", "variant", "server model", "workers", "POOL_SIZE", "pool", "json", "msgpack", "database", "versions"]);
+    let mut headers = vec!["stack", "variant", "server model", "workers", "POOL_SIZE", "pool", "json", "msgpack", "database", "versions"];
+    let protocols = view.data.what_ran.iter().any(|w| w.protocol != bakeoff_model::protocol::WireProtocol::H1);
+    if protocols {
+        headers.push("protocol");
+    }
+    let mut t = Table::new(&headers);
     for w in &view.data.what_ran {
         let p = w.profile.as_ref();
         let text =
             |f: fn(&bakeoff_model::records::profile::StackProfile) -> &str| p.map(f).filter(|s| !s.is_empty()).unwrap_or("–").to_string();
         let workers: Vec<String> = w.workers.iter().map(u32::to_string).collect();
-        t.push([
+        let mut row = vec![
             w.stack.clone(),
             w.variant.clone(),
             p.map(|p| p.server_model.id().to_string()).unwrap_or_else(|| "–".into()),
@@ -444,7 +449,14 @@ pub fn what_ran(view: &ReportView) -> Option<Table> {
             text(|p| &p.msgpack),
             text(|p| &p.database),
             if w.components.is_empty() { format!("{} (not recorded)", w.runtime) } else { w.versions_line() },
-        ]);
+        ];
+        if protocols {
+            row.push(match &w.tls {
+                Some(tls) => format!("{} ({tls})", w.protocol),
+                None => w.protocol.to_string(),
+            });
+        }
+        t.push(row);
     }
     Some(t)
 }

@@ -296,6 +296,8 @@ fn what_ran() -> Vec<WhatRan> {
         workers: vec![2],
         pool_size: 8,
         components: Component::parse_lines(components),
+        protocol: Default::default(),
+        tls: None,
     };
     vec![
         w(

@@ -173,6 +173,7 @@ pub(super) fn with_usage(mut t: TrialRecord, seed: u64, base_mib: f64, slope: f6
         client: CpuSetNoise { cpus: vec![4, 5, 6, 7], steal_percent: 0.0, other_percent: 1.0 + (seed % 2) as f64 },
         busiest_other: Some(OtherProcess { pid: 4000 + seed as u32, name: "dockerd".into(), cpu_percent: 1.5 + (seed % 7) as f64 }),
         client_hosts: Vec::new(),
+        energy_j: None,
     });
     t
 }

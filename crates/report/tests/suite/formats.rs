@@ -451,6 +451,31 @@ fn what_a_request_costs_is_in_every_format() {
     assert!(csv.lines().next().unwrap().contains("requests_per_core_second,requests_per_core_second_low"), "CSV columns");
 }
 
+/// Joules per request where the trials read energy counters: the packages' joules over each trial's
+/// requests, in millijoules with their interval (here 2 mJ in every trial), in every format; a run
+/// without counters says in every format that they were not measured, and why.
+#[test]
+fn joules_per_request_where_the_machine_has_energy_counters_and_why_not_elsewhere() {
+    let plain = synthetic::run_data();
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        assert!(render(&plain, f).contains("joules per request: not measured"), "{f}");
+    }
+    let mut d = synthetic::run_data();
+    for t in &mut d.trials {
+        let requests: u64 = t.load.steps.iter().map(|s| s.requests).sum();
+        t.noise.get_or_insert_with(Default::default).energy_j = Some(0.002 * requests as f64);
+    }
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let rows = json["cost"].as_array().expect("cost rows");
+    assert!(rows.iter().all(|r| (r["joules"]["median"].as_f64().unwrap() - 0.002).abs() < 1e-12), "{rows:?}");
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&d, f);
+        assert!(out.contains("mJ per request") && out.contains("2.00 (2.00–2.00)") && !out.contains("not measured: no trial"), "{f}");
+    }
+    let csv = render(&d, Format::Csv);
+    assert!(csv.lines().next().unwrap().contains("joules_per_request,joules_per_request_low,joules_per_request_high"), "CSV columns");
+}
+
 /// Every format says what ran (server model, workers, pool, libraries, versions), and the HTML
 /// report shows the run's settings as rows, not as one line of JSON, without repeating the study's
 /// article and claims, which have sections of their own.
@@ -483,6 +508,30 @@ fn what_ran_is_in_every_format() {
     }
     assert_eq!(json["run"]["settings"]["load"]["precision"].as_f64(), Some(0.05), "JSON keeps every setting");
     assert!(!html.contains("{&quot;client_cpus&quot;") && !html.contains("{\"client_cpus\""), "no raw settings JSON");
+}
+
+/// A variant served over TLS or HTTP/2 shows its protocol and what the lab set for TLS in every
+/// format; a run all in cleartext HTTP/1.1 has no protocol column in its what-ran table.
+#[test]
+fn what_ran_shows_each_variants_protocol_and_tls() {
+    let plain = synthetic::run_data();
+    assert!(!render(&plain, Format::Text).lines().any(|l| l.starts_with("stack") && l.contains("protocol")));
+    let mut d = synthetic::run_data();
+    let tls = "TLS 1.3 only, TLS13_AES_128_GCM_SHA256 only, an ECDSA P-256 certificate signed by the run's CA";
+    let go = d.what_ran.iter_mut().find(|w| w.stack == "go-fasthttp").expect("the demo's go-fasthttp");
+    go.protocol = bakeoff_model::protocol::WireProtocol::H2;
+    go.tls = Some(tls.into());
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        let out = render(&d, f);
+        assert!(out.contains(&format!("h2 ({tls})")), "{f}");
+    }
+    let csv = render(&d, Format::Csv);
+    let header: Vec<&str> = csv.lines().next().unwrap().trim_end().split(',').collect();
+    assert!(header.windows(2).any(|w| w == ["protocol", "tls"]), "{header:?}");
+    assert!(csv.lines().any(|l| l.contains(",go-fasthttp,") && l.contains(",h2,") && l.contains(tls)), "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    let row = json["what_ran"].as_array().unwrap().iter().find(|w| w["stack"] == "go-fasthttp").unwrap();
+    assert_eq!((row["protocol"].as_str(), row["tls"].as_str()), (Some("h2"), Some(tls)));
 }
 
 /// A soak's series are data in JSON and CSV, not only pictures: the same points, trial by trial, in

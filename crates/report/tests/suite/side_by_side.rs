@@ -91,3 +91,55 @@ fn the_verdict_opens_the_text_and_markdown_reports() {
     let json: serde_json::Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
     assert_eq!(json["side_by_side"][0]["changes"][0]["verdict"], "slower");
 }
+
+/// The A/B as JUnit XML for CI: a 3% gate fails both speeds of a head 4% slower (a failure each,
+/// with the interval that proves it); p99 and peak RSS, ungated, pass with their verdicts in their
+/// output; a 5% gate fails nothing. The whole file is kept as a snapshot.
+#[test]
+fn the_junit_xml_fails_the_gated_metrics_b_is_worse_on() {
+    let d = run(0.96);
+    let view = ReportView::new(&d);
+    let gates = [Gate { metric: Metric::CpuUsPerRequest, fraction: 0.03 }, Gate { metric: Metric::RequestsPerSec, fraction: 0.03 }];
+    let xml = bakeoff_report::junit(&view.side_by_side, &gates);
+    assert!(xml.contains("<testsuites name=\"bakeoff A/B\" tests=\"4\" failures=\"2\" skipped=\"0\">"), "{xml}");
+    assert_eq!(xml.matches("<failure message=\"adhoc/head is worse than adhoc/base beyond 3.0%").count(), 2, "{xml}");
+    assert_eq!(xml.matches("<testcase ").count(), xml.matches("</testcase>").count());
+    matches_snapshot("side_by_side.junit.xml", &xml);
+    let lenient = bakeoff_report::junit(&view.side_by_side, &[Gate { metric: Metric::RequestsPerSec, fraction: 0.05 }]);
+    assert!(lenient.contains("failures=\"0\"") && !lenient.contains("<failure"), "{lenient}");
+}
+
+/// `bakeoff history` over three A/B runs, each B 1% slower than its A (0.99 in every block of a
+/// machine drifting ±20%): each run's own ratio is 0.99, and the chain since the first run reaches
+/// 0.99³ ≈ 0.970, its interval wider at each step (the steps' variances add); runs are read oldest
+/// first whatever their order, and a run without an A/B adds nothing.
+#[test]
+fn history_chains_successive_ab_runs_and_widens_the_interval_at_each_step() {
+    let mut runs: Vec<_> = ["2026-11-30T03:00:00Z", "2026-11-30T01:00:00Z", "2026-11-30T02:00:00Z"]
+        .iter()
+        .enumerate()
+        .map(|(i, started)| {
+            let mut d = run(0.99);
+            d.run.id = format!("run-{i}");
+            d.run.started_at = started.to_string();
+            d
+        })
+        .collect();
+    runs.push(synthetic::run_data());
+    let trends = bakeoff_report::history::history(&runs);
+    let rps = trends.iter().find(|t| t.metric == Metric::RequestsPerSec).expect("a requests/s trend");
+    let order: Vec<&str> = rps.steps.iter().map(|s| s.run.as_str()).collect();
+    assert_eq!(order, ["run-1", "run-2", "run-0"], "oldest first");
+    for s in &rps.steps {
+        assert!((s.ratio - 0.99).abs() < 0.003, "{s:?}");
+    }
+    let last = rps.steps.last().unwrap();
+    assert!((last.chained - 0.99f64.powi(3)).abs() < 0.006, "{last:?}");
+    let width = |s: &bakeoff_report::history::Step| s.chained_high.unwrap() / s.chained_low.unwrap();
+    assert!(width(&rps.steps[1]) > width(&rps.steps[0]) && width(last) > width(&rps.steps[1]), "{:?}", rps.steps);
+    for f in [Format::Text, Format::Markdown, Format::Html] {
+        let out = bakeoff_report::history::render(&trends, f);
+        assert!(out.contains("since the first run") && out.contains("run-0"), "{f}");
+    }
+    assert!(bakeoff_report::history::render(&trends, Format::Html).contains("<svg"), "a chart per trend");
+}

@@ -15,7 +15,7 @@ mod statements;
 mod workload;
 
 pub(crate) use bakeoff_load::Framing;
-pub(crate) use client::http_version;
+pub(crate) use client::{http_version, LAB_CIPHER};
 pub use client::{Client, Response, Wire};
 pub use database::{FileDatabase, SqliteDatabase};
 pub use listen::listening_addresses;

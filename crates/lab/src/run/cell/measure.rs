@@ -157,6 +157,8 @@ impl CellBench<'_> {
         noise.client_hosts = self.place.hosts.take_noise();
         if let (Some(host), None) = (host_noise, self.place.pid_here(tree)) {
             noise.server = host.server;
+            // This machine's packages did not serve the requests: their joules say nothing of it.
+            noise.energy_j = None;
         }
         noise
     }

@@ -24,8 +24,9 @@ impl LoadSettings {
     pub(crate) fn plan(&self, cell: &Cell<'_>, addr: SocketAddr, warmup: Duration) -> Result<bakeoff_load::LoadPlan, LabError> {
         let protocol = cell.variant.protocol;
         let url = format!("{}://{addr}{}", protocol.scheme(), cell.scenario.load_path());
-        // HTTP/2 keeps one stream in flight per connection: the same concurrency as HTTP/1.1's
-        // connections, so a protocol's cells differ in the protocol alone.
+        // HTTP/2 keeps one stream in flight per connection unless the run asks for more (`streams`):
+        // the same concurrency as HTTP/1.1's connections, so a protocol's cells differ in the
+        // protocol alone.
         let mut b = bakeoff_load::LoadPlan::builder(&url)
             .protocol(http_version(protocol))
             .connections(self.connections)
@@ -54,6 +55,9 @@ impl LoadSettings {
         if let Some(k) = self.requests_per_conn {
             b = b.requests_per_conn(k);
         }
+        if protocol.http2() {
+            b = b.streams(self.streams);
+        }
         if let Some(file) = self.scenario_file(cell.scenario) {
             b = b.deck(file.deck.clone());
         }
@@ -62,5 +66,33 @@ impl LoadSettings {
             problem: e.to_string(),
             hint: "check --connections, --duration and --rate".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::run::{plan_run, Overrides, RunRequest};
+    use bakeoff_model::protocol::WireProtocol;
+    use std::path::Path;
+    use std::time::Duration;
+
+    /// `--streams 8` on the protocols study: its h2 and h2c cells load 8 streams per connection,
+    /// its HTTP/1.1 cells (cleartext and TLS) one request per connection, as before.
+    #[test]
+    fn streams_apply_to_the_http2_cells_only() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let study = Some(root.join("studies/protocols.toml"));
+        let overrides = Overrides { streams: Some(8), ..Default::default() };
+        let plan = plan_run(RunRequest { root, study, overrides, ..Default::default() }).unwrap();
+        let addr = "127.0.0.1:8080".parse().unwrap();
+        let cells = plan.cells().unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for cell in &cells {
+            let load = plan.settings.plan(cell, addr, Duration::ZERO).unwrap();
+            let want = if cell.variant.protocol.http2() { 8 } else { 1 };
+            assert_eq!(load.streams, want, "{} {}", cell.stack.name, cell.variant.name);
+            seen.insert(cell.variant.protocol);
+        }
+        assert!(seen.contains(&WireProtocol::H2) && seen.contains(&WireProtocol::H1), "{seen:?}");
     }
 }

@@ -166,6 +166,26 @@ fn article_section(out: &mut String, a: &bakeoff_model::study::ArticleComparison
     out.push_str("</section>\n");
 }
 
+/// A history's trend (`bakeoff history`): the chain since the first run with its 95% band, and each
+/// run's own B / A, over the runs in order.
+pub(crate) fn trend_chart(title: &str, steps: &[crate::history::Step]) -> String {
+    let x = |i: usize| (i + 1) as f64;
+    let mut chained =
+        charts::Series::line("since the first run".into(), 0, steps.iter().enumerate().map(|(i, s)| (x(i), s.chained)).collect());
+    chained.band = steps.iter().enumerate().filter_map(|(i, s)| Some((x(i), s.chained_low?, s.chained_high?))).collect();
+    let each = charts::Series::line("each run's B / A".into(), 1, steps.iter().enumerate().map(|(i, s)| (x(i), s.ratio)).collect());
+    let axes = charts::Axes {
+        title,
+        x_desc: "run (oldest first)",
+        y_desc: "B / A",
+        x: charts::Scale::Linear,
+        y: charts::Scale::Linear,
+        x_fmt: &|v| format!("{v:.0}"),
+        y_fmt: &|v| format!("{v:.2}"),
+    };
+    charts::lines(&axes, &[chained, each])
+}
+
 /// Text escaped for HTML content and attribute values.
 pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
