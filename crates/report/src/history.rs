@@ -8,6 +8,7 @@
 
 use crate::formats::Format;
 use crate::numbers::metric_value;
+use crate::sections::side_by_side::verdict_word;
 use crate::table::Table;
 use bakeoff_model::records::metric::Metric;
 use bakeoff_model::records::run_data::RunData;
@@ -127,18 +128,6 @@ fn interval(ratio: f64, low: Option<f64>, high: Option<f64>) -> String {
     }
 }
 
-/// What a change is called, as the A/B section calls it.
-fn called(metric: Metric, v: Change) -> &'static str {
-    let speed = matches!(metric, Metric::RequestsPerSec | Metric::CpuUsPerRequest);
-    match (v, speed) {
-        (Change::NoDetectableChange, _) => "within noise",
-        (Change::Faster, true) => "faster",
-        (Change::Slower, true) => "slower",
-        (Change::Faster, false) => "lower",
-        (Change::Slower, false) => "higher",
-    }
-}
-
 /// One trend as a table: a row per run.
 fn table(t: &Trend) -> Table {
     let mut table = Table::new(&["run", "B against A", "A", "B", "B / A (95%)", "verdict", "since the first run (95%)"]);
@@ -149,7 +138,7 @@ fn table(t: &Trend) -> Table {
             metric_value(t.metric, s.median_a),
             metric_value(t.metric, s.median_b),
             interval(s.ratio, s.low, s.high),
-            called(t.metric, s.verdict).to_string(),
+            verdict_word(t.metric, s.verdict).to_string(),
             interval(s.chained, s.chained_low, s.chained_high),
         ]);
     }

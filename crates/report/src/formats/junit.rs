@@ -4,6 +4,7 @@
 //! 95% interval to judge (the exit code's 4), and passes otherwise; its verdict and interval are in
 //! its output either way, so a CI's test view reads as the report's A/B section does.
 
+use crate::formats::html::esc as escape;
 use crate::sections::side_by_side::{called, named, ratio};
 use bakeoff_model::statistics::comparison::{Gate, MetricChange, SideBySide};
 use std::fmt::Write;
@@ -79,9 +80,4 @@ pub fn junit(pairs: &[SideBySide], gates: &[Gate]) -> String {
     }
     out.push_str("</testsuites>\n");
     out
-}
-
-/// `text` with XML's five special characters escaped, for an attribute or element text.
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&apos;")
 }

@@ -24,8 +24,13 @@ pub(crate) fn side_by_side_view(data: &RunData, scenarios: &[ScenarioView]) -> V
 /// What a change is called on its metric: speed and CPU are faster or slower, the tail and memory
 /// lower or higher.
 pub(crate) fn called(c: &MetricChange) -> &'static str {
-    let speed = matches!(c.metric, Metric::RequestsPerSec | Metric::CpuUsPerRequest);
-    match (c.verdict, speed) {
+    verdict_word(c.metric, c.verdict)
+}
+
+/// What a verdict `v` on `metric` is called (shared with `bakeoff history`).
+pub(crate) fn verdict_word(metric: Metric, v: Change) -> &'static str {
+    let speed = matches!(metric, Metric::RequestsPerSec | Metric::CpuUsPerRequest);
+    match (v, speed) {
         (Change::NoDetectableChange, _) => "within noise",
         (Change::Faster, true) => "faster",
         (Change::Slower, true) => "slower",
